@@ -1,0 +1,316 @@
+#include "args.h"
+
+#include "text/bpetrainer.h"
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <system_error>
+
+namespace tw::cli {
+
+namespace {
+
+Error usageError(std::string message, std::string field = {})
+{
+    Location where;
+    where.field = std::move(field);
+    return makeError(std::move(message), std::move(where));
+}
+
+// 'text' in single quotes (built by appending: GCC 12 warns falsely on "'" + std::string).
+std::string quoted(std::string_view text)
+{
+    std::string out;
+    out.reserve(text.size() + 2);
+    out.push_back('\'');
+    out.append(text);
+    out.push_back('\'');
+    return out;
+}
+
+// A whole decimal number in [lo, hi], or an Error naming the option.
+Result<std::uint64_t> parseUnsigned(std::string_view option, std::string_view text, std::uint64_t lo, std::uint64_t hi)
+{
+    const std::string shown = quoted(text);
+    if (text.empty())
+        return usageError("empty value; expected a whole number", std::string(option));
+    bool digitsOnly = true;
+    for (char c : text)
+        digitsOnly = digitsOnly && c >= '0' && c <= '9';
+    const bool negative = text.front() == '-' && text.size() > 1
+        && text.find_first_not_of("0123456789", 1) == std::string_view::npos;
+    if (!digitsOnly && !negative)
+        return usageError(shown + " is not a number; expected a whole number", std::string(option));
+    const std::string range = formatInteger(static_cast<std::int64_t>(lo)) + "…"
+        + formatInteger(static_cast<std::int64_t>(hi));
+    if (negative)
+        return usageError(shown + " is out of range (" + range + ")", std::string(option));
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc::result_out_of_range || value < lo || value > hi)
+        return usageError(shown + " is out of range (" + range + ")", std::string(option));
+    if (ec != std::errc() || end != text.data() + text.size())
+        return usageError(shown + " is not a number; expected a whole number", std::string(option));
+    return value;
+}
+
+// Walks argv one item at a time; `--name=value` and `--name value` both give a value.
+class ArgCursor {
+public:
+    explicit ArgCursor(const std::vector<std::string_view>& args) : m_args(args) {}
+    [[nodiscard]] bool atEnd() const { return m_pos >= m_args.size(); }
+    std::string_view take() { return m_args[m_pos++]; }
+
+    // The value of option `name` whose inline part (after '=') is `inlineValue` when present.
+    Result<std::string_view> value(std::string_view name, std::optional<std::string_view> inlineValue)
+    {
+        if (inlineValue)
+            return *inlineValue;
+        if (atEnd())
+            return usageError("missing value", std::string(name));
+        const std::string_view next = m_args[m_pos];
+        if (next.size() > 1 && next.starts_with("--"))
+            return usageError("missing value (found option '" + std::string(next) + "' instead)", std::string(name));
+        ++m_pos;
+        return next;
+    }
+
+private:
+    const std::vector<std::string_view>& m_args;
+    std::size_t m_pos = 0;
+};
+
+// Splits "--name=value" into its name and value; other arguments come back unchanged.
+std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::string_view arg)
+{
+    if (!arg.starts_with("--"))
+        return {arg, std::nullopt};
+    const auto eq = arg.find('=');
+    if (eq == std::string_view::npos)
+        return {arg, std::nullopt};
+    return {arg.substr(0, eq), arg.substr(eq + 1)};
+}
+
+Error unknownOption(std::string_view name, Command command)
+{
+    const std::string where = command == Command::Tokenize ? "tokenize"
+        : command == Command::TrainBpe                     ? "train-bpe"
+                                                           : "tokenwire-cli";
+    return usageError("unknown option '" + std::string(name) + "' for " + where + " (see --help)");
+}
+
+// Options of `tokenize`; returns false when `name` is not one of them.
+Result<bool> parseTokenizeOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl,
+                                 TokenizeOptions& o, bool& formatSet)
+{
+    auto setFormat = [&](OutputFormat f) -> Result<bool> {
+        if (inl)
+            return usageError("takes no value", std::string(name));
+        if (formatSet && o.format != f)
+            return usageError("--json and --count cannot be used together", std::string(name));
+        o.format = f;
+        formatSet = true;
+        return true;
+    };
+    if (name == "--json")
+        return setFormat(OutputFormat::Json);
+    if (name == "--count")
+        return setFormat(OutputFormat::Count);
+    if (name == "--tokenizer") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        if (v->empty())
+            return usageError("empty value; expected gpt2 or a tokenizer.json path", std::string(name));
+        o.tokenizer = std::string(v.value());
+        return true;
+    }
+    if (name == "--units") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        if (v.value() == "si")
+            o.units.bytes = ByteUnits::Decimal;
+        else if (v.value() == "iec")
+            o.units.bytes = ByteUnits::Binary;
+        else
+            return usageError(quoted(v.value()) + " is not a unit system; expected si (MB) or iec (MiB)",
+                              std::string(name));
+        return true;
+    }
+    std::uint64_t* target = name == "--seq-len" ? &o.shape.sequenceLength
+        : name == "--micro-batch"               ? &o.shape.microBatch
+        : name == "--global-batch"              ? &o.shape.globalBatchTokens
+                                                : nullptr;
+    if (!target)
+        return false;
+    auto v = cur.value(name, inl);
+    if (!v)
+        return v.error();
+    auto n = parseUnsigned(name, v.value(), 1, std::uint64_t{1} << 40);
+    if (!n)
+        return n.error();
+    *target = n.value();
+    return true;
+}
+
+// Options of `train-bpe`; returns false when `name` is not one of them.
+Result<bool> parseTrainOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl,
+                              TrainBpeOptions& o)
+{
+    if (name == "--vocab-size") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        auto n = parseUnsigned(name, v.value(), text::kMinTrainVocab, text::kMaxTrainVocab);
+        if (!n)
+            return n.error();
+        o.vocabSize = static_cast<std::size_t>(n.value());
+        return true;
+    }
+    if (name == "--out") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        if (v->empty())
+            return usageError("empty value; expected a file path", std::string(name));
+        o.out = std::string(v.value());
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
+{
+    Invocation inv;
+    ArgCursor cur(args);
+    bool formatSet = false;
+    bool optionsEnded = false;
+    std::string* input = nullptr;
+
+    while (!cur.atEnd()) {
+        const std::string_view arg = cur.take();
+        const bool isOption = !optionsEnded && arg.size() > 1 && arg.front() == '-';
+        if (isOption && arg == "--") {
+            optionsEnded = true;
+            continue;
+        }
+        if (isOption) {
+            const auto [name, inl] = splitOption(arg);
+            if (name == "--help" || name == "-h") {
+                inv.help = true;
+                continue;
+            }
+            if (name == "--version" && inv.command == Command::None) {
+                inv.version = true;
+                continue;
+            }
+            Result<bool> known = false;
+            if (inv.command == Command::Tokenize)
+                known = parseTokenizeOption(cur, name, inl, inv.tokenize, formatSet);
+            else if (inv.command == Command::TrainBpe)
+                known = parseTrainOption(cur, name, inl, inv.trainBpe);
+            if (!known)
+                return known.error();
+            if (!known.value())
+                return unknownOption(name, inv.command);
+            continue;
+        }
+        // A positional argument: first the command, then the input.
+        if (inv.command == Command::None) {
+            if (arg == "tokenize") {
+                inv.command = Command::Tokenize;
+                input = &inv.tokenize.input;
+            } else if (arg == "train-bpe") {
+                inv.command = Command::TrainBpe;
+                input = &inv.trainBpe.input;
+            } else if (arg == "help") {
+                inv.help = true;
+            } else {
+                return usageError("unknown command '" + std::string(arg) + "'; expected tokenize or train-bpe");
+            }
+            continue;
+        }
+        if (!input->empty())
+            return usageError("unexpected argument '" + std::string(arg) + "': only one input FILE (or -) is read");
+        if (arg.empty())
+            return usageError("empty input path; expected a FILE or - for standard input");
+        *input = std::string(arg);
+    }
+
+    if (inv.help || inv.version)
+        return inv;
+    if (inv.command == Command::None)
+        return usageError("missing command; expected tokenize or train-bpe (see --help)");
+    if (inv.command == Command::TrainBpe && inv.trainBpe.vocabSize == 0)
+        return usageError("missing; train-bpe needs the target vocabulary size V (257…65,536)", "--vocab-size");
+    if (input->empty())
+        return usageError("missing input FILE (or - for standard input)");
+    return inv;
+}
+
+std::string usage(Command command)
+{
+    switch (command) {
+    case Command::Tokenize:
+        return R"(Usage: tokenwire-cli tokenize [options] FILE|-
+
+Tokenizes a text (FILE, or - for standard input) and prints the dataset figures of stage 1:
+bytes, code points, words, lines, tokens, tokens per word, bytes per token, sequences of T
+tokens, micro-batches of B, optimizer steps for a global batch of G tokens, each with its formula.
+
+Options:
+  --tokenizer gpt2|FILE  gpt2 (embedded, the default) or a Hugging Face tokenizer.json
+                         (BPE model, byte-level); write ./gpt2 for a file named gpt2
+  --json                 one JSON object: n_tokens, n_bytes, ids, tokenizer, figures
+                         ({id,label,value,unit,formula,inputs}), length_histogram, warnings
+  --count                only the number of tokens
+  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
+  --seq-len T            tokens per training sequence (default 1024)
+  --micro-batch B        sequences per micro-batch (default 32)
+  --global-batch G       tokens per optimizer step (default 524288)
+  -h, --help             this text
+
+Tokenization is byte-level, so any bytes can be tokenized: invalid UTF-8 is reported as a
+warning on standard error (with its line and column) and the bytes are tokenized as they are.
+Exit status: 0 done, 1 unreadable or corrupt input or tokenizer, 2 wrong usage.
+)";
+    case Command::TrainBpe:
+        return R"(Usage: tokenwire-cli train-bpe --vocab-size V [--out tokenizer.json] FILE|-
+
+Trains a byte-level BPE vocabulary of V tokens on a text (FILE, or - for standard input) with
+GPT-2's pre-tokenizer: 256 byte tokens, V-257 merges and <|endoftext|>. Writes a Hugging Face
+tokenizer.json that `tokenwire-cli tokenize --tokenizer FILE` reads back.
+
+Options:
+  --vocab-size V         target vocabulary size, 257…65,536 (required)
+  --out FILE             where to write tokenizer.json (default: standard output)
+  -h, --help             this text
+
+A summary (merges learned, time, file written) goes to standard error. When the text runs out
+of pairs before V, the smaller vocabulary is written and a warning says so.
+Exit status: 0 done, 1 unreadable input or unwritable output, 2 wrong usage.
+)";
+    case Command::None:
+        break;
+    }
+    return R"(Usage: tokenwire-cli COMMAND [options] FILE|-
+
+From words to tokens: the first stage of "The Life of a Token" from the shell.
+
+Commands:
+  tokenize     tokenize a text (GPT-2 or a tokenizer.json) and print its dataset figures
+  train-bpe    train a byte-level BPE vocabulary on a text and write tokenizer.json
+
+Options:
+  -h, --help   this text; `tokenwire-cli COMMAND --help` for a command's options
+  --version    the program version
+
+Exit status: 0 done, 1 unreadable or corrupt input, 2 wrong usage.
+)";
+}
+
+} // namespace tw::cli

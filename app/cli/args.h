@@ -1,0 +1,50 @@
+#pragma once
+// The command line of tokenwire-cli as plain values, and the hand-written parser that fills them.
+
+#include "base/error.h"
+#include "base/units.h"
+#include "text/dataset.h"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tw::cli {
+
+enum class Command { None, Tokenize, TrainBpe };
+
+enum class OutputFormat { Table, Json, Count };
+
+struct TokenizeOptions {
+    std::string tokenizer = "gpt2"; // "gpt2" (embedded) or a tokenizer.json path
+    OutputFormat format = OutputFormat::Table;
+    DisplayUnits units;
+    text::TrainingShape shape;
+    std::string input; // a path, or "-" for standard input
+    bool operator==(const TokenizeOptions&) const = default;
+};
+
+struct TrainBpeOptions {
+    std::size_t vocabSize = 0;
+    std::string out; // empty: standard output
+    std::string input;
+    bool operator==(const TrainBpeOptions&) const = default;
+};
+
+struct Invocation {
+    Command command = Command::None;
+    bool help = false;    // --help on the tool (command None) or on a command
+    bool version = false; // --version
+    TokenizeOptions tokenize;
+    TrainBpeOptions trainBpe;
+    bool operator==(const Invocation&) const = default;
+};
+
+// Parses argv[1..]; a usage error names the option (Location::field) and what is wrong with it.
+[[nodiscard]] Result<Invocation> parseArgs(const std::vector<std::string_view>& args);
+
+// The --help text of the tool (Command::None) or of one command.
+[[nodiscard]] std::string usage(Command command);
+
+} // namespace tw::cli

@@ -1,0 +1,429 @@
+#include "commands.h"
+
+#include "args.h"
+#include "base/units.h"
+#include "text/bpe.h"
+#include "text/bpetrainer.h"
+#include "text/dataset.h"
+#include "text/gpt2.h"
+#include "text/utf8.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace tw::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+constexpr std::string_view kTool = "tokenwire-cli";
+
+// Paths and token pieces may hold any bytes: JSON output replaces invalid UTF-8 instead of throwing.
+std::string dumpJson(const json& j, int indent = -1)
+{
+    return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+void printError(std::ostream& err, const Error& e)
+{
+    err << kTool << ": " << e.toString() << '\n';
+}
+
+void printWarning(std::ostream& err, const std::string& message)
+{
+    err << kTool << ": warning: " << message << '\n';
+}
+
+std::string displayName(const std::string& path)
+{
+    return path == "-" ? "<stdin>" : path;
+}
+
+Error fileError(const std::string& path, std::string message)
+{
+    Location where;
+    where.file = displayName(path);
+    return makeError(std::move(message), std::move(where));
+}
+
+std::string tooLarge()
+{
+    return "larger than " + formatBytes(static_cast<double>(text::kMaxTextBytes), {ByteUnits::Binary, 4})
+        + ", the most tokenized in one piece";
+}
+
+// Reads all bytes of a FILE* until EOF; `what` names the file's role in messages.
+Result<std::string> readAll(std::FILE* f, const std::string& path, const std::string& what, std::size_t sizeHint = 0)
+{
+    std::string data;
+    data.reserve(sizeHint);
+    std::vector<char> chunk(1 << 16);
+    for (;;) {
+        const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
+        data.append(chunk.data(), n);
+        if (data.size() > text::kMaxTextBytes)
+            return fileError(path, what + " is " + tooLarge());
+        if (n < chunk.size()) {
+            if (std::ferror(f))
+                return fileError(path, "cannot read " + what + ": " + std::strerror(errno));
+            break;
+        }
+    }
+    return data;
+}
+
+// The bytes of a file, or of standard input for "-"; an Error says which file and why not.
+Result<std::string> readInput(const std::string& path, const std::string& what)
+{
+    if (path == "-")
+        return readAll(stdin, path, what);
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec) {
+        if (ec == std::errc::no_such_file_or_directory)
+            return fileError(path, "cannot read " + what + ": no such file");
+        if (ec == std::errc::not_a_directory)
+            return fileError(path, "cannot read " + what + ": a part of the path is a file, not a directory");
+        return fileError(path, "cannot read " + what + ": " + ec.message());
+    }
+    if (fs::is_directory(st))
+        return fileError(path, "cannot read " + what + ": is a directory, not a file");
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f)
+        return fileError(path, "cannot read " + what + ": " + std::strerror(errno));
+    std::size_t sizeHint = 0;
+    if (fs::is_regular_file(st)) {
+        const auto size = fs::file_size(path, ec);
+        if (!ec && size > text::kMaxTextBytes) {
+            std::fclose(f);
+            return fileError(path, what + " is " + tooLarge());
+        }
+        if (!ec)
+            sizeHint = static_cast<std::size_t>(size);
+    }
+    auto all = readAll(f, path, what, sizeHint);
+    std::fclose(f);
+    return all;
+}
+
+// GPT-2 (embedded) or a tokenizer.json file.
+Result<text::BpeModel> loadTokenizer(const std::string& spec)
+{
+    if (spec == "gpt2") {
+        if (!text::gpt2Embedded()) {
+            Location where;
+            where.field = "--tokenizer";
+            return makeError("this build does not embed GPT-2. " + text::gpt2HowToGet()
+                                 + " Or pass --tokenizer FILE with a tokenizer.json (see train-bpe).",
+                             where);
+        }
+        return text::gpt2();
+    }
+    auto bytes = readInput(spec, "the tokenizer file");
+    if (!bytes)
+        return bytes.error();
+    auto model = text::BpeModel::fromHuggingFaceJson(bytes.value(), spec);
+    if (!model) {
+        Error e = model.error();
+        if (e.where.file.empty())
+            e.where.file = displayName(spec);
+        if (e.message.find("tokenizer") == std::string::npos)
+            e.message = "not a usable tokenizer.json: " + e.message;
+        return e;
+    }
+    return model;
+}
+
+// Warnings about text that is tokenized anyway: empty, invalid UTF-8, NUL bytes.
+void warnAboutText(std::string_view textBytes, const std::string& path, std::ostream& err,
+                   std::vector<std::string>* collected)
+{
+    auto warn = [&](const std::string& m) {
+        printWarning(err, m);
+        if (collected)
+            collected->push_back(m);
+    };
+    const std::string name = displayName(path);
+    if (textBytes.empty()) {
+        warn(name + ": input is empty");
+        return;
+    }
+    if (auto bad = text::firstInvalidUtf8(textBytes, name))
+        warn(bad->toString() + "; tokenized as bytes (BPE here is byte-level)");
+    const auto nul = static_cast<std::size_t>(std::count(textBytes.begin(), textBytes.end(), '\0'));
+    if (nul > 0)
+        warn(name + ": " + formatInteger(static_cast<std::int64_t>(nul)) + " NUL byte" + (nul == 1 ? "" : "s")
+             + " in the text (a binary file?); tokenized as bytes");
+}
+
+// Integers as JSON integers (699, not 699.0); NaN and infinities as null.
+json numberJson(double v)
+{
+    if (!std::isfinite(v))
+        return nullptr;
+    if (v == std::round(v) && std::fabs(v) < 9.0e15)
+        return static_cast<std::int64_t>(v);
+    return v;
+}
+
+json figureJson(const Figure& f)
+{
+    return json{{"id", f.id},           {"label", f.label},     {"value", numberJson(f.value)},
+                {"unit", f.unit},       {"formula", f.formula}, {"inputs", f.inputs}};
+}
+
+json tokenizerJson(const text::BpeModel& model, const std::string& spec)
+{
+    return json{{"name", model.name()}, {"source", spec}, {"vocab_size", model.vocabSize()}};
+}
+
+// Width of a UTF-8 string in code points (good enough for aligning labels in a terminal).
+std::size_t displayWidth(std::string_view s)
+{
+    return static_cast<std::size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string padRight(const std::string& s, std::size_t width)
+{
+    const std::size_t w = displayWidth(s);
+    return w >= width ? s + "  " : s + std::string(width - w + 2, ' ');
+}
+
+void printTable(std::ostream& out, const text::DatasetStats& stats, const text::BpeModel& model,
+                const TokenizeOptions& o)
+{
+    out << "Text:       " << displayName(o.input) << '\n';
+    out << "Tokenizer:  " << model.name() << " ("
+        << formatInteger(static_cast<std::int64_t>(model.vocabSize())) << " tokens)\n\n";
+
+    std::vector<std::array<std::string, 3>> rows;
+    rows.push_back({"Figure", "Value", "Formula"});
+    for (const Figure& f : stats.figures.all())
+        rows.push_back({f.label, formatValue(f.value, f.unit, o.units), f.formula});
+    std::size_t w0 = 0;
+    std::size_t w1 = 0;
+    for (const auto& r : rows) {
+        w0 = std::max(w0, displayWidth(r[0]));
+        w1 = std::max(w1, displayWidth(r[1]));
+    }
+    for (const auto& r : rows)
+        out << padRight(r[0], w0) << padRight(r[1], w1) << r[2] << '\n';
+
+    out << "\nToken length (bytes)  Tokens\n";
+    std::uint64_t most = 1;
+    for (auto c : stats.lengthHistogram)
+        most = std::max(most, c);
+    for (std::size_t k = 0; k < stats.lengthHistogram.size(); ++k) {
+        const auto c = stats.lengthHistogram[k];
+        if (c == 0)
+            continue;
+        const auto bar = static_cast<std::size_t>(std::ceil(40.0 * static_cast<double>(c) / static_cast<double>(most)));
+        std::string bars;
+        for (std::size_t i = 0; i < bar; ++i)
+            bars += "█";
+        out << padRight(std::to_string(k), 20) << padRight(formatInteger(static_cast<std::int64_t>(c)), 10) << bars
+            << '\n';
+    }
+    out << "\nTokens: " << formatInteger(static_cast<std::int64_t>(stats.tokens)) << '\n';
+}
+
+bool writeFile(const std::string& path, std::string_view data, std::string& why)
+{
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+        why = "is a directory, not a file";
+        return false;
+    }
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f) {
+        why = std::strerror(errno);
+        return false;
+    }
+    const bool wrote = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+    const int writeErrno = errno;
+    const bool closed = std::fclose(f) == 0;
+    if (!wrote || !closed) {
+        why = std::strerror(wrote ? errno : writeErrno);
+        return false;
+    }
+    return true;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t0)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+int runTokenize(const TokenizeOptions& o, std::ostream& out, std::ostream& err)
+{
+    auto model = loadTokenizer(o.tokenizer);
+    if (!model) {
+        printError(err, model.error());
+        return kExitInput;
+    }
+    auto input = readInput(o.input, "the text");
+    if (!input) {
+        printError(err, input.error());
+        return kExitInput;
+    }
+    const std::string& textBytes = input.value();
+    std::vector<std::string> warnings;
+    warnAboutText(textBytes, o.input, err, &warnings);
+
+    text::Encoder encoder(model.value());
+    if (o.format == OutputFormat::Count) {
+        std::vector<text::TokenId> ids;
+        ids.reserve(textBytes.size() / 3);
+        encoder.encode(textBytes, ids);
+        out << ids.size() << '\n';
+        return out.good() ? kExitOk : kExitInput;
+    }
+
+    auto spans = encoder.encodeWithSpans(textBytes);
+    if (!spans) {
+        printError(err, fileError(o.input, spans.error().message));
+        return kExitInput;
+    }
+    const text::DatasetStats stats = text::computeDataset(textBytes, spans.value(), model.value(), o.shape);
+
+    if (o.format == OutputFormat::Table) {
+        printTable(out, stats, model.value(), o);
+        return out.good() ? kExitOk : kExitInput;
+    }
+
+    std::vector<text::TokenId> ids;
+    ids.reserve(spans->size());
+    for (const auto& s : spans.value())
+        ids.push_back(s.id);
+    json figures = json::array();
+    for (const Figure& f : stats.figures.all())
+        figures.push_back(figureJson(f));
+    json top = json::array();
+    for (std::size_t i = 0; i < std::min<std::size_t>(20, stats.rankFrequency.size()); ++i) {
+        const auto& r = stats.rankFrequency[i];
+        top.push_back({{"id", r.id}, {"count", r.count}, {"piece", model->displayForm(r.id)}});
+    }
+    const json doc{
+        {"input", displayName(o.input)},
+        {"tokenizer", tokenizerJson(model.value(), o.tokenizer)},
+        {"n_bytes", textBytes.size()},
+        {"n_tokens", ids.size()},
+        {"ids", ids},
+        {"training_shape",
+         {{"seq_len", o.shape.sequenceLength},
+          {"micro_batch", o.shape.microBatch},
+          {"global_batch_tokens", o.shape.globalBatchTokens}}},
+        {"figures", figures},
+        {"length_histogram", stats.lengthHistogram},
+        {"top_tokens", top},
+        {"warnings", warnings},
+    };
+    out << dumpJson(doc) << '\n';
+    return out.good() ? kExitOk : kExitInput;
+}
+
+int runTrainBpe(const TrainBpeOptions& o, std::ostream& out, std::ostream& err)
+{
+    auto input = readInput(o.input, "the text");
+    if (!input) {
+        printError(err, input.error());
+        return kExitInput;
+    }
+    const std::string& textBytes = input.value();
+    if (textBytes.empty()) {
+        printError(err, fileError(o.input, "input is empty: there is nothing to train on"));
+        return kExitInput;
+    }
+    warnAboutText(textBytes, o.input, err, nullptr);
+
+    const auto t0 = std::chrono::steady_clock::now();
+    auto trained = text::trainBpe(textBytes, o.vocabSize);
+    const double seconds = secondsSince(t0);
+    if (!trained) {
+        printError(err, trained.error());
+        return kExitInput;
+    }
+    const text::TrainedBpe& t = trained.value();
+    const std::string tokenizerJsonText = t.model.toHuggingFaceJson();
+
+    if (o.out.empty()) {
+        out << tokenizerJsonText;
+        if (!tokenizerJsonText.empty() && tokenizerJsonText.back() != '\n')
+            out << '\n';
+        if (!out.good()) {
+            printError(err, makeError("cannot write the tokenizer to standard output"));
+            return kExitInput;
+        }
+    } else {
+        std::string why;
+        if (!writeFile(o.out, tokenizerJsonText, why)) {
+            Location where;
+            where.file = o.out;
+            where.field = "--out";
+            printError(err, makeError("cannot write the tokenizer: " + why, where));
+            return kExitInput;
+        }
+    }
+
+    if (t.exhausted)
+        printWarning(err, displayName(o.input) + ": the text ran out of pairs after "
+                              + formatInteger(static_cast<std::int64_t>(t.merges.size())) + " merges: the vocabulary has "
+                              + formatInteger(static_cast<std::int64_t>(t.model.vocabSize())) + " tokens, not "
+                              + formatInteger(static_cast<std::int64_t>(o.vocabSize)));
+    err << kTool << ": trained " << formatInteger(static_cast<std::int64_t>(t.model.vocabSize())) << " tokens ("
+        << formatInteger(static_cast<std::int64_t>(t.merges.size())) << " merges) on "
+        << formatBytes(static_cast<double>(textBytes.size())) << " of " << displayName(o.input) << " in "
+        << formatSeconds(seconds) << "; wrote " << (o.out.empty() ? std::string("standard output") : o.out) << '\n';
+    return kExitOk;
+}
+
+int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
+{
+    std::vector<std::string_view> args;
+    for (int i = 1; i < argc; ++i)
+        args.emplace_back(argv[i]);
+    auto inv = parseArgs(args);
+    if (!inv) {
+        printError(err, inv.error());
+        err << "Try '" << kTool << " --help'.\n";
+        return kExitUsage;
+    }
+    const Invocation& i = inv.value();
+    if (i.help) {
+        out << usage(i.command);
+        return kExitOk;
+    }
+    if (i.version) {
+        out << kTool << ' ' << TOKENWIRE_VERSION << '\n';
+        return kExitOk;
+    }
+    switch (i.command) {
+    case Command::Tokenize:
+        return runTokenize(i.tokenize, out, err);
+    case Command::TrainBpe:
+        return runTrainBpe(i.trainBpe, out, err);
+    case Command::None:
+        break;
+    }
+    out << usage(Command::None);
+    return kExitUsage;
+}
+
+} // namespace tw::cli

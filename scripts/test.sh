@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Sets everything up on Debian 12, builds (Debug) and runs every test offscreen through CTest.
+# Exits non-zero on any failure.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+tw_install_deps
+tw_fetch_gpt2
+tw_build debug
+export QT_QPA_PLATFORM=offscreen
+ctest --preset debug
+
+# The core and CLI tests once more under AddressSanitizer + UndefinedBehaviorSanitizer.
+tw_build asan
+ctest --preset asan

@@ -1,0 +1,132 @@
+#include "mainwindow.h"
+
+#include "panes/placeholderpane.h"
+#include "panes/textpane.h"
+#include "stagenavigator.h"
+
+#include <QApplication>
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStackedWidget>
+#include <QVBoxLayout>
+
+namespace tw::ui {
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent)
+{
+    setWindowTitle(tr("TokenWire"));
+    setObjectName(QStringLiteral("mainWindow"));
+    m_navigator = new StageNavigator(this);
+    m_stages = new QStackedWidget(this);
+    m_textPane = new TextPane(m_stages);
+    m_stages->addWidget(m_textPane);
+    m_stages->addWidget(new PlaceholderPane(
+        tr("2 · Tensors"),
+        tr("The token ids, in batches of B sequences of T tokens, become tensors: embeddings [V, d], "
+           "activations [B, T, d] through L Transformer blocks; the parameters P, the memory for "
+           "activations and optimizer state, and the FLOPs of one step."),
+        m_stages));
+    m_stages->addWidget(new PlaceholderPane(
+        tr("3 · GPUs"),
+        tr("The model placed on GPUs in a data × pipeline × tensor (× expert) parallel mesh; each strategy's "
+           "communication signature: what is sent, how big, how often, between whom."),
+        m_stages));
+    m_stages->addWidget(new PlaceholderPane(
+        tr("4 · Collectives"),
+        tr("AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, All-to-All and Send/Recv, step by step: "
+           "how the algorithm (naive, ring, tree, recursive doubling…) decides which bytes cross which pair "
+           "of ranks in which step."),
+        m_stages));
+    m_stages->addWidget(new PlaceholderPane(
+        tr("5 · Wire"),
+        tr("PCIe, NVLink/NVSwitch and InfiniBand/RoCE/Ethernet links in a topology: the load on each link, "
+           "protocol overhead, contention, the step-time breakdown and how well training scales."),
+        m_stages));
+
+    auto* central = new QWidget(this);
+    auto* layout = new QVBoxLayout(central);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(m_navigator);
+    layout->addWidget(m_stages, 1);
+    setCentralWidget(central);
+    connect(m_navigator, &StageNavigator::stageSelected, m_stages, &QStackedWidget::setCurrentIndex);
+    buildMenus();
+    resize(1400, 900);
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open text…"), m_textPane, &TextPane::chooseAndOpenFile);
+    open->setShortcut(QKeySequence::Open);
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About TokenWire"), this, &MainWindow::showAbout);
+}
+
+void MainWindow::showAbout()
+{
+    QMessageBox::about(this, tr("About TokenWire"),
+                       tr("<h3>TokenWire %1</h3>"
+                          "<p>From words to bits on the wire: how training text becomes network traffic in "
+                          "distributed LLM training, one stage at a time.</p>"
+                          "<p>It follows the tutorial <i>The Life of a Token: from Words to Bits on the Wire</i> "
+                          "(Avesani, Gu, Skaperas, Secci), "
+                          "<a href=\"https://arxiv.org/abs/2609.19924\">arXiv 2609.19924</a>.</p>")
+                           .arg(QStringLiteral(TOKENWIRE_VERSION)));
+}
+
+void MainWindow::setStage(int stage)
+{
+    m_stages->setCurrentIndex(stage);
+    m_navigator->setCurrentStage(stage);
+}
+
+int MainWindow::stage() const
+{
+    return m_stages->currentIndex();
+}
+
+int MainWindow::stageCount() const
+{
+    return m_stages->count();
+}
+
+bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error)
+{
+    if (!QDir().mkpath(dir)) {
+        if (error)
+            *error = QObject::tr("cannot create the folder %1").arg(dir);
+        return false;
+    }
+    window.show();
+    // Let the first tokenization land so stage 1 shows real tokens, not a spinner.
+    const QDeadlineTimer deadline(60000);
+    while (!deadline.hasExpired()) {
+        QApplication::processEvents(QEventLoop::AllEvents, 50);
+        if (!window.textPane()->isBusy() && window.textPane()->lastResult().spans)
+            break;
+    }
+    // Stage 1 explains one figure, so the picture shows where a number comes from.
+    window.textPane()->selectFigure(QStringLiteral("tokens.per_word"));
+    for (int i = 0; i < window.stageCount(); ++i) {
+        window.setStage(i);
+        QApplication::processEvents();
+        const QString path = QDir(dir).filePath(QStringLiteral("stage%1.png").arg(i + 1));
+        if (!window.grab().save(path)) {
+            if (error)
+                *error = QObject::tr("cannot write %1").arg(path);
+            return false;
+        }
+    }
+    window.setStage(0);
+    return true;
+}
+
+} // namespace tw::ui

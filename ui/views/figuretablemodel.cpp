@@ -1,0 +1,111 @@
+#include "figuretablemodel.h"
+
+namespace tw::ui {
+
+namespace {
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+} // namespace
+
+FigureTableModel::FigureTableModel(QObject* parent)
+    : QAbstractTableModel(parent)
+{
+}
+
+void FigureTableModel::setFigures(FigureSet figures)
+{
+    // Same ids in the same order (the usual case while typing): update values in place.
+    bool sameRows = figures.size() == m_figures.size();
+    for (std::size_t i = 0; sameRows && i < figures.size(); ++i)
+        sameRows = figures.all()[i].id == m_figures.all()[i].id;
+    if (sameRows) {
+        m_figures = std::move(figures);
+        if (!m_figures.all().empty())
+            emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+        return;
+    }
+    beginResetModel();
+    m_figures = std::move(figures);
+    endResetModel();
+}
+
+void FigureTableModel::setDisplayUnits(DisplayUnits units)
+{
+    m_units = units;
+    if (rowCount() > 0)
+        emit dataChanged(index(0, ValueColumn), index(rowCount() - 1, ValueColumn));
+}
+
+QString FigureTableModel::formatted(const Figure& figure) const
+{
+    return qs(formatValue(figure.value, figure.unit, m_units));
+}
+
+QString FigureTableModel::explain(const QModelIndex& index) const
+{
+    if (!index.isValid() || index.row() >= rowCount())
+        return {};
+    const Figure& f = m_figures.all()[static_cast<std::size_t>(index.row())];
+    QString out = tr("%1 = %2\n%3").arg(qs(f.label), formatted(f), qs(f.formula));
+    if (!f.inputs.empty()) {
+        out += tr("\nfrom:");
+        for (const auto& id : f.inputs) {
+            const Figure* in = m_figures.find(id);
+            out += in ? tr("\n  • %1 = %2").arg(qs(in->label), formatted(*in)) : tr("\n  • %1").arg(qs(id));
+        }
+    }
+    return out;
+}
+
+int FigureTableModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_figures.size());
+}
+
+int FigureTableModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant FigureTableModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const Figure& f = m_figures.all()[static_cast<std::size_t>(index.row())];
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case LabelColumn: return qs(f.label);
+        case ValueColumn: return formatted(f);
+        case IdColumn: return qs(f.id);
+        }
+        break;
+    case Qt::ToolTipRole:
+        return qs(f.formula);
+    case Qt::TextAlignmentRole:
+        if (index.column() == ValueColumn)
+            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+        break;
+    case FigureIdRole:
+        return qs(f.id);
+    case RawValueRole:
+        return f.value;
+    }
+    return {};
+}
+
+QVariant FigureTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case LabelColumn: return tr("Figure");
+    case ValueColumn: return tr("Value");
+    case IdColumn: return tr("Id");
+    }
+    return {};
+}
+
+} // namespace tw::ui

@@ -1,0 +1,39 @@
+#pragma once
+// Adapts a tw::FigureSet to a table: figure, value (formatted with its unit), id. The formula is
+// the tooltip; explain() writes the formula with the values of its inputs.
+
+#include "base/figure.h"
+#include "base/units.h"
+
+#include <QAbstractTableModel>
+
+namespace tw::ui {
+
+class FigureTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { LabelColumn, ValueColumn, IdColumn, ColumnCount };
+    static constexpr int FigureIdRole = Qt::UserRole + 1;
+    static constexpr int RawValueRole = Qt::UserRole + 2;
+
+    explicit FigureTableModel(QObject* parent = nullptr);
+
+    void setFigures(FigureSet figures);
+    void setDisplayUnits(DisplayUnits units);
+    [[nodiscard]] const FigureSet& figures() const { return m_figures; }
+    // "label = value" then the formula, then each input as "label = value".
+    [[nodiscard]] QString explain(const QModelIndex& index) const;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    [[nodiscard]] QString formatted(const Figure& figure) const;
+
+    FigureSet m_figures;
+    DisplayUnits m_units;
+};
+
+} // namespace tw::ui

@@ -1,0 +1,143 @@
+#include "fileloader.h"
+
+#include "text/bpe.h"
+#include "text/utf8.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+namespace tw::ui {
+
+namespace {
+constexpr qint64 kChunk = qint64{1} << 20; // 1 MiB per read: progress and cancel in between
+
+Error fileError(const QString& path, const std::string& message)
+{
+    Location where;
+    where.file = path.toStdString();
+    return makeError(message, where);
+}
+} // namespace
+
+LoadResult loadTextFile(const QString& path, std::stop_token stop, const std::function<void(double)>& progress)
+{
+    LoadResult out;
+    const QFileInfo info(path);
+    if (!info.exists()) {
+        out.error = fileError(path, "no such file");
+        return out;
+    }
+    if (info.isDir()) {
+        out.error = fileError(path, "is a folder, not a text file");
+        return out;
+    }
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        out.error = fileError(path, "cannot be read: " + file.errorString().toStdString());
+        return out;
+    }
+    const qint64 size = file.size();
+    if (static_cast<std::uint64_t>(size) > text::kMaxTextBytes) {
+        out.error = fileError(path, "is larger than the 1 GiB the tokenizer handles in one piece");
+        return out;
+    }
+    auto bytes = std::make_shared<std::string>();
+    bytes->reserve(static_cast<std::size_t>(size));
+    std::string chunk(static_cast<std::size_t>(kChunk), '\0');
+    for (;;) {
+        if (stop.stop_requested()) {
+            out.cancelled = true;
+            out.error = fileError(path, "opening cancelled");
+            return out;
+        }
+        const qint64 n = file.read(chunk.data(), kChunk);
+        if (n < 0) {
+            out.error = fileError(path, "read error: " + file.errorString().toStdString());
+            return out;
+        }
+        if (n == 0)
+            break;
+        bytes->append(chunk.data(), static_cast<std::size_t>(n));
+        if (size > 0 && progress)
+            progress(std::min(1.0, static_cast<double>(bytes->size()) / static_cast<double>(size)));
+    }
+    if (bytes->empty()) {
+        out.error = fileError(path, "the file is empty");
+        return out;
+    }
+    LoadedFile loaded;
+    loaded.path = path;
+    loaded.invalidUtf8 = text::firstInvalidUtf8(*bytes, path.toStdString());
+    loaded.nulBytes = text::countText(*bytes).nulBytes;
+    loaded.hasCarriageReturn = bytes->find('\r') != std::string::npos;
+    loaded.bytes = std::move(bytes);
+    out.file = std::move(loaded);
+    return out;
+}
+
+FileLoader::FileLoader(QObject* parent)
+    : QObject(parent)
+{
+}
+
+FileLoader::~FileLoader()
+{
+    m_stop.request_stop();
+    for (auto* watcher : findChildren<QFutureWatcher<LoadResult>*>())
+        watcher->waitForFinished();
+}
+
+void FileLoader::load(const QString& path)
+{
+    m_stop.request_stop();
+    m_stop = std::stop_source();
+    const std::uint64_t generation = ++m_generation;
+    m_busy = true;
+    m_path = path;
+
+    auto lastPercent = std::make_shared<std::atomic<int>>(-1);
+    auto report = [this, generation, lastPercent](double f) {
+        const int percent = static_cast<int>(f * 100.0);
+        if (lastPercent->exchange(percent) == percent)
+            return;
+        QMetaObject::invokeMethod(this, [this, generation, f] {
+            if (m_generation == generation)
+                emit progressed(f);
+        }, Qt::QueuedConnection);
+    };
+    auto* watcher = new QFutureWatcher<LoadResult>(this);
+    connect(watcher, &QFutureWatcher<LoadResult>::finished, this, [this, watcher, generation] {
+        LoadResult result = watcher->result();
+        watcher->deleteLater();
+        if (generation != m_generation)
+            return; // cancelled or superseded
+        m_busy = false;
+        if (result.file)
+            emit loaded(*result.file);
+        else if (result.cancelled)
+            emit cancelled(m_path);
+        else
+            emit failed(result.error.value_or(makeError("unknown error")));
+    });
+    watcher->setFuture(QtConcurrent::run([path, stop = m_stop.get_token(), report] {
+        return loadTextFile(path, stop, report);
+    }));
+}
+
+void FileLoader::cancel()
+{
+    if (!m_busy)
+        return;
+    m_stop.request_stop();
+    ++m_generation;
+    m_busy = false;
+    emit cancelled(m_path);
+}
+
+} // namespace tw::ui
