@@ -1,6 +1,7 @@
 #include "bpe.h"
 
 #include "pretokenizer.h"
+#include "pretokenizer_p.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,28 +21,81 @@ using OrderedJson = nlohmann::ordered_json;
 constexpr std::string_view kEndOfText = "<|endoftext|>";
 constexpr std::uint32_t kNoRank = std::numeric_limits<std::uint32_t>::max();
 
-// A fast 64-bit hash of a byte string (multiply-xorshift over 8-byte words).
+// Hashing of byte strings (pieces and tokens). Strings of up to 16 bytes are hashed from two
+// zero-padded little-endian words, which the encoder also keeps to compare cache keys without
+// touching memory elsewhere; longer strings go through a 16-bytes-a-step loop. Both ways give the
+// same value for the same bytes, whatever the memory after them.
+constexpr std::uint64_t kHash0 = 0xA0761D6478BD642Full;
+constexpr std::uint64_t kHash1 = 0xE7037ED1A0B428DBull;
+constexpr std::uint64_t kHash2 = 0x8EBC6AF09C88C6E3ull;
+
+// 64×64→128-bit multiply folded to 64 bits (wyhash's mum).
+inline std::uint64_t mum(std::uint64_t a, std::uint64_t b)
+{
+#ifdef __SIZEOF_INT128__
+    __extension__ using U128 = unsigned __int128;
+    const U128 m = U128(a) * U128(b);
+    return std::uint64_t(m) ^ std::uint64_t(m >> 64);
+#else
+    const std::uint64_t m = a * b;
+    return m ^ (m >> 29) ^ ((a ^ (a >> 32)) * (b | 1));
+#endif
+}
+
+// The first min(n, 16) bytes of p as two words, zero-padded; reads p[0, 16) when p + 16 <= limit.
+inline void loadWords(const unsigned char* p, std::size_t n, const unsigned char* limit, std::uint64_t& w0,
+                      std::uint64_t& w1)
+{
+    if (n > 16)
+        n = 16;
+    if (std::endian::native == std::endian::little && limit - p >= 16) {
+        std::memcpy(&w0, p, 8);
+        std::memcpy(&w1, p + 8, 8);
+        if (n <= 8) {
+            w1 = 0;
+            if (n < 8)
+                w0 &= ~std::uint64_t{0} >> (64 - 8 * n);
+        } else if (n < 16) {
+            w1 &= ~std::uint64_t{0} >> (128 - 8 * n);
+        }
+        return;
+    }
+    w0 = w1 = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        if (k < 8)
+            w0 |= std::uint64_t(p[k]) << (8 * k);
+        else
+            w1 |= std::uint64_t(p[k]) << (8 * (k - 8));
+    }
+}
+
+inline std::uint64_t hashShort(std::uint64_t w0, std::uint64_t w1, std::size_t n)
+{
+    return mum(w0 ^ kHash0, w1 ^ kHash1 ^ (std::uint64_t(n) * kHash2));
+}
+
+std::uint64_t hashLong(const unsigned char* p, std::size_t n)
+{
+    std::uint64_t h = kHash2 ^ std::uint64_t(n);
+    std::uint64_t w0, w1;
+    while (n > 16) {
+        std::memcpy(&w0, p, 8);
+        std::memcpy(&w1, p + 8, 8);
+        h = mum(w0 ^ kHash0 ^ h, w1 ^ kHash1);
+        p += 16;
+        n -= 16;
+    }
+    loadWords(p, n, p + n, w0, w1);
+    return mum(w0 ^ kHash0 ^ h, w1 ^ kHash1 ^ (std::uint64_t(n) * kHash2));
+}
+
 inline std::uint64_t hashBytes(const unsigned char* p, std::size_t n)
 {
-    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
-    while (n >= 8) {
-        std::uint64_t w;
-        std::memcpy(&w, p, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-        p += 8;
-        n -= 8;
-    }
-    if (n) {
-        std::uint64_t w = 0;
-        for (std::size_t k = 0; k < n; ++k)
-            w |= std::uint64_t(p[k]) << (8 * k);
-        h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
-    }
-    h ^= h >> 29;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 32;
-    return h;
+    if (n > 16)
+        return hashLong(p, n);
+    std::uint64_t w0, w1;
+    loadWords(p, n, p + n, w0, w1);
+    return hashShort(w0, w1, n);
 }
 
 // Equality of two short byte strings without a call to memcmp (pieces are a few bytes long).
@@ -63,15 +117,6 @@ inline bool sameBytes(const char* a, const unsigned char* b, std::size_t n)
     return true;
 }
 
-// Mixes a (left, right) key so that its high bits, used as the slot index, depend on all its bits.
-inline std::uint64_t hashPair(std::uint64_t key)
-{
-    key ^= key >> 29;
-    key *= 0xBF58476D1CE4E5B9ull;
-    key ^= key >> 32;
-    return key * 0x9E3779B97F4A7C15ull;
-}
-
 std::size_t capacityFor(std::size_t n)
 {
     std::size_t cap = 16;
@@ -80,27 +125,46 @@ std::size_t capacityFor(std::size_t n)
     return cap;
 }
 
-// Open-addressing map (left id, right id) → (rank, merged id).
+// Open-addressing map (left id, right id) → (rank, merged id). When ids and ranks fit 16 bits
+// (GPT-2: 50,257 ids) a slot is 8 bytes, key and value packed, so that the map of GPT-2's 108,299
+// pairs takes 2 MiB; otherwise a slot is 16 bytes.
 class PairMap {
 public:
-    struct Slot {
-        std::uint64_t key = kEmpty;
-        std::uint32_t rank = 0;
-        TokenId id = 0;
+    struct Found {
+        std::uint32_t rank; // kNoRank when the pair does not merge
+        TokenId id;
     };
-    static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
 
-    void reserve(std::size_t n)
+    // n: the number of pairs to insert; compact when every id and rank is below 65535.
+    void reserve(std::size_t n, bool compact)
     {
-        m_slots.assign(capacityFor(n), Slot{});
-        m_mask = m_slots.size() - 1;
-        m_shift = 64 - std::countr_zero(m_slots.size());
+        const std::size_t cap = capacityFor(n);
+        m_compact = compact;
+        m_small.clear();
+        m_slots.clear();
+        if (compact)
+            m_small.assign(cap, Small{});
+        else
+            m_slots.assign(cap, Slot{});
+        m_mask = cap - 1;
+        m_shift = 64 - std::countr_zero(cap);
     }
     // Inserts unless the pair is present (the first insertion, lowest rank when sorted, wins).
     void insert(TokenId left, TokenId right, std::uint32_t rank, TokenId id)
     {
+        if (m_compact) {
+            const std::uint32_t key = (left << 16) | right;
+            for (std::size_t i = slotOf(key);; i = (i + 1) & m_mask) {
+                if (m_small[i].key == key)
+                    return;
+                if (m_small[i].key == kEmptySmall) {
+                    m_small[i] = {key, (rank << 16) | id};
+                    return;
+                }
+            }
+        }
         const std::uint64_t key = (std::uint64_t(left) << 32) | right;
-        for (std::size_t i = hashPair(key) >> m_shift;; i = (i + 1) & m_mask) {
+        for (std::size_t i = slotOf(key);; i = (i + 1) & m_mask) {
             if (m_slots[i].key == key)
                 return;
             if (m_slots[i].key == kEmpty) {
@@ -109,19 +173,48 @@ public:
             }
         }
     }
-    [[nodiscard]] const Slot* find(TokenId left, TokenId right) const
+    [[nodiscard]] Found find(TokenId left, TokenId right) const
     {
+        if (m_compact) {
+            const std::uint32_t key = (left << 16) | right;
+            for (std::size_t i = slotOf(key);; i = (i + 1) & m_mask) {
+                const Small s = m_small[i];
+                if (s.key == key)
+                    return {s.value >> 16, s.value & 0xFFFF};
+                if (s.key == kEmptySmall)
+                    return {kNoRank, 0};
+            }
+        }
         const std::uint64_t key = (std::uint64_t(left) << 32) | right;
-        for (std::size_t i = hashPair(key) >> m_shift;; i = (i + 1) & m_mask) {
+        for (std::size_t i = slotOf(key);; i = (i + 1) & m_mask) {
             const Slot& s = m_slots[i];
             if (s.key == key)
-                return &s;
+                return {s.rank, s.id};
             if (s.key == kEmpty)
-                return nullptr;
+                return {kNoRank, 0};
         }
     }
 
 private:
+    static constexpr std::uint32_t kEmptySmall = ~std::uint32_t{0};
+    static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+    struct Small {
+        std::uint32_t key = kEmptySmall; // left << 16 | right
+        std::uint32_t value = 0;         // rank << 16 | id
+    };
+    struct Slot {
+        std::uint64_t key = kEmpty;
+        std::uint32_t rank = 0;
+        TokenId id = 0;
+    };
+    // Fibonacci hashing: the high bits of key × 2^64/φ.
+    [[nodiscard]] std::size_t slotOf(std::uint64_t key) const
+    {
+        std::uint64_t h = key ^ (key >> 29);
+        return std::size_t((h * 0x9E3779B97F4A7C15ull) >> m_shift);
+    }
+    bool m_compact = false;
+    std::vector<Small> m_small;
     std::vector<Slot> m_slots;
     std::size_t m_mask = 0;
     int m_shift = 63;
@@ -221,28 +314,56 @@ struct BpeModel::Data {
     std::vector<std::pair<std::uint64_t, TokenId>> tokenSlots; // (hash, id + 1); 0 = empty
     std::size_t tokenMask = 0;
 
-    void buildTokenIndex()
+    std::vector<std::uint32_t> tokenSize; // bytes of each id, next to each other for spans
+    // A Bloom filter of the token index (one 64-bit word per key, two bits): most pieces missing
+    // from the encoder's cache are not tokens, and this answers them from 64 KiB instead of a
+    // random read in the index.
+    std::vector<std::uint64_t> tokenFilter;
+    // Pairs of two single bytes, indexed by byte values (first << 8 | second): the first round of
+    // every BPE reads only these.
+    std::vector<PairMap::Found> bytePairs;
+
+    static constexpr int kFilterWordBits = 13;
+    static std::uint64_t filterBits(std::uint64_t h) { return (std::uint64_t{1} << (h & 63)) | (std::uint64_t{1} << ((h >> 6) & 63)); }
+    [[nodiscard]] bool mayBeToken(std::uint64_t h) const
     {
+        const std::uint64_t bits = filterBits(h);
+        return (tokenFilter[h >> (64 - kFilterWordBits)] & bits) == bits;
+    }
+
+    // Indexes the tokens by bytes; returns how many ids repeat the bytes of a lower id.
+    std::size_t buildTokenIndex()
+    {
+        std::size_t duplicates = 0;
         tokenSlots.assign(capacityFor(tokens.size()), {0, 0});
         tokenMask = tokenSlots.size() - 1;
+        tokenSize.resize(tokens.size());
+        tokenFilter.assign(std::size_t{1} << kFilterWordBits, 0);
         for (TokenId id = 0; id < tokens.size(); ++id) {
+            const auto& t = tokens[id];
+            tokenSize[id] = std::uint32_t(t.size());
             if (endOfText && id == *endOfText)
                 continue;
-            const auto& t = tokens[id];
             const auto h = hashBytes(reinterpret_cast<const unsigned char*>(t.data()), t.size());
+            tokenFilter[h >> (64 - kFilterWordBits)] |= filterBits(h);
             for (std::size_t i = h & tokenMask;; i = (i + 1) & tokenMask) {
                 auto& s = tokenSlots[i];
                 if (s.second == 0) {
                     s = {h, id + 1};
                     break;
                 }
-                if (s.first == h && tokens[s.second - 1] == t)
-                    break; // duplicate bytes: the lower id wins
+                if (s.first == h && tokens[s.second - 1] == t) {
+                    ++duplicates; // the lower id wins
+                    break;
+                }
             }
         }
+        return duplicates;
     }
     [[nodiscard]] std::optional<TokenId> findToken(const unsigned char* p, std::size_t n, std::uint64_t h) const
     {
+        if (!mayBeToken(h))
+            return std::nullopt;
         for (std::size_t i = h & tokenMask;; i = (i + 1) & tokenMask) {
             const auto& s = tokenSlots[i];
             if (s.second == 0)
@@ -258,6 +379,15 @@ struct BpeModel::Data {
     {
         const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
         return findToken(p, bytes.size(), hashBytes(p, bytes.size()));
+    }
+
+    // Fills bytePairs from pairs; byteToken must be set.
+    void buildBytePairs()
+    {
+        bytePairs.assign(std::size_t{1} << 16, PairMap::Found{kNoRank, 0});
+        for (int a = 0; a < 256; ++a)
+            for (int b = 0; b < 256; ++b)
+                bytePairs[std::size_t(a << 8 | b)] = pairs.find(byteToken[a], byteToken[b]);
     }
 
     // Byte tokens must exist; fills byteToken.
@@ -303,11 +433,15 @@ std::string byteToUnicode(unsigned char byte)
     return out;
 }
 
-std::optional<std::string> unicodeToBytes(std::string_view mapped)
+namespace {
+
+// GPT-2's printable form back to bytes, appended to out; false when mapped is not in the alphabet.
+bool appendMappedBytes(std::string_view mapped, std::string& out)
 {
     const auto& table = byteTable();
-    std::string out;
-    out.reserve(mapped.size());
+    const std::size_t start = out.size();
+    out.resize(start + mapped.size()); // at most one byte per byte of mapped
+    char* w = out.data() + start;
     for (std::size_t i = 0; i < mapped.size();) {
         const auto c = static_cast<unsigned char>(mapped[i]);
         char32_t cp = 0;
@@ -319,12 +453,24 @@ std::optional<std::string> unicodeToBytes(std::string_view mapped)
             cp = (char32_t(c & 0x1F) << 6) | (static_cast<unsigned char>(mapped[i + 1]) & 0x3F);
             i += 2;
         } else {
-            return std::nullopt; // every mapped code point is below U+0800
+            return false; // every mapped code point is below U+0800
         }
         if (cp >= table.fromCode.size() || table.fromCode[cp] < 0)
-            return std::nullopt;
-        out += char(table.fromCode[cp]);
+            return false;
+        *w++ = char(table.fromCode[cp]);
     }
+    out.resize(std::size_t(w - out.data()));
+    return true;
+}
+
+} // namespace
+
+std::optional<std::string> unicodeToBytes(std::string_view mapped)
+{
+    std::string out;
+    out.reserve(mapped.size());
+    if (!appendMappedBytes(mapped, out))
+        return std::nullopt;
     return out;
 }
 
@@ -339,10 +485,133 @@ std::string decode(const BpeModel& model, std::span<const TokenId> ids)
 // ---------------------------------------------------------------------------------------------
 // Loading
 
-Result<BpeModel> BpeModel::fromGpt2Files(std::string_view encoderJson, std::string_view vocabBpe, std::string sourceName)
+namespace {
+
+// encoder.json as GPT-2 ships it: one flat object of "token": id with ids 0…n−1, each token in
+// GPT-2's byte↔unicode alphabet, no two tokens alike. Reads it straight into data (tokens,
+// endOfText, token index) without building a JSON tree; returns false on anything else, and then
+// the JSON library reads the file again and reports what is wrong.
+bool readGpt2EncoderFast(std::string_view json, BpeModel::Data& data)
 {
-    const std::string encName = sourceName + " encoder.json";
-    const std::string vocName = sourceName + " vocab.bpe";
+    const auto& table = byteTable();
+    const char* p = json.data();
+    const char* const end = p + json.size();
+    auto skipSpace = [&] {
+        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+            ++p;
+    };
+    auto hex = [&](char32_t& v) {
+        if (end - p < 4)
+            return false;
+        v = 0;
+        for (int k = 0; k < 4; ++k) {
+            const char c = *p++;
+            v <<= 4;
+            if (c >= '0' && c <= '9')
+                v |= char32_t(c - '0');
+            else if (c >= 'a' && c <= 'f')
+                v |= char32_t(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F')
+                v |= char32_t(c - 'A' + 10);
+            else
+                return false;
+        }
+        return true;
+    };
+    std::vector<std::string> tokens;
+    std::vector<std::uint32_t> ids;
+    tokens.reserve(json.size() / 12);
+    ids.reserve(json.size() / 12);
+    skipSpace();
+    if (p == end || *p++ != '{')
+        return false;
+    skipSpace();
+    for (;;) {
+        if (p == end || *p++ != '"')
+            return false;
+        char bytes[1024]; // GPT-2's longest token has 128 bytes; longer keys take the general path
+        std::size_t size = 0;
+        for (;;) {
+            if (p == end || size == sizeof bytes)
+                return false;
+            const auto c = static_cast<unsigned char>(*p++);
+            if (c == '"')
+                break;
+            char32_t cp = c;
+            if (c < 0x20) {
+                return false;
+            } else if (c == '\\') {
+                if (p == end)
+                    return false;
+                switch (*p++) {
+                case '"': cp = '"'; break;
+                case '\\': cp = '\\'; break;
+                case '/': cp = '/'; break;
+                case 'b': cp = '\b'; break;
+                case 'f': cp = '\f'; break;
+                case 'n': cp = '\n'; break;
+                case 'r': cp = '\r'; break;
+                case 't': cp = '\t'; break;
+                case 'u':
+                    if (!hex(cp))
+                        return false;
+                    break;
+                default: return false;
+                }
+            } else if (c >= 0x80) {
+                if (c < 0xC2 || c > 0xDF || p == end || (static_cast<unsigned char>(*p) & 0xC0) != 0x80)
+                    return false; // GPT-2's alphabet is below U+0800
+                cp = (char32_t(c & 0x1F) << 6) | (static_cast<unsigned char>(*p++) & 0x3F);
+            }
+            if (cp >= table.fromCode.size() || table.fromCode[cp] < 0)
+                return false;
+            bytes[size++] = char(table.fromCode[cp]);
+        }
+        skipSpace();
+        if (p == end || *p++ != ':')
+            return false;
+        skipSpace();
+        const char* digits = p;
+        std::uint64_t id = 0;
+        while (p < end && *p >= '0' && *p <= '9' && id <= 0xFFFFFFFF)
+            id = id * 10 + std::uint64_t(*p++ - '0');
+        if (p == digits || id > 0xFFFFFFFF || (p - digits > 1 && *digits == '0'))
+            return false;
+        if (size == 0)
+            return false;
+        tokens.emplace_back(bytes, size);
+        ids.push_back(std::uint32_t(id));
+        skipSpace();
+        if (p == end)
+            return false;
+        const char sep = *p++;
+        if (sep == '}')
+            break;
+        if (sep != ',')
+            return false;
+        skipSpace();
+    }
+    skipSpace();
+    if (p != end)
+        return false;
+    const std::size_t count = tokens.size();
+    data.tokens.assign(count, {});
+    std::vector<bool> seen(count, false);
+    for (std::size_t k = 0; k < count; ++k) {
+        const std::uint32_t id = ids[k];
+        if (id >= count || seen[id])
+            return false;
+        seen[id] = true;
+        if (tokens[k] == kEndOfText)
+            data.endOfText = TokenId(id);
+        data.tokens[id] = std::move(tokens[k]);
+    }
+    return data.buildTokenIndex() == 0;
+}
+
+// encoder.json through the JSON library, with precise errors.
+Result<std::shared_ptr<BpeModel::Data>> readGpt2EncoderJson(std::string_view encoderJson, const std::string& encName)
+{
     auto parsed = parseJson(encoderJson, encName);
     if (!parsed)
         return parsed.error();
@@ -350,41 +619,57 @@ Result<BpeModel> BpeModel::fromGpt2Files(std::string_view encoderJson, std::stri
     if (!enc.is_object())
         return makeError("encoder.json must be an object mapping tokens to ids, found " + std::string(enc.type_name()),
                          Location{encName, 0, 0, "$", {}});
-
-    auto data = std::make_shared<Data>();
-    data->name = sourceName;
-    data->tiktoken = true;
+    auto data = std::make_shared<BpeModel::Data>();
     data->tokens.resize(enc.size());
     std::vector<bool> seen(enc.size(), false);
     for (const auto& [key, value] : enc.items()) {
-        const std::string path = jsonKeyPath("$", key);
+        auto where = [&, &key = key] { return Location{encName, 0, 0, jsonKeyPath("$", key), {}}; };
         if (!value.is_number_integer())
-            return makeError("the id of a token must be an integer, found " + std::string(value.type_name()),
-                             Location{encName, 0, 0, path, {}});
+            return makeError("the id of a token must be an integer, found " + std::string(value.type_name()), where());
         const auto id = value.get<std::int64_t>();
         if (id < 0 || std::size_t(id) >= enc.size())
-            return makeError("id " + std::to_string(id) + " is outside 0…" + std::to_string(enc.size() - 1),
-                             Location{encName, 0, 0, path, {}});
+            return makeError("id " + std::to_string(id) + " is outside 0…" + std::to_string(enc.size() - 1), where());
         if (seen[id])
-            return makeError("id " + std::to_string(id) + " is used twice", Location{encName, 0, 0, path, {}});
+            return makeError("id " + std::to_string(id) + " is used twice", where());
         seen[id] = true;
         if (key == kEndOfText) {
             data->endOfText = TokenId(id);
             data->tokens[id] = key;
             continue;
         }
-        auto bytes = unicodeToBytes(key);
-        if (!bytes || bytes->empty())
-            return makeError("token is not written in GPT-2's byte↔unicode alphabet", Location{encName, 0, 0, path, {}});
-        data->tokens[id] = std::move(*bytes);
+        std::string bytes;
+        if (!appendMappedBytes(key, bytes) || bytes.empty())
+            return makeError("token is not written in GPT-2's byte↔unicode alphabet", where());
+        data->tokens[id] = std::move(bytes);
     }
     data->buildTokenIndex();
+    return data;
+}
+
+} // namespace
+
+Result<BpeModel> BpeModel::fromGpt2Files(std::string_view encoderJson, std::string_view vocabBpe, std::string sourceName)
+{
+    const std::string encName = sourceName + " encoder.json";
+    const std::string vocName = sourceName + " vocab.bpe";
+    std::shared_ptr<Data> data = std::make_shared<Data>();
+    if (!readGpt2EncoderFast(encoderJson, *data)) {
+        auto read = readGpt2EncoderJson(encoderJson, encName);
+        if (!read)
+            return read.error();
+        data = std::move(read.value());
+    }
+    data->name = sourceName;
+    data->tiktoken = true;
     if (auto missing = data->fillByteTokens())
         return makeError(*missing, Location{encName, 0, 0, "$", {}});
 
     // vocab.bpe: "#version: 0.2" then one merge "left right" per line, in rank order.
     int lineNo = 0;
     std::size_t pos = 0;
+    std::string partBytes[2];
+    std::string joined;
+    data->merges.reserve(std::size_t(std::count(vocabBpe.begin(), vocabBpe.end(), '\n')) + 1);
     while (pos < vocabBpe.size()) {
         std::size_t end = vocabBpe.find('\n', pos);
         if (end == std::string_view::npos)
@@ -405,14 +690,15 @@ Result<BpeModel> BpeModel::fromGpt2Files(std::string_view encoderJson, std::stri
         const std::string_view parts[2] = {line.substr(0, space), line.substr(space + 1)};
         TokenId ids[2];
         for (int k = 0; k < 2; ++k) {
-            const auto bytes = unicodeToBytes(parts[k]);
-            const auto id = bytes ? data->findToken(*bytes) : std::nullopt;
+            partBytes[k].clear();
+            const auto id = appendMappedBytes(parts[k], partBytes[k]) ? data->findToken(partBytes[k]) : std::nullopt;
             if (!id)
                 return makeError("merge names the token \"" + std::string(parts[k]) + "\", which encoder.json does not have",
                                  Location{vocName, lineNo, k == 0 ? 1 : int(space) + 2, {}, {}});
             ids[k] = *id;
         }
-        const auto merged = data->findToken(data->tokens[ids[0]] + data->tokens[ids[1]]);
+        joined.assign(partBytes[0]).append(partBytes[1]);
+        const auto merged = data->findToken(joined);
         if (!merged)
             return makeError("the merge of \"" + std::string(parts[0]) + "\" and \"" + std::string(parts[1])
                                  + "\" is not a token of encoder.json",
@@ -424,25 +710,28 @@ Result<BpeModel> BpeModel::fromGpt2Files(std::string_view encoderJson, std::stri
     // their concatenation is a token, lowest rank first, and the rank of a token is its id. So
     // every split of a token into two tokens is a pair; merge k of vocab.bpe makes id 256 + k.
     data->rank.assign(data->tokens.size(), kNoRank);
-    std::size_t pairCount = 0;
-    for (TokenId id = 0; id < data->tokens.size(); ++id)
-        if (data->tokens[id].size() >= 2 && !(data->endOfText && id == *data->endOfText))
-            pairCount += data->tokens[id].size() - 1;
-    data->pairs.reserve(pairCount);
+    std::vector<Merge> pairs; // (left, right, merged id); frequency holds the rank
+    pairs.reserve(data->tokens.size() * 3);
+    std::uint32_t maxRank = 0;
     for (TokenId id = 0; id < data->tokens.size(); ++id) {
         const std::string& t = data->tokens[id];
         if (t.size() < 2 || (data->endOfText && id == *data->endOfText))
             continue;
         data->rank[id] = id >= 256 ? id - 256 : 0;
+        maxRank = std::max(maxRank, data->rank[id]);
         for (std::size_t k = 1; k < t.size(); ++k) {
             const auto left = data->findToken(std::string_view(t).substr(0, k));
             if (!left)
                 continue;
             const auto right = data->findToken(std::string_view(t).substr(k));
             if (right)
-                data->pairs.insert(*left, *right, data->rank[id], id);
+                pairs.push_back(Merge{*left, *right, id, data->rank[id]});
         }
     }
+    data->pairs.reserve(pairs.size(), data->tokens.size() < 0xFFFF && maxRank < 0xFFFF);
+    for (const Merge& m : pairs)
+        data->pairs.insert(m.left, m.right, std::uint32_t(m.frequency), m.id);
+    data->buildBytePairs();
     return BpeModel(std::move(data));
 }
 
@@ -452,13 +741,14 @@ namespace {
 void buildMergeRankPairs(BpeModel::Data& data)
 {
     data.rank.assign(data.tokens.size(), kNoRank);
-    data.pairs.reserve(data.merges.size());
+    data.pairs.reserve(data.merges.size(), data.tokens.size() < 0xFFFF && data.merges.size() < 0xFFFF);
     for (std::size_t k = 0; k < data.merges.size(); ++k) {
         const Merge& m = data.merges[k];
         data.pairs.insert(m.left, m.right, std::uint32_t(k), m.id);
         if (data.rank[m.id] == kNoRank)
             data.rank[m.id] = std::uint32_t(k);
     }
+    data.buildBytePairs();
 }
 
 } // namespace
@@ -657,57 +947,95 @@ std::string BpeModel::toHuggingFaceJson() const
 
 namespace {
 
-// Piece bytes → ids, open addressing over arenas: no allocation per lookup.
+// Piece bytes → ids, open addressing. A slot holds the first 16 bytes of its key and, for a piece
+// of one token, the id: a hit on a short piece reads one 32-byte slot and nothing else. Longer
+// keys keep their tail in an arena, and pieces of several tokens their ids in another.
 class PieceCache {
 public:
     struct Slot {
-        std::uint64_t hash = 0;
-        std::uint32_t keyOff = 0, keyLen = 0; // keyLen 0 = empty (cached pieces have ≥ 2 bytes)
-        std::uint32_t idsOff = 0, idsLen = 0;
+        std::uint64_t w0 = 0, w1 = 0; // bytes 0–15 of the key, zero-padded
+        std::uint32_t len = 0;        // key length; 0 = empty (cached pieces have ≥ 2 bytes)
+        std::uint32_t count = 0;      // number of ids
+        std::uint32_t ids = 0;        // the id when count == 1, else the offset of the ids in m_ids
+        std::uint32_t tail = 0;       // offset of key bytes 16… in m_keys when len > 16
     };
+    static_assert(sizeof(Slot) == 32);
 
     PieceCache() { clear(); }
     void clear()
     {
-        m_slots.assign(1 << 14, Slot{});
+        m_slots.assign(kInitialSlots, Slot{});
         m_mask = m_slots.size() - 1;
         m_used = 0;
         m_keys.clear();
         m_ids.clear();
     }
-    [[nodiscard]] const Slot* find(const unsigned char* p, std::size_t n, std::uint64_t h) const
+    [[nodiscard]] const Slot* find(std::uint64_t w0, std::uint64_t w1, const unsigned char* p, std::size_t n,
+                                   std::uint64_t h) const
     {
         for (std::size_t i = h & m_mask;; i = (i + 1) & m_mask) {
             const Slot& s = m_slots[i];
-            if (s.keyLen == 0)
-                return nullptr;
-            if (s.hash == h && s.keyLen == n && sameBytes(m_keys.data() + s.keyOff, p, n))
+            if (s.len == n && s.w0 == w0 && s.w1 == w1
+                && (n <= 16 || sameBytes(m_keys.data() + s.tail, p + 16, n - 16)))
                 return &s;
+            if (s.len == 0)
+                return nullptr;
         }
     }
-    void insert(const unsigned char* p, std::size_t n, std::uint64_t h, const TokenId* ids, std::size_t count)
+    void insert(std::uint64_t w0, std::uint64_t w1, const unsigned char* p, std::size_t n, std::uint64_t h,
+                const TokenId* ids, std::size_t count)
     {
-        if (m_keys.size() + n > kMaxArena || m_ids.size() + count > kMaxArena / 4)
+        if (m_used >= kMaxEntries || m_keys.size() + n > kMaxArena || m_ids.size() + count > kMaxArena / 4)
             clear(); // bounded memory on huge texts: start over
         if (2 * (m_used + 1) > m_slots.size())
             grow();
-        Slot s{h, std::uint32_t(m_keys.size()), std::uint32_t(n), std::uint32_t(m_ids.size()), std::uint32_t(count)};
-        m_keys.append(reinterpret_cast<const char*>(p), n);
-        m_ids.insert(m_ids.end(), ids, ids + count);
-        place(s);
+        Slot s{w0, w1, std::uint32_t(n), std::uint32_t(count), 0, 0};
+        if (count == 1) {
+            s.ids = ids[0];
+        } else {
+            s.ids = std::uint32_t(m_ids.size());
+            m_ids.insert(m_ids.end(), ids, ids + count);
+        }
+        if (n > 16) {
+            s.tail = std::uint32_t(m_keys.size());
+            m_keys.append(reinterpret_cast<const char*>(p + 16), n - 16);
+        }
+        place(s, h);
         ++m_used;
     }
-    [[nodiscard]] const TokenId* ids(const Slot& s) const { return m_ids.data() + s.idsOff; }
+    [[nodiscard]] const TokenId* ids(const Slot& s) const { return s.count == 1 ? &s.ids : m_ids.data() + s.ids; }
+    void prefetch(std::uint64_t h) const
+    {
+#if defined(__GNUC__)
+        __builtin_prefetch(&m_slots[h & m_mask]);
+#else
+        (void)h;
+#endif
+    }
 
 private:
+    static constexpr std::size_t kInitialSlots = std::size_t{1} << 12;
+    static constexpr std::size_t kMaxEntries = std::size_t{1} << 19;
     static constexpr std::size_t kMaxArena = std::size_t{64} << 20;
-    void place(const Slot& s)
+    void place(const Slot& s, std::uint64_t h)
     {
-        for (std::size_t i = s.hash & m_mask;; i = (i + 1) & m_mask)
-            if (m_slots[i].keyLen == 0) {
+        for (std::size_t i = h & m_mask;; i = (i + 1) & m_mask)
+            if (m_slots[i].len == 0) {
                 m_slots[i] = s;
                 return;
             }
+    }
+    [[nodiscard]] std::uint64_t hashOf(const Slot& s) const
+    {
+        if (s.len <= 16)
+            return hashShort(s.w0, s.w1, s.len);
+        std::string key(s.len, '\0');
+        for (std::size_t k = 0; k < 8; ++k) {
+            key[k] = char(s.w0 >> (8 * k));
+            key[8 + k] = char(s.w1 >> (8 * k));
+        }
+        std::memcpy(key.data() + 16, m_keys.data() + s.tail, s.len - 16);
+        return hashLong(reinterpret_cast<const unsigned char*>(key.data()), key.size());
     }
     void grow()
     {
@@ -715,8 +1043,8 @@ private:
         old.swap(m_slots);
         m_mask = m_slots.size() - 1;
         for (const Slot& s : old)
-            if (s.keyLen)
-                place(s);
+            if (s.len)
+                place(s, hashOf(s));
     }
     std::vector<Slot> m_slots;
     std::size_t m_mask = 0;
@@ -724,6 +1052,8 @@ private:
     std::string m_keys;
     std::vector<TokenId> m_ids;
 };
+
+constexpr std::size_t kSmallPiece = 64; // bpeSmall's limit
 
 } // namespace
 
@@ -734,8 +1064,6 @@ struct Encoder::Impl {
     PieceCache cache;
     // Reused work buffers.
     std::vector<TokenId> part;
-    std::vector<TokenId> mergedId;
-    std::vector<std::uint32_t> pairRank;
     std::vector<std::uint32_t> next, prev;
     struct HeapEntry {
         std::uint32_t rank, pos;
@@ -746,10 +1074,13 @@ struct Encoder::Impl {
 
     explicit Impl(BpeModel m) : model(std::move(m)), d(&model.data()) {}
 
-    [[nodiscard]] const PairMap::Slot* pair(TokenId left, TokenId right) const
+    // The rank and merged id of a pair; rank kNoRank when it does not merge (under the limit).
+    [[nodiscard]] PairMap::Found pair(TokenId left, TokenId right) const
     {
-        const auto* s = d->pairs.find(left, right);
-        return (s && s->rank < rankLimit) ? s : nullptr;
+        PairMap::Found f = d->pairs.find(left, right);
+        if (f.rank >= rankLimit)
+            f.rank = kNoRank;
+        return f;
     }
 
     // Appends the ids of one piece (2+ bytes) to out, computing BPE; no cache involved.
@@ -757,19 +1088,37 @@ struct Encoder::Impl {
     void bpeSmall(const unsigned char* p, std::size_t n, std::vector<TokenId>& out);
     void bpeLarge(const unsigned char* p, std::size_t n, std::vector<TokenId>& out);
 
-    // Appends the ids of one piece, through the cache.
-    void encodePiece(const unsigned char* p, std::size_t n, std::vector<TokenId>& out)
+    // The cache key of a piece of 2+ bytes: its first 16 bytes and its hash.
+    struct Key {
+        std::uint64_t w0, w1, h;
+    };
+    static Key keyOf(const unsigned char* p, std::size_t n, const unsigned char* limit)
     {
-        if (n == 1) {
-            out.push_back(d->byteToken[*p]);
+        Key k;
+        loadWords(p, n, limit, k.w0, k.w1);
+        k.h = n <= 16 ? hashShort(k.w0, k.w1, n) : hashLong(p, n);
+        return k;
+    }
+
+    // Appends the ids of the piece [p, p + n) (n ≥ 2) with its key to out, through the cache.
+    void encodePiece(const unsigned char* p, std::size_t n, const Key& key, std::vector<TokenId>& out)
+    {
+        if (const auto* hit = cache.find(key.w0, key.w1, p, n, key.h)) [[likely]] {
+            if (hit->count == 1) {
+                out.push_back(hit->ids);
+            } else {
+                const TokenId* ids = cache.ids(*hit);
+                for (std::uint32_t k = 0; k < hit->count; ++k)
+                    out.push_back(ids[k]);
+            }
             return;
         }
-        const std::uint64_t h = hashBytes(p, n);
-        if (const auto* hit = cache.find(p, n, h)) {
-            const TokenId* ids = cache.ids(*hit);
-            out.insert(out.end(), ids, ids + hit->idsLen);
-            return;
-        }
+        encodeMiss(p, n, key.w0, key.w1, key.h, out);
+    }
+
+    void encodeMiss(const unsigned char* p, std::size_t n, std::uint64_t w0, std::uint64_t w1, std::uint64_t h,
+                    std::vector<TokenId>& out)
+    {
         const std::size_t before = out.size();
         bool whole = false;
         if (d->tiktoken) { // tiktoken returns a piece that is itself a token directly
@@ -781,13 +1130,48 @@ struct Encoder::Impl {
         if (!whole)
             bpe(p, n, out);
         if (n <= 1024) // huge pieces are rare; caching them would only fill the arena
-            cache.insert(p, n, h, out.data() + before, out.size() - before);
+            cache.insert(w0, w1, p, n, h, out.data() + before, out.size() - before);
+    }
+
+    // Encodes text piece by piece, the pieces coming in batches from the pre-tokenizer: the keys of
+    // a batch are computed first and their cache slots prefetched, so that the lookups that follow
+    // overlap their memory latency. sink(piece, offset in out of its ids) after each piece, in
+    // order; encoding stops when it returns false.
+    template <class Sink>
+    void encodeText(std::string_view text, std::vector<TokenId>& out, Sink&& sink)
+    {
+        constexpr std::size_t kBatch = 128;
+        constexpr std::size_t kAhead = 8; // prefetch distance, in pieces
+        const auto* base = reinterpret_cast<const unsigned char*>(text.data());
+        const auto* limit = base + text.size();
+        detail::PieceScanner scanner(PreTokenizer::gpt2(), text);
+        Piece pieces[kBatch];
+        Key keys[kBatch];
+        while (const std::size_t k = scanner.next(pieces, kBatch)) {
+            for (std::size_t i = 0; i < k; ++i) {
+                const std::size_t n = pieces[i].end - pieces[i].begin;
+                keys[i] = n >= 2 ? keyOf(base + pieces[i].begin, n, limit) : Key{0, 0, 0};
+            }
+            for (std::size_t i = 0; i < k; ++i) {
+                if (i + kAhead < k)
+                    cache.prefetch(keys[i + kAhead].h);
+                const unsigned char* p = base + pieces[i].begin;
+                const std::size_t n = pieces[i].end - pieces[i].begin;
+                const std::size_t before = out.size();
+                if (n == 1)
+                    out.push_back(d->byteToken[*p]);
+                else
+                    encodePiece(p, n, keys[i], out);
+                if (!sink(pieces[i], before))
+                    return;
+            }
+        }
     }
 };
 
 void Encoder::Impl::bpe(const unsigned char* p, std::size_t n, std::vector<TokenId>& out)
 {
-    if (n <= 64)
+    if (n <= kSmallPiece)
         bpeSmall(p, n, out);
     else
         bpeLarge(p, n, out);
@@ -796,19 +1180,22 @@ void Encoder::Impl::bpe(const unsigned char* p, std::size_t n, std::vector<Token
 // Quadratic merging as in tiktoken's byte_pair_merge: fine for the short pieces of real text.
 void Encoder::Impl::bpeSmall(const unsigned char* p, std::size_t n, std::vector<TokenId>& out)
 {
-    part.resize(n);
-    pairRank.resize(n);
-    mergedId.resize(n);
+    TokenId part[kSmallPiece];
+    TokenId mergedId[kSmallPiece];
+    std::uint32_t pairRank[kSmallPiece];
     for (std::size_t i = 0; i < n; ++i)
         part[i] = d->byteToken[p[i]];
     std::size_t m = n;
     auto setPair = [&](std::size_t i) {
-        const auto* s = pair(part[i], part[i + 1]);
-        pairRank[i] = s ? s->rank : kNoRank;
-        mergedId[i] = s ? s->id : 0;
+        const PairMap::Found f = pair(part[i], part[i + 1]);
+        pairRank[i] = f.rank;
+        mergedId[i] = f.id;
     };
-    for (std::size_t i = 0; i + 1 < m; ++i)
-        setPair(i);
+    for (std::size_t i = 0; i + 1 < m; ++i) { // first round: byte pairs
+        PairMap::Found f = d->bytePairs[std::size_t(p[i]) << 8 | p[i + 1]];
+        pairRank[i] = f.rank < rankLimit ? f.rank : kNoRank;
+        mergedId[i] = f.id;
+    }
     while (m > 1) {
         std::size_t best = 0;
         std::uint32_t bestRank = kNoRank;
@@ -831,7 +1218,7 @@ void Encoder::Impl::bpeSmall(const unsigned char* p, std::size_t n, std::vector<
         if (best > 0)
             setPair(best - 1);
     }
-    out.insert(out.end(), part.begin(), part.begin() + std::ptrdiff_t(m));
+    out.insert(out.end(), part, part + m);
 }
 
 // O(n log n) merging for long pieces: a linked list of parts and a min-heap of candidate pairs
@@ -854,14 +1241,14 @@ void Encoder::Impl::bpeLarge(const unsigned char* p, std::size_t n, std::vector<
     auto push = [&](std::uint32_t i) {
         if (i == kNone || next[i] == kNone)
             return;
-        if (const auto* s = pair(part[i], part[next[i]])) {
-            heap.push_back({s->rank, i, part[i], part[next[i]], s->id});
+        if (const PairMap::Found f = pair(part[i], part[next[i]]); f.rank != kNoRank) {
+            heap.push_back({f.rank, i, part[i], part[next[i]], f.id});
             std::push_heap(heap.begin(), heap.end(), later);
         }
     };
     for (std::size_t i = 0; i + 1 < n; ++i)
-        if (const auto* s = pair(part[i], part[i + 1]))
-            heap.push_back({s->rank, std::uint32_t(i), part[i], part[i + 1], s->id});
+        if (const PairMap::Found f = pair(part[i], part[i + 1]); f.rank != kNoRank)
+            heap.push_back({f.rank, std::uint32_t(i), part[i], part[i + 1], f.id});
     std::make_heap(heap.begin(), heap.end(), later);
     while (!heap.empty()) {
         std::pop_heap(heap.begin(), heap.end(), later);
@@ -904,17 +1291,16 @@ void Encoder::setMergeLimit(std::size_t count)
 
 void Encoder::encode(std::string_view text, std::vector<TokenId>& out)
 {
-    const auto* base = reinterpret_cast<const unsigned char*>(text.data());
-    PreTokenizer::Cursor cursor(PreTokenizer::gpt2(), text);
-    Piece piece;
-    while (cursor.next(piece))
-        m_impl->encodePiece(base + piece.begin, piece.end - piece.begin, out);
+    // GPT-2 makes about one token per 3–4 bytes; grow geometrically so that many small calls stay linear.
+    const std::size_t want = out.size() + text.size() / 3 + 16;
+    if (want > out.capacity())
+        out.reserve(std::max(want, 2 * out.capacity()));
+    m_impl->encodeText(text, out, [](const Piece&, std::size_t) { return true; });
 }
 
 std::vector<TokenId> Encoder::encode(std::string_view text)
 {
     std::vector<TokenId> out;
-    out.reserve(text.size() / 3 + 16);
     encode(text, out);
     return out;
 }
@@ -925,34 +1311,38 @@ Result<std::vector<TokenSpan>> Encoder::encodeWithSpans(std::string_view text, c
         return makeError("the text is " + std::to_string(text.size()) + " bytes; the tokenizer takes at most "
                          + std::to_string(kMaxTextBytes) + " bytes at once");
     Impl& impl = *m_impl;
-    const auto* base = reinterpret_cast<const unsigned char*>(text.data());
     std::vector<TokenSpan> spans;
     spans.reserve(text.size() / 3 + 16);
     std::vector<TokenId>& ids = impl.scratch;
-    PreTokenizer::Cursor cursor(PreTokenizer::gpt2(), text);
+    const std::uint32_t* tokenSize = impl.d->tokenSize.data();
     constexpr std::size_t kReportEvery = std::size_t{1} << 20;
     std::size_t nextReport = kReportEvery;
-    Piece piece;
+    bool cancelled = false;
     if (progress.stopRequested())
         return makeError("cancelled");
     progress(0.0);
-    while (cursor.next(piece)) {
-        ids.clear();
-        impl.encodePiece(base + piece.begin, piece.end - piece.begin, ids);
+    // Ids go to a scratch vector, emptied after each piece becomes spans.
+    ids.clear();
+    impl.encodeText(text, ids, [&](const Piece& piece, std::size_t before) {
         std::uint32_t at = std::uint32_t(piece.begin);
-        for (TokenId id : ids) {
-            const auto len = std::uint32_t(impl.d->tokens[id].size());
+        for (std::size_t k = before; k < ids.size(); ++k) {
+            const TokenId id = ids[k];
+            const std::uint32_t len = tokenSize[id];
             spans.push_back({id, at, at + len});
             at += len;
         }
+        ids.clear();
         if (piece.end >= nextReport) {
-            if (progress.stopRequested())
-                return makeError("cancelled");
+            if (progress.stopRequested()) {
+                cancelled = true;
+                return false;
+            }
             progress(double(piece.end) / double(text.size()));
             nextReport = piece.end + kReportEvery;
         }
-    }
-    if (progress.stopRequested())
+        return true;
+    });
+    if (cancelled || progress.stopRequested())
         return makeError("cancelled");
     progress(1.0);
     return spans;

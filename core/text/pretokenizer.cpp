@@ -5,7 +5,12 @@
 
 #include <pcre2.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <atomic>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -30,6 +35,15 @@ std::string gpt2Pattern()
            "| ?[^" + ws + letters + numbers + "]+"
            "|[" + ws + "]+(?![^" + ws + "])"
            "|[" + ws + "]+";
+}
+
+// "[" + cls + "]", spelled out (GCC 12 warns falsely about operator+ on a literal here).
+std::string bracketed(const std::string& cls)
+{
+    std::string r(1, '[');
+    r.append(cls);
+    r.push_back(']');
+    return r;
 }
 
 pcre2_code* compile(const std::string& pattern)
@@ -67,6 +81,7 @@ struct PreTokenizer::Compiled {
     pcre2_code* number = nullptr;
     pcre2_code* space = nullptr;
     unsigned char ascii[128] = {};
+    bool asciiLettersAreAz = false; // the letters among ASCII are exactly A–Z and a–z (SIMD runs)
     // Classes of U+0080…U+FFFF, filled lazily (kUnknown until first met). Racing threads store the
     // same value, so relaxed atomics suffice.
     std::unique_ptr<std::atomic<unsigned char>[]> bmp;
@@ -120,11 +135,15 @@ PreTokenizer::PreTokenizer() : m_compiled(std::make_unique<Compiled>())
     c.code = compile(gpt2Pattern());
     // JIT is an accelerator only: without it (rc < 0) pcre2_match interprets the same pattern.
     pcre2_jit_compile(c.code, PCRE2_JIT_COMPLETE);
-    c.letter = compile("[" + letterClass() + "]");
-    c.number = compile("[" + numberClass() + "]");
-    c.space = compile("[" + spaceClass() + "]");
-    for (char32_t cp = 0; cp < 128; ++cp)
+    c.letter = compile(bracketed(letterClass()));
+    c.number = compile(bracketed(numberClass()));
+    c.space = compile(bracketed(spaceClass()));
+    c.asciiLettersAreAz = true;
+    for (char32_t cp = 0; cp < 128; ++cp) {
         c.ascii[cp] = c.classifyWithPcre2(cp);
+        const bool az = (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
+        c.asciiLettersAreAz = c.asciiLettersAreAz && az == (c.ascii[cp] == kLetter);
+    }
     c.bmp = std::make_unique<std::atomic<unsigned char>[]>(0x10000);
 }
 
@@ -176,6 +195,91 @@ inline unsigned char classAt(const PreTokenizer::Compiled& c, const unsigned cha
     return multiByteClass(c, s, i, n, len);
 }
 
+#if defined(__SSE2__)
+// The first index ≥ r (r + 16 ≤ n) whose byte is not an ASCII letter, 16 bytes at a time.
+inline std::size_t asciiLetterRun(const unsigned char* s, std::size_t r, std::size_t n)
+{
+    const __m128i caseBit = _mm_set1_epi8(0x20);
+    const __m128i a = _mm_set1_epi8('a');
+    const __m128i span = _mm_set1_epi8(25);
+    while (r + 16 <= n) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + r));
+        const __m128i t = _mm_sub_epi8(_mm_or_si128(v, caseBit), a); // letters: 0…25
+        const __m128i letter = _mm_cmpeq_epi8(_mm_min_epu8(t, span), t);
+        const unsigned notLetter = ~unsigned(_mm_movemask_epi8(letter)) & 0xFFFFu;
+        if (notLetter)
+            return r + std::size_t(std::countr_zero(notLetter));
+        r += 16;
+    }
+    return r;
+}
+#endif
+
+// The end of the piece starting at p (p < n), following the pattern's alternatives in order; 0
+// when a byte the state machine does not decide (invalid UTF-8, a code point above U+FFFF) is met.
+inline std::size_t fastEnd(const PreTokenizer::Compiled& c, const unsigned char* s, std::size_t n, std::size_t p)
+{
+    const unsigned char b = s[p];
+    if (b == '\'' && p + 1 < n) { // 's 't 'm 'd, 'll 've 're
+        const unsigned char d = s[p + 1];
+        if (d == 's' || d == 't' || d == 'm' || d == 'd')
+            return p + 2;
+        if (p + 2 < n) {
+            const unsigned char e = s[p + 2];
+            if ((d == 'l' && e == 'l') || (d == 'v' && e == 'e') || (d == 'r' && e == 'e'))
+                return p + 3;
+        }
+    }
+    std::size_t len = 0;
+    unsigned char kind = classAt(c, s, p, n, len);
+    if (kind == kUndecided)
+        return 0;
+    std::size_t r = p + len;
+    if (b == ' ' && r < n) { // " ?X+": the space joins a following letter, number or other run
+        std::size_t len2 = 0;
+        const unsigned char next = classAt(c, s, r, n, len2);
+        if (next == kUndecided)
+            return 0;
+        if (next != kSpace) {
+            kind = next;
+            r += len2;
+        }
+    }
+    if (kind != kSpace) { // X+ for X = letter, number, other: the longest run of the class
+        for (;;) {
+#if defined(__SSE2__)
+            if (kind == kLetter && c.asciiLettersAreAz)
+                r = asciiLetterRun(s, r, n);
+#endif
+            while (r < n && s[r] < 0x80 && c.ascii[s[r]] == kind)
+                ++r;
+            if (r >= n || s[r] < 0x80)
+                return r;
+            const unsigned char k = multiByteClass(c, s, r, n, len);
+            if (k == kUndecided)
+                return 0;
+            if (k != kind)
+                return r;
+            r += len;
+        }
+    }
+    // \s+(?!\S) | \s+: a white-space run; before a non-space it gives back its last code point
+    // (which then prefixes the next piece), unless that would leave it empty.
+    std::size_t last = p;
+    for (;;) {
+        if (r >= n)
+            return n;
+        const unsigned char k = classAt(c, s, r, n, len);
+        if (k == kUndecided)
+            return 0;
+        if (k != kSpace)
+            break;
+        last = r;
+        r += len;
+    }
+    return last > p ? last : r;
+}
+
 } // namespace
 
 PieceScanner::PieceScanner(const PreTokenizer& pre, std::string_view text, Mode mode)
@@ -188,77 +292,12 @@ PieceScanner::PieceScanner(const PreTokenizer& pre, std::string_view text, Mode 
 
 PieceScanner::~PieceScanner() { pcre2_match_data_free(static_cast<pcre2_match_data*>(m_match)); }
 
-// The piece starting at m_pos, following the pattern's alternatives in order; false when a byte
-// the state machine does not decide (invalid UTF-8, a code point above U+FFFF) is met.
 bool PieceScanner::fastPiece(Piece& piece)
 {
-    const PreTokenizer::Compiled& c = *m_compiled;
-    const unsigned char* s = m_text;
-    const std::size_t n = m_size;
-    const std::size_t p = m_pos;
-    const unsigned char b = s[p];
-    if (b == '\'' && p + 1 < n) { // 's 't 'm 'd, 'll 've 're
-        const unsigned char d = s[p + 1];
-        if (d == 's' || d == 't' || d == 'm' || d == 'd') {
-            piece = {p, p + 2};
-            return true;
-        }
-        if (p + 2 < n) {
-            const unsigned char e = s[p + 2];
-            if ((d == 'l' && e == 'l') || (d == 'v' && e == 'e') || (d == 'r' && e == 'e')) {
-                piece = {p, p + 3};
-                return true;
-            }
-        }
-    }
-    std::size_t len = 0;
-    unsigned char kind = classAt(c, s, p, n, len);
-    if (kind == kUndecided)
+    const std::size_t end = fastEnd(*m_compiled, m_text, m_size, m_pos);
+    if (!end)
         return false;
-    std::size_t r = p + len;
-    if (b == ' ' && r < n) { // " ?X+": the space joins a following letter, number or other run
-        std::size_t len2 = 0;
-        const unsigned char next = classAt(c, s, r, n, len2);
-        if (next == kUndecided)
-            return false;
-        if (next != kSpace) {
-            kind = next;
-            r += len2;
-        }
-    }
-    if (kind != kSpace) { // X+ for X = letter, number, other: the longest run of the class
-        for (;;) {
-            while (r < n && s[r] < 0x80 && c.ascii[s[r]] == kind)
-                ++r;
-            if (r >= n || s[r] < 0x80)
-                break;
-            const unsigned char k = multiByteClass(c, s, r, n, len);
-            if (k == kUndecided)
-                return false;
-            if (k != kind)
-                break;
-            r += len;
-        }
-        piece = {p, r};
-        return true;
-    }
-    // \s+(?!\S) | \s+: a white-space run; before a non-space it gives back its last code point
-    // (which then prefixes the next piece), unless that would leave it empty.
-    std::size_t last = p;
-    for (;;) {
-        if (r >= n) {
-            piece = {p, n};
-            return true;
-        }
-        const unsigned char k = classAt(c, s, r, n, len);
-        if (k == kUndecided)
-            return false;
-        if (k != kSpace)
-            break;
-        last = r;
-        r += len;
-    }
-    piece = {p, last > p ? last : r};
+    piece = {m_pos, end};
     return true;
 }
 
@@ -302,8 +341,27 @@ bool PieceScanner::next(Piece& piece)
 std::size_t PieceScanner::next(Piece* out, std::size_t max)
 {
     std::size_t k = 0;
-    while (k < max && next(out[k]))
+    while (k < max) {
+        if (!m_regexOnly && !m_pending) { // the fast path in a tight loop, state in registers
+            const PreTokenizer::Compiled& c = *m_compiled;
+            const unsigned char* s = m_text;
+            const std::size_t n = m_size;
+            std::size_t pos = m_pos;
+            while (k < max && pos < n) {
+                const std::size_t end = fastEnd(c, s, n, pos);
+                if (!end)
+                    break;
+                out[k++] = {pos, end};
+                pos = end;
+            }
+            m_pos = pos;
+            if (k == max)
+                break;
+        }
+        if (!next(out[k])) // a pending piece, the end, or one piece through PCRE2
+            break;
         ++k;
+    }
     return k;
 }
 
