@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets everything up on Debian 12, builds (Debug) and runs every test offscreen through CTest.
-# Exits non-zero on any failure.
+# Sets everything up on Debian 12, builds (Debug) and runs every test offscreen through CTest, then
+# builds the core and CLI tests with AddressSanitizer + UBSan and runs them again (preset `asan`).
+# Exits non-zero on any failure or sanitizer report.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 

@@ -1,5 +1,6 @@
 #include "args.h"
 
+#include "scenario/presets.h"
 #include "text/bpetrainer.h"
 
 #include <charconv>
@@ -92,12 +93,84 @@ std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::st
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
+constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain or presets";
+
+std::string commandName(Command command)
+{
+    switch (command) {
+    case Command::Tokenize:
+        return "tokenize";
+    case Command::TrainBpe:
+        return "train-bpe";
+    case Command::Derive:
+        return "derive";
+    case Command::Tensors:
+        return "tensors";
+    case Command::Explain:
+        return "explain";
+    case Command::Presets:
+        return "presets";
+    case Command::None:
+        break;
+    }
+    return "tokenwire-cli";
+}
+
 Error unknownOption(std::string_view name, Command command)
 {
-    const std::string where = command == Command::Tokenize ? "tokenize"
-        : command == Command::TrainBpe                     ? "train-bpe"
-                                                           : "tokenwire-cli";
-    return usageError("unknown option '" + std::string(name) + "' for " + where + " (see --help)");
+    return usageError("unknown option '" + std::string(name) + "' for " + commandName(command) + " (see --help)");
+}
+
+// --units si|iec into units.
+Result<bool> parseUnits(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl, DisplayUnits& units)
+{
+    auto v = cur.value(name, inl);
+    if (!v)
+        return v.error();
+    if (v.value() == "si")
+        units.bytes = ByteUnits::Decimal;
+    else if (v.value() == "iec")
+        units.bytes = ByteUnits::Binary;
+    else
+        return usageError(quoted(v.value()) + " is not a unit system; expected si (MB) or iec (MiB)", std::string(name));
+    return true;
+}
+
+// Options of derive, tensors and explain; returns false when `name` is not one of them.
+Result<bool> parseScenarioOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl,
+                                 ScenarioOptions& o)
+{
+    if (name == "--json") {
+        if (inl)
+            return usageError("takes no value", std::string(name));
+        o.json = true;
+        return true;
+    }
+    if (name == "--units")
+        return parseUnits(cur, name, inl, o.units);
+    if (name == "--scenario" || name == "--preset") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        const bool isFile = name == "--scenario";
+        if (v->empty())
+            return usageError(isFile ? "empty value; expected a scenario file (or - for standard input)"
+                                     : "empty value; expected a preset name (see tokenwire-cli presets)",
+                              std::string(name));
+        if ((isFile && !o.preset.empty()) || (!isFile && !o.scenarioFile.empty()))
+            return usageError("--scenario and --preset cannot be used together", std::string(name));
+        std::string& target = isFile ? o.scenarioFile : o.preset;
+        if (!target.empty())
+            return usageError("given twice", std::string(name));
+        target = std::string(v.value());
+        if (!isFile) {
+            auto p = scenario::preset(target);
+            if (!p)
+                return usageError(p.error().message, std::string(name));
+        }
+        return true;
+    }
+    return false;
 }
 
 // Options of `tokenize`; returns false when `name` is not one of them.
@@ -213,6 +286,9 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 known = parseTokenizeOption(cur, name, inl, inv.tokenize, formatSet);
             else if (inv.command == Command::TrainBpe)
                 known = parseTrainOption(cur, name, inl, inv.trainBpe);
+            else if (inv.command == Command::Derive || inv.command == Command::Tensors
+                     || inv.command == Command::Explain)
+                known = parseScenarioOption(cur, name, inl, inv.scenario);
             if (!known)
                 return known.error();
             if (!known.value())
@@ -227,11 +303,32 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
             } else if (arg == "train-bpe") {
                 inv.command = Command::TrainBpe;
                 input = &inv.trainBpe.input;
+            } else if (arg == "derive") {
+                inv.command = Command::Derive;
+            } else if (arg == "tensors") {
+                inv.command = Command::Tensors;
+            } else if (arg == "explain") {
+                inv.command = Command::Explain;
+                input = &inv.scenario.figureId;
+            } else if (arg == "presets") {
+                inv.command = Command::Presets;
             } else if (arg == "help") {
                 inv.help = true;
             } else {
-                return usageError("unknown command '" + std::string(arg) + "'; expected tokenize or train-bpe");
+                return usageError("unknown command '" + std::string(arg) + "'; expected " + std::string(kCommandList));
             }
+            continue;
+        }
+        if (!input)
+            return usageError("unexpected argument '" + std::string(arg) + "': " + commandName(inv.command)
+                              + (inv.command == Command::Presets ? " takes no argument"
+                                                                 : " reads --scenario FILE or --preset NAME"));
+        if (inv.command == Command::Explain) {
+            if (!input->empty())
+                return usageError("unexpected argument '" + std::string(arg) + "': explain traces one figure ID");
+            if (arg.empty())
+                return usageError("empty figure ID; expected an id such as model.parameters");
+            *input = std::string(arg);
             continue;
         }
         if (!input->empty())
@@ -244,7 +341,16 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
     if (inv.help || inv.version)
         return inv;
     if (inv.command == Command::None)
-        return usageError("missing command; expected tokenize or train-bpe (see --help)");
+        return usageError("missing command; expected " + std::string(kCommandList) + " (see --help)");
+    if (inv.command == Command::Presets)
+        return inv;
+    if (inv.command == Command::Derive || inv.command == Command::Tensors || inv.command == Command::Explain) {
+        if (inv.command == Command::Explain && inv.scenario.figureId.empty())
+            return usageError("missing figure ID (for example model.parameters; derive lists every id)");
+        if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
+            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        return inv;
+    }
     if (inv.command == Command::TrainBpe && inv.trainBpe.vocabSize == 0)
         return usageError("missing; train-bpe needs the target vocabulary size V (257…65,536)", "--vocab-size");
     if (input->empty())
@@ -294,16 +400,77 @@ A summary (merges learned, time, file written) goes to standard error. When the 
 of pairs before V, the smaller vocabulary is written and a warning says so.
 Exit status: 0 done, 1 unreadable input or unwritable output, 2 wrong usage.
 )";
+    case Command::Derive:
+        return R"(Usage: tokenwire-cli derive (--scenario FILE | --preset NAME) [--json] [--units si|iec]
+
+Derives every figure of a scenario: stage 1 (the text, its tokens, sequences, batches) and stage 2
+(parameters, tensors, memory per GPU, FLOPs), each with its value, unit and formula.
+
+Options:
+  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
+  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
+  --json                 one JSON object: scenario, description, figures ({id,label,value,unit,
+                         formula,inputs}), problems
+  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
+  -h, --help             this text
+
+Relative paths in a scenario file are relative to the file's folder.
+Exit status: 0 done, 1 unreadable or invalid scenario (every problem is listed with its JSON
+path), 2 wrong usage.
+)";
+    case Command::Tensors:
+        return R"(Usage: tokenwire-cli tensors (--scenario FILE | --preset NAME) [--json] [--units si|iec]
+
+Prints the tensor inventory of one training step: every tensor of the forward pass layer by layer,
+then weights, gradients and optimizer state, with its shape in symbols and numbers, dtype, bytes,
+layer and phase.
+
+Options:
+  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
+  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
+  --json                 one JSON object: scenario, tensors ({name,component,shape_symbols,shape,
+                         dtype,bytes,layer,phase,kind})
+  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
+  -h, --help             this text
+
+Exit status: 0 done, 1 unreadable or invalid scenario, 2 wrong usage.
+)";
+    case Command::Explain:
+        return R"(Usage: tokenwire-cli explain ID (--scenario FILE | --preset NAME) [--json] [--units si|iec]
+
+Prints how the figure ID was derived: its value and formula, then the figures it came from,
+indented by depth, back to the inputs (the text, the tokenizer, the scenario's numbers).
+
+Options:
+  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
+  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
+  --json                 one JSON object: id, chain ({id,label,value,unit,formula,inputs,depth})
+  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
+  -h, --help             this text
+
+An unknown ID is refused with the ids close to it. `tokenwire-cli derive` lists every id.
+Exit status: 0 done, 1 unreadable or invalid scenario, 2 wrong usage or unknown ID.
+)";
+    case Command::Presets:
+        return R"(Usage: tokenwire-cli presets
+
+Lists the scenarios shipped with the program: one name per line, then a blank line, then
+"name — description" lines. Use a name with --preset.
+)";
     case Command::None:
         break;
     }
-    return R"(Usage: tokenwire-cli COMMAND [options] FILE|-
+    return R"(Usage: tokenwire-cli COMMAND [options]
 
-From words to tokens: the first stage of "The Life of a Token" from the shell.
+From words to bits on the wire: the stages of "The Life of a Token" from the shell.
 
 Commands:
   tokenize     tokenize a text (GPT-2 or a tokenizer.json) and print its dataset figures
   train-bpe    train a byte-level BPE vocabulary on a text and write tokenizer.json
+  derive       derive every figure of a scenario (--scenario FILE or --preset NAME)
+  tensors      the tensor inventory of one training step of a scenario
+  explain      the derivation chain of one figure back to the inputs
+  presets      the scenarios shipped with the program
 
 Options:
   -h, --help   this text; `tokenwire-cli COMMAND --help` for a command's options

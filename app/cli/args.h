@@ -12,7 +12,7 @@
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Presets };
 
 enum class OutputFormat { Table, Json, Count };
 
@@ -32,12 +32,23 @@ struct TrainBpeOptions {
     bool operator==(const TrainBpeOptions&) const = default;
 };
 
+// derive, tensors and explain: a scenario from a file or a preset.
+struct ScenarioOptions {
+    std::string scenarioFile; // a .tokenwire.json path, or "-" for standard input
+    std::string preset;       // a preset name (see `tokenwire-cli presets`)
+    bool json = false;
+    DisplayUnits units;
+    std::string figureId;     // explain: the figure to trace back
+    bool operator==(const ScenarioOptions&) const = default;
+};
+
 struct Invocation {
     Command command = Command::None;
     bool help = false;    // --help on the tool (command None) or on a command
     bool version = false; // --version
     TokenizeOptions tokenize;
     TrainBpeOptions trainBpe;
+    ScenarioOptions scenario; // derive, tensors, explain
     bool operator==(const Invocation&) const = default;
 };
 

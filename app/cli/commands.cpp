@@ -2,6 +2,9 @@
 
 #include "args.h"
 #include "base/units.h"
+#include "scenario/derive.h"
+#include "scenario/presets.h"
+#include "scenario/scenariojson.h"
 #include "text/bpe.h"
 #include "text/bpetrainer.h"
 #include "text/dataset.h"
@@ -38,9 +41,16 @@ std::string dumpJson(const json& j, int indent = -1)
     return j.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
+// One "tokenwire-cli: …" line per line of the message (a joined Error lists several problems).
 void printError(std::ostream& err, const Error& e)
 {
-    err << kTool << ": " << e.toString() << '\n';
+    const std::string text = e.toString();
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = std::min(text.find('\n', start), text.size());
+        err << kTool << ": " << text.substr(start, end - start) << '\n';
+        start = end + 1;
+    }
 }
 
 void printWarning(std::ostream& err, const std::string& message)
@@ -394,6 +404,240 @@ int runTrainBpe(const TrainBpeOptions& o, std::ostream& out, std::ostream& err)
     return kExitOk;
 }
 
+namespace {
+
+std::string_view kindName(model::TensorKind k)
+{
+    switch (k) {
+    case model::TensorKind::Input:
+        return "input";
+    case model::TensorKind::Weight:
+        return "weight";
+    case model::TensorKind::Activation:
+        return "activation";
+    case model::TensorKind::Gradient:
+        return "gradient";
+    case model::TensorKind::OptimizerState:
+        return "optimizer_state";
+    }
+    return "activation";
+}
+
+std::string_view phaseName(model::Phase p)
+{
+    switch (p) {
+    case model::Phase::Forward:
+        return "forward";
+    case model::Phase::Backward:
+        return "backward";
+    case model::Phase::Optimizer:
+        return "optimizer";
+    }
+    return "forward";
+}
+
+// The scenario of --scenario FILE (every problem printed, each with its JSON path) or --preset NAME.
+Result<scenario::Scenario> scenarioFor(const ScenarioOptions& o, std::ostream& err)
+{
+    if (!o.preset.empty())
+        return scenario::preset(o.preset);
+    auto bytes = readInput(o.scenarioFile, "the scenario file");
+    if (!bytes)
+        return bytes.error();
+    scenario::ScenarioLoad load = scenario::loadScenario(bytes.value(), displayName(o.scenarioFile));
+    if (!load.errors.empty()) {
+        for (std::size_t i = 0; i + 1 < load.errors.size(); ++i)
+            printError(err, load.errors[i]);
+        return load.errors.back();
+    }
+    if (o.scenarioFile == "-")
+        return std::move(*load.scenario);
+    return scenario::resolvePaths(std::move(*load.scenario), o.scenarioFile);
+}
+
+// Loads and derives; prints the Error and returns nullptr when either fails.
+std::shared_ptr<const scenario::Derivation> deriveFor(const ScenarioOptions& o, scenario::Scenario& s, std::ostream& err)
+{
+    auto loaded = scenarioFor(o, err);
+    if (!loaded) {
+        printError(err, loaded.error());
+        return nullptr;
+    }
+    s = std::move(loaded).value();
+    auto d = scenario::derive(s);
+    if (!d) {
+        Error e = d.error();
+        if (e.where.file.empty() && !o.scenarioFile.empty())
+            e.where.file = displayName(o.scenarioFile);
+        printError(err, e);
+        return nullptr;
+    }
+    return d.value();
+}
+
+std::string problemText(const Error& e)
+{
+    return e.toString();
+}
+
+void printRows(std::ostream& out, const std::vector<std::vector<std::string>>& rows)
+{
+    std::vector<std::size_t> widths;
+    for (const auto& r : rows)
+        for (std::size_t c = 0; c + 1 < r.size(); ++c) {
+            if (widths.size() <= c)
+                widths.resize(c + 1, 0);
+            widths[c] = std::max(widths[c], displayWidth(r[c]));
+        }
+    for (const auto& r : rows) {
+        std::string line;
+        for (std::size_t c = 0; c < r.size(); ++c)
+            line += c + 1 < r.size() ? padRight(r[c], widths[c]) : r[c];
+        while (!line.empty() && line.back() == ' ')
+            line.pop_back();
+        out << line << '\n';
+    }
+}
+
+std::string gpuLine(const scenario::Scenario& s, const scenario::Derivation& d)
+{
+    return formatInteger(static_cast<std::int64_t>(s.hardware.gpuCount)) + " × " + (d.gpu.name.empty() ? d.gpu.id : d.gpu.name);
+}
+
+} // namespace
+
+int runDerive(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
+{
+    scenario::Scenario s;
+    const auto d = deriveFor(o, s, err);
+    if (!d)
+        return kExitInput;
+    if (o.json) {
+        json figures = json::array();
+        for (const Figure& f : d->figures.all())
+            figures.push_back(figureJson(f));
+        json problems = json::array();
+        for (const Error& e : d->problems)
+            problems.push_back(problemText(e));
+        const json doc{{"scenario", s.name}, {"description", s.description}, {"figures", figures}, {"problems", problems}};
+        out << dumpJson(doc) << '\n';
+        return out.good() ? kExitOk : kExitInput;
+    }
+    out << "Scenario:   " << s.name << '\n';
+    if (!s.description.empty())
+        out << "            " << s.description << '\n';
+    out << "Text:       " << d->stage1->tokenized->textName << ", tokenizer " << d->tokenizer().name() << " ("
+        << formatInteger(static_cast<std::int64_t>(d->tokenizer().vocabSize())) << " tokens)\n";
+    out << "Model:      " << d->model.name << " on " << gpuLine(s, *d) << "\n\n";
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"Id", "Figure", "Value", "Formula"});
+    for (const Figure& f : d->figures.all())
+        rows.push_back({f.id, f.label, formatValue(f.value, f.unit, o.units), f.formula});
+    printRows(out, rows);
+    if (!d->problems.empty()) {
+        out << "\nNotes:\n";
+        for (const Error& e : d->problems)
+            out << "  " << problemText(e) << '\n';
+    }
+    return out.good() ? kExitOk : kExitInput;
+}
+
+int runTensors(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
+{
+    scenario::Scenario s;
+    const auto d = deriveFor(o, s, err);
+    if (!d)
+        return kExitInput;
+    const auto& tensors = d->stage2.tensors;
+    if (o.json) {
+        json list = json::array();
+        for (const model::TensorInfo& t : tensors)
+            list.push_back({{"name", t.name},
+                            {"component", t.component},
+                            {"shape_symbols", t.shapeSymbols},
+                            {"shape", t.shape},
+                            {"dtype", model::toString(t.dtype)},
+                            {"bytes", numberJson(t.bytes)},
+                            {"layer", t.layer},
+                            {"phase", phaseName(t.phase)},
+                            {"kind", kindName(t.kind)}});
+        out << dumpJson(json{{"scenario", s.name}, {"tensors", list}}) << '\n';
+        return out.good() ? kExitOk : kExitInput;
+    }
+    out << "Scenario:   " << s.name << " (" << d->model.name << ", B = "
+        << formatInteger(static_cast<std::int64_t>(s.batch.microBatch)) << ", T = "
+        << formatInteger(static_cast<std::int64_t>(s.batch.sequenceLength)) << ")\n\n";
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"Tensor", "Component", "Kind", "Phase", "Layer", "Dtype", "Shape", "Elements", "Bytes"});
+    for (const model::TensorInfo& t : tensors) {
+        std::string numbers = "[";
+        for (std::size_t i = 0; i < t.shape.size(); ++i)
+            numbers += (i ? "," : "") + std::to_string(t.shape[i]);
+        numbers += "]";
+        rows.push_back({t.name, t.component, std::string(kindName(t.kind)), std::string(phaseName(t.phase)),
+                        t.layer < 0 ? "-" : std::to_string(t.layer), std::string(model::toString(t.dtype)),
+                        t.shapeSymbols, numbers, formatBytes(t.bytes, o.units)});
+    }
+    printRows(out, rows);
+    out << "\nTensors: " << formatInteger(static_cast<std::int64_t>(tensors.size())) << '\n';
+    return out.good() ? kExitOk : kExitInput;
+}
+
+int runExplain(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
+{
+    scenario::Scenario s;
+    const auto d = deriveFor(o, s, err);
+    if (!d)
+        return kExitInput;
+    if (!d->figures.find(o.figureId)) {
+        const auto close = scenario::closeIds(d->figures, o.figureId);
+        std::string message = "unknown figure id '" + o.figureId + "'";
+        if (close.empty()) {
+            message += "; `tokenwire-cli derive` lists every id";
+        } else {
+            message += "; close ids:";
+            for (std::size_t i = 0; i < close.size(); ++i)
+                message += (i ? ", " : " ") + close[i];
+        }
+        printError(err, makeError(message));
+        return kExitUsage;
+    }
+    const auto tree = scenario::derivationTree(d->figures, o.figureId);
+    if (o.json) {
+        json chain = json::array();
+        for (const auto& step : tree) {
+            json f = figureJson(*step.figure);
+            f["depth"] = step.depth;
+            f["repeated"] = step.repeated;
+            chain.push_back(std::move(f));
+        }
+        out << dumpJson(json{{"scenario", s.name}, {"id", o.figureId}, {"chain", chain}}) << '\n';
+        return out.good() ? kExitOk : kExitInput;
+    }
+    for (const auto& step : tree) {
+        const Figure& f = *step.figure;
+        const std::string indent(std::size_t(step.depth) * 2, ' ');
+        if (step.repeated) {
+            out << indent << f.id << " = " << formatValue(f.value, f.unit, o.units) << "  (see above)\n";
+            continue;
+        }
+        out << indent << f.id << " = " << formatValue(f.value, f.unit, o.units) << "  " << f.label << '\n';
+        out << indent << "    " << f.formula << '\n';
+    }
+    return out.good() ? kExitOk : kExitInput;
+}
+
+int runPresets(std::ostream& out)
+{
+    const auto list = scenario::presetList();
+    for (const auto& p : list)
+        out << p.name << '\n';
+    out << '\n';
+    for (const auto& p : list)
+        out << p.name << " — " << p.description << '\n';
+    return out.good() ? kExitOk : kExitInput;
+}
+
 int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
 {
     std::vector<std::string_view> args;
@@ -419,6 +663,14 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
         return runTokenize(i.tokenize, out, err);
     case Command::TrainBpe:
         return runTrainBpe(i.trainBpe, out, err);
+    case Command::Derive:
+        return runDerive(i.scenario, out, err);
+    case Command::Tensors:
+        return runTensors(i.scenario, out, err);
+    case Command::Explain:
+        return runExplain(i.scenario, out, err);
+    case Command::Presets:
+        return runPresets(out);
     case Command::None:
         break;
     }

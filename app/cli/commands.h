@@ -1,5 +1,6 @@
 #pragma once
-// The commands of tokenwire-cli: tokenize and train-bpe, over the Qt-free core.
+// The commands of tokenwire-cli (tokenize, train-bpe, derive, tensors, explain, presets), over the
+// Qt-free core.
 
 #include <iosfwd>
 
@@ -8,6 +9,7 @@ namespace tw::cli {
 struct Invocation;
 struct TokenizeOptions;
 struct TrainBpeOptions;
+struct ScenarioOptions;
 
 // Exit statuses: done, unreadable or corrupt input (or output), wrong usage.
 inline constexpr int kExitOk = 0;
@@ -18,6 +20,14 @@ inline constexpr int kExitUsage = 2;
 [[nodiscard]] int runTokenize(const TokenizeOptions& options, std::ostream& out, std::ostream& err);
 // Trains a BPE vocabulary and writes tokenizer.json to a file or to out; a summary goes to err.
 [[nodiscard]] int runTrainBpe(const TrainBpeOptions& options, std::ostream& out, std::ostream& err);
+// Derives a scenario (file or preset) and prints every figure (table or JSON).
+[[nodiscard]] int runDerive(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
+// Prints a scenario's tensor inventory (table or JSON).
+[[nodiscard]] int runTensors(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
+// Prints one figure's derivation chain back to the inputs.
+[[nodiscard]] int runExplain(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
+// Lists the presets: names, a blank line, then "name — description" lines.
+[[nodiscard]] int runPresets(std::ostream& out);
 // The whole tool: parses argv, runs the command, writes "tokenwire-cli: …" errors to err.
 [[nodiscard]] int runTool(int argc, char** argv, std::ostream& out, std::ostream& err);
 

@@ -1,0 +1,674 @@
+#include "tensors.h"
+
+#include "base/units.h"
+
+#include <cmath>
+#include <initializer_list>
+#include <string>
+
+// Stage 2 of "The Life of a Token" (Avesani et al., §2 and the worked examples of §5): from the
+// token ids [B,T] to the Transformer's tensors, parameters, memory and FLOPs. Formulas: REFERENCE.md
+// "Stage 2"; Megatron-LM (Narayanan et al., arXiv 2104.04473); Korthikanti et al. (arXiv 2205.05198);
+// ZeRO (Rajbhandari et al., arXiv 1910.02054).
+
+namespace tw::model {
+
+namespace {
+
+constexpr double kMaxBytes = 9.223372036854775807e18; // 2^63
+
+std::string I(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
+std::string N(double v, int decimals = 2) { return formatCount(v, decimals); }
+std::string Bytes(double v) { return formatCount(v, 2) + " B"; }
+
+// Parameters by component, in the number type T (uint64 for the exact count, double to test for
+// overflow before the exact count is taken).
+template <class T>
+struct Params {
+    T embedding{}, positions{}, attention{}, mlpPerLayer{}, mlp{}, experts{}, router{}, norms{}, head{};
+    T total() const { return embedding + positions + attention + mlp + experts + router + norms + head; }
+};
+
+// GPT-2 block: W_qkv [d, d+2·d_kv] + b_qkv, W_o [d,d] + b_o, LayerNorm γ,β ×2, MLP W_fc [d,d_ff] + b_fc,
+// W_proj [d_ff,d] + b_proj (d_ff = 4d gives 12·d² + 13·d per layer; Radford et al. 2019).
+// Llama block: W_q, W_o [d,d], W_k, W_v [d,d_kv], RMSNorm γ ×2, SwiGLU W_gate, W_up [d,d_ff],
+// W_down [d_ff,d], no biases (Touvron et al. 2023). MoE layers: E expert MLPs and a router [d,E]
+// (Mixtral, Jiang et al. 2024). Untied heads add V·d.
+template <class T>
+Params<T> params(const ModelConfig& m)
+{
+    const bool gpt = m.family == Family::Gpt2;
+    const T L = m.layers, d = m.hiddenSize, dkv = m.kvDim(), ff = m.ffnSize, V = m.paddedVocab();
+    const T E = m.moe.experts, Lm = m.moeLayers(), Ld = L - Lm;
+    Params<T> p;
+    p.embedding = V * d;
+    p.positions = gpt ? T(m.maxPositions) * d : T(0);
+    p.attention = gpt ? L * (d * (d + 2 * dkv) + (d + 2 * dkv) + d * d + d) : L * (2 * d * d + 2 * d * dkv);
+    p.mlpPerLayer = gpt ? 2 * d * ff + ff + d : 3 * d * ff;
+    p.mlp = Ld * p.mlpPerLayer;
+    p.experts = Lm * E * p.mlpPerLayer;
+    p.router = Lm * d * E;
+    p.norms = gpt ? L * 4 * d + 2 * d : L * 2 * d + d;
+    p.head = m.tiedEmbeddings ? T(0) : V * d;
+    return p;
+}
+
+// Activation bytes kept for the backward pass (Korthikanti et al. 2022, Table 2 with t = 1 and
+// §4.3), scaled from their 16-bit constants by s_act / 2.
+struct Activations {
+    double perLayer = 0;
+    double embedding = 0;
+    double output = 0;
+    double total = 0;
+};
+
+Activations activations(const ModelConfig& m, const BatchShape& b)
+{
+    const double T = static_cast<double>(b.sequenceLength), B = static_cast<double>(b.microBatch);
+    const double d = static_cast<double>(m.hiddenSize), a = static_cast<double>(m.heads);
+    const double s = bytesPerElement(m.activations);
+    Activations x;
+    switch (m.recompute) {
+    case Recompute::None: x.perLayer = s / 2 * T * B * d * (34 + 5 * a * T / d); break;
+    case Recompute::Selective: x.perLayer = s / 2 * 34 * T * B * d; break;
+    case Recompute::Full: x.perLayer = s / 2 * 2 * T * B * d; break;
+    }
+    x.embedding = m.family == Family::Gpt2 ? B * T * d : 0; // the embedding dropout mask, 1 B per element
+    x.output = s / 2 * 4 * B * T * d + 4 * B * T * static_cast<double>(m.paddedVocab());
+    x.total = static_cast<double>(m.layers) * x.perLayer + x.embedding + x.output;
+    return x;
+}
+
+// The tensor inventory: one entry per tensor, bytes = product of the shape × bytes per element.
+class Inventory {
+public:
+    explicit Inventory(std::vector<TensorInfo>& out) : m_out(out) {}
+
+    TensorInfo& add(std::string name, const char* component, std::string symbols,
+                    std::initializer_list<std::uint64_t> shape, Precision dtype, TensorKind kind, Phase phase,
+                    int layer)
+    {
+        TensorInfo& t = m_out.emplace_back();
+        t.name = std::move(name);
+        t.component = component;
+        t.shapeSymbols = std::move(symbols);
+        t.shape.assign(shape.begin(), shape.end());
+        t.dtype = dtype;
+        t.dtypeName = std::string(toString(dtype));
+        t.kind = kind;
+        t.phase = phase;
+        t.layer = layer;
+        double elements = 1;
+        for (std::uint64_t n : shape)
+            elements *= static_cast<double>(n);
+        t.bytes = elements * bytesPerElement(dtype);
+        return t;
+    }
+
+private:
+    std::vector<TensorInfo>& m_out;
+};
+
+void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<TensorInfo>& out)
+{
+    const bool gpt = m.family == Family::Gpt2;
+    const std::uint64_t B = b.microBatch, T = b.sequenceLength, d = m.hiddenSize, a = m.heads, dkv = m.kvDim();
+    const std::uint64_t ff = m.ffnSize, V = m.paddedVocab(), E = m.moe.experts, k = m.moe.topK;
+    // Expert capacity C = ⌈CF·k·B·T/E⌉ tokens per expert (Switch Transformer, Fedus et al. 2021).
+    const std::uint64_t C = E == 0 ? 0
+                                   : static_cast<std::uint64_t>(std::ceil(m.moe.capacityFactor * static_cast<double>(k)
+                                                                          * static_cast<double>(B * T)
+                                                                          / static_cast<double>(E)));
+    const Precision act = m.activations;
+    const std::string vSym = m.paddedVocab() != m.vocabSize ? "V_p" : "V";
+    const char* kvSym = dkv == d ? "[B,T,d]" : "[B,T,d_kv]";
+    // Per layer at most 18 forward tensors and 13 weights, each with a gradient and up to 3 states.
+    out.reserve(out.size() + m.layers * (18 + 13 * 5) + 40);
+    Inventory inv(out);
+    constexpr auto Fw = Phase::Forward;
+    constexpr auto A = TensorKind::Activation;
+
+    // Forward pass, layer by layer.
+    TensorInfo& ids = inv.add("input.ids", "embedding", "[B,T]", {B, T}, Precision::Fp32, TensorKind::Input, Fw, -1);
+    ids.dtypeName = "int64";
+    ids.bytes = static_cast<double>(B * T) * 8;
+    TensorInfo& targets = inv.add("input.targets", "loss", "[B,T]", {B, T}, Precision::Fp32, TensorKind::Input, Fw, -1);
+    targets.dtypeName = "int64";
+    targets.bytes = static_cast<double>(B * T) * 8;
+    inv.add("embedding.tokens", "embedding", "[B,T,d]", {B, T, d}, act, A, Fw, -1);
+    if (gpt)
+        inv.add("embedding.positions", "embedding", "[T,d]", {T, d}, act, A, Fw, -1);
+    inv.add("embedding.output", "embedding", "[B,T,d]", {B, T, d}, act, A, Fw, -1);
+    for (std::uint64_t l = 0; l < m.layers; ++l) {
+        const std::string p = "layer" + std::to_string(l) + ".";
+        const int li = static_cast<int>(l);
+        inv.add(p + (gpt ? "ln1" : "attn_norm"), "norm", "[B,T,d]", {B, T, d}, act, A, Fw, li);
+        inv.add(p + "attn.q", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, li);
+        inv.add(p + "attn.k", "attention", kvSym, {B, T, dkv}, act, A, Fw, li);
+        inv.add(p + "attn.v", "attention", kvSym, {B, T, dkv}, act, A, Fw, li);
+        inv.add(p + "attn.scores", "attention", "[B,a,T,T]", {B, a, T, T}, act, A, Fw, li);
+        inv.add(p + "attn.softmax", "attention", "[B,a,T,T]", {B, a, T, T}, act, A, Fw, li);
+        inv.add(p + "attn.context", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, li);
+        inv.add(p + "attn.out", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, li);
+        inv.add(p + "residual", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, li);
+        inv.add(p + (gpt ? "ln2" : "mlp_norm"), "norm", "[B,T,d]", {B, T, d}, act, A, Fw, li);
+        if (m.isMoeLayer(l)) {
+            inv.add(p + "router.logits", "router", "[B,T,E]", {B, T, E}, act, A, Fw, li);
+            inv.add(p + "experts.dispatch", "experts", "[E,C,d]", {E, C, d}, act, A, Fw, li);
+            if (!gpt)
+                inv.add(p + "experts.gate", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, li);
+            inv.add(p + "experts.up", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, li);
+            inv.add(p + (gpt ? "experts.gelu" : "experts.swiglu"), "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, li);
+            inv.add(p + "experts.down", "experts", "[E,C,d]", {E, C, d}, act, A, Fw, li);
+            inv.add(p + "experts.combine", "experts", "[B,T,d]", {B, T, d}, act, A, Fw, li);
+        } else {
+            if (!gpt)
+                inv.add(p + "mlp.gate", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, li);
+            inv.add(p + "mlp.up", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, li);
+            inv.add(p + (gpt ? "mlp.gelu" : "mlp.swiglu"), "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, li);
+            inv.add(p + "mlp.down", "mlp", "[B,T,d]", {B, T, d}, act, A, Fw, li);
+        }
+        inv.add(p + "output", m.isMoeLayer(l) ? "experts" : "mlp", "[B,T,d]", {B, T, d}, act, A, Fw, li);
+    }
+    inv.add("final_norm.output", "norm", "[B,T,d]", {B, T, d}, act, A, Fw, -1);
+    inv.add("logits", "head", "[B,T," + vSym + "]", {B, T, V}, act, A, Fw, -1);
+    inv.add("loss.logits_fp32", "loss", "[B,T," + vSym + "]", {B, T, V}, Precision::Fp32, A, Fw, -1);
+    inv.add("loss", "loss", "[1]", {1}, Precision::Fp32, A, Fw, -1);
+
+    // Weights, in the order of the forward pass.
+    const std::size_t firstWeight = out.size();
+    const Precision w = m.weights;
+    constexpr auto W = TensorKind::Weight;
+    inv.add("embedding.wte", "embedding", "[" + vSym + ",d]", {V, d}, w, W, Fw, -1);
+    if (gpt)
+        inv.add("embedding.wpe", "embedding", "[T_max,d]", {m.maxPositions, d}, w, W, Fw, -1);
+    for (std::uint64_t l = 0; l < m.layers; ++l) {
+        const std::string p = "layer" + std::to_string(l) + ".";
+        const int li = static_cast<int>(l);
+        const bool moe = m.isMoeLayer(l);
+        if (gpt) {
+            inv.add(p + "ln1.weight", "norm", "[d]", {d}, w, W, Fw, li);
+            inv.add(p + "ln1.bias", "norm", "[d]", {d}, w, W, Fw, li);
+            inv.add(p + "attn.qkv.weight", "attention", dkv == d ? "[d,3d]" : "[d,d+2·d_kv]", {d, d + 2 * dkv}, w, W, Fw, li);
+            inv.add(p + "attn.qkv.bias", "attention", dkv == d ? "[3d]" : "[d+2·d_kv]", {d + 2 * dkv}, w, W, Fw, li);
+            inv.add(p + "attn.proj.weight", "attention", "[d,d]", {d, d}, w, W, Fw, li);
+            inv.add(p + "attn.proj.bias", "attention", "[d]", {d}, w, W, Fw, li);
+            inv.add(p + "ln2.weight", "norm", "[d]", {d}, w, W, Fw, li);
+            inv.add(p + "ln2.bias", "norm", "[d]", {d}, w, W, Fw, li);
+            if (moe) {
+                inv.add(p + "router.weight", "router", "[d,E]", {d, E}, w, W, Fw, li);
+                inv.add(p + "experts.fc.weight", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, li);
+                inv.add(p + "experts.fc.bias", "experts", "[E,d_ff]", {E, ff}, w, W, Fw, li);
+                inv.add(p + "experts.proj.weight", "experts", "[E,d_ff,d]", {E, ff, d}, w, W, Fw, li);
+                inv.add(p + "experts.proj.bias", "experts", "[E,d]", {E, d}, w, W, Fw, li);
+            } else {
+                inv.add(p + "mlp.fc.weight", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, li);
+                inv.add(p + "mlp.fc.bias", "mlp", "[d_ff]", {ff}, w, W, Fw, li);
+                inv.add(p + "mlp.proj.weight", "mlp", "[d_ff,d]", {ff, d}, w, W, Fw, li);
+                inv.add(p + "mlp.proj.bias", "mlp", "[d]", {d}, w, W, Fw, li);
+            }
+        } else {
+            inv.add(p + "attn_norm.weight", "norm", "[d]", {d}, w, W, Fw, li);
+            inv.add(p + "attn.wq", "attention", "[d,d]", {d, d}, w, W, Fw, li);
+            inv.add(p + "attn.wk", "attention", "[d,d_kv]", {d, dkv}, w, W, Fw, li);
+            inv.add(p + "attn.wv", "attention", "[d,d_kv]", {d, dkv}, w, W, Fw, li);
+            inv.add(p + "attn.wo", "attention", "[d,d]", {d, d}, w, W, Fw, li);
+            inv.add(p + "mlp_norm.weight", "norm", "[d]", {d}, w, W, Fw, li);
+            if (moe) {
+                inv.add(p + "router.weight", "router", "[d,E]", {d, E}, w, W, Fw, li);
+                inv.add(p + "experts.w_gate", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, li);
+                inv.add(p + "experts.w_up", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, li);
+                inv.add(p + "experts.w_down", "experts", "[E,d_ff,d]", {E, ff, d}, w, W, Fw, li);
+            } else {
+                inv.add(p + "mlp.w_gate", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, li);
+                inv.add(p + "mlp.w_up", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, li);
+                inv.add(p + "mlp.w_down", "mlp", "[d_ff,d]", {ff, d}, w, W, Fw, li);
+            }
+        }
+    }
+    inv.add("final_norm.weight", "norm", "[d]", {d}, w, W, Fw, -1);
+    if (gpt)
+        inv.add("final_norm.bias", "norm", "[d]", {d}, w, W, Fw, -1);
+    if (!m.tiedEmbeddings)
+        inv.add("head.weight", "head", "[" + vSym + ",d]", {V, d}, w, W, Fw, -1);
+    const std::size_t endWeight = out.size();
+    out.reserve(out.size() + 4 * (endWeight - firstWeight)); // `derived` keeps references into out
+
+    // One gradient per weight (backward), then Adam's m and v and, when the weights are not fp32,
+    // the fp32 master copy (mixed precision, Micikevicius et al. 2018; ZeRO §3.1).
+    auto derived = [&](const char* suffix, Precision dtype, TensorKind kind, Phase phase) {
+        const std::string_view tail(suffix);
+        for (std::size_t i = firstWeight; i < endWeight; ++i) {
+            TensorInfo& t = out.emplace_back();
+            const TensorInfo& weight = out[i]; // out has capacity for every entry: no reallocation
+            t.name.reserve(weight.name.size() + tail.size());
+            t.name.append(weight.name).append(tail);
+            t.component = weight.component;
+            t.shapeSymbols = weight.shapeSymbols;
+            t.shape = weight.shape;
+            t.dtype = dtype;
+            t.dtypeName = std::string(toString(dtype));
+            t.kind = kind;
+            t.phase = phase;
+            t.layer = weight.layer;
+            t.bytes = weight.bytes / bytesPerElement(w) * bytesPerElement(dtype);
+        }
+    };
+    derived(".grad", m.gradients, TensorKind::Gradient, Phase::Backward);
+    derived(".adam_m", m.optimizerState, TensorKind::OptimizerState, Phase::Optimizer);
+    derived(".adam_v", m.optimizerState, TensorKind::OptimizerState, Phase::Optimizer);
+    if (w != Precision::Fp32)
+        derived(".master", Precision::Fp32, TensorKind::OptimizerState, Phase::Optimizer);
+}
+
+std::string precisionText(Precision p) { return N(bytesPerElement(p)) + " B (" + std::string(toString(p)) + ")"; }
+
+} // namespace
+
+std::uint64_t parameterCount(const ModelConfig& model) { return params<std::uint64_t>(model).total(); }
+
+double parameterCountAsDouble(const ModelConfig& model) { return params<double>(model).total(); }
+
+std::vector<Error> validate(const BatchShape& batch, const ModelConfig& model)
+{
+    std::vector<Error> errors;
+    auto fail = [&](const char* path, std::string message) {
+        Location where;
+        where.jsonPath = path;
+        errors.push_back(makeError(std::move(message), std::move(where)));
+    };
+    auto range = [&](const char* path, std::uint64_t v, std::uint64_t lo, std::uint64_t hi) {
+        if (v < lo || v > hi) {
+            fail(path, "must be between " + I(lo) + " and " + I(hi) + ", got " + I(v));
+            return false;
+        }
+        return true;
+    };
+    bool ok = range("batch.sequence_length", batch.sequenceLength, 1, 16'777'216);
+    if (ok && model.family == Family::Gpt2 && batch.sequenceLength > model.maxPositions) {
+        fail("batch.sequence_length", "must be at most model.max_positions (" + I(model.maxPositions)
+                                          + "): a GPT-2 model learns one position vector per position, got "
+                                          + I(batch.sequenceLength));
+        ok = false;
+    }
+    ok = range("batch.micro_batch", batch.microBatch, 1, 16'777'216) && ok;
+    ok = range("batch.global_batch_tokens", batch.globalBatchTokens, 1, 1ULL << 50) && ok;
+    if (!ok)
+        return errors;
+    // Byte counts of the batch: the scores [B,a,T,T] of one layer, the logits, all activations.
+    const double B = static_cast<double>(batch.microBatch), T = static_cast<double>(batch.sequenceLength);
+    const double scores = B * static_cast<double>(model.heads) * T * T * 4;
+    const Activations x = activations(model, batch);
+    if (!(scores < kMaxBytes && x.total < kMaxBytes && x.perLayer * static_cast<double>(model.layers) < kMaxBytes))
+        fail("batch", "batch is too large for this model: activation byte counts overflow 64 bits (activations ≈ "
+                          + N(x.total, 0) + " B ≥ 2^63 B)");
+    return errors;
+}
+
+ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const GpuSpec& gpu, const FigureSet& inputs)
+{
+    ModelDerivation out;
+    FigureSet& f = out.figures;
+    const bool gpt = m.family == Family::Gpt2;
+    const bool moe = m.moe.experts > 0 && m.moeLayers() > 0;
+    using S = std::vector<std::string>;
+
+    const double L = static_cast<double>(m.layers), d = static_cast<double>(m.hiddenSize);
+    const double a = static_cast<double>(m.heads), ff = static_cast<double>(m.ffnSize);
+    const double V = static_cast<double>(m.paddedVocab());
+    const double T = static_cast<double>(b.sequenceLength), B = static_cast<double>(b.microBatch);
+    const double G = static_cast<double>(b.globalBatchTokens);
+    const double E = static_cast<double>(m.moe.experts), k = static_cast<double>(m.moe.topK);
+    const double Lm = static_cast<double>(m.moeLayers());
+    const double sw = bytesPerElement(m.weights), sa = bytesPerElement(m.activations);
+    const double sg = bytesPerElement(m.gradients), so = bytesPerElement(m.optimizerState);
+
+    // Inputs of this stage: the model's shape, the batch, the precisions.
+    f.add({"model.layers", "Layers L", L, "", "input: L = " + I(m.layers) + " Transformer blocks", {}});
+    f.add({"model.hidden_size", "Hidden size d", d, "", "input: d = " + I(m.hiddenSize), {}});
+    f.add({"model.heads", "Attention heads a", a, "", "input: a = " + I(m.heads), {}});
+    f.add({"model.kv_heads", "Key/value heads n_kv", static_cast<double>(m.kvHeads), "",
+           m.kvHeads == m.heads ? "input: n_kv = a = " + I(m.kvHeads) + " (multi-head attention)"
+                                : "input: n_kv = " + I(m.kvHeads) + " (grouped-query attention: "
+                                      + I(m.kvHeads == 0 ? 0 : m.heads / m.kvHeads) + " query heads share each key/value head)",
+           {}});
+    f.add({"model.ffn_size", "MLP size d_ff", ff, "",
+           "input: d_ff = " + I(m.ffnSize) + (m.ffnSize == 4 * m.hiddenSize ? " (4·d)" : ""), {}});
+    if (const Figure* tok = inputs.find("tokenizer.vocab_size");
+        tok && tok->value == static_cast<double>(m.vocabSize)) {
+        f.add({"model.vocab_size", "Vocabulary size V", static_cast<double>(m.vocabSize), "tokens",
+               "V = the tokenizer's vocabulary = " + I(m.vocabSize), {"tokenizer.vocab_size"}});
+    } else {
+        f.add({"model.vocab_size", "Vocabulary size V", static_cast<double>(m.vocabSize), "tokens",
+               "input: V = " + I(m.vocabSize)
+                   + (tok ? " (set on the model; the tokenizer has " + N(tok->value) + ")" : std::string()),
+               {}});
+    }
+    f.add({"model.vocab_padded", "Vocabulary rows V_p (padded)", V, "tokens",
+           m.vocabPadMultiple == 0
+               ? "no padding: V_p = V = " + I(m.vocabSize)
+               : "V_p = ⌈V / " + I(m.vocabPadMultiple) + "⌉·" + I(m.vocabPadMultiple) + " = ⌈" + I(m.vocabSize) + " / "
+                     + I(m.vocabPadMultiple) + "⌉·" + I(m.vocabPadMultiple) + " = " + I(m.paddedVocab())
+                     + " (padded rows for GPU-friendly shapes)",
+           {"model.vocab_size"}});
+    if (gpt)
+        f.add({"model.max_positions", "Learned positions T_max", static_cast<double>(m.maxPositions), "tokens",
+               "input: T_max = " + I(m.maxPositions) + " rows of the position table", {}});
+    f.add({"model.head_dim", "Head size d/a", static_cast<double>(m.headDim()), "",
+           "d / a = " + I(m.hiddenSize) + " / " + I(m.heads) + " = " + I(m.headDim()), {"model.hidden_size", "model.heads"}});
+    f.add({"model.kv_dim", "Key/value width d_kv", static_cast<double>(m.kvDim()), "",
+           "d_kv = n_kv·d/a = " + I(m.kvHeads) + "·" + I(m.headDim()) + " = " + I(m.kvDim()),
+           {"model.kv_heads", "model.head_dim"}});
+    f.add({"model.moe.experts", "Experts E", E, "",
+           m.moe.experts == 0 ? "input: E = 0 (a dense model)" : "input: E = " + I(m.moe.experts) + " experts per MoE layer", {}});
+    f.add({"model.moe.layers", "MoE layers L_moe", Lm, "",
+           m.moe.experts == 0 ? "dense model: L_moe = 0"
+                              : "L_moe = ⌊L / interval⌋ = ⌊" + I(m.layers) + " / " + I(m.moe.layerInterval)
+                                    + "⌋ = " + I(m.moeLayers())
+                                    + (m.moe.layerInterval == 1 ? " (every layer)"
+                                                                : " (every " + I(m.moe.layerInterval) + "-th layer)"),
+           {"model.layers", "model.moe.experts"}});
+    if (moe) {
+        f.add({"model.moe.top_k", "Experts per token k", k, "", "input: each token is routed to k = " + I(m.moe.topK) + " experts", {}});
+        f.add({"model.moe.capacity_factor", "Capacity factor CF", m.moe.capacityFactor, "",
+               "input: CF = " + N(m.moe.capacityFactor), {}});
+    }
+    f.add({"model.bytes.weights", "Bytes per weight s_w", sw, "B", "input: weights in " + precisionText(m.weights), {}});
+    f.add({"model.bytes.activations", "Bytes per activation s_act", sa, "B",
+           "input: activations in " + precisionText(m.activations), {}});
+    f.add({"model.bytes.gradients", "Bytes per gradient s_g", sg, "B", "input: gradients in " + precisionText(m.gradients), {}});
+    f.add({"model.bytes.optimizer_state", "Bytes per Adam moment s_opt", so, "B",
+           "input: Adam m and v in " + precisionText(m.optimizerState), {}});
+    auto batchInput = [&](const char* id, const char* label, double value, const char* unit, const char* symbol,
+                          const char* stage1) {
+        if (const Figure* s1 = inputs.find(stage1); s1 && s1->value == value)
+            f.add({id, label, value, unit, std::string(symbol) + " = the dataset's " + symbol + " = " + N(value), {stage1}});
+        else
+            f.add({id, label, value, unit, "input: " + std::string(symbol) + " = " + N(value), {}});
+    };
+    batchInput("batch.T", "Sequence length T", T, "tokens", "T", "dataset.T");
+    batchInput("batch.B", "Micro-batch B", B, "sequences", "B", "dataset.B");
+    batchInput("batch.G", "Global batch G", G, "tokens", "G", "dataset.G");
+
+    // Parameters by component (REFERENCE.md "Stage 2").
+    const Params<std::uint64_t> pc = params<std::uint64_t>(m);
+    const std::string sL = I(m.layers), sd = I(m.hiddenSize), sdkv = I(m.kvDim()), sff = I(m.ffnSize);
+    const std::string sV = I(m.paddedVocab()), sE = I(m.moe.experts), sLm = I(m.moeLayers());
+    const std::string sLd = I(m.layers - m.moeLayers());
+    f.add({"model.params.embedding", "Parameters: token embedding", static_cast<double>(pc.embedding), "params",
+           "V_p·d = " + sV + "·" + sd + " = " + I(pc.embedding), {"model.vocab_padded", "model.hidden_size"}});
+    if (gpt)
+        f.add({"model.params.positions", "Parameters: position embedding", static_cast<double>(pc.positions), "params",
+               "T_max·d = " + I(m.maxPositions) + "·" + sd + " = " + I(pc.positions), {"model.max_positions", "model.hidden_size"}});
+    else
+        f.add({"model.params.positions", "Parameters: position embedding", 0, "params",
+               "RoPE rotates q and k: no learned positions, 0", {}});
+    if (gpt && m.kvDim() == m.hiddenSize)
+        f.add({"model.params.attention", "Parameters: attention", static_cast<double>(pc.attention), "params",
+               "L·(4·d² + 4·d) (W_qkv, b_qkv, W_o, b_o) = " + sL + "·(4·" + sd + "² + 4·" + sd + ") = " + I(pc.attention),
+               {"model.layers", "model.hidden_size"}});
+    else if (gpt)
+        f.add({"model.params.attention", "Parameters: attention", static_cast<double>(pc.attention), "params",
+               "L·(d·(d + 2·d_kv) + d + 2·d_kv + d² + d) = " + sL + "·(" + sd + "·(" + sd + " + 2·" + sdkv + ") + " + sd
+                   + " + 2·" + sdkv + " + " + sd + "² + " + sd + ") = " + I(pc.attention),
+               {"model.layers", "model.hidden_size", "model.kv_dim"}});
+    else
+        f.add({"model.params.attention", "Parameters: attention", static_cast<double>(pc.attention), "params",
+               "L·(2·d² + 2·d·d_kv) (W_q, W_o; W_k, W_v) = " + sL + "·(2·" + sd + "² + 2·" + sd + "·" + sdkv
+                   + ") = " + I(pc.attention),
+               {"model.layers", "model.hidden_size", "model.kv_dim"}});
+    const std::string mlpSym = gpt ? "(2·d·d_ff + d_ff + d)" : "3·d·d_ff";
+    const std::string mlpNum = gpt ? "(2·" + sd + "·" + sff + " + " + sff + " + " + sd + ")" : "3·" + sd + "·" + sff;
+    const std::string mlpWhat = gpt ? " (W_fc, b_fc, W_proj, b_proj)" : " (W_gate, W_up, W_down)";
+    f.add({"model.params.mlp", "Parameters: MLP", static_cast<double>(pc.mlp), "params",
+           (moe ? "(L − L_moe)·" + mlpSym + mlpWhat + " = " + sLd + "·" + mlpNum
+                : "L·" + mlpSym + mlpWhat + " = " + sL + "·" + mlpNum)
+               + " = " + I(pc.mlp),
+           moe ? S{"model.layers", "model.moe.layers", "model.hidden_size", "model.ffn_size"}
+               : S{"model.layers", "model.hidden_size", "model.ffn_size"}});
+    f.add({"model.params.experts", "Parameters: experts", static_cast<double>(pc.experts), "params",
+           moe ? "L_moe·E·" + mlpSym + " = " + sLm + "·" + sE + "·" + mlpNum + " = " + I(pc.experts)
+               : "dense model (E = 0): no experts, 0",
+           moe ? S{"model.moe.layers", "model.moe.experts", "model.hidden_size", "model.ffn_size"} : S{"model.moe.experts"}});
+    f.add({"model.params.router", "Parameters: routers", static_cast<double>(pc.router), "params",
+           moe ? "L_moe·d·E = " + sLm + "·" + sd + "·" + sE + " = " + I(pc.router) : "dense model (E = 0): no router, 0",
+           moe ? S{"model.moe.layers", "model.hidden_size", "model.moe.experts"} : S{"model.moe.experts"}});
+    f.add({"model.params.norms", "Parameters: norms", static_cast<double>(pc.norms), "params",
+           gpt ? "LayerNorm γ and β, two per block and a final one: L·4·d + 2·d = " + sL + "·4·" + sd + " + 2·" + sd + " = "
+                     + I(pc.norms)
+               : "RMSNorm γ, two per block and a final one: L·2·d + d = " + sL + "·2·" + sd + " + " + sd + " = " + I(pc.norms),
+           {"model.layers", "model.hidden_size"}});
+    f.add({"model.params.head", "Parameters: output head", static_cast<double>(pc.head), "params",
+           m.tiedEmbeddings ? "tied: the head reuses the token embedding table, 0"
+                            : "untied: V_p·d = " + sV + "·" + sd + " = " + I(pc.head),
+           {"model.vocab_padded", "model.hidden_size"}});
+
+    const std::uint64_t P = pc.total();
+    out.parameters = static_cast<double>(P);
+    std::string pFormula = "P = embedding + positions + attention + MLP + experts + routers + norms + head = "
+                           + I(pc.embedding) + " + " + I(pc.positions) + " + " + I(pc.attention) + " + " + I(pc.mlp)
+                           + " + " + I(pc.experts) + " + " + I(pc.router) + " + " + I(pc.norms) + " + " + I(pc.head)
+                           + " = " + I(P);
+    if (gpt && !moe && m.ffnSize == 4 * m.hiddenSize && m.kvHeads == m.heads) {
+        pFormula += "; GPT-2 closed form: P = 12·L·d² + 13·L·d + (V+T)·d + 2·d" + std::string(m.tiedEmbeddings ? "" : " + V·d")
+                    + " = 12·" + sL + "·" + sd + "² + 13·" + sL + "·" + sd + " + (" + sV + "+" + I(m.maxPositions) + ")·"
+                    + sd + " + 2·" + sd + (m.tiedEmbeddings ? "" : " + " + sV + "·" + sd) + " = " + I(P);
+    } else if (!gpt && (!moe || m.moe.layerInterval == 1)) {
+        const std::string tiedSym = m.tiedEmbeddings ? "V·d + d" : "2·V·d + d";
+        const std::string tiedNum = (m.tiedEmbeddings ? "" : "2·") + sV + "·" + sd + " + " + sd;
+        if (moe)
+            pFormula += "; Llama/Mixtral closed form: P = L·(2·d² + 2·d·d_kv + E·3·d·d_ff + d·E + 2·d) + " + tiedSym
+                        + " = " + sL + "·(2·" + sd + "² + 2·" + sd + "·" + sdkv + " + " + sE + "·3·" + sd + "·" + sff
+                        + " + " + sd + "·" + sE + " + 2·" + sd + ") + " + tiedNum + " = " + I(P);
+        else
+            pFormula += "; Llama closed form: P = L·(2·d² + 2·d·d_kv + 3·d·d_ff + 2·d) + " + tiedSym + " = " + sL
+                        + "·(2·" + sd + "² + 2·" + sd + "·" + sdkv + " + 3·" + sd + "·" + sff + " + 2·" + sd + ") + "
+                        + tiedNum + " = " + I(P);
+    }
+    f.add({"model.parameters", "Parameters P", out.parameters, "params", pFormula,
+           {"model.params.embedding", "model.params.positions", "model.params.attention", "model.params.mlp",
+            "model.params.experts", "model.params.router", "model.params.norms", "model.params.head"}});
+    // Each token runs k of the E experts of a MoE layer: the others add parameters but no FLOPs.
+    const std::uint64_t idle = moe ? m.moeLayers() * (m.moe.experts - m.moe.topK) * pc.mlpPerLayer : 0;
+    const double Pa = static_cast<double>(P - idle);
+    f.add({"model.active_parameters", "Parameters active per token", Pa, "params",
+           moe ? "P − L_moe·(E − k)·" + mlpSym + " = " + I(P) + " − " + sLm + "·(" + sE + " − " + I(m.moe.topK) + ")·"
+                     + I(pc.mlpPerLayer) + " = " + I(P - idle) + " (each token uses k of the E experts)"
+               : "dense model: every parameter is used by every token, P = " + I(P),
+           moe ? S{"model.parameters", "model.moe.layers", "model.moe.experts", "model.moe.top_k", "model.hidden_size",
+                   "model.ffn_size"}
+               : S{"model.parameters"}});
+
+    // Tensor sizes of one micro-batch (the paper's §5.2 boundary activation is B·T·d·s).
+    const std::string sB = N(B), sT = N(T), sa_ = N(sa);
+    f.add({"tensor.ids_bytes", "Token ids [B,T] (int64)", B * T * 8, "B",
+           "B·T·8 = " + sB + "·" + sT + "·8 = " + Bytes(B * T * 8) + " (int64 ids, as PyTorch's embedding takes them)",
+           {"batch.B", "batch.T"}});
+    f.add({"tensor.hidden_bytes", "Hidden state [B,T,d]", B * T * d * sa, "B",
+           "B·T·d·s_act = " + sB + "·" + sT + "·" + sd + "·" + sa_ + " = " + Bytes(B * T * d * sa)
+               + " (the activation between two blocks: the paper's pipeline boundary, §5.2)",
+           {"batch.B", "batch.T", "model.hidden_size", "model.bytes.activations"}});
+    f.add({"tensor.kv_bytes", "Keys (or values) [B,T,d_kv]", B * T * static_cast<double>(m.kvDim()) * sa, "B",
+           "B·T·d_kv·s_act = " + sB + "·" + sT + "·" + sdkv + "·" + sa_ + " = "
+               + Bytes(B * T * static_cast<double>(m.kvDim()) * sa),
+           {"batch.B", "batch.T", "model.kv_dim", "model.bytes.activations"}});
+    f.add({"tensor.scores_bytes", "Attention scores [B,a,T,T]", B * a * T * T * sa, "B",
+           "B·a·T²·s_act = " + sB + "·" + I(m.heads) + "·" + sT + "²·" + sa_ + " = " + Bytes(B * a * T * T * sa)
+               + " per layer (not materialized by fused attention kernels)",
+           {"batch.B", "model.heads", "batch.T", "model.bytes.activations"}});
+    f.add({"tensor.mlp_bytes", "MLP hidden [B,T,d_ff]", B * T * ff * sa, "B",
+           "B·T·d_ff·s_act = " + sB + "·" + sT + "·" + sff + "·" + sa_ + " = " + Bytes(B * T * ff * sa),
+           {"batch.B", "batch.T", "model.ffn_size", "model.bytes.activations"}});
+    f.add({"tensor.logits_bytes", "Logits [B,T,V_p]", B * T * V * sa, "B",
+           "B·T·V_p·s_act = " + sB + "·" + sT + "·" + sV + "·" + sa_ + " = " + Bytes(B * T * V * sa),
+           {"batch.B", "batch.T", "model.vocab_padded", "model.bytes.activations"}});
+
+    // Memory of one GPU holding the whole model (later stages divide it by the parallel layout).
+    const double sP = static_cast<double>(P);
+    const std::string sPs = I(P);
+    const double wBytes = sP * sw, gBytes = sP * sg;
+    const double master = m.weights == Precision::Fp32 ? 0.0 : 4.0;
+    const double oBytes = sP * (2 * so + master);
+    f.add({"memory.weights_bytes", "Memory: weights", wBytes, "B", "P·s_w = " + sPs + "·" + N(sw) + " = " + Bytes(wBytes),
+           {"model.parameters", "model.bytes.weights"}});
+    f.add({"memory.gradients_bytes", "Memory: gradients", gBytes, "B",
+           "P·s_g = " + sPs + "·" + N(sg) + " = " + Bytes(gBytes), {"model.parameters", "model.bytes.gradients"}});
+    f.add({"memory.optimizer_bytes", "Memory: optimizer state", oBytes, "B",
+           master > 0 ? "Adam m and v plus an fp32 master copy of the weights: P·(2·s_opt + 4) = " + sPs + "·(2·" + N(so)
+                            + " + 4) = " + Bytes(oBytes) + " (mixed precision; ZeRO arXiv 1910.02054 §3.1)"
+                      : "Adam m and v (fp32 weights are their own master copy): P·2·s_opt = " + sPs + "·2·" + N(so) + " = "
+                            + Bytes(oBytes),
+           {"model.parameters", "model.bytes.optimizer_state", "model.bytes.weights"}});
+    const double states = wBytes + gBytes + oBytes;
+    f.add({"memory.model_states_bytes", "Memory: weights, gradients and optimizer", states, "B",
+           "weights + gradients + optimizer = " + Bytes(wBytes) + " + " + Bytes(gBytes) + " + " + Bytes(oBytes) + " = "
+               + Bytes(states) + " = " + N(states / sP) + "·P (16·P for bf16 mixed-precision Adam, ZeRO §3.1)",
+           {"memory.weights_bytes", "memory.gradients_bytes", "memory.optimizer_bytes"}});
+
+    const Activations x = activations(m, b);
+    const std::string scale = "(s_act/2)·";
+    const std::string scaleNum = "(" + sa_ + "/2)·";
+    const std::string blockNote = gpt ? "" : " (constants of a GPT block with a 4d MLP: an estimate for this block)";
+    std::string layerFormula;
+    switch (m.recompute) {
+    case Recompute::None:
+        layerFormula = scale + "T·B·d·(34 + 5·a·T/d) = " + scaleNum + sT + "·" + sB + "·" + sd + "·(34 + 5·" + I(m.heads)
+                       + "·" + sT + "/" + sd + ") = " + Bytes(x.perLayer)
+                       + " (Korthikanti et al. 2022 Table 2, no recomputation, constants for 16-bit activations)";
+        break;
+    case Recompute::Selective:
+        layerFormula = scale + "34·T·B·d = " + scaleNum + "34·" + sT + "·" + sB + "·" + sd + " = " + Bytes(x.perLayer)
+                       + " (Korthikanti et al. 2022 Table 2, selective recomputation of attention)";
+        break;
+    case Recompute::Full:
+        layerFormula = scale + "2·T·B·d = " + scaleNum + "2·" + sT + "·" + sB + "·" + sd + " = " + Bytes(x.perLayer)
+                       + " (Korthikanti et al. 2022 Table 2, full recomputation: only the layer input is kept)";
+        break;
+    }
+    f.add({"memory.activations.layer_bytes", "Activations kept per layer", x.perLayer, "B", layerFormula + blockNote,
+           {"batch.T", "batch.B", "model.hidden_size", "model.heads", "model.bytes.activations"}});
+    f.add({"memory.activations.embedding_bytes", "Activations kept: embedding", x.embedding, "B",
+           gpt ? "embedding dropout mask, 1 B per element: B·T·d = " + sB + "·" + sT + "·" + sd + " = " + Bytes(x.embedding)
+                     + " (Korthikanti et al. 2022 §4.3)"
+               : "no dropout after the embedding: 0",
+           gpt ? S{"batch.B", "batch.T", "model.hidden_size"} : S{}});
+    f.add({"memory.activations.output_bytes", "Activations kept: final norm, head and loss", x.output, "B",
+           "final norm and head inputs " + scale + "4·B·T·d + fp32 logits for the cross-entropy 4·B·T·V_p = " + scaleNum
+               + "4·" + sB + "·" + sT + "·" + sd + " + 4·" + sB + "·" + sT + "·" + sV + " = " + Bytes(x.output)
+               + " (Korthikanti et al. 2022 §4.3)",
+           {"batch.B", "batch.T", "model.hidden_size", "model.vocab_padded", "model.bytes.activations"}});
+    f.add({"memory.activations_bytes", "Memory: activations", x.total, "B",
+           "L·per layer + embedding + output = " + sL + "·" + Bytes(x.perLayer) + " + " + Bytes(x.embedding) + " + "
+               + Bytes(x.output) + " = " + Bytes(x.total) + " (one micro-batch in flight)",
+           {"model.layers", "memory.activations.layer_bytes", "memory.activations.embedding_bytes",
+            "memory.activations.output_bytes"}});
+    const double total = states + x.total;
+    f.add({"memory.total_bytes", "Memory per GPU", total, "B",
+           "weights + gradients + optimizer + activations = " + Bytes(wBytes) + " + " + Bytes(gBytes) + " + "
+               + Bytes(oBytes) + " + " + Bytes(x.total) + " = " + Bytes(total)
+               + " (one GPU holds the whole model; framework workspace and fragmentation not counted)",
+           {"memory.model_states_bytes", "memory.activations_bytes"}});
+    f.add({"memory.gpu_capacity_bytes", "GPU memory", gpu.memoryBytes, "B",
+           (gpu.name.empty() ? gpu.id : gpu.name) + ": " + Bytes(gpu.memoryBytes) + " (" + N(gpu.memoryBytes / 1073741824.0)
+               + " GiB, datasheet)",
+           {}});
+    out.fitsInMemory = total <= gpu.memoryBytes;
+    f.add({"memory.headroom_bytes", "Memory left on the GPU", gpu.memoryBytes - total, "B",
+           "capacity − total = " + Bytes(gpu.memoryBytes) + " − " + Bytes(total) + " = " + Bytes(gpu.memoryBytes - total)
+               + (out.fitsInMemory ? "" : " (negative: it does not fit)"),
+           {"memory.gpu_capacity_bytes", "memory.total_bytes"}});
+    f.add({"memory.fits", "Fits in one GPU's memory", out.fitsInMemory ? 1.0 : 0.0, "",
+           "total ≤ capacity: " + Bytes(total) + (out.fitsInMemory ? " ≤ " : " > ") + Bytes(gpu.memoryBytes) + " → "
+               + (out.fitsInMemory ? "fits (1)" : "does not fit (0)"),
+           {"memory.total_bytes", "memory.gpu_capacity_bytes"}});
+
+    // FLOPs: ≈ 6·P per token (2 forward + 4 backward) plus attention 12·B·T²·d per layer per
+    // micro-batch; recomputation adds forward work (REFERENCE.md; arXiv 2104.04473 §5.1).
+    const double tokensMb = B * T;
+    f.add({"compute.tokens_per_microbatch", "Tokens per micro-batch", tokensMb, "tokens",
+           "B·T = " + sB + "·" + sT + " = " + N(tokensMb), {"batch.B", "batch.T"}});
+    f.add({"compute.tokens_per_step", "Tokens per optimizer step", G, "tokens",
+           "G = " + N(G) + " tokens per optimizer step", {"batch.G"}});
+    f.add({"compute.microbatches_per_step", "Micro-batches per step (one GPU)", G / tokensMb, "",
+           "G / (B·T) = " + N(G) + " / " + N(tokensMb) + " = " + N(G / tokensMb)
+               + " (gradient accumulation on a single GPU)",
+           {"batch.G", "compute.tokens_per_microbatch"}});
+    const bool fullRe = m.recompute == Recompute::Full;
+    const double cA = m.recompute == Recompute::None ? 12 : 16;
+    // Full recomputation re-runs each block's forward (2·P_blocks per token); the embedding and the
+    // head are not checkpointed (Korthikanti et al. 2022 §5; Megatron's 96·… form counts the same).
+    const std::uint64_t blockNorms = gpt ? 4 * m.layers * m.hiddenSize : 2 * m.layers * m.hiddenSize;
+    const std::uint64_t activeExperts = moe ? m.moeLayers() * m.moe.topK * pc.mlpPerLayer : 0;
+    const std::uint64_t Pb = pc.attention + pc.mlp + activeExperts + pc.router + blockNorms;
+    const double denseTok = 6 * Pa + (fullRe ? 2 * static_cast<double>(Pb) : 0.0);
+    f.add({"compute.flops.params_per_token", "FLOPs per token: parameters", denseTok, "FLOP",
+           (fullRe ? "6·P_active + 2·P_blocks (2 forward + 4 backward per parameter, + 2 for the blocks' recomputed "
+                     "forward; P_blocks = attention + MLP + active experts + routers + block norms = "
+                         + I(Pb) + ") = 6·" + N(Pa) + " + 2·" + I(Pb)
+                   : "6·P_active (2 forward + 4 backward per parameter) = 6·" + N(Pa))
+               + " = " + N(denseTok) + (moe ? " (MoE: only the k routed experts count)" : ""),
+           fullRe ? S{"model.active_parameters", "model.params.attention", "model.params.mlp", "model.params.experts",
+                      "model.params.router", "model.params.norms"}
+                  : S{"model.active_parameters"}});
+    const double attnMb = cA * B * T * T * d * L;
+    f.add({"compute.flops.attention_per_microbatch", "FLOPs per micro-batch: attention scores", attnMb, "FLOP",
+           N(cA) + "·B·T²·d·L = " + N(cA) + "·" + sB + "·" + sT + "²·" + sd + "·" + sL + " = " + N(attnMb)
+               + (m.recompute == Recompute::None ? " (QKᵀ and scores·V: 4·B·T²·d forward per layer, ×3 with backward)"
+                                                 : " (QKᵀ and scores·V: 4·B·T²·d forward per layer, ×3 with backward, +1 recomputed)"),
+           {"batch.B", "batch.T", "model.hidden_size", "model.layers"}});
+    const double mbFlops = denseTok * tokensMb + attnMb;
+    f.add({"compute.flops_per_microbatch", "FLOPs per micro-batch", mbFlops, "FLOP",
+           "B·T·(parameters per token) + attention = " + N(tokensMb) + "·" + N(denseTok) + " + " + N(attnMb) + " = "
+               + N(mbFlops) + " (forward and backward)",
+           {"compute.tokens_per_microbatch", "compute.flops.params_per_token", "compute.flops.attention_per_microbatch"}});
+    const double perToken = mbFlops / tokensMb;
+    f.add({"compute.flops_per_token", "FLOPs per token", perToken, "FLOP",
+           "FLOPs per micro-batch / (B·T) = " + N(mbFlops) + " / " + N(tokensMb) + " = " + N(perToken),
+           {"compute.flops_per_microbatch", "compute.tokens_per_microbatch"}});
+    const double stepFlops = perToken * G;
+    f.add({"compute.flops_per_step", "FLOPs per optimizer step", stepFlops, "FLOP",
+           "FLOPs per token·G = " + N(perToken) + "·" + N(G) + " = " + N(stepFlops), {"compute.flops_per_token", "compute.tokens_per_step"}});
+
+    // Megatron-LM's closed forms (arXiv 2104.04473 §5.1, dense GPT block), per micro-batch.
+    const double base = B * T * L * d * d;
+    const double f72 = 1 + T / (6 * d) + V / (12 * L * d);
+    const double f96 = 1 + T / (6 * d) + V / (16 * L * d);
+    const std::string denseNote = moe || !gpt ? " (a dense GPT-block formula: a cross-check only for this model)" : "";
+    f.add({"compute.flops_crosscheck_72", "FLOPs per micro-batch, Megatron form (no recomputation)", 72 * base * f72, "FLOP",
+           "72·B·T·L·d²·(1 + T/(6·d) + V_p/(12·L·d)) = 72·" + sB + "·" + sT + "·" + sL + "·" + sd + "²·(1 + " + sT + "/"
+               + N(6 * d) + " + " + sV + "/" + N(12 * L * d) + ") = 72·" + N(base) + "·" + N(f72, 4) + " = "
+               + N(72 * base * f72) + " (arXiv 2104.04473 §5.1 without the recomputed forward)" + denseNote,
+           {"batch.B", "batch.T", "model.layers", "model.hidden_size", "model.vocab_padded"}});
+    f.add({"compute.flops_crosscheck_96", "FLOPs per micro-batch, Megatron form (full recomputation)", 96 * base * f96, "FLOP",
+           "96·B·T·L·d²·(1 + T/(6·d) + V_p/(16·L·d)) = 96·" + sB + "·" + sT + "·" + sL + "·" + sd + "²·(1 + " + sT + "/"
+               + N(6 * d) + " + " + sV + "/" + N(16 * L * d) + ") = 96·" + N(base) + "·" + N(f96, 4) + " = "
+               + N(96 * base * f96) + " (arXiv 2104.04473 §5.1, with full recomputation)" + denseNote,
+           {"batch.B", "batch.T", "model.layers", "model.hidden_size", "model.vocab_padded"}});
+    const double check = fullRe ? 96 * base * f96 : 72 * base * f72;
+    f.add({"compute.flops_crosscheck_ratio", "FLOPs: ours / Megatron form", mbFlops / check, "",
+           std::string("FLOPs per micro-batch / ") + (fullRe ? "96" : "72") + "·… form = " + N(mbFlops) + " / " + N(check)
+               + " = " + N(mbFlops / check, 4)
+               + " (6·P also counts biases, norms and position rows; the 72·… form counts only the matrix products)",
+           {"compute.flops_per_microbatch", fullRe ? "compute.flops_crosscheck_96" : "compute.flops_crosscheck_72"}});
+
+    const Precision mathPrecision = m.activations;
+    const double peak = gpu.peak(mathPrecision);
+    f.add({"compute.gpu_peak_flops", "GPU peak FLOP/s", peak, "FLOP/s",
+           (gpu.name.empty() ? gpu.id : gpu.name) + ", dense " + std::string(toString(mathPrecision)) + " peak: "
+               + N(peak / 1e12) + " TFLOP/s (datasheet)" + (peak > 0 ? "" : " — none at this precision"),
+           {"model.bytes.activations"}});
+    f.add({"compute.step_time_at_peak", "Step time at 100% of peak", peak > 0 ? stepFlops / peak : 0, "s",
+           peak > 0 ? "FLOPs per step / peak = " + N(stepFlops) + " / " + N(peak) + " = " + formatSeconds(stepFlops / peak)
+                          + " (a lower bound: no GPU reaches its peak)"
+                    : "undefined: the GPU has no " + std::string(toString(mathPrecision)) + " peak (0)",
+           {"compute.flops_per_step", "compute.gpu_peak_flops"}});
+
+    buildInventory(m, b, out.tensors);
+    f.add({"tensor.count", "Tensors in the inventory", static_cast<double>(out.tensors.size()), "",
+           "forward tensors of L = " + sL + " blocks, weights, gradients and optimizer states: "
+               + I(out.tensors.size()),
+           {"model.layers"}});
+    return out;
+}
+
+} // namespace tw::model

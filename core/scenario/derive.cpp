@@ -1,0 +1,462 @@
+#include "derive.h"
+
+#include "base/units.h"
+#include "scenariojson.h"
+#include "text/bpetrainer.h"
+#include "text/gpt2.h"
+#include "text/samples.h"
+#include "text/utf8.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <mutex>
+#include <set>
+
+namespace tw::scenario {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string integer(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
+
+Error fieldError(const std::string& path, std::string message, const std::string& file = {})
+{
+    Location where;
+    where.jsonPath = path;
+    where.file = file;
+    return makeError(std::move(message), std::move(where));
+}
+
+// What identifies a file's contents without reading it: its size and modification time.
+struct FileStamp {
+    std::uintmax_t size = 0;
+    fs::file_time_type modified{};
+    bool operator==(const FileStamp&) const = default;
+};
+
+FileStamp stampOf(const std::string& path)
+{
+    FileStamp s;
+    std::error_code ec;
+    s.size = fs::file_size(path, ec);
+    if (ec)
+        s.size = 0;
+    s.modified = fs::last_write_time(path, ec);
+    return s;
+}
+
+// The inputs of tokenization.
+struct TokenizeKey {
+    TextSource::Kind kind{};
+    std::string source; // sample id, path or inline text
+    FileStamp textStamp;
+    TokenizerChoice tokenizer;
+    FileStamp tokenizerStamp;
+    bool operator==(const TokenizeKey&) const = default;
+};
+
+TokenizeKey tokenizeKey(const Scenario& s)
+{
+    TokenizeKey k;
+    k.kind = s.text.kind;
+    switch (s.text.kind) {
+    case TextSource::Kind::Sample:
+        k.source = s.text.sample;
+        break;
+    case TextSource::Kind::File:
+        k.source = s.text.path;
+        k.textStamp = stampOf(s.text.path);
+        break;
+    case TextSource::Kind::Inline:
+        k.source = s.text.text;
+        break;
+    }
+    k.tokenizer.kind = s.tokenizer.kind;
+    if (s.tokenizer.kind == TokenizerChoice::Kind::Trained)
+        k.tokenizer.trainedVocab = s.tokenizer.trainedVocab;
+    if (s.tokenizer.kind == TokenizerChoice::Kind::File) {
+        k.tokenizer.path = s.tokenizer.path;
+        k.tokenizerStamp = stampOf(s.tokenizer.path);
+    }
+    return k;
+}
+
+// The whole file, or an Error naming it and the scenario field that named it.
+Result<std::string> readFile(const std::string& path, const std::string& field, const std::string& what)
+{
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st))
+        return fieldError(field, "cannot read " + what + ": no such file", path);
+    if (fs::is_directory(st))
+        return fieldError(field, "cannot read " + what + ": is a directory, not a file", path);
+    const auto size = fs::file_size(path, ec);
+    if (!ec && size > text::kMaxTextBytes)
+        return fieldError(field, what + " is larger than " + integer(text::kMaxTextBytes) + " B, the most tokenized in one piece", path);
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return fieldError(field, "cannot read " + what, path);
+    std::string data{std::istreambuf_iterator<char>(in), {}};
+    if (in.bad())
+        return fieldError(field, "cannot read " + what, path);
+    return data;
+}
+
+// A progress callback for the part [lo, hi] of a longer piece of work.
+Progress subProgress(const Progress& p, double lo, double hi)
+{
+    Progress sub;
+    sub.stop = p.stop;
+    if (p.report)
+        sub.report = [&p, lo, hi](double f) { p(lo + f * (hi - lo)); };
+    return sub;
+}
+
+Result<std::shared_ptr<const TokenizedText>> tokenize(const Scenario& s, const Progress& progress)
+{
+    auto out = std::make_shared<TokenizedText>();
+    switch (s.text.kind) {
+    case TextSource::Kind::Sample: {
+        const auto sample = text::findSample(s.text.sample);
+        if (!sample)
+            return fieldError("text.sample", "unknown sample \"" + s.text.sample + "\"");
+        out->text = std::string(sample->text);
+        out->textName = s.text.sample;
+        break;
+    }
+    case TextSource::Kind::File: {
+        auto bytes = readFile(s.text.path, "text.path", "the text");
+        if (!bytes)
+            return bytes.error();
+        out->text = std::move(bytes).value();
+        out->textName = s.text.path;
+        break;
+    }
+    case TextSource::Kind::Inline:
+        out->text = s.text.text;
+        out->textName = "<inline>";
+        break;
+    }
+
+    // Text that is tokenized anyway, with a warning: empty, invalid UTF-8 (BPE is byte-level), NUL bytes.
+    if (out->text.empty())
+        out->warnings.push_back(fieldError("text", out->textName + ": the text is empty"));
+    if (auto bad = text::firstInvalidUtf8(out->text, out->textName)) {
+        bad->message += "; tokenized as bytes (BPE here is byte-level)";
+        out->warnings.push_back(*bad);
+    }
+    if (const auto nul = std::count(out->text.begin(), out->text.end(), '\0'); nul > 0)
+        out->warnings.push_back(fieldError("text", out->textName + ": " + integer(std::uint64_t(nul))
+                                                       + " NUL byte(s) in the text; tokenized as bytes"));
+
+    double encodeFrom = 0.0;
+    switch (s.tokenizer.kind) {
+    case TokenizerChoice::Kind::Gpt2: {
+        auto m = text::gpt2();
+        if (!m)
+            return fieldError("tokenizer.kind", m.error().message);
+        out->tokenizer = std::make_shared<const text::BpeModel>(std::move(m).value());
+        break;
+    }
+    case TokenizerChoice::Kind::Trained: {
+        if (out->text.empty())
+            return fieldError("tokenizer.kind", "cannot train a tokenizer on an empty text");
+        auto trained = text::trainBpe(out->text, static_cast<std::size_t>(s.tokenizer.trainedVocab),
+                                      subProgress(progress, 0.0, 0.5));
+        if (!trained)
+            return fieldError("tokenizer.vocab_size", trained.error().message);
+        if (trained->exhausted)
+            out->warnings.push_back(fieldError(
+                "tokenizer.vocab_size", "the text ran out of pairs after " + integer(trained->merges.size())
+                                            + " merges: the vocabulary has " + integer(trained->model.vocabSize())
+                                            + " tokens, not " + integer(s.tokenizer.trainedVocab)));
+        out->tokenizer = std::make_shared<const text::BpeModel>(std::move(trained->model));
+        encodeFrom = 0.5;
+        break;
+    }
+    case TokenizerChoice::Kind::File: {
+        auto bytes = readFile(s.tokenizer.path, "tokenizer.path", "the tokenizer file");
+        if (!bytes)
+            return bytes.error();
+        auto m = text::BpeModel::fromHuggingFaceJson(bytes.value(), s.tokenizer.path);
+        if (!m) {
+            Error e = m.error();
+            e.where.jsonPath = "tokenizer.path";
+            if (e.where.file.empty())
+                e.where.file = s.tokenizer.path;
+            e.message = "not a usable tokenizer.json: " + e.message;
+            return e;
+        }
+        out->tokenizer = std::make_shared<const text::BpeModel>(std::move(m).value());
+        break;
+    }
+    }
+
+    text::Encoder encoder(*out->tokenizer);
+    auto spans = encoder.encodeWithSpans(out->text, subProgress(progress, encodeFrom, 1.0));
+    if (!spans)
+        return fieldError("text", spans.error().message);
+    out->tokens = std::move(spans).value();
+    return std::shared_ptr<const TokenizedText>(std::move(out));
+}
+
+text::TrainingShape trainingShape(const Scenario& s)
+{
+    text::TrainingShape shape;
+    shape.sequenceLength = s.batch.sequenceLength;
+    shape.microBatch = s.batch.microBatch;
+    shape.globalBatchTokens = s.batch.globalBatchTokens;
+    shape.documents = s.text.documents;
+    return shape;
+}
+
+// The inputs of stage 2 and of the figures the scenario adds.
+struct ModelKey {
+    const TextStage* stage1 = nullptr;
+    model::ModelConfig model;
+    model::BatchShape batch;
+    model::GpuSpec gpu;
+    std::uint64_t gpuCount = 0;
+    bool vocabFromTokenizer = true;
+    bool operator==(const ModelKey&) const = default;
+};
+
+template <class Key, class Value>
+struct Memo {
+    static constexpr std::size_t kKeep = 4; // a few recent results (switching presets back and forth)
+    std::vector<std::pair<Key, std::shared_ptr<const Value>>> entries;
+
+    std::shared_ptr<const Value> find(const Key& key)
+    {
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            if (entries[i].first == key) {
+                auto hit = entries[i];
+                entries.erase(entries.begin() + std::ptrdiff_t(i));
+                entries.insert(entries.begin(), hit); // most recent first
+                return hit.second;
+            }
+        }
+        return nullptr;
+    }
+    void put(Key key, std::shared_ptr<const Value> value)
+    {
+        entries.insert(entries.begin(), {std::move(key), std::move(value)});
+        if (entries.size() > kKeep)
+            entries.pop_back();
+    }
+};
+
+struct DatasetKey {
+    const TokenizedText* tokenized = nullptr;
+    text::TrainingShape shape;
+    bool operator==(const DatasetKey&) const = default;
+};
+
+} // namespace
+
+struct Deriver::Cache {
+    mutable std::mutex mutex;
+    Memo<TokenizeKey, TokenizedText> tokenized;
+    Memo<DatasetKey, TextStage> datasets;
+    Memo<ModelKey, Derivation> derivations;
+    // Pointer keys stay valid: each cached value holds what its key points to.
+    Counters counters;
+};
+
+Deriver::Deriver() : m_cache(std::make_unique<Cache>()) {}
+Deriver::~Deriver() = default;
+
+Deriver::Counters Deriver::counters() const
+{
+    std::lock_guard lock(m_cache->mutex);
+    return m_cache->counters;
+}
+
+void Deriver::clear()
+{
+    std::lock_guard lock(m_cache->mutex);
+    m_cache->tokenized.entries.clear();
+    m_cache->datasets.entries.clear();
+    m_cache->derivations.entries.clear();
+}
+
+Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, const Progress& progress)
+{
+    if (const std::vector<Error> errors = validate(s); !errors.empty())
+        return joinErrors(errors);
+    Cache& c = *m_cache;
+
+    // Stage 1a: the text, tokenized.
+    const TokenizeKey tkey = tokenizeKey(s);
+    std::shared_ptr<const TokenizedText> tokenized;
+    {
+        std::lock_guard lock(c.mutex);
+        tokenized = c.tokenized.find(tkey);
+    }
+    if (!tokenized) {
+        auto t = tokenize(s, progress);
+        if (!t)
+            return t.error();
+        tokenized = std::move(t).value();
+        std::lock_guard lock(c.mutex);
+        ++c.counters.tokenizations;
+        c.tokenized.put(tkey, tokenized);
+    }
+    if (progress.stopRequested())
+        return makeError("cancelled");
+
+    // Stage 1b: the dataset figures for the training shape.
+    const DatasetKey dkey{tokenized.get(), trainingShape(s)};
+    std::shared_ptr<const TextStage> stage1;
+    {
+        std::lock_guard lock(c.mutex);
+        stage1 = c.datasets.find(dkey);
+    }
+    if (!stage1) {
+        auto t = std::make_shared<TextStage>();
+        t->tokenized = tokenized;
+        t->shape = dkey.shape;
+        t->stats = text::computeDataset(tokenized->text, tokenized->tokens, *tokenized->tokenizer, dkey.shape);
+        stage1 = t;
+        std::lock_guard lock(c.mutex);
+        ++c.counters.datasets;
+        c.datasets.put(dkey, stage1);
+    }
+
+    // Stage 2: the model as trained on this batch and GPU.
+    ModelKey mkey;
+    mkey.stage1 = stage1.get();
+    mkey.model = s.model;
+    const std::uint64_t tokenizerV = tokenized->tokenizer->vocabSize();
+    if (s.modelVocabFromTokenizer)
+        mkey.model.vocabSize = tokenizerV;
+    mkey.batch = s.batch;
+    mkey.gpu = s.hardware.gpu == "custom" ? s.hardware.custom : model::findGpu(s.hardware.gpu).value_or(model::GpuSpec{});
+    mkey.gpuCount = s.hardware.gpuCount;
+    mkey.vocabFromTokenizer = s.modelVocabFromTokenizer;
+    {
+        std::lock_guard lock(c.mutex);
+        if (auto hit = c.derivations.find(mkey))
+            return hit;
+    }
+    if (std::vector<Error> errors = model::validate(mkey.model); !errors.empty()) {
+        for (Error& e : errors)
+            e.message += " (V = " + integer(tokenizerV) + " comes from the tokenizer)";
+        return joinErrors(errors);
+    }
+
+    auto d = std::make_shared<Derivation>();
+    d->stage1 = stage1;
+    d->model = mkey.model;
+    d->gpu = mkey.gpu;
+    d->problems = tokenized->warnings;
+
+    // The figures stage 2 may cite: stage 1's, without the tokenizer's V when the model keeps its own.
+    FigureSet inputs;
+    for (const Figure& f : stage1->stats.figures.all())
+        if (s.modelVocabFromTokenizer || f.id != "tokenizer.vocab_size")
+            inputs.add(f);
+    d->stage2 = model::deriveModel(mkey.model, mkey.batch, mkey.gpu, inputs);
+
+    // One graph: stage 1, the scenario's other inputs, stage 2.
+    d->figures = stage1->stats.figures;
+    d->figures.add({"hardware.gpu_count", "GPUs", double(s.hardware.gpuCount), "",
+                    "input: " + integer(s.hardware.gpuCount) + " × " + (mkey.gpu.name.empty() ? mkey.gpu.id : mkey.gpu.name),
+                    {}});
+    for (const Figure& f : d->stage2.figures.all())
+        d->figures.add(f);
+
+    if (!s.modelVocabFromTokenizer && s.model.vocabSize != tokenizerV)
+        d->problems.push_back(fieldError(
+            "model.vocab_size", "the model keeps its own V = " + integer(s.model.vocabSize) + "; the text is tokenized with "
+                                    + tokenized->tokenizer->name() + " (V = " + integer(tokenizerV)
+                                    + ") for the token figures"));
+    if (!d->stage2.fitsInMemory)
+        d->problems.push_back(fieldError(
+            "hardware.gpu", "one GPU's memory (" + formatBytes(mkey.gpu.memoryBytes)
+                                + ") does not hold this model's weights, gradients, optimizer state and activations "
+                                  "without the sharding and parallel layouts of stage 3"));
+    for (const std::string& missing : d->figures.missingInputs())
+        d->problems.push_back(fieldError("", "figure input \"" + missing + "\" is not defined (a defect of the program)"));
+
+    std::shared_ptr<const Derivation> result = d;
+    progress(1.0);
+    std::lock_guard lock(c.mutex);
+    ++c.counters.models;
+    c.derivations.put(mkey, result);
+    return result;
+}
+
+Result<std::shared_ptr<const Derivation>> derive(const Scenario& scenario, const Progress& progress)
+{
+    Deriver deriver;
+    return deriver.derive(scenario, progress);
+}
+
+std::vector<ChainStep> derivationTree(const FigureSet& figures, const std::string& id)
+{
+    std::vector<ChainStep> out;
+    std::set<std::string> seen;
+    std::function<void(const std::string&, int)> visit = [&](const std::string& current, int depth) {
+        const Figure* f = figures.find(current);
+        if (!f)
+            return;
+        if (!seen.insert(current).second) {
+            out.push_back({f, depth, true});
+            return;
+        }
+        out.push_back({f, depth, false});
+        for (const auto& in : f->inputs)
+            visit(in, depth + 1);
+    };
+    visit(id, 0);
+    return out;
+}
+
+namespace {
+
+std::size_t distance(std::string_view a, std::string_view b)
+{
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+} // namespace
+
+std::vector<std::string> closeIds(const FigureSet& figures, const std::string& id, std::size_t max)
+{
+    std::vector<std::pair<std::size_t, std::string>> ranked;
+    const std::size_t limit = std::max<std::size_t>(3, id.size() / 3);
+    for (const Figure& f : figures.all()) {
+        const std::size_t d = distance(id, f.id);
+        const bool contains = !id.empty() && (f.id.find(id) != std::string::npos || id.find(f.id) != std::string::npos);
+        if (d <= limit || contains)
+            ranked.emplace_back(contains ? std::min<std::size_t>(d, 1) : d, f.id);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> out;
+    for (const auto& [d, name] : ranked) {
+        if (out.size() >= max)
+            break;
+        out.push_back(name);
+    }
+    return out;
+}
+
+} // namespace tw::scenario

@@ -1,0 +1,95 @@
+#pragma once
+// The whole derivation of a scenario: stage 1 (text → tokens → dataset figures) then stage 2
+// (model, tensors, memory, FLOPs), every number a Figure in one closed provenance graph. Pure and
+// deterministic; a Deriver memoizes each stage on its inputs so an edit of the model does not
+// re-tokenize the text.
+
+#include "base/error.h"
+#include "base/figure.h"
+#include "base/progress.h"
+#include "model/tensors.h"
+#include "scenario.h"
+#include "text/bpe.h"
+#include "text/dataset.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tw::scenario {
+
+// Stage 1's text and its tokens; shared by every derivation with the same text and tokenizer.
+struct TokenizedText {
+    std::string text;                                // the bytes tokenized
+    std::string textName;                            // a sample id, a path or "<inline>"
+    std::shared_ptr<const text::BpeModel> tokenizer; // GPT-2, trained on the text, or a tokenizer.json
+    std::vector<text::TokenSpan> tokens;
+    std::vector<Error> warnings;                     // empty text, invalid UTF-8, NUL bytes, V smaller than asked
+};
+
+// Stage 1: the tokens cut into the training shape (T, B, G, documents).
+struct TextStage {
+    std::shared_ptr<const TokenizedText> tokenized;
+    text::TrainingShape shape;
+    text::DatasetStats stats; // figures "text.*", "tokenizer.*", "tokens.*", "dataset.*"
+};
+
+struct Derivation {
+    std::shared_ptr<const TextStage> stage1;
+    model::ModelConfig model;      // as derived: V from the tokenizer when the scenario says so
+    model::GpuSpec gpu;            // the catalog entry or the custom one
+    model::ModelDerivation stage2; // figures "model.*", "memory.*", "compute.*", "tensor.*"; tensors
+    FigureSet figures;             // stage 1 + the scenario's other inputs + stage 2: a closed graph
+    std::vector<Error> problems;   // warnings and notes (nothing here stops the derivation)
+
+    [[nodiscard]] const text::DatasetStats& dataset() const { return stage1->stats; }
+    [[nodiscard]] const std::vector<text::TokenSpan>& tokens() const { return stage1->tokenized->tokens; }
+    [[nodiscard]] const text::BpeModel& tokenizer() const { return *stage1->tokenized->tokenizer; }
+};
+
+// Derives scenarios, remembering the last results of each stage keyed by that stage's inputs:
+// tokenization by text source + tokenizer (files by path, size and modification time), dataset
+// figures by tokens + training shape, stage 2 by stage 1 + model + batch + GPU. Thread-safe.
+class Deriver {
+public:
+    Deriver();
+    ~Deriver();
+    Deriver(const Deriver&) = delete;
+    Deriver& operator=(const Deriver&) = delete;
+
+    // An invalid scenario, an unreadable file or a cancellation is an Error (invalid scenarios
+    // list every problem, one per line); warnings go to Derivation::problems.
+    [[nodiscard]] Result<std::shared_ptr<const Derivation>> derive(const Scenario& scenario, const Progress& progress = {});
+
+    // How many times each stage actually ran (for tests and benchmarks).
+    struct Counters {
+        std::size_t tokenizations = 0;
+        std::size_t datasets = 0;
+        std::size_t models = 0;
+        bool operator==(const Counters&) const = default;
+    };
+    [[nodiscard]] Counters counters() const;
+    void clear();
+
+private:
+    struct Cache;
+    std::unique_ptr<Cache> m_cache;
+};
+
+// One derivation without memoization.
+[[nodiscard]] Result<std::shared_ptr<const Derivation>> derive(const Scenario& scenario, const Progress& progress = {});
+
+// A figure's derivation tree back to the inputs, depth first: each figure once (a figure met again
+// comes back with repeated = true and no children).
+struct ChainStep {
+    const Figure* figure = nullptr;
+    int depth = 0;
+    bool repeated = false;
+};
+[[nodiscard]] std::vector<ChainStep> derivationTree(const FigureSet& figures, const std::string& id);
+
+// Ids of the set close to a mistyped id (edit distance or substring), best first.
+[[nodiscard]] std::vector<std::string> closeIds(const FigureSet& figures, const std::string& id, std::size_t max = 5);
+
+} // namespace tw::scenario

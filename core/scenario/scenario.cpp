@@ -1,0 +1,161 @@
+#include "scenario.h"
+
+#include "base/units.h"
+#include "text/bpe.h"
+#include "text/bpetrainer.h"
+#include "text/samples.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tw::scenario {
+
+namespace {
+
+Error at(const std::string& path, std::string message)
+{
+    Location where;
+    where.jsonPath = path;
+    return makeError(std::move(message), std::move(where));
+}
+
+std::string integer(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
+
+void checkRange(std::vector<Error>& errors, const std::string& path, std::uint64_t value, std::uint64_t lo,
+                std::uint64_t hi)
+{
+    if (value < lo || value > hi)
+        errors.push_back(at(path, "must be between " + integer(lo) + " and " + integer(hi) + ", got " + integer(value)));
+}
+
+void checkNoNul(std::vector<Error>& errors, const std::string& path, const std::string& value)
+{
+    if (value.find('\0') != std::string::npos)
+        errors.push_back(at(path, "must not contain a NUL character (\\u0000)"));
+}
+
+} // namespace
+
+std::string_view toString(TextSource::Kind kind)
+{
+    switch (kind) {
+    case TextSource::Kind::Sample:
+        return "sample";
+    case TextSource::Kind::File:
+        return "file";
+    case TextSource::Kind::Inline:
+        return "inline";
+    }
+    return "sample";
+}
+
+std::optional<TextSource::Kind> textKindFromString(std::string_view s)
+{
+    if (s == "sample")
+        return TextSource::Kind::Sample;
+    if (s == "file")
+        return TextSource::Kind::File;
+    if (s == "inline")
+        return TextSource::Kind::Inline;
+    return std::nullopt;
+}
+
+std::string_view toString(TokenizerChoice::Kind kind)
+{
+    switch (kind) {
+    case TokenizerChoice::Kind::Gpt2:
+        return "gpt2";
+    case TokenizerChoice::Kind::Trained:
+        return "trained";
+    case TokenizerChoice::Kind::File:
+        return "file";
+    }
+    return "gpt2";
+}
+
+std::optional<TokenizerChoice::Kind> tokenizerKindFromString(std::string_view s)
+{
+    if (s == "gpt2")
+        return TokenizerChoice::Kind::Gpt2;
+    if (s == "trained")
+        return TokenizerChoice::Kind::Trained;
+    if (s == "file")
+        return TokenizerChoice::Kind::File;
+    return std::nullopt;
+}
+
+std::vector<Error> validate(const Scenario& s)
+{
+    std::vector<Error> errors;
+    checkNoNul(errors, "name", s.name);
+    checkNoNul(errors, "description", s.description);
+
+    // Stage 1: the text and the tokenizer.
+    switch (s.text.kind) {
+    case TextSource::Kind::Sample:
+        if (!text::findSample(s.text.sample)) {
+            std::string known;
+            for (const auto& id : text::sampleIds())
+                known += (known.empty() ? "" : " or ") + id;
+            errors.push_back(at("text.sample", "unknown sample \"" + s.text.sample + "\" (expected " + known + ")"));
+        }
+        break;
+    case TextSource::Kind::File:
+        if (s.text.path.empty())
+            errors.push_back(at("text.path", "must name a text file"));
+        checkNoNul(errors, "text.path", s.text.path);
+        break;
+    case TextSource::Kind::Inline:
+        if (s.text.text.size() > text::kMaxTextBytes)
+            errors.push_back(at("text.text", "longer than " + integer(text::kMaxTextBytes) + " B, the most tokenized in one piece"));
+        break;
+    }
+    checkRange(errors, "text.documents", s.text.documents, 1, kMaxDocuments);
+    switch (s.tokenizer.kind) {
+    case TokenizerChoice::Kind::Gpt2:
+        break;
+    case TokenizerChoice::Kind::Trained:
+        checkRange(errors, "tokenizer.vocab_size", s.tokenizer.trainedVocab, text::kMinTrainVocab, text::kMaxTrainVocab);
+        break;
+    case TokenizerChoice::Kind::File:
+        if (s.tokenizer.path.empty())
+            errors.push_back(at("tokenizer.path", "must name a tokenizer.json file"));
+        checkNoNul(errors, "tokenizer.path", s.tokenizer.path);
+        break;
+    }
+
+    // Stage 2: the model, the batch, the GPU.
+    for (Error& e : model::validate(s.model))
+        errors.push_back(std::move(e));
+    checkRange(errors, "batch.sequence_length", s.batch.sequenceLength, 1, kMaxSequenceLength);
+    checkRange(errors, "batch.micro_batch", s.batch.microBatch, 1, kMaxMicroBatch);
+    checkRange(errors, "batch.global_batch_tokens", s.batch.globalBatchTokens, 1, kMaxGlobalBatchTokens);
+    if (s.model.family == model::Family::Gpt2 && s.batch.sequenceLength > s.model.maxPositions
+        && s.batch.sequenceLength <= kMaxSequenceLength)
+        errors.push_back(at("batch.sequence_length", "must be at most model.max_positions (" + integer(s.model.maxPositions)
+                                                         + ") for a gpt2 model (learned positions), got "
+                                                         + integer(s.batch.sequenceLength)));
+    // The largest activations ([B,T,V] logits, [B,a,T,T] scores, [B,T,d_ff]) in fp32 stay below 2^62 B.
+    const double B = double(s.batch.microBatch);
+    const double T = double(s.batch.sequenceLength);
+    const double widest = std::max({double(s.model.vocabSize), double(s.model.hiddenSize), double(s.model.ffnSize),
+                                    double(s.model.heads) * T});
+    if (B * T * widest * 4.0 >= std::ldexp(1.0, 62))
+        errors.push_back(at("batch.micro_batch", "B = " + integer(s.batch.microBatch) + " sequences of T = "
+                                                     + integer(s.batch.sequenceLength)
+                                                     + " tokens make tensors of 2^62 bytes or more with this model"));
+
+    if (s.hardware.gpu == "custom") {
+        for (Error& e : model::validate(s.hardware.custom, "hardware.custom"))
+            errors.push_back(std::move(e));
+    } else if (!model::findGpu(s.hardware.gpu)) {
+        std::string known;
+        for (const auto& g : model::gpuCatalog())
+            known += g.id + ", ";
+        errors.push_back(at("hardware.gpu", "unknown GPU \"" + s.hardware.gpu + "\" (expected one of " + known + "or custom)"));
+    }
+    checkRange(errors, "hardware.gpu_count", s.hardware.gpuCount, 1, kMaxGpuCount);
+    return errors;
+}
+
+} // namespace tw::scenario

@@ -1,0 +1,77 @@
+#pragma once
+// The one source of truth: every input of all five stages. The GUI edits it (with undo), saves and
+// loads it; the CLI derives from it. Display units are not part of it (a viewer preference).
+
+#include "model/gpucatalog.h"
+#include "model/model.h"
+#include "model/tensors.h"
+
+#include "base/error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tw::scenario {
+
+inline constexpr int kSchemaVersion = 1;
+
+// Where stage 1's text comes from: a sample embedded in the program, a file, or text typed inline.
+struct TextSource {
+    enum class Kind { Sample, File, Inline };
+    Kind kind = Kind::Sample;
+    std::string sample = "inferno-canto1-it"; // "inferno-canto1-it" | "inferno-canto1-en"
+    std::string path;                         // Kind::File
+    std::string text;                         // Kind::Inline (UTF-8)
+    std::uint64_t documents = 1;              // documents packed, separated by <|endoftext|>
+    bool operator==(const TextSource&) const = default;
+};
+
+struct TokenizerChoice {
+    enum class Kind { Gpt2, Trained, File };
+    Kind kind = Kind::Gpt2;
+    std::uint64_t trainedVocab = 8192; // Kind::Trained: V of the BPE trained on the text
+    std::string path;                  // Kind::File: a tokenizer.json
+    bool operator==(const TokenizerChoice&) const = default;
+};
+
+struct Hardware {
+    std::string gpu = "a100-80gb";     // a catalog id, or "custom"
+    model::GpuSpec custom;             // used when gpu == "custom"
+    std::uint64_t gpuCount = 8;        // later issues: nodes × GPUs per node
+    bool operator==(const Hardware&) const = default;
+};
+
+struct Scenario {
+    std::string name = "paper-reference";
+    std::string description;
+    TextSource text;
+    TokenizerChoice tokenizer;
+    bool modelVocabFromTokenizer = true; // V of the model follows the tokenizer of stage 1
+    model::ModelConfig model;
+    model::BatchShape batch;
+    Hardware hardware;
+    // Filled by later issues: parallel plan, collective algorithms, topology.
+    bool operator==(const Scenario&) const = default;
+};
+
+// Ranges of the inputs outside the model (model::validate holds the model's).
+inline constexpr std::uint64_t kMaxSequenceLength = std::uint64_t{1} << 20; // T
+inline constexpr std::uint64_t kMaxMicroBatch = std::uint64_t{1} << 20;     // B
+inline constexpr std::uint64_t kMaxGlobalBatchTokens = std::uint64_t{1} << 40; // G
+inline constexpr std::uint64_t kMaxDocuments = std::uint64_t{1} << 32;
+inline constexpr std::uint64_t kMaxGpuCount = std::uint64_t{1} << 20;
+
+// JSON names of the kinds: "sample" | "file" | "inline" and "gpt2" | "trained" | "file".
+[[nodiscard]] std::string_view toString(TextSource::Kind kind);
+[[nodiscard]] std::optional<TextSource::Kind> textKindFromString(std::string_view s);
+[[nodiscard]] std::string_view toString(TokenizerChoice::Kind kind);
+[[nodiscard]] std::optional<TokenizerChoice::Kind> tokenizerKindFromString(std::string_view s);
+
+// Every problem with a scenario, each naming its JSON path ("batch.micro_batch: …"); empty when
+// every stage can be derived from it. Fields a kind does not use are not checked.
+[[nodiscard]] std::vector<Error> validate(const Scenario& scenario);
+
+} // namespace tw::scenario

@@ -1,0 +1,696 @@
+#include "scenariojson.h"
+
+#include "base/units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+
+// Schema (version 1), base units throughout:
+// { "schema_version": 1, "name", "description",
+//   "text": {"source": "sample"|"file"|"inline", "sample", "path", "text", "documents"},
+//   "tokenizer": {"kind": "gpt2"|"trained"|"file", "vocab_size", "path"},
+//   "model_vocab_from_tokenizer": bool,
+//   "model": {"name", "family", "layers", "hidden_size", "heads", "kv_heads", "ffn_size", "vocab_size",
+//             "max_positions", "tied_embeddings", "vocab_pad_multiple",
+//             "moe": {"experts", "top_k", "capacity_factor", "layer_interval"},
+//             "weights", "activations", "gradients", "optimizer_state" (precisions), "recompute"},
+//   "batch": {"sequence_length", "micro_batch", "global_batch_tokens"},
+//   "hardware": {"gpu", "gpu_count", "custom": {"id", "name", "memory_bytes", "peak_fp32", "peak_bf16",
+//                "peak_fp16", "peak_fp8"}} }
+// Keys a kind does not use are written only when they differ from their default, so a round trip
+// keeps every field.
+
+namespace tw::scenario {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string inQuotes(std::string_view s)
+{
+    std::string out(1, '"');
+    out.append(s);
+    out.push_back('"');
+    return out;
+}
+
+std::string childPath(const std::string& parent, const std::string& key)
+{
+    return parent.empty() ? key : parent + "." + key;
+}
+
+// Line and column (1-based, columns in code points) of byte offset `pos` in `text`.
+std::pair<int, int> lineColumn(std::string_view text, std::size_t pos)
+{
+    pos = std::min(pos, text.size());
+    int line = 1;
+    int column = 1;
+    for (std::size_t i = 0; i < pos; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c == '\n') {
+            ++line;
+            column = 1;
+        } else if ((c & 0xC0) != 0x80) {
+            ++column;
+        }
+    }
+    return {line, column};
+}
+
+// Builds the document through nlohmann's SAX interface (its parser is iterative), refusing nesting
+// deeper than kMaxJsonDepth and duplicate keys before anything deeper is built.
+class DomBuilder : public nlohmann::json_sax<Json> {
+public:
+    DomBuilder(std::string_view text, const std::string& file, std::vector<Error>& errors)
+        : m_text(text), m_file(file), m_errors(errors)
+    {
+    }
+
+    Json root;
+    std::map<std::string, std::string> floatText; // JSON path → the number as written (for messages)
+
+    bool null() override { return scalar(nullptr); }
+    bool boolean(bool v) override { return scalar(v); }
+    bool number_integer(number_integer_t v) override { return scalar(v); }
+    bool number_unsigned(number_unsigned_t v) override { return scalar(v); }
+    bool number_float(number_float_t v, const string_t& s) override
+    {
+        floatText[currentPath()] = s;
+        return scalar(v);
+    }
+    bool string(string_t& v) override { return scalar(v); }
+    bool binary(binary_t&) override { return scalar(nullptr); }
+    bool start_object(std::size_t) override { return open(Json::object()); }
+    bool start_array(std::size_t) override { return open(Json::array()); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t& k) override
+    {
+        Frame& f = m_stack.back();
+        if (f.value->contains(k)) {
+            fail(childPath(f.path, k), "duplicate key " + inQuotes(k));
+            return false;
+        }
+        f.key = k;
+        return true;
+    }
+    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override
+    {
+        std::string what = ex.what();
+        // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error …" → "syntax error …"
+        if (const auto close = what.find("] "); close != std::string::npos)
+            what = what.substr(close + 2);
+        if (what.starts_with("parse error")) {
+            if (const auto colon = what.find(": "); colon != std::string::npos)
+                what = what.substr(colon + 2);
+        }
+        Location where;
+        where.file = m_file;
+        std::size_t pos = position;
+        if (const auto* pe = dynamic_cast<const nlohmann::detail::parse_error*>(&ex))
+            pos = pe->byte;
+        const std::size_t at = pos > 0 ? pos - 1 : 0;
+        std::tie(where.line, where.column) = lineColumn(m_text, at);
+        // nlohmann's lexer takes a NUL byte for the end of the input: say what is really there.
+        if (at < m_text.size() && m_text[at] == '\0' && what.find("U+0000") == std::string::npos)
+            what = "a NUL byte (binary data?) where JSON text was expected";
+        m_errors.push_back(makeError("invalid JSON: " + what, std::move(where)));
+        return false;
+    }
+
+private:
+    struct Frame {
+        Json* value;
+        std::string path;
+        std::string key;  // objects: the key of the next value
+        std::size_t index = 0; // arrays: the index of the next value
+    };
+
+    std::string currentPath() const
+    {
+        if (m_stack.empty())
+            return {};
+        const Frame& f = m_stack.back();
+        if (f.value->is_object())
+            return childPath(f.path, f.key);
+        return f.path + "[" + std::to_string(f.index) + "]";
+    }
+
+    // Where the next value goes: the root, a member or an array element.
+    Json* slot()
+    {
+        if (m_stack.empty())
+            return &root;
+        Frame& f = m_stack.back();
+        if (f.value->is_object())
+            return &(*f.value)[f.key];
+        f.value->push_back(nullptr);
+        ++f.index;
+        return &f.value->back();
+    }
+
+    bool scalar(Json v)
+    {
+        *slot() = std::move(v);
+        return true;
+    }
+
+    bool open(Json container)
+    {
+        std::string path = currentPath();
+        if (m_stack.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
+            fail(path, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+            return false;
+        }
+        Json* target = slot();
+        *target = std::move(container);
+        m_stack.push_back({target, std::move(path), {}, 0});
+        return true;
+    }
+
+    bool close()
+    {
+        m_stack.pop_back();
+        return true;
+    }
+
+    void fail(const std::string& path, std::string message)
+    {
+        Location where;
+        where.file = m_file;
+        where.jsonPath = path;
+        m_errors.push_back(makeError(std::move(message), std::move(where)));
+    }
+
+    std::string_view m_text;
+    const std::string& m_file;
+    std::vector<Error>& m_errors;
+    std::vector<Frame> m_stack;
+};
+
+std::string typeName(const Json& j)
+{
+    switch (j.type()) {
+    case Json::value_t::null:
+        return "null";
+    case Json::value_t::boolean:
+        return "boolean";
+    case Json::value_t::string:
+        return "string";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+        return "integer";
+    case Json::value_t::number_float:
+        return "number";
+    case Json::value_t::array:
+        return "array";
+    case Json::value_t::object:
+        return "object";
+    default:
+        return "binary";
+    }
+}
+
+// Levenshtein distance, for "did you mean" on misspelled keys and ids.
+std::size_t editDistance(std::string_view a, std::string_view b)
+{
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+// Reads the fields of one JSON object into a struct, collecting every problem with its path.
+class Reader {
+public:
+    Reader(const std::string& file, std::vector<Error>& errors, const std::map<std::string, std::string>& floatText)
+        : m_file(file), m_errors(errors), m_floatText(floatText)
+    {
+    }
+
+    void fail(const std::string& path, std::string message)
+    {
+        Location where;
+        where.file = m_file;
+        where.jsonPath = path;
+        m_errors.push_back(makeError(std::move(message), std::move(where)));
+    }
+
+    // One object: fields are read by name; finish() names the keys nobody read.
+    class Object {
+    public:
+        Object(Reader& r, const Json* j, std::string path) : m_r(r), m_j(j), m_path(std::move(path))
+        {
+            if (m_j && !m_j->is_object()) {
+                m_r.fail(m_path, "expected an object, got " + typeName(*m_j));
+                m_j = nullptr;
+            }
+        }
+
+        // The member `key` (marked as known), or nullptr when absent.
+        const Json* get(const std::string& key)
+        {
+            m_known.push_back(key);
+            if (!m_j)
+                return nullptr;
+            const auto it = m_j->find(key);
+            return it == m_j->end() ? nullptr : &*it;
+        }
+        [[nodiscard]] std::string path(const std::string& key) const { return childPath(m_path, key); }
+
+        Object object(const std::string& key) { return Object(m_r, get(key), path(key)); }
+
+        void u64(const std::string& key, std::uint64_t& out)
+        {
+            const Json* v = get(key);
+            if (!v)
+                return;
+            const std::string p = path(key);
+            if (v->is_number_unsigned()) {
+                out = v->get<std::uint64_t>();
+            } else if (v->is_number_integer()) {
+                m_r.fail(p, "must not be negative, got " + std::to_string(v->get<std::int64_t>()));
+            } else if (v->is_number_float()) {
+                const double d = v->get<double>();
+                const auto it = m_r.m_floatText.find(p);
+                const std::string written = it != m_r.m_floatText.end() ? it->second : v->dump();
+                if (d < 0)
+                    m_r.fail(p, "must not be negative, got " + written);
+                else if (d != std::floor(d))
+                    m_r.fail(p, "expected an unsigned integer, got " + written);
+                else if (d >= 18446744073709551616.0)
+                    m_r.fail(p, "too large: got " + written + ", the most is 18,446,744,073,709,551,615");
+                else
+                    out = static_cast<std::uint64_t>(d); // 12.0, 1e3: whole numbers written as floats
+            } else {
+                m_r.fail(p, "expected an unsigned integer, got " + typeName(*v));
+            }
+        }
+
+        void real(const std::string& key, double& out)
+        {
+            const Json* v = get(key);
+            if (!v)
+                return;
+            if (v->is_number())
+                out = v->get<double>(); // JSON has no NaN or infinity; 1e400 is refused by the parser
+            else
+                m_r.fail(path(key), "expected a number, got " + typeName(*v));
+        }
+
+        void boolean(const std::string& key, bool& out)
+        {
+            const Json* v = get(key);
+            if (!v)
+                return;
+            if (v->is_boolean())
+                out = v->get<bool>();
+            else
+                m_r.fail(path(key), "expected true or false, got " + typeName(*v));
+        }
+
+        void string(const std::string& key, std::string& out)
+        {
+            const Json* v = get(key);
+            if (!v)
+                return;
+            if (v->is_string())
+                out = v->get<std::string>();
+            else
+                m_r.fail(path(key), "expected a string, got " + typeName(*v));
+        }
+
+        // A string naming one of an enum's values; `what` is the noun in messages ("family").
+        template <class E>
+        void name(const std::string& key, E& out, const std::function<std::optional<E>(std::string_view)>& parse,
+                  const std::string& what, const std::string& expected)
+        {
+            const Json* v = get(key);
+            if (!v)
+                return;
+            if (!v->is_string()) {
+                m_r.fail(path(key), "expected a string, got " + typeName(*v));
+                return;
+            }
+            const std::string s = v->get<std::string>();
+            if (const auto e = parse(s))
+                out = *e;
+            else
+                m_r.fail(path(key), "unknown " + what + " " + inQuotes(s) + " (expected " + expected + ")");
+        }
+
+        // Refuses keys that no field read, so a typo does not pass silently.
+        void finish()
+        {
+            if (!m_j)
+                return;
+            for (const auto& [key, value] : m_j->items()) {
+                if (std::find(m_known.begin(), m_known.end(), key) != m_known.end())
+                    continue;
+                std::string best;
+                std::size_t bestDistance = 3;
+                for (const auto& k : m_known) {
+                    const std::size_t d = editDistance(key, k);
+                    if (d < bestDistance) {
+                        bestDistance = d;
+                        best = k;
+                    }
+                }
+                std::string message = "unknown key " + inQuotes(key);
+                if (!best.empty()) {
+                    message += " (did you mean " + inQuotes(best) + "?)";
+                } else {
+                    message += " (expected ";
+                    for (std::size_t i = 0; i < m_known.size(); ++i)
+                        message += (i == 0 ? "" : i + 1 == m_known.size() ? " or " : ", ") + m_known[i];
+                    message += ")";
+                }
+                m_r.fail(path(key), message);
+            }
+        }
+
+    private:
+        Reader& m_r;
+        const Json* m_j;
+        std::string m_path;
+        std::vector<std::string> m_known;
+    };
+
+private:
+    const std::string& m_file;
+    std::vector<Error>& m_errors;
+    const std::map<std::string, std::string>& m_floatText;
+};
+
+void readPrecision(Reader::Object& o, const std::string& key, model::Precision& out)
+{
+    o.name<model::Precision>(key, out, model::precisionFromString, "precision", "fp32, bf16, fp16 or fp8");
+}
+
+Scenario readScenario(const Json& root, Reader& r)
+{
+    Scenario s;
+    Reader::Object top(r, &root, "");
+    top.get("schema_version"); // checked before
+    top.string("name", s.name);
+    top.string("description", s.description);
+    top.boolean("model_vocab_from_tokenizer", s.modelVocabFromTokenizer);
+
+    Reader::Object text = top.object("text");
+    text.name<TextSource::Kind>("source", s.text.kind, textKindFromString, "text source", "sample, file or inline");
+    text.string("sample", s.text.sample);
+    text.string("path", s.text.path);
+    text.string("text", s.text.text);
+    text.u64("documents", s.text.documents);
+    text.finish();
+
+    Reader::Object tok = top.object("tokenizer");
+    tok.name<TokenizerChoice::Kind>("kind", s.tokenizer.kind, tokenizerKindFromString, "tokenizer kind",
+                                    "gpt2, trained or file");
+    tok.u64("vocab_size", s.tokenizer.trainedVocab);
+    tok.string("path", s.tokenizer.path);
+    tok.finish();
+
+    model::ModelConfig& m = s.model;
+    Reader::Object mo = top.object("model");
+    mo.string("name", m.name);
+    mo.name<model::Family>("family", m.family, model::familyFromString, "family", "gpt2 or llama");
+    mo.u64("layers", m.layers);
+    mo.u64("hidden_size", m.hiddenSize);
+    mo.u64("heads", m.heads);
+    mo.u64("kv_heads", m.kvHeads);
+    mo.u64("ffn_size", m.ffnSize);
+    mo.u64("vocab_size", m.vocabSize);
+    mo.u64("max_positions", m.maxPositions);
+    mo.boolean("tied_embeddings", m.tiedEmbeddings);
+    mo.u64("vocab_pad_multiple", m.vocabPadMultiple);
+    Reader::Object moe = mo.object("moe");
+    moe.u64("experts", m.moe.experts);
+    moe.u64("top_k", m.moe.topK);
+    moe.real("capacity_factor", m.moe.capacityFactor);
+    moe.u64("layer_interval", m.moe.layerInterval);
+    moe.finish();
+    readPrecision(mo, "weights", m.weights);
+    readPrecision(mo, "activations", m.activations);
+    readPrecision(mo, "gradients", m.gradients);
+    readPrecision(mo, "optimizer_state", m.optimizerState);
+    mo.name<model::Recompute>("recompute", m.recompute, model::recomputeFromString, "recomputation",
+                              "none, selective or full");
+    mo.finish();
+
+    Reader::Object batch = top.object("batch");
+    batch.u64("sequence_length", s.batch.sequenceLength);
+    batch.u64("micro_batch", s.batch.microBatch);
+    batch.u64("global_batch_tokens", s.batch.globalBatchTokens);
+    batch.finish();
+
+    Reader::Object hw = top.object("hardware");
+    hw.string("gpu", s.hardware.gpu);
+    hw.u64("gpu_count", s.hardware.gpuCount);
+    Reader::Object custom = hw.object("custom");
+    custom.string("id", s.hardware.custom.id);
+    custom.string("name", s.hardware.custom.name);
+    custom.real("memory_bytes", s.hardware.custom.memoryBytes);
+    custom.real("peak_fp32", s.hardware.custom.peakFp32);
+    custom.real("peak_bf16", s.hardware.custom.peakBf16);
+    custom.real("peak_fp16", s.hardware.custom.peakFp16);
+    custom.real("peak_fp8", s.hardware.custom.peakFp8);
+    custom.finish();
+    hw.finish();
+
+    top.finish();
+    return s;
+}
+
+// Schema migrations: migrations[v] turns a version-v document into version v + 1.
+// Version 0 (before the first release) named the tokenizer with a plain string: "gpt2",
+// "trained:8192" or a tokenizer.json path.
+void migrate0to1(Json& doc, Reader& r)
+{
+    if (!doc.contains("tokenizer"))
+        return;
+    Json& t = doc["tokenizer"];
+    if (!t.is_string()) {
+        r.fail("tokenizer", "expected a string in schema_version 0 (\"gpt2\", \"trained:V\" or a path), got " + typeName(t));
+        return;
+    }
+    const std::string spec = t.get<std::string>();
+    Json out = Json::object();
+    if (spec == "gpt2") {
+        out["kind"] = "gpt2";
+    } else if (spec.starts_with("trained:")) {
+        out["kind"] = "trained";
+        const std::string digits = spec.substr(8);
+        if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) {
+            r.fail("tokenizer", "expected \"trained:V\" with a whole number V, got " + inQuotes(spec));
+            return;
+        }
+        out["vocab_size"] = std::stoull(digits);
+    } else {
+        out["kind"] = "file";
+        out["path"] = spec;
+    }
+    t = std::move(out);
+}
+
+using Migration = void (*)(Json&, Reader&);
+constexpr Migration kMigrations[] = {migrate0to1};
+static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per older schema version");
+
+// Integral doubles below 2^53 as JSON integers (80000000000, not 80000000000.0).
+Json numberJson(double v)
+{
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9007199254740992.0) {
+        if (v >= 0)
+            return static_cast<std::uint64_t>(v);
+        return static_cast<std::int64_t>(v);
+    }
+    return v;
+}
+
+} // namespace
+
+ScenarioLoad loadScenario(std::string_view text, const std::string& fileName)
+{
+    ScenarioLoad load;
+    std::vector<Error>& errors = load.errors;
+    DomBuilder dom(text, fileName, errors);
+    const bool parsed = Json::sax_parse(text.data(), text.data() + text.size(), &dom);
+    if (!parsed || !errors.empty()) {
+        if (errors.empty())
+            errors.push_back(makeError("invalid JSON", Location{fileName, 0, 0, {}, {}}));
+        return load;
+    }
+    Json& root = dom.root;
+    Reader r(fileName, errors, dom.floatText);
+    if (!root.is_object()) {
+        Location where;
+        where.file = fileName;
+        errors.push_back(makeError("a scenario is a JSON object, got " + typeName(root), std::move(where)));
+        return load;
+    }
+
+    // The schema version decides how the rest is read.
+    const auto version = root.find("schema_version");
+    if (version == root.end()) {
+        r.fail("schema_version", "missing; a scenario names its schema version (this program writes "
+                                     + std::to_string(kSchemaVersion) + ")");
+        return load;
+    }
+    if (!version->is_number_unsigned()) {
+        const bool negative = version->is_number_integer();
+        r.fail("schema_version", negative ? "must not be negative, got " + version->dump()
+                                          : "expected an unsigned integer, got " + typeName(*version));
+        return load;
+    }
+    const std::uint64_t v = version->get<std::uint64_t>();
+    if (v > static_cast<std::uint64_t>(kSchemaVersion)) {
+        r.fail("schema_version", "schema_version " + std::to_string(v) + " is newer than this program understands ("
+                                     + std::to_string(kSchemaVersion) + ")");
+        return load;
+    }
+    for (std::uint64_t from = v; from < static_cast<std::uint64_t>(kSchemaVersion); ++from) {
+        kMigrations[from](root, r);
+        root["schema_version"] = from + 1;
+    }
+    if (!errors.empty())
+        return load;
+
+    Scenario s = readScenario(root, r);
+    // Range and consistency checks; a field already refused while reading is not reported twice.
+    std::set<std::string> reported;
+    for (const Error& e : errors)
+        reported.insert(e.where.jsonPath);
+    for (Error& e : validate(s)) {
+        if (reported.count(e.where.jsonPath))
+            continue;
+        e.where.file = fileName;
+        errors.push_back(std::move(e));
+    }
+    if (errors.empty())
+        load.scenario = std::move(s);
+    return load;
+}
+
+Result<Scenario> scenarioFromJson(std::string_view json, const std::string& fileName)
+{
+    ScenarioLoad load = loadScenario(json, fileName);
+    if (!load.errors.empty())
+        return joinErrors(load.errors);
+    return std::move(*load.scenario);
+}
+
+Error joinErrors(const std::vector<Error>& errors)
+{
+    if (errors.empty())
+        return makeError("unknown error");
+    Error joined = errors.front();
+    for (std::size_t i = 1; i < errors.size(); ++i)
+        joined.message += "\n" + errors[i].toString();
+    return joined;
+}
+
+std::string scenarioToJson(const Scenario& s)
+{
+    const Scenario d; // defaults: keys a kind does not use are written only when they differ
+    Json j;
+    j["schema_version"] = kSchemaVersion;
+    j["name"] = s.name;
+    j["description"] = s.description;
+
+    Json text;
+    text["source"] = toString(s.text.kind);
+    if (s.text.kind == TextSource::Kind::Sample || s.text.sample != d.text.sample)
+        text["sample"] = s.text.sample;
+    if (s.text.kind == TextSource::Kind::File || s.text.path != d.text.path)
+        text["path"] = s.text.path;
+    if (s.text.kind == TextSource::Kind::Inline || s.text.text != d.text.text)
+        text["text"] = s.text.text;
+    text["documents"] = s.text.documents;
+    j["text"] = std::move(text);
+
+    Json tok;
+    tok["kind"] = toString(s.tokenizer.kind);
+    if (s.tokenizer.kind == TokenizerChoice::Kind::Trained || s.tokenizer.trainedVocab != d.tokenizer.trainedVocab)
+        tok["vocab_size"] = s.tokenizer.trainedVocab;
+    if (s.tokenizer.kind == TokenizerChoice::Kind::File || s.tokenizer.path != d.tokenizer.path)
+        tok["path"] = s.tokenizer.path;
+    j["tokenizer"] = std::move(tok);
+    j["model_vocab_from_tokenizer"] = s.modelVocabFromTokenizer;
+
+    const model::ModelConfig& m = s.model;
+    Json mo;
+    mo["name"] = m.name;
+    mo["family"] = model::toString(m.family);
+    mo["layers"] = m.layers;
+    mo["hidden_size"] = m.hiddenSize;
+    mo["heads"] = m.heads;
+    mo["kv_heads"] = m.kvHeads;
+    mo["ffn_size"] = m.ffnSize;
+    mo["vocab_size"] = m.vocabSize;
+    mo["max_positions"] = m.maxPositions;
+    mo["tied_embeddings"] = m.tiedEmbeddings;
+    mo["vocab_pad_multiple"] = m.vocabPadMultiple;
+    mo["moe"] = Json{{"experts", m.moe.experts},
+                     {"top_k", m.moe.topK},
+                     {"capacity_factor", numberJson(m.moe.capacityFactor)},
+                     {"layer_interval", m.moe.layerInterval}};
+    mo["weights"] = model::toString(m.weights);
+    mo["activations"] = model::toString(m.activations);
+    mo["gradients"] = model::toString(m.gradients);
+    mo["optimizer_state"] = model::toString(m.optimizerState);
+    mo["recompute"] = model::toString(m.recompute);
+    j["model"] = std::move(mo);
+
+    j["batch"] = Json{{"sequence_length", s.batch.sequenceLength},
+                      {"micro_batch", s.batch.microBatch},
+                      {"global_batch_tokens", s.batch.globalBatchTokens}};
+
+    Json hw;
+    hw["gpu"] = s.hardware.gpu;
+    hw["gpu_count"] = s.hardware.gpuCount;
+    const model::GpuSpec& c = s.hardware.custom;
+    if (s.hardware.gpu == "custom" || c != d.hardware.custom)
+        hw["custom"] = Json{{"id", c.id},
+                            {"name", c.name},
+                            {"memory_bytes", numberJson(c.memoryBytes)},
+                            {"peak_fp32", numberJson(c.peakFp32)},
+                            {"peak_bf16", numberJson(c.peakBf16)},
+                            {"peak_fp16", numberJson(c.peakFp16)},
+                            {"peak_fp8", numberJson(c.peakFp8)}};
+    j["hardware"] = std::move(hw);
+    return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+Scenario resolvePaths(Scenario s, const std::string& scenarioFile)
+{
+    namespace fs = std::filesystem;
+    const fs::path base = fs::path(scenarioFile).parent_path();
+    auto resolve = [&](std::string& p) {
+        if (!p.empty() && fs::path(p).is_relative() && !base.empty())
+            p = (base / p).lexically_normal().string();
+    };
+    if (s.text.kind == TextSource::Kind::File)
+        resolve(s.text.path);
+    if (s.tokenizer.kind == TokenizerChoice::Kind::File)
+        resolve(s.tokenizer.path);
+    return s;
+}
+
+} // namespace tw::scenario
