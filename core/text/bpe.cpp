@@ -287,7 +287,53 @@ Result<Json> parseJson(std::string_view text, const std::string& sourceName)
         const bool truncated = e.byte >= text.size();
         return makeError((truncated ? "invalid JSON (the file ends too early): " : "invalid JSON: ") + what,
                          Location{sourceName, line, column, {}, {}});
+    } catch (const Json::out_of_range& e) {
+        // A number too large for a double (406). nlohmann gives no position: find the literal.
+        std::string what = e.what();
+        const auto cut = what.find("] ");
+        if (cut != std::string::npos)
+            what = what.substr(cut + 2);
+        const auto q0 = what.find('\''), q1 = what.rfind('\'');
+        const auto at = q0 < q1 ? text.find(what.substr(q0 + 1, q1 - q0 - 1)) : std::string_view::npos;
+        const auto [line, column] = at == std::string_view::npos ? std::pair{0, 0} : lineColumn(text, at);
+        return makeError("invalid JSON: " + what, Location{sourceName, line, column, {}, {}});
     }
+}
+
+// A JSON value for a message: its text when short and shallow, else its type (dump() recurses).
+std::string shortJson(const Json& v)
+{
+    auto shallow = [](auto&& self, const Json& j, int depth) -> bool {
+        if (!j.is_structured())
+            return true;
+        if (depth == 0 || j.size() > 16)
+            return false;
+        for (const auto& e : j)
+            if (!self(self, e, depth - 1))
+                return false;
+        return true;
+    };
+    if (!shallow(shallow, v, 4))
+        return "a large " + std::string(v.type_name());
+    std::string text = v.dump();
+    if (text.size() > 120)
+        text = text.substr(0, 117) + "...";
+    return text;
+}
+
+// The integer id of a JSON number as text (uint64 ids above INT64_MAX included).
+std::string idText(const Json& v)
+{
+    return v.dump();
+}
+
+// True when an integer JSON value is a valid index below size.
+bool idBelow(const Json& v, std::size_t size)
+{
+    if (v.is_number_unsigned())
+        return v.get<std::uint64_t>() < size;
+    const auto id = v.get<std::int64_t>();
+    return id >= 0 && std::uint64_t(id) < size;
 }
 
 std::string jsonKeyPath(const std::string& parent, const std::string& key)
@@ -626,9 +672,9 @@ Result<std::shared_ptr<BpeModel::Data>> readGpt2EncoderJson(std::string_view enc
         auto where = [&, &key = key] { return Location{encName, 0, 0, jsonKeyPath("$", key), {}}; };
         if (!value.is_number_integer())
             return makeError("the id of a token must be an integer, found " + std::string(value.type_name()), where());
+        if (!idBelow(value, enc.size()))
+            return makeError("id " + idText(value) + " is outside 0…" + std::to_string(enc.size() - 1), where());
         const auto id = value.get<std::int64_t>();
-        if (id < 0 || std::size_t(id) >= enc.size())
-            return makeError("id " + std::to_string(id) + " is outside 0…" + std::to_string(enc.size() - 1), where());
         if (seen[id])
             return makeError("id " + std::to_string(id) + " is used twice", where());
         seen[id] = true;
@@ -799,21 +845,25 @@ Result<BpeModel> BpeModel::fromHuggingFaceJson(std::string_view json, std::strin
         return fail("missing the \"model\" object", "model");
     const Json& model = root["model"];
     if (model.contains("type") && !(model["type"].is_string() && model["type"] == "BPE"))
-        return fail("only BPE models are supported, found " + model["type"].dump(), "model.type");
+        return fail("only BPE models are supported, found " + shortJson(model["type"]), "model.type");
 
     // The pre-tokenizer must be byte-level (alone or inside a Sequence).
     auto isByteLevel = [](const Json& p) {
         return p.is_object() && p.contains("type") && p["type"] == "ByteLevel";
     };
-    const Json pre = root.value("pre_tokenizer", Json());
+    static const Json kNone;
+    const Json& pre = root.contains("pre_tokenizer") ? root["pre_tokenizer"] : kNone;
     bool byteLevel = isByteLevel(pre);
-    if (!byteLevel && pre.is_object() && pre.value("type", Json()) == "Sequence" && pre.contains("pretokenizers")
+    if (!byteLevel && pre.is_object() && pre.contains("type") && pre["type"] == "Sequence" && pre.contains("pretokenizers")
         && pre["pretokenizers"].is_array())
         for (const auto& p : pre["pretokenizers"])
             byteLevel = byteLevel || isByteLevel(p);
     if (!byteLevel)
-        return fail("the pre-tokenizer must be ByteLevel (GPT-2 style), found " + pre.dump(), "pre_tokenizer");
-    if (pre.is_object() && pre.value("add_prefix_space", false) == true)
+        return fail("the pre-tokenizer must be ByteLevel (GPT-2 style), found " + shortJson(pre), "pre_tokenizer");
+    if (pre.is_object() && pre.contains("add_prefix_space") && !pre["add_prefix_space"].is_boolean())
+        return fail("add_prefix_space must be true or false, found " + std::string(pre["add_prefix_space"].type_name()),
+                    "pre_tokenizer.add_prefix_space");
+    if (pre.is_object() && pre.contains("add_prefix_space") && pre["add_prefix_space"] == true)
         return fail("add_prefix_space = true is not supported", "pre_tokenizer.add_prefix_space");
 
     if (!model.contains("vocab") || !model["vocab"].is_object())
@@ -828,9 +878,9 @@ Result<BpeModel> BpeModel::fromHuggingFaceJson(std::string_view json, std::strin
         const std::string path = jsonKeyPath("model.vocab", key);
         if (!value.is_number_integer())
             return fail("the id of a token must be an integer, found " + std::string(value.type_name()), path);
+        if (!idBelow(value, vocab.size()))
+            return fail("id " + idText(value) + " is outside 0…" + std::to_string(vocab.size() - 1), path);
         const auto id = value.get<std::int64_t>();
-        if (id < 0 || std::size_t(id) >= vocab.size())
-            return fail("id " + std::to_string(id) + " is outside 0…" + std::to_string(vocab.size() - 1), path);
         if (seen[id])
             return fail("id " + std::to_string(id) + " is used twice", path);
         seen[id] = true;
@@ -856,12 +906,14 @@ Result<BpeModel> BpeModel::fromHuggingFaceJson(std::string_view json, std::strin
             if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content")
                 || !a["content"].is_string())
                 return fail("an added token needs an integer \"id\" and a string \"content\"", path);
-            const auto id = a["id"].get<std::int64_t>();
             const auto content = a["content"].get<std::string>();
             if (content != kEndOfText)
                 return fail("only the added token " + std::string(kEndOfText) + " is supported, found " + content, path);
-            if (id < 0 || std::size_t(id) > data->tokens.size())
-                return fail("id " + std::to_string(id) + " leaves a gap after the vocabulary", path + ".id");
+            if (!a["id"].is_number_unsigned() && a["id"].get<std::int64_t>() < 0)
+                return fail("id " + idText(a["id"]) + " is outside 0…" + std::to_string(data->tokens.size()), path + ".id");
+            if (!idBelow(a["id"], data->tokens.size() + 1))
+                return fail("id " + idText(a["id"]) + " leaves a gap after the vocabulary", path + ".id");
+            const auto id = a["id"].get<std::int64_t>();
             if (std::size_t(id) == data->tokens.size()) {
                 data->tokens.emplace_back(kEndOfText);
                 keyOf.emplace_back(kEndOfText);
@@ -894,7 +946,7 @@ Result<BpeModel> BpeModel::fromHuggingFaceJson(std::string_view json, std::strin
             parts[0] = m[0].get<std::string>();
             parts[1] = m[1].get<std::string>();
         } else {
-            return fail("a merge must be \"left right\" or [\"left\", \"right\"], found " + m.dump(), path);
+            return fail("a merge must be \"left right\" or [\"left\", \"right\"], found " + shortJson(m), path);
         }
         TokenId ids[2];
         for (int j = 0; j < 2; ++j) {
