@@ -1,6 +1,7 @@
 #include "commands.h"
 
 #include "args.h"
+#include "base/fileio.h"
 #include "base/units.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
@@ -252,28 +253,6 @@ void printTable(std::ostream& out, const text::DatasetStats& stats, const text::
     out << "\nTokens: " << formatInteger(static_cast<std::int64_t>(stats.tokens)) << '\n';
 }
 
-bool writeFile(const std::string& path, std::string_view data, std::string& why)
-{
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-        why = "is a directory, not a file";
-        return false;
-    }
-    std::FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) {
-        why = std::strerror(errno);
-        return false;
-    }
-    const bool wrote = std::fwrite(data.data(), 1, data.size(), f) == data.size();
-    const int writeErrno = errno;
-    const bool closed = std::fclose(f) == 0;
-    if (!wrote || !closed) {
-        why = std::strerror(wrote ? errno : writeErrno);
-        return false;
-    }
-    return true;
-}
-
 double secondsSince(std::chrono::steady_clock::time_point t0)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -382,12 +361,14 @@ int runTrainBpe(const TrainBpeOptions& o, std::ostream& out, std::ostream& err)
             return kExitInput;
         }
     } else {
-        std::string why;
-        if (!writeFile(o.out, tokenizerJsonText, why)) {
-            Location where;
-            where.file = o.out;
+        // Atomic: a failed save leaves an existing tokenizer file as it was.
+        if (const Status saved = saveFileAtomically(o.out, tokenizerJsonText); !saved.ok()) {
+            Location where = saved.error().where;
             where.field = "--out";
-            printError(err, makeError("cannot write the tokenizer: " + why, where));
+            std::string message = saved.error().message; // "cannot save…: reason"
+            if (message.rfind("cannot save", 0) == 0)
+                message.replace(0, std::string("cannot save").size(), "cannot write the tokenizer");
+            printError(err, makeError(message, where));
             return kExitInput;
         }
     }

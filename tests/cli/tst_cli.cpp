@@ -577,6 +577,10 @@ void TestCli::errors_data()
         {"@TMP@/no/such/dir/t.json: --out: cannot write the tokenizer"});
     row("--out is a directory", {"train-bpe", "--vocab-size", "300", "--out", "@TMP@/adir", "@IT@"}, 1,
         {"--out: cannot write the tokenizer: is a directory"});
+    row("--out onto a full disk", {"train-bpe", "--vocab-size", "300", "--out", "/dev/full", "@IT@"}, 1,
+        {"/dev/full: --out: cannot write the tokenizer: No space left on device"});
+    row("--out through a regular file", {"train-bpe", "--vocab-size", "300", "--out", "@IT@/t.json", "@IT@"}, 1,
+        {"@IT@/t.json: --out: cannot write the tokenizer (creating a temporary file beside it): Not a directory"});
 }
 
 void TestCli::errors()
