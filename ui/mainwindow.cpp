@@ -1,12 +1,21 @@
 #include "mainwindow.h"
 
+#include "document/document.h"
+#include "document/documentactions.h"
 #include "panes/placeholderpane.h"
+#include "panes/tensorpane.h"
 #include "panes/textpane.h"
 #include "stagenavigator.h"
+#include "views/transformerview.h"
 
 #include <QApplication>
+#include <QCloseEvent>
 #include <QDeadlineTimer>
 #include <QDir>
+#include <QGraphicsScene>
+#include <QImage>
+#include <QPainter>
+#include <QTabWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStackedWidget>
@@ -17,18 +26,17 @@ namespace tw::ui {
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
 {
-    setWindowTitle(tr("TokenWire"));
     setObjectName(QStringLiteral("mainWindow"));
+    m_document = new Document(this);
+    m_actions = new DocumentActions(m_document, this);
+    connect(m_document, &Document::titleChanged, this, &MainWindow::updateTitle);
+    updateTitle();
     m_navigator = new StageNavigator(this);
     m_stages = new QStackedWidget(this);
     m_textPane = new TextPane(m_stages);
     m_stages->addWidget(m_textPane);
-    m_stages->addWidget(new PlaceholderPane(
-        tr("2 · Tensors"),
-        tr("The token ids, in batches of B sequences of T tokens, become tensors: embeddings [V, d], "
-           "activations [B, T, d] through L Transformer blocks; the parameters P, the memory for "
-           "activations and optimizer state, and the FLOPs of one step."),
-        m_stages));
+    m_tensorPane = new TensorPane(m_document, m_stages);
+    m_stages->addWidget(m_tensorPane);
     m_stages->addWidget(new PlaceholderPane(
         tr("3 · GPUs"),
         tr("The model placed on GPUs in a data × pipeline × tensor (× expert) parallel mesh; each strategy's "
@@ -61,13 +69,36 @@ MainWindow::MainWindow(QWidget* parent)
 void MainWindow::buildMenus()
 {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* open = file->addAction(tr("&Open text…"), m_textPane, &TextPane::chooseAndOpenFile);
-    open->setShortcut(QKeySequence::Open);
+    file->addAction(m_actions->newAction());
+    file->addAction(m_actions->openAction());
+    file->addAction(m_actions->saveAction());
+    file->addAction(m_actions->saveAsAction());
+    QMenu* presets = file->addMenu(tr("&Presets"));
+    presets->setObjectName(QStringLiteral("presetsMenu"));
+    m_actions->addPresetsTo(presets);
+    file->addSeparator();
+    file->addAction(tr("Open &text…"), m_textPane, &TextPane::chooseAndOpenFile);
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(m_actions->undoAction());
+    edit->addAction(m_actions->redoAction());
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About TokenWire"), this, &MainWindow::showAbout);
+}
+
+void MainWindow::updateTitle()
+{
+    setWindowTitle(tr("%1 — TokenWire").arg(m_document->title()));
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    if (m_actions->maybeKeepWork())
+        event->accept();
+    else
+        event->ignore();
 }
 
 void MainWindow::showAbout()
@@ -113,8 +144,11 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
         if (!window.textPane()->isBusy() && window.textPane()->lastResult().spans)
             break;
     }
-    // Stage 1 explains one figure, so the picture shows where a number comes from.
+    window.document()->waitForDerivation(60000);
+    // Each stage explains one figure or tensor, so the pictures show where a number comes from.
     window.textPane()->selectFigure(QStringLiteral("tokens.per_word"));
+    window.tensorPane()->showTensor(QStringLiteral("layer0.attn.softmax"));
+    window.tensorPane()->showFigure(QStringLiteral("memory.activations_bytes"));
     for (int i = 0; i < window.stageCount(); ++i) {
         window.setStage(i);
         QApplication::processEvents();
@@ -124,6 +158,30 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
                 *error = QObject::tr("cannot write %1").arg(path);
             return false;
         }
+    }
+    // Stage 2 in more pictures: the whole drawn block, and the memory chart and figure chain tabs.
+    window.setStage(1);
+    TensorPane* pane = window.tensorPane();
+    QGraphicsScene* scene = pane->diagram()->scene();
+    QImage diagram(scene->sceneRect().size().toSize() * 2, QImage::Format_ARGB32);
+    diagram.fill(Qt::white);
+    {
+        QPainter painter(&diagram);
+        painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+        scene->render(&painter);
+    }
+    const int current = pane->tabs()->currentIndex();
+    bool ok = diagram.save(QDir(dir).filePath(QStringLiteral("stage2-diagram.png")));
+    for (int tab = 1; ok && tab < pane->tabs()->count(); ++tab) {
+        pane->tabs()->setCurrentIndex(tab);
+        QApplication::processEvents();
+        ok = window.grab().save(QDir(dir).filePath(QStringLiteral("stage2-tab%1.png").arg(tab + 1)));
+    }
+    pane->tabs()->setCurrentIndex(current);
+    if (!ok) {
+        if (error)
+            *error = QObject::tr("cannot write the stage 2 pictures in %1").arg(dir);
+        return false;
     }
     window.setStage(0);
     return true;

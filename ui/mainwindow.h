@@ -1,5 +1,6 @@
 #pragma once
-// The shell: menus, the stage navigator and one pane per stage. Panes wire their own widgets.
+// The shell: menus, the stage navigator and one pane per stage. Panes wire their own widgets; the
+// document and its File/Edit actions live in ui/document.
 
 #include <QMainWindow>
 
@@ -7,7 +8,10 @@ class QStackedWidget;
 
 namespace tw::ui {
 
+class Document;
+class DocumentActions;
 class StageNavigator;
+class TensorPane;
 class TextPane;
 
 class MainWindow : public QMainWindow {
@@ -19,15 +23,25 @@ public:
     [[nodiscard]] int stage() const;
     [[nodiscard]] int stageCount() const;
     [[nodiscard]] TextPane* textPane() const { return m_textPane; }
+    [[nodiscard]] TensorPane* tensorPane() const { return m_tensorPane; }
     [[nodiscard]] StageNavigator* navigator() const { return m_navigator; }
+    [[nodiscard]] Document* document() const { return m_document; }
+    [[nodiscard]] DocumentActions* actions() const { return m_actions; }
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
 
 private:
     void buildMenus();
     void showAbout();
+    void updateTitle();
 
+    Document* m_document = nullptr;
+    DocumentActions* m_actions = nullptr;
     StageNavigator* m_navigator = nullptr;
     QStackedWidget* m_stages = nullptr;
     TextPane* m_textPane = nullptr;
+    TensorPane* m_tensorPane = nullptr;
 };
 
 // Renders the window with each stage selected to dir/stage1.png … (offscreen is fine); false and

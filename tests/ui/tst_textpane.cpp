@@ -480,7 +480,7 @@ void TestTextPane::mainWindowShell()
     tw::ui::MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
-    QCOMPARE(window.windowTitle(), QStringLiteral("TokenWire"));
+    QCOMPARE(window.windowTitle(), QStringLiteral("Untitled — TokenWire"));
     QCOMPARE(window.stageCount(), 5);
     // It fits a 1280×720 projector.
     QVERIFY2(window.minimumSizeHint().width() <= 1280 && window.minimumSizeHint().height() <= 720,

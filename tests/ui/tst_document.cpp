@@ -1,0 +1,505 @@
+// The document without a window: every command's undo/redo, merging, presets, derivation off the
+// GUI thread, problems with JSON paths, save/open round trips and the failures that must leave
+// both the document and the file on disk untouched.
+
+#include "document/commands.h"
+#include "document/document.h"
+#include "document/documentactions.h"
+#include "document/scenariofield.h"
+
+#include "scenario/derive.h"
+#include "scenario/presets.h"
+#include "scenario/scenariojson.h"
+
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+#include <csignal>
+#include <sys/resource.h>
+
+using tw::ui::Document;
+using tw::ui::DocumentActions;
+using tw::ui::Field;
+using tw::ui::FieldValue;
+
+Q_DECLARE_METATYPE(tw::ui::Field)
+Q_DECLARE_METATYPE(tw::ui::FieldValue)
+
+namespace {
+tw::scenario::Scenario reference()
+{
+    return tw::scenario::preset("paper-reference").value();
+}
+
+QByteArray readAll(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+bool writeFile(const QString& path, const QByteArray& bytes)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+}
+
+double figure(const Document& doc, const char* id)
+{
+    return doc.derivation() ? doc.derivation()->figures.valueOf(id) : -1;
+}
+} // namespace
+
+class TestDocument : public QObject {
+    Q_OBJECT
+private slots:
+    void startsAsPaperReference();
+    void fieldTableIsConsistent();
+    void commandUndoRedo_data();
+    void commandUndoRedo();
+    void consecutiveEditsMerge();
+    void editsApartOrOfOtherFieldsStaySeparate();
+    void unchangedOrMistypedValuesPushNothing();
+    void loadPresetIsOneStep();
+    void invalidScenarioReportsProblemsAtFields();
+    void editsRederiveAndSupersede();
+    void saveOpenRoundTrip();
+    void saveIntoMissingFolderFails();
+    void failedSaveKeepsOldBytes();
+    void corruptOrFutureFileLeavesDocumentUntouched();
+    void modifiedFlagAndTitle();
+    void promptBeforeLosingWork();
+};
+
+void TestDocument::startsAsPaperReference()
+{
+    Document doc;
+    QCOMPARE(doc.scenario(), reference());
+    QVERIFY(!doc.isModified());
+    QCOMPARE(doc.title(), QStringLiteral("Untitled"));
+    QVERIFY(doc.problems().empty());
+    QVERIFY(doc.waitForDerivation());
+    QVERIFY(doc.derivation());
+    // GPT-2 small with V from the GPT-2 tokenizer, tied head (issue 3's published count).
+    QCOMPARE(figure(doc, "model.parameters"), 124439808.0);
+    QCOMPARE(figure(doc, "model.hidden_size"), 768.0);
+    QCOMPARE(doc.derivationCount(), 1);
+}
+
+void TestDocument::fieldTableIsConsistent()
+{
+    QStringList paths;
+    for (Field f : tw::ui::allFields()) {
+        QVERIFY(!tw::ui::fieldJsonPath(f).isEmpty());
+        QVERIFY(!paths.contains(tw::ui::fieldJsonPath(f)));
+        paths << tw::ui::fieldJsonPath(f);
+        // Command names start with a verb.
+        const QString name = tw::ui::fieldCommandName(f);
+        QVERIFY2(name.startsWith(QLatin1String("Set ")) || name.startsWith(QLatin1String("Choose "))
+                     || name.startsWith(QLatin1String("Take ")) || name.startsWith(QLatin1String("Tie ")),
+                 qPrintable(name));
+        // Reading a field and writing the value back changes nothing.
+        auto s = reference();
+        QVERIFY(tw::ui::setFieldValue(s, f, tw::ui::fieldValue(s, f)));
+        QCOMPARE(s, reference());
+    }
+}
+
+void TestDocument::commandUndoRedo_data()
+{
+    QTest::addColumn<Field>("field");
+    QTest::addColumn<FieldValue>("value");
+    QTest::addColumn<QString>("command");
+    QList<Field> covered;
+    auto row = [&covered](const char* name, Field f, FieldValue v, const char* command) {
+        covered << f;
+        QTest::newRow(name) << f << v << QString::fromUtf8(command);
+    };
+    row("text", Field::TextSample, std::string("inferno-canto1-en"), "Choose text");
+    row("documents", Field::Documents, std::uint64_t{4}, "Set documents");
+    row("family", Field::Family, std::string("llama"), "Choose family");
+    row("layers", Field::Layers, std::uint64_t{24}, "Set layers");
+    row("d", Field::HiddenSize, std::uint64_t{1024}, "Set hidden size");
+    row("heads", Field::Heads, std::uint64_t{16}, "Set heads");
+    row("kv heads", Field::KvHeads, std::uint64_t{4}, "Set key/value heads");
+    row("d_ff", Field::FfnSize, std::uint64_t{4096}, "Set MLP size");
+    row("V from tokenizer", Field::VocabFromTokenizer, false, "Take V from the tokenizer");
+    row("V", Field::VocabSize, std::uint64_t{32000}, "Set vocabulary size");
+    row("padding", Field::VocabPadMultiple, std::uint64_t{64}, "Set vocabulary padding");
+    row("tied", Field::TiedEmbeddings, false, "Tie the head");
+    row("positions", Field::MaxPositions, std::uint64_t{2048}, "Set learned positions");
+    row("experts", Field::MoeExperts, std::uint64_t{8}, "Set experts");
+    row("top-k", Field::MoeTopK, std::uint64_t{2}, "Set experts per token");
+    row("capacity", Field::MoeCapacityFactor, 1.25, "Set capacity factor");
+    row("interval", Field::MoeLayerInterval, std::uint64_t{2}, "Set MoE interval");
+    row("weights", Field::WeightsPrecision, std::string("fp32"), "Choose weight precision");
+    row("activations", Field::ActivationsPrecision, std::string("fp16"), "Choose activation precision");
+    row("gradients", Field::GradientsPrecision, std::string("fp32"), "Choose gradient precision");
+    row("optimizer", Field::OptimizerPrecision, std::string("bf16"), "Choose optimizer precision");
+    row("recompute", Field::Recompute, std::string("full"), "Choose recomputation");
+    row("gpu", Field::Gpu, std::string("h100-sxm"), "Choose GPU");
+    row("gpus", Field::GpuCount, std::uint64_t{64}, "Set GPU count");
+    row("T", Field::SequenceLength, std::uint64_t{512}, "Set sequence length");
+    row("B", Field::MicroBatch, std::uint64_t{8}, "Set micro-batch");
+    row("G", Field::GlobalBatchTokens, std::uint64_t{1} << 20, "Set global batch");
+    // Every field of the table has a row.
+    for (Field f : tw::ui::allFields())
+        QVERIFY2(covered.contains(f), qPrintable(tw::ui::fieldJsonPath(f)));
+}
+
+void TestDocument::commandUndoRedo()
+{
+    QFETCH(Field, field);
+    QFETCH(FieldValue, value);
+    QFETCH(QString, command);
+    Document doc;
+    const auto before = doc.scenario();
+    QVERIFY(doc.setField(field, value));
+    QCOMPARE(doc.undoStack()->count(), 1);
+    QCOMPARE(doc.undoStack()->text(0), command);
+    QVERIFY(tw::ui::fieldValue(doc.scenario(), field) == value);
+    const auto after = doc.scenario();
+    QVERIFY(after != before);
+    QVERIFY(doc.isModified());
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario(), before); // exactly, every other field too
+    QVERIFY(!doc.isModified());
+    doc.undoStack()->redo();
+    QCOMPARE(doc.scenario(), after);
+    QVERIFY(doc.isModified());
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::consecutiveEditsMerge()
+{
+    Document doc;
+    // A spin-box drag: 768 → 832 → 896 → 1024 is one step.
+    QVERIFY(doc.setField(Field::HiddenSize, std::uint64_t{832}));
+    QVERIFY(doc.setField(Field::HiddenSize, std::uint64_t{896}));
+    QVERIFY(doc.setField(Field::HiddenSize, std::uint64_t{1024}));
+    QCOMPARE(doc.undoStack()->count(), 1);
+    QCOMPARE(doc.scenario().model.hiddenSize, 1024u);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario(), reference());
+    doc.undoStack()->redo();
+    QCOMPARE(doc.scenario().model.hiddenSize, 1024u);
+    // Dragged back to where it started: the step disappears.
+    doc.undoStack()->undo();
+    doc.undoStack()->clear();
+    QVERIFY(doc.setField(Field::Layers, std::uint64_t{13}));
+    QVERIFY(doc.setField(Field::Layers, std::uint64_t{12}));
+    QCOMPARE(doc.undoStack()->count(), 0);
+    QVERIFY(!doc.isModified());
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::editsApartOrOfOtherFieldsStaySeparate()
+{
+    Document doc;
+    QVERIFY(doc.setField(Field::HiddenSize, std::uint64_t{1024}));
+    QVERIFY(doc.setField(Field::Layers, std::uint64_t{24}));
+    QVERIFY(doc.setField(Field::HiddenSize, std::uint64_t{1536}));
+    QCOMPARE(doc.undoStack()->count(), 3);
+    doc.setMergeWindow(std::chrono::milliseconds(0));
+    QTest::qWait(5);
+    QVERIFY(doc.setField(Field::HiddenSize, std::uint64_t{2048}));
+    QCOMPARE(doc.undoStack()->count(), 4);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario().model.hiddenSize, 1536u);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario().model.hiddenSize, 1024u);
+    QCOMPARE(doc.scenario().model.layers, 24u);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario().model.layers, 12u);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario(), reference());
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::unchangedOrMistypedValuesPushNothing()
+{
+    Document doc;
+    QVERIFY(!doc.setField(Field::HiddenSize, std::uint64_t{768}));
+    QVERIFY(!doc.setField(Field::HiddenSize, std::string("768")));
+    QVERIFY(!doc.setField(Field::Family, std::string("bert")));
+    QVERIFY(!doc.setField(Field::WeightsPrecision, std::string("int4")));
+    QVERIFY(!doc.setField(Field::TiedEmbeddings, std::uint64_t{1}));
+    QCOMPARE(doc.undoStack()->count(), 0);
+    QCOMPARE(doc.scenario(), reference());
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::loadPresetIsOneStep()
+{
+    Document doc;
+    QVERIFY(doc.waitForDerivation());
+    QVERIFY(doc.loadPreset(QStringLiteral("gpt3-175b")));
+    QCOMPARE(doc.undoStack()->count(), 1);
+    QCOMPARE(doc.undoStack()->text(0), QStringLiteral("Load preset gpt3-175b"));
+    QCOMPARE(doc.scenario(), tw::scenario::preset("gpt3-175b").value());
+    QVERIFY(doc.waitForDerivation());
+    QCOMPARE(figure(doc, "model.layers"), 96.0);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario(), reference());
+    QVERIFY(doc.waitForDerivation());
+    QCOMPARE(figure(doc, "model.layers"), 12.0);
+
+    QString error;
+    QVERIFY(!doc.loadPreset(QStringLiteral("gpt5"), &error));
+    QVERIFY2(error.contains(QLatin1String("paper-reference")), qPrintable(error));
+    QCOMPARE(doc.undoStack()->count(), 1);
+}
+
+void TestDocument::invalidScenarioReportsProblemsAtFields()
+{
+    Document doc;
+    QVERIFY(doc.waitForDerivation());
+    const auto valid = doc.derivation();
+    QSignalSpy problems(&doc, &Document::problemsChanged);
+    QVERIFY(doc.setField(Field::HiddenSize, std::uint64_t{770}));
+    QCOMPARE(problems.count(), 1);
+    const QStringList at = doc.problemsAt(QStringLiteral("model.hidden_size"));
+    QCOMPARE(at.size(), 1);
+    QVERIFY2(at[0].contains(QLatin1String("model.heads")) && at[0].contains(QLatin1String("770")), qPrintable(at[0]));
+    QVERIFY(!doc.isDeriving());
+    QCOMPARE(doc.derivation(), valid); // the last good derivation stays on screen
+    doc.undoStack()->undo();
+    QVERIFY(doc.waitForDerivation());
+    QVERIFY(doc.problems().empty());
+    QCOMPARE(problems.count(), 2);
+    // Several problems at once, each at its own path.
+    QVERIFY(doc.setField(Field::KvHeads, std::uint64_t{5}));
+    QVERIFY(doc.setField(Field::MicroBatch, std::uint64_t{0}));
+    QCOMPARE(doc.problemsAt(QStringLiteral("model.kv_heads")).size(), 1);
+    QCOMPARE(doc.problemsAt(QStringLiteral("batch.micro_batch")).size(), 1);
+}
+
+void TestDocument::editsRederiveAndSupersede()
+{
+    Document doc;
+    QVERIFY(doc.waitForDerivation());
+    QSignalSpy derived(&doc, &Document::derived);
+    doc.setMergeWindow(std::chrono::milliseconds(0));
+    // Many edits in a row: only the last one's derivation is applied.
+    for (std::uint64_t layers = 13; layers <= 40; ++layers)
+        QVERIFY(doc.setField(Field::Layers, layers));
+    QVERIFY(doc.isDeriving());
+    QVERIFY(doc.waitForDerivation());
+    QTest::qWait(50); // superseded jobs that finish late must not land
+    QCOMPARE(derived.count(), 1);
+    QCOMPARE(figure(doc, "model.layers"), 40.0);
+    QCOMPARE(doc.derivation()->stage2.tensors.front().name, std::string("input.ids"));
+    QVERIFY(!doc.isDeriving());
+}
+
+void TestDocument::saveOpenRoundTrip()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    Document doc;
+    QVERIFY(doc.loadPreset(QStringLiteral("mixtral-8x7b")));
+    QVERIFY(doc.setField(Field::MicroBatch, std::uint64_t{2}));
+    QVERIFY(doc.setField(Field::Recompute, std::string("full")));
+    const QString path = dir.filePath(QStringLiteral("mine.tokenwire.json"));
+    QString error;
+    QVERIFY2(doc.saveAs(path, &error), qPrintable(error));
+    QVERIFY(!doc.isModified());
+    QCOMPARE(doc.title(), QStringLiteral("mine.tokenwire.json"));
+    QCOMPARE(doc.filePath(), path);
+
+    Document other;
+    QVERIFY2(other.open(path, &error), qPrintable(error));
+    QCOMPARE(other.scenario(), doc.scenario());
+    QVERIFY(!other.isModified());
+    QCOMPARE(other.undoStack()->count(), 0);
+    QCOMPARE(other.title(), QStringLiteral("mine.tokenwire.json"));
+    QVERIFY(other.waitForDerivation());
+    QVERIFY(doc.waitForDerivation());
+    QCOMPARE(figure(other, "model.parameters"), figure(doc, "model.parameters"));
+
+    // Save again to the same file: no prompt, same bytes as core's JSON.
+    QVERIFY(other.setField(Field::GpuCount, std::uint64_t{16}));
+    QVERIFY(other.save(&error));
+    QCOMPARE(readAll(path), QByteArray::fromStdString(tw::scenario::scenarioToJson(other.scenario())));
+    QVERIFY(other.waitForDerivation());
+}
+
+void TestDocument::saveIntoMissingFolderFails()
+{
+    QTemporaryDir dir;
+    Document doc;
+    QVERIFY(doc.setField(Field::Layers, std::uint64_t{6}));
+    const QString path = dir.filePath(QStringLiteral("no/such/folder/x.tokenwire.json"));
+    QString error;
+    QVERIFY(!doc.saveAs(path, &error));
+    QVERIFY2(error.contains(path), qPrintable(error));
+    QVERIFY(doc.isModified());
+    QVERIFY(doc.filePath().isEmpty());
+    QVERIFY(!QFile::exists(path));
+    // Save without a file name says to use Save As.
+    QVERIFY(!doc.save(&error));
+    QVERIFY(error.contains(QLatin1String("Save As")));
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::failedSaveKeepsOldBytes()
+{
+    QTemporaryDir dir;
+    Document doc;
+    const QString path = dir.filePath(QStringLiteral("keep.tokenwire.json"));
+    QString error;
+    QVERIFY(doc.saveAs(path, &error));
+    const QByteArray old = readAll(path);
+    QVERIFY(old.size() > 200);
+    QVERIFY(doc.setField(Field::Layers, std::uint64_t{48}));
+
+    // A disk that fills up mid-write: the process may not write files larger than 100 bytes
+    // (RLIMIT_FSIZE; writes past it fail with EFBIG instead of raising SIGXFSZ, which is ignored).
+    const auto previousHandler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit saved{};
+    QCOMPARE(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    rlimit small = saved;
+    small.rlim_cur = 100;
+    QCOMPARE(setrlimit(RLIMIT_FSIZE, &small), 0);
+    const bool ok = doc.save(&error);
+    QCOMPARE(setrlimit(RLIMIT_FSIZE, &saved), 0);
+    std::signal(SIGXFSZ, previousHandler);
+
+    QVERIFY2(!ok, qPrintable(QString::fromLatin1(readAll(path))));
+    QVERIFY2(error.startsWith(QStringLiteral("Cannot save ") + path), qPrintable(error));
+    QCOMPARE(readAll(path), old); // the previous file, byte for byte
+    QVERIFY(doc.isModified());
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("keep.tokenwire.json")});
+    // With room again the same save works.
+    QVERIFY2(doc.save(&error), qPrintable(error));
+    QVERIFY(readAll(path) != old);
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::corruptOrFutureFileLeavesDocumentUntouched()
+{
+    QTemporaryDir dir;
+    Document doc;
+    QVERIFY(doc.setField(Field::Layers, std::uint64_t{7}));
+    const QString saved = dir.filePath(QStringLiteral("saved.tokenwire.json"));
+    QString error;
+    QVERIFY(doc.saveAs(saved, &error));
+    QVERIFY(doc.setField(Field::HiddenSize, std::uint64_t{1024})); // unsaved work on top
+    const auto scenario = doc.scenario();
+    const int steps = doc.undoStack()->count();
+
+    std::string future = tw::scenario::scenarioToJson(tw::scenario::preset("llama2-7b").value());
+    const auto at = future.find("\"schema_version\": 1");
+    QVERIFY(at != std::string::npos);
+    future.replace(at, 19, "\"schema_version\": 99");
+    const struct {
+        const char* name;
+        QByteArray bytes;
+        const char* expected;
+    } cases[] = {
+        {"corrupt.tokenwire.json", QByteArrayLiteral("{ \"schema_version\": 1, \"model\": { \"layers\": 12,, }"), "corrupt.tokenwire.json"},
+        {"future.tokenwire.json", QByteArray::fromStdString(future), "99"},
+        {"empty.tokenwire.json", QByteArray(), "empty.tokenwire.json"},
+    };
+    for (const auto& c : cases) {
+        const QString path = dir.filePath(QString::fromLatin1(c.name));
+        QVERIFY(writeFile(path, c.bytes));
+        error.clear();
+        QVERIFY(!doc.open(path, &error));
+        QVERIFY2(error.contains(QLatin1String(c.expected)), qPrintable(error));
+        QCOMPARE(doc.scenario(), scenario);
+        QCOMPARE(doc.undoStack()->count(), steps);
+        QCOMPARE(doc.filePath(), saved);
+        QVERIFY(doc.isModified());
+    }
+    QVERIFY(!doc.open(dir.filePath(QStringLiteral("missing.tokenwire.json")), &error));
+    QVERIFY(error.contains(QLatin1String("missing.tokenwire.json")));
+    QCOMPARE(doc.scenario(), scenario);
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::modifiedFlagAndTitle()
+{
+    QTemporaryDir dir;
+    Document doc;
+    QSignalSpy modified(&doc, &Document::modifiedChanged);
+    QSignalSpy title(&doc, &Document::titleChanged);
+    QVERIFY(doc.setField(Field::Heads, std::uint64_t{16}));
+    QCOMPARE(modified.count(), 1);
+    QCOMPARE(modified.last().at(0).toBool(), true);
+    QCOMPARE(doc.title(), QStringLiteral("Untitled*"));
+    QCOMPARE(title.last().at(0).toString(), QStringLiteral("Untitled*"));
+    const QString path = dir.filePath(QStringLiteral("name.tokenwire.json"));
+    QString error;
+    QVERIFY(doc.saveAs(path, &error));
+    QCOMPARE(doc.title(), QStringLiteral("name.tokenwire.json"));
+    QCOMPARE(title.last().at(0).toString(), QStringLiteral("name.tokenwire.json"));
+    QVERIFY(doc.setField(Field::Heads, std::uint64_t{8}));
+    QCOMPARE(doc.title(), QStringLiteral("name.tokenwire.json*"));
+    doc.undoStack()->undo(); // back to the saved state
+    QVERIFY(!doc.isModified());
+    QCOMPARE(doc.title(), QStringLiteral("name.tokenwire.json"));
+    doc.newDocument();
+    QCOMPARE(doc.title(), QStringLiteral("Untitled"));
+    QCOMPARE(doc.scenario(), reference());
+    QCOMPARE(doc.undoStack()->count(), 0);
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::promptBeforeLosingWork()
+{
+    QTemporaryDir dir;
+    Document doc;
+    DocumentActions actions(&doc, nullptr);
+    int asked = 0;
+    auto answer = DocumentActions::UnsavedChoice::Cancel;
+    actions.askUnsaved = [&] {
+        ++asked;
+        return answer;
+    };
+    const QString path = dir.filePath(QStringLiteral("prompted.tokenwire.json"));
+    actions.askSavePath = [&] { return path; };
+    QStringList errors;
+    actions.showError = [&](const QString&, const QString& message) { errors << message; };
+
+    // Unmodified: no question.
+    actions.newDocument();
+    QCOMPARE(asked, 0);
+    QVERIFY(doc.setField(Field::Layers, std::uint64_t{3}));
+    const auto edited = doc.scenario();
+    actions.newDocument(); // Cancel
+    QCOMPARE(asked, 1);
+    QCOMPARE(doc.scenario(), edited);
+    QVERIFY(doc.isModified());
+    answer = DocumentActions::UnsavedChoice::Save;
+    actions.newDocument(); // Save (asks for a path: untitled), then new
+    QCOMPARE(asked, 2);
+    QCOMPARE(tw::scenario::scenarioFromJson(readAll(path).toStdString(), "x").value(), edited);
+    QCOMPARE(doc.scenario(), reference());
+    QVERIFY(doc.setField(Field::Layers, std::uint64_t{5}));
+    answer = DocumentActions::UnsavedChoice::Discard;
+    actions.askOpenPath = [&] { return path; };
+    QVERIFY(actions.open());
+    QCOMPARE(asked, 3);
+    QCOMPARE(doc.scenario(), edited);
+    // A bad file goes to the error hook and changes nothing.
+    const QString bad = dir.filePath(QStringLiteral("bad.tokenwire.json"));
+    QVERIFY(writeFile(bad, "[]"));
+    QVERIFY(!actions.openPath(bad));
+    QCOMPARE(errors.size(), 1);
+    QCOMPARE(doc.scenario(), edited);
+    // Undo and Redo actions follow the stack, presets are actions.
+    QVERIFY(!actions.undoAction()->isEnabled());
+    QCOMPARE(actions.presetActions().size(), int(tw::scenario::presetNames().size()));
+    actions.presetActions().at(2)->trigger();
+    QCOMPARE(doc.scenario(), tw::scenario::preset(tw::scenario::presetNames()[2]).value());
+    QVERIFY(actions.undoAction()->isEnabled());
+    actions.undoAction()->trigger();
+    QCOMPARE(doc.scenario(), edited);
+    QVERIFY(doc.waitForDerivation());
+}
+
+QTEST_MAIN(TestDocument)
+#include "tst_document.moc"

@@ -1,0 +1,272 @@
+// The stage 2 pane driven offscreen with a real Document: the drawn block's edge labels follow an
+// edit of d typed into the form, an invalid d turns the field red with a reason naming the heads,
+// Undo brings 768 back; clicking a tensor shows its details, clicking a figure its chain.
+
+#include "charts/modelcharts.h"
+#include "document/document.h"
+#include "mainwindow.h"
+#include "panes/tensorpane.h"
+#include "views/figuretablemodel.h"
+#include "views/modelform.h"
+#include "views/transformerview.h"
+
+#include "scenario/derive.h"
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QElapsedTimer>
+#include <QGraphicsScene>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTest>
+#include <QTextBrowser>
+#include <QUndoStack>
+
+#include <qcustomplot.h>
+
+using tw::ui::Document;
+using tw::ui::Field;
+using tw::ui::TensorPane;
+
+namespace {
+const QString kHidden = QStringLiteral("embedding.output");
+
+void typeInto(QSpinBox* spin, const QString& text)
+{
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, text);
+    QTest::keyClick(spin, Qt::Key_Return);
+}
+} // namespace
+
+class TestTensorPane : public QObject {
+    Q_OBJECT
+private slots:
+    void init();
+    void cleanup();
+    void diagramShowsLiveShapes();
+    void editingDChangesTheDiagram();
+    void invalidDTurnsTheFieldRedAndUndoRestores();
+    void spinArrowsMergeIntoOneStep();
+    void clickingATensorShowsDetails();
+    void figuresExplainTheirChain();
+    void chartsHaveBars();
+    void familiesAndMoeDrawTheirBlocks();
+    void largestPresetOpensQuickly();
+
+private:
+    std::unique_ptr<Document> m_doc;
+    std::unique_ptr<TensorPane> m_pane;
+};
+
+void TestTensorPane::init()
+{
+    m_doc = std::make_unique<Document>();
+    m_pane = std::make_unique<TensorPane>(m_doc.get());
+    m_pane->resize(1400, 850);
+    m_pane->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_pane.get()));
+    QVERIFY(m_doc->waitForDerivation());
+}
+
+void TestTensorPane::cleanup()
+{
+    m_pane.reset();
+    m_doc.reset();
+}
+
+void TestTensorPane::diagramShowsLiveShapes()
+{
+    auto* view = m_pane->diagram();
+    QVERIFY2(view->tensorLabel(kHidden).contains(QLatin1String("[B,T,d] = [32, 1024, 768]")), qPrintable(view->tensorLabel(kHidden)));
+    QVERIFY(view->tensorLabel(kHidden).contains(QLatin1String("50.33 MB")));
+    QVERIFY(view->tensorLabel(QStringLiteral("input.ids")).contains(QLatin1String("[B,T] = [32, 1024]")));
+    QVERIFY(view->tensorLabel(QStringLiteral("layer0.attn.softmax")).contains(QLatin1String("[B,a,T,T]")));
+    QVERIFY(view->tensorLabel(QStringLiteral("layer0.attn.softmax")).contains(QLatin1String("[32, 12, 1024, 1024]")));
+    QVERIFY(view->tensorLabel(QStringLiteral("layer0.mlp.up")).contains(QLatin1String("[32, 1024, 3072]")));
+    QVERIFY(view->tensorLabel(QStringLiteral("logits")).contains(QLatin1String("[32, 1024, 50257]")));
+    // The caption speaks of the text's tokens, from stage 1's figures.
+    const double tokens = m_doc->derivation()->figures.valueOf("tokens.count");
+    QVERIFY(tokens > 0 && tokens < 1024);
+    const QString n = QLocale(QLocale::English).toString(qlonglong(tokens));
+    QVERIFY2(m_pane->caption()->text().startsWith(QStringLiteral("Your %1 tokens fill %1 of the T = 1,024 positions").arg(n)),
+             qPrintable(m_pane->caption()->text()));
+}
+
+void TestTensorPane::editingDChangesTheDiagram()
+{
+    auto* spin = qobject_cast<QSpinBox*>(m_pane->form()->editor(Field::HiddenSize));
+    QVERIFY(spin);
+    QCOMPARE(spin->value(), 768);
+    typeInto(spin, QStringLiteral("1536")); // 12 heads of 128
+    QCOMPARE(m_doc->scenario().model.hiddenSize, 1536u);
+    QCOMPARE(m_doc->undoStack()->undoText(), QStringLiteral("Set hidden size"));
+    QTRY_VERIFY2(m_pane->diagram()->tensorLabel(kHidden).contains(QLatin1String("[32, 1024, 1536]")),
+                 qPrintable(m_pane->diagram()->tensorLabel(kHidden)));
+    QVERIFY(!m_pane->diagram()->tensorLabel(kHidden).contains(QLatin1String("768")));
+    QVERIFY(!m_pane->form()->isInvalid(Field::HiddenSize));
+}
+
+void TestTensorPane::invalidDTurnsTheFieldRedAndUndoRestores()
+{
+    auto* spin = qobject_cast<QSpinBox*>(m_pane->form()->editor(Field::HiddenSize));
+    typeInto(spin, QStringLiteral("770"));
+    QCOMPARE(m_doc->scenario().model.hiddenSize, 770u);
+    QTRY_VERIFY(m_pane->form()->isInvalid(Field::HiddenSize));
+    QLabel* problem = m_pane->form()->problemLabel(Field::HiddenSize);
+    QVERIFY(problem->isVisible());
+    QVERIFY2(problem->text().contains(QLatin1String("heads")), qPrintable(problem->text()));
+    QVERIFY(spin->toolTip().contains(QLatin1String("heads")));
+    QVERIFY(spin->styleSheet().contains(QLatin1String("#c53030")));
+    QVERIFY(!m_pane->form()->isInvalid(Field::Heads));
+    // The diagram keeps the last valid model.
+    QVERIFY(m_pane->diagram()->tensorLabel(kHidden).contains(QLatin1String("[32, 1024, 768]")));
+
+    // Undo through an Undo action of the stack (what the Edit menu holds).
+    std::unique_ptr<QAction> undo(m_doc->undoStack()->createUndoAction(nullptr));
+    QVERIFY(undo->isEnabled());
+    QCOMPARE(undo->text(), QStringLiteral("Undo Set hidden size"));
+    undo->trigger();
+    QCOMPARE(m_doc->scenario().model.hiddenSize, 768u);
+    QCOMPARE(spin->value(), 768);
+    QTRY_VERIFY(!m_pane->form()->isInvalid(Field::HiddenSize));
+    QVERIFY(!problem->isVisible());
+    QTRY_VERIFY(m_pane->diagram()->tensorLabel(kHidden).contains(QLatin1String("[32, 1024, 768]")));
+}
+
+void TestTensorPane::spinArrowsMergeIntoOneStep()
+{
+    // Holding the arrow of a spin box is one edit: three steps up, one Undo.
+    auto* spin = qobject_cast<QSpinBox*>(m_pane->form()->editor(Field::Layers));
+    spin->setFocus();
+    for (int i = 0; i < 3; ++i)
+        QTest::keyClick(spin, Qt::Key_Up);
+    QCOMPARE(m_doc->scenario().model.layers, 15u);
+    QCOMPARE(m_doc->undoStack()->count(), 1);
+    QCOMPARE(m_doc->undoStack()->undoText(), QStringLiteral("Set layers"));
+    QTRY_VERIFY(m_pane->diagram()->scene()->items().size() > 0 && m_doc->derivation()->model.layers == 15);
+    m_doc->undoStack()->undo();
+    QCOMPARE(spin->value(), 12);
+    QCOMPARE(m_doc->scenario().model.layers, 12u);
+}
+
+void TestTensorPane::clickingATensorShowsDetails()
+{
+    auto* view = m_pane->diagram();
+    const QString name = QStringLiteral("layer0.attn.softmax");
+    const QRectF rect = view->tensorRect(name);
+    QVERIFY(!rect.isEmpty());
+    view->ensureVisible(rect);
+    QApplication::processEvents();
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->mapFromScene(rect.center()));
+    QCOMPARE(view->selectedTensor(), name);
+    const QString details = m_pane->details()->toPlainText();
+    QVERIFY2(details.contains(name), qPrintable(details));
+    QVERIFY(details.contains(QLatin1String("[B,a,T,T] = [32, 12, 1024, 1024]")));
+    QVERIFY(details.contains(QLatin1String("bf16")));
+    QVERIFY(details.contains(QLatin1String("805,306,368 B"))); // 32·12·1024·1024·2
+    QVERIFY(details.contains(QLatin1String("forward pass")));
+    // A weight lists what training keeps of it.
+    QVERIFY(m_pane->showTensor(QStringLiteral("embedding.wte")));
+    QVERIFY(m_pane->details()->toPlainText().contains(QLatin1String("embedding.wte.adam_m")));
+    QVERIFY(!m_pane->showTensor(QStringLiteral("no.such.tensor")));
+}
+
+void TestTensorPane::figuresExplainTheirChain()
+{
+    QAbstractItemModelTester tester(m_pane->figureModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(m_pane->figureModel()->rowCount() > 50);
+    int row = -1;
+    for (int r = 0; r < m_pane->figureModel()->rowCount(); ++r)
+        if (m_pane->figureModel()->data(m_pane->figureModel()->index(r, 0), tw::ui::FigureTableModel::FigureIdRole)
+            == QStringLiteral("memory.activations_bytes"))
+            row = r;
+    QVERIFY(row >= 0);
+    QTableView* table = m_pane->figureTable();
+    m_pane->tabs()->setCurrentIndex(2);
+    const QModelIndex index = m_pane->figureModel()->index(row, 0);
+    table->scrollTo(index);
+    QApplication::processEvents();
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(index).center());
+    const QString chain = m_pane->chain()->toPlainText();
+    QVERIFY2(chain.contains(QLatin1String("memory.activations_bytes")), qPrintable(chain));
+    QVERIFY(chain.contains(QLatin1String("model.hidden_size"))); // back to the inputs
+    QVERIFY(chain.contains(QLatin1String("dataset.T")) || chain.contains(QLatin1String("batch.T")));
+    // The model changes under the table: still a valid model.
+    QVERIFY(m_doc->loadPreset(QStringLiteral("llama2-7b")));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_pane->chain()->toPlainText().contains(QLatin1String("memory.activations_bytes")));
+}
+
+void TestTensorPane::chartsHaveBars()
+{
+    auto* charts = m_pane->charts();
+    QVERIFY(charts->parameterFigures().contains(QStringLiteral("model.params.attention")));
+    QCOMPARE(charts->parametersPlot()->plottableCount(), 1);
+    QCOMPARE(charts->memoryFigures().size(), 5);
+    QCOMPARE(charts->memoryPlot()->plottableCount(), 5);
+    QVERIFY(qAbs(charts->capacityLineGb() - 85.899345920) < 1e-6); // A100 80 GB = 80 GiB
+    // Clicking a bar explains its figure.
+    m_pane->tabs()->setCurrentIndex(1);
+    QApplication::processEvents();
+    QCustomPlot* plot = charts->memoryPlot();
+    plot->replot();
+    const double x = plot->xAxis->coordToPixel(3), y = plot->yAxis->coordToPixel(20); // inside the activations bar
+    QVERIFY(plot->plottableAt(QPointF(x, y)));
+    QSignalSpy named(charts, &tw::ui::ModelCharts::figureClicked);
+    QTest::mouseClick(plot, Qt::LeftButton, {}, QPoint(int(x), int(y)));
+    QCOMPARE(named.count(), 1);
+    QCOMPARE(named.first().first().toString(), QStringLiteral("memory.activations_bytes"));
+    QCOMPARE(m_pane->tabs()->currentIndex(), 2);
+    QTRY_VERIFY2(m_pane->chain()->toPlainText().contains(QLatin1String("memory.activations_bytes")),
+                 qPrintable(m_pane->chain()->toPlainText()));
+}
+
+void TestTensorPane::familiesAndMoeDrawTheirBlocks()
+{
+    QVERIFY(m_doc->loadPreset(QStringLiteral("llama2-7b")));
+    QVERIFY(m_doc->waitForDerivation());
+    auto* view = m_pane->diagram();
+    QVERIFY(view->drawnTensors().contains(QStringLiteral("layer0.mlp.swiglu")));
+    QVERIFY(!view->drawnTensors().contains(QStringLiteral("embedding.positions")));
+    QVERIFY(view->tensorLabel(QStringLiteral("layer0.mlp.gate")).contains(QLatin1String("[B,T,d_ff]")));
+    QVERIFY(m_doc->loadPreset(QStringLiteral("mixtral-8x7b")));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(view->drawnTensors().contains(QStringLiteral("layer0.router.logits")));
+    QVERIFY(view->tensorLabel(QStringLiteral("layer0.router.logits")).contains(QLatin1String("[B,T,E]")));
+    QVERIFY(view->tensorLabel(QStringLiteral("layer0.attn.k")).contains(QLatin1String("[B,T,d_kv]")));
+    // Every label names a tensor of core's inventory.
+    for (const QString& name : view->drawnTensors()) {
+        bool found = false;
+        for (const auto& t : m_doc->derivation()->stage2.tensors)
+            found = found || QString::fromStdString(t.name) == name;
+        QVERIFY2(found, qPrintable(name));
+    }
+}
+
+void TestTensorPane::largestPresetOpensQuickly()
+{
+    // Issue 3: opening the GUI with the largest preset shows the pane in under 1 s.
+    m_pane.reset();
+    m_doc.reset();
+    QElapsedTimer clock;
+    clock.start();
+    tw::ui::MainWindow window;
+    QVERIFY(window.document()->loadPreset(QStringLiteral("gpt3-175b")));
+    window.setStage(1);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.document()->waitForDerivation());
+    QApplication::processEvents();
+    (void)window.grab();
+    const qint64 ms = clock.elapsed();
+    qInfo("gpt3-175b: stage 2 shown with its derivation after %lld ms", ms);
+    QVERIFY(window.tensorPane()->diagram()->tensorLabel(kHidden).contains(QLatin1String("12288")));
+    QVERIFY2(ms < 1000, qPrintable(QString::number(ms)));
+}
+
+QTEST_MAIN(TestTensorPane)
+#include "tst_tensorpane.moc"

@@ -1,0 +1,62 @@
+#include "commands.h"
+
+#include "document.h"
+
+namespace tw::ui {
+
+SetFieldCommand::SetFieldCommand(Document* document, Field field, FieldValue value, QUndoCommand* parent)
+    : QUndoCommand(fieldCommandName(field), parent)
+    , m_document(document)
+    , m_field(field)
+    , m_old(fieldValue(document->scenario(), field))
+    , m_new(std::move(value))
+    , m_lastEdit(std::chrono::steady_clock::now())
+{
+}
+
+void SetFieldCommand::undo()
+{
+    m_document->applyField(m_field, m_old);
+}
+
+void SetFieldCommand::redo()
+{
+    m_document->applyField(m_field, m_new);
+}
+
+int SetFieldCommand::id() const
+{
+    return kIdBase + static_cast<int>(m_field);
+}
+
+bool SetFieldCommand::mergeWith(const QUndoCommand* other)
+{
+    const auto* next = static_cast<const SetFieldCommand*>(other);
+    if (next->m_field != m_field || next->m_lastEdit - m_lastEdit > m_document->mergeWindow())
+        return false;
+    m_new = next->m_new;
+    m_lastEdit = next->m_lastEdit;
+    setObsolete(m_new == m_old); // dragged back to where it started: no step at all
+    return true;
+}
+
+ReplaceScenarioCommand::ReplaceScenarioCommand(Document* document, scenario::Scenario scenario, const QString& text,
+                                               QUndoCommand* parent)
+    : QUndoCommand(text, parent)
+    , m_document(document)
+    , m_old(document->scenario())
+    , m_new(std::move(scenario))
+{
+}
+
+void ReplaceScenarioCommand::undo()
+{
+    m_document->applyScenario(m_old);
+}
+
+void ReplaceScenarioCommand::redo()
+{
+    m_document->applyScenario(m_new);
+}
+
+} // namespace tw::ui

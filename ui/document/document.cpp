@@ -1,0 +1,297 @@
+#include "document.h"
+
+#include "commands.h"
+
+#include "scenario/derive.h"
+#include "scenario/presets.h"
+#include "scenario/scenariojson.h"
+
+#include <QCoreApplication>
+#include <QDeadlineTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QSaveFile>
+#include <QUndoStack>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <optional>
+
+namespace tw::ui {
+
+namespace {
+constexpr qint64 kMaxScenarioFileBytes = 64 * 1024 * 1024;
+
+struct Outcome {
+    Document::DerivationPtr derivation;
+    std::optional<Error> error;
+};
+
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+scenario::Scenario startScenario()
+{
+    auto reference = scenario::preset("paper-reference");
+    return reference ? reference.value() : scenario::Scenario{};
+}
+} // namespace
+
+struct Document::Job {
+    quint64 generation = 0;
+    QFuture<Outcome> future;
+    QFutureWatcher<Outcome> watcher;
+};
+
+Document::Document(QObject* parent)
+    : QObject(parent)
+    , m_scenario(startScenario())
+    , m_undo(new QUndoStack(this))
+    , m_deriver(std::make_shared<scenario::Deriver>())
+{
+    connect(m_undo, &QUndoStack::cleanChanged, this, [this](bool clean) {
+        emit modifiedChanged(!clean);
+        emit titleChanged(title());
+    });
+    rederive();
+}
+
+Document::~Document()
+{
+    m_stop.request_stop();
+    for (const auto& job : m_jobs) {
+        job->watcher.disconnect(this);
+        job->future.waitForFinished();
+    }
+}
+
+QStringList Document::problemsAt(const QString& jsonPath) const
+{
+    QStringList out;
+    const std::string path = jsonPath.toStdString();
+    for (const Error& e : m_problems)
+        if (e.where.jsonPath == path)
+            out << qs(e.message);
+    return out;
+}
+
+QString Document::displayName() const
+{
+    return m_filePath.isEmpty() ? tr("Untitled") : QFileInfo(m_filePath).fileName();
+}
+
+bool Document::isModified() const
+{
+    return !m_undo->isClean();
+}
+
+QString Document::title() const
+{
+    return displayName() + (isModified() ? QStringLiteral("*") : QString());
+}
+
+bool Document::setField(Field field, const FieldValue& value)
+{
+    scenario::Scenario probe = m_scenario;
+    if (!setFieldValue(probe, field, value) || probe == m_scenario)
+        return false;
+    m_undo->push(new SetFieldCommand(this, field, value));
+    return true;
+}
+
+bool Document::loadPreset(const QString& name, QString* error)
+{
+    auto loaded = scenario::preset(name.toStdString());
+    if (!loaded) {
+        if (error)
+            *error = qs(loaded.error().toString());
+        return false;
+    }
+    m_undo->push(new ReplaceScenarioCommand(this, std::move(loaded).value(), tr("Load preset %1").arg(name)));
+    return true;
+}
+
+void Document::newDocument()
+{
+    replaceAll(startScenario(), QString());
+}
+
+bool Document::open(const QString& path, QString* error)
+{
+    auto fail = [&](const QString& message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return fail(tr("Cannot open %1: %2").arg(path, file.errorString()));
+    if (file.size() > kMaxScenarioFileBytes)
+        return fail(tr("%1 is %2 bytes: a scenario file is at most %3").arg(path).arg(file.size()).arg(kMaxScenarioFileBytes));
+    const QByteArray bytes = file.read(kMaxScenarioFileBytes + 1);
+    if (file.error() != QFileDevice::NoError)
+        return fail(tr("Cannot read %1: %2").arg(path, file.errorString()));
+    const scenario::ScenarioLoad load = scenario::loadScenario(std::string_view(bytes.constData(), std::size_t(bytes.size())),
+                                                               path.toStdString());
+    if (!load.scenario) {
+        QStringList lines;
+        for (const Error& e : load.errors)
+            lines << qs(e.toString());
+        return fail(lines.join(QLatin1Char('\n')));
+    }
+    replaceAll(*load.scenario, QFileInfo(path).absoluteFilePath());
+    return true;
+}
+
+bool Document::save(QString* error)
+{
+    if (m_filePath.isEmpty()) {
+        if (error)
+            *error = tr("The scenario has no file name yet: use Save As");
+        return false;
+    }
+    return saveAs(m_filePath, error);
+}
+
+bool Document::saveAs(const QString& path, QString* error)
+{
+    // QSaveFile writes a temporary file next to the target and renames it over the target only
+    // when every byte is written: a failed save leaves the old file as it was.
+    const std::string json = scenario::scenarioToJson(m_scenario);
+    QSaveFile file(path);
+    auto fail = [&](const QString& what) {
+        if (error)
+            *error = tr("Cannot save %1: %2").arg(path, what);
+        file.cancelWriting();
+        return false;
+    };
+    if (!file.open(QIODevice::WriteOnly))
+        return fail(file.errorString());
+    if (file.write(json.data(), qint64(json.size())) != qint64(json.size()))
+        return fail(file.errorString());
+    // Qt 6.4 counts a short write (a full disk, a file-size limit) as success and would commit a
+    // truncated file: flush and compare the size on disk before the rename.
+    if (!file.flush())
+        return fail(file.errorString());
+    if (file.size() != qint64(json.size()))
+        return fail(tr("only %1 of %2 bytes could be written (is the disk full?)").arg(file.size()).arg(json.size()));
+    if (!file.commit())
+        return fail(file.errorString());
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    const bool renamed = absolute != m_filePath;
+    m_filePath = absolute;
+    m_undo->setClean();
+    if (renamed)
+        emit titleChanged(title());
+    return true;
+}
+
+void Document::applyField(Field field, const FieldValue& value)
+{
+    if (setFieldValue(m_scenario, field, value)) {
+        emit scenarioChanged();
+        rederive();
+    }
+}
+
+void Document::applyScenario(const scenario::Scenario& scenario)
+{
+    m_scenario = scenario;
+    emit scenarioChanged();
+    rederive();
+}
+
+void Document::replaceAll(const scenario::Scenario& scenario, const QString& path)
+{
+    const bool wasModified = isModified();
+    m_scenario = scenario;
+    m_filePath = path;
+    m_undo->clear(); // clean again; emits cleanChanged only when it was not
+    emit scenarioChanged();
+    if (!wasModified)
+        emit titleChanged(title());
+    rederive();
+}
+
+void Document::setDeriving(bool deriving)
+{
+    if (m_deriving == deriving)
+        return;
+    m_deriving = deriving;
+    emit derivingChanged(deriving);
+}
+
+void Document::rederive()
+{
+    // A newer scenario supersedes whatever is running: its stop token fires and its result is dropped.
+    m_stop.request_stop();
+    m_stop = std::stop_source();
+    const quint64 generation = ++m_generation;
+
+    std::vector<Error> problems = scenario::validate(m_scenario);
+    if (!problems.empty()) {
+        m_problems = std::move(problems);
+        setDeriving(false);
+        emit problemsChanged();
+        return;
+    }
+
+    scenario::Scenario input = m_filePath.isEmpty() ? m_scenario : scenario::resolvePaths(m_scenario, m_filePath.toStdString());
+    auto job = std::make_shared<Job>();
+    job->generation = generation;
+    job->future = QtConcurrent::run([deriver = m_deriver, input = std::move(input), stop = m_stop.get_token()] {
+        Progress progress;
+        progress.stop = stop;
+        auto result = deriver->derive(input, progress);
+        Outcome out;
+        if (result)
+            out.derivation = std::move(result).value();
+        else
+            out.error = result.error();
+        return out;
+    });
+    connect(&job->watcher, &QFutureWatcherBase::finished, this, [this, raw = job.get()] {
+        // Drop the job (later: it is still inside its own signal) and apply it if it is current.
+        std::shared_ptr<Job> self;
+        for (auto it = m_jobs.begin(); it != m_jobs.end(); ++it)
+            if (it->get() == raw) {
+                self = *it;
+                m_jobs.erase(it);
+                break;
+            }
+        if (!self)
+            return;
+        QMetaObject::invokeMethod(this, [self] {}, Qt::QueuedConnection); // keeps the watcher alive until the signal returns
+        if (self->generation != m_generation)
+            return;
+        const Outcome out = self->future.result();
+        setDeriving(false);
+        if (out.error) {
+            m_problems = {*out.error};
+            emit problemsChanged();
+            return;
+        }
+        m_derivation = out.derivation;
+        ++m_derivationCount;
+        const bool hadProblems = !m_problems.empty();
+        m_problems.clear();
+        if (hadProblems)
+            emit problemsChanged();
+        emit derived(m_derivation);
+    });
+    job->watcher.setFuture(job->future);
+    m_jobs.push_back(std::move(job));
+    setDeriving(true);
+}
+
+bool Document::waitForDerivation(int timeoutMs)
+{
+    const QDeadlineTimer deadline(timeoutMs);
+    while (m_deriving && !deadline.hasExpired())
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    return !m_deriving;
+}
+
+} // namespace tw::ui

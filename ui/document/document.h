@@ -1,0 +1,111 @@
+#pragma once
+// The open scenario: the one source of truth the panes edit. Owns the Scenario, its QUndoStack,
+// a memoizing Deriver and the last Derivation; re-derives off the GUI thread after every change
+// (a newer change supersedes and stops the older job) and reports why a scenario cannot be derived
+// as core's errors, each with its JSON path. Files are scenario JSON (.tokenwire.json), written
+// atomically. No widgets: tested without a window.
+
+#include "scenariofield.h"
+
+#include "base/error.h"
+#include "scenario/scenario.h"
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <chrono>
+#include <memory>
+#include <stop_token>
+#include <vector>
+
+class QUndoStack;
+
+namespace tw::scenario {
+class Deriver;
+struct Derivation;
+} // namespace tw::scenario
+
+namespace tw::ui {
+
+class Document : public QObject {
+    Q_OBJECT
+public:
+    using DerivationPtr = std::shared_ptr<const scenario::Derivation>;
+    static constexpr const char* kFileSuffix = ".tokenwire.json";
+
+    // Starts as the paper-reference preset, untitled and unmodified, and derives it.
+    explicit Document(QObject* parent = nullptr);
+    ~Document() override;
+
+    [[nodiscard]] const scenario::Scenario& scenario() const { return m_scenario; }
+    [[nodiscard]] QUndoStack* undoStack() const { return m_undo; }
+    // The last successful derivation (it stays while the scenario is invalid; see problems()).
+    [[nodiscard]] DerivationPtr derivation() const { return m_derivation; }
+    // Why the current scenario cannot be derived (empty when derivation() is current).
+    [[nodiscard]] const std::vector<Error>& problems() const { return m_problems; }
+    // The messages of the problems located at jsonPath ("model.hidden_size").
+    [[nodiscard]] QStringList problemsAt(const QString& jsonPath) const;
+    [[nodiscard]] bool isDeriving() const { return m_deriving; }
+    // Derivations applied so far (tests wait for it to move).
+    [[nodiscard]] int derivationCount() const { return m_derivationCount; }
+
+    [[nodiscard]] QString filePath() const { return m_filePath; }
+    [[nodiscard]] QString displayName() const; // the file name, or "Untitled"
+    [[nodiscard]] bool isModified() const;
+    [[nodiscard]] QString title() const;       // "name.tokenwire.json*" when modified
+
+    // Consecutive edits of one field closer than this merge into one undo step.
+    [[nodiscard]] std::chrono::milliseconds mergeWindow() const { return m_mergeWindow; }
+    void setMergeWindow(std::chrono::milliseconds window) { m_mergeWindow = window; }
+
+    // Edits: each pushes one named command; false (nothing pushed) when the value is the current
+    // one or does not fit the field.
+    bool setField(Field field, const FieldValue& value);
+    // Replaces the scenario with a shipped preset as one undoable step.
+    bool loadPreset(const QString& name, QString* error = nullptr);
+
+    // Files. Each replaces the scenario and clears the undo history only when it succeeds; a
+    // failure leaves the document (and, for saves, the file on disk) as it was and says why.
+    void newDocument();
+    bool open(const QString& path, QString* error);
+    bool save(QString* error);
+    bool saveAs(const QString& path, QString* error);
+
+    // For the commands only: change the scenario without pushing anything.
+    void applyField(Field field, const FieldValue& value);
+    void applyScenario(const scenario::Scenario& scenario);
+
+    // Processes events until no derivation is running; false on timeout.
+    bool waitForDerivation(int timeoutMs = 30000);
+
+signals:
+    void scenarioChanged();
+    void derived(std::shared_ptr<const tw::scenario::Derivation> derivation);
+    void problemsChanged();
+    void derivingChanged(bool deriving);
+    void modifiedChanged(bool modified);
+    void titleChanged(const QString& title);
+
+private:
+    void replaceAll(const scenario::Scenario& scenario, const QString& path);
+    void rederive();
+    void setDeriving(bool deriving);
+
+    scenario::Scenario m_scenario;
+    QUndoStack* m_undo = nullptr;
+    std::shared_ptr<scenario::Deriver> m_deriver;
+    DerivationPtr m_derivation;
+    std::vector<Error> m_problems;
+    QString m_filePath;
+    std::chrono::milliseconds m_mergeWindow{1500};
+
+    struct Job;
+    std::vector<std::shared_ptr<Job>> m_jobs; // running; the last is current
+    std::stop_source m_stop;
+    quint64 m_generation = 0;
+    bool m_deriving = false;
+    int m_derivationCount = 0;
+};
+
+} // namespace tw::ui

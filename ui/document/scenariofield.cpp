@@ -1,0 +1,232 @@
+#include "scenariofield.h"
+
+#include <QCoreApplication>
+
+#include <functional>
+
+namespace tw::ui {
+
+namespace {
+using scenario::Scenario;
+
+struct FieldInfo {
+    Field field;
+    const char* jsonPath;
+    const char* command;
+    const char* label;
+    std::function<FieldValue(const Scenario&)> get;
+    std::function<bool(Scenario&, const FieldValue&)> set;
+};
+
+template <class T>
+const T* as(const FieldValue& v)
+{
+    return std::get_if<T>(&v);
+}
+
+// A count member: get and set through a pointer-to-member chain written as a lambda.
+template <class Access>
+FieldInfo count(Field f, const char* path, const char* command, const char* label, Access access)
+{
+    return {f, path, command, label, [access](const Scenario& s) { return FieldValue(access(const_cast<Scenario&>(s))); },
+            [access](Scenario& s, const FieldValue& v) {
+                const auto* n = as<std::uint64_t>(v);
+                if (!n)
+                    return false;
+                access(s) = *n;
+                return true;
+            }};
+}
+
+template <class Access>
+FieldInfo flag(Field f, const char* path, const char* command, const char* label, Access access)
+{
+    return {f, path, command, label, [access](const Scenario& s) { return FieldValue(access(const_cast<Scenario&>(s))); },
+            [access](Scenario& s, const FieldValue& v) {
+                const auto* b = as<bool>(v);
+                if (!b)
+                    return false;
+                access(s) = *b;
+                return true;
+            }};
+}
+
+// An enum stored in the scenario, edited by its JSON name.
+template <class Access, class ToString, class FromString>
+FieldInfo named(Field f, const char* path, const char* command, const char* label, Access access, ToString toStr,
+                FromString fromStr)
+{
+    return {f, path, command, label,
+            [access, toStr](const Scenario& s) { return FieldValue(std::string(toStr(access(const_cast<Scenario&>(s))))); },
+            [access, fromStr](Scenario& s, const FieldValue& v) {
+                const auto* name = as<std::string>(v);
+                if (!name)
+                    return false;
+                const auto parsed = fromStr(*name);
+                if (!parsed)
+                    return false;
+                access(s) = *parsed;
+                return true;
+            }};
+}
+
+FieldInfo precision(Field f, const char* path, const char* command, const char* label,
+                    model::Precision model::ModelConfig::*member)
+{
+    return named(
+        f, path, command, label, [member](Scenario& s) -> model::Precision& { return s.model.*member; },
+        [](model::Precision p) { return model::toString(p); }, [](const std::string& s) { return model::precisionFromString(s); });
+}
+
+const std::vector<FieldInfo>& table()
+{
+    using model::ModelConfig;
+    static const std::vector<FieldInfo> fields = {
+        {Field::TextSample, "text.sample", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose text"),
+         QT_TRANSLATE_NOOP("tw::ui::Field", "Text"), [](const Scenario& s) { return FieldValue(s.text.sample); },
+         [](Scenario& s, const FieldValue& v) {
+             const auto* name = as<std::string>(v);
+             if (!name)
+                 return false;
+             s.text.kind = scenario::TextSource::Kind::Sample;
+             s.text.sample = *name;
+             return true;
+         }},
+        count(Field::Documents, "text.documents", QT_TRANSLATE_NOOP("tw::ui::Field", "Set documents"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Documents"), [](Scenario& s) -> auto& { return s.text.documents; }),
+        named(
+            Field::Family, "model.family", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose family"),
+            QT_TRANSLATE_NOOP("tw::ui::Field", "Family"), [](Scenario& s) -> auto& { return s.model.family; },
+            [](model::Family x) { return model::toString(x); }, [](const std::string& s) { return model::familyFromString(s); }),
+        count(Field::Layers, "model.layers", QT_TRANSLATE_NOOP("tw::ui::Field", "Set layers"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Layers L"), [](Scenario& s) -> auto& { return s.model.layers; }),
+        count(Field::HiddenSize, "model.hidden_size", QT_TRANSLATE_NOOP("tw::ui::Field", "Set hidden size"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Hidden size d"), [](Scenario& s) -> auto& { return s.model.hiddenSize; }),
+        count(Field::Heads, "model.heads", QT_TRANSLATE_NOOP("tw::ui::Field", "Set heads"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Heads a"), [](Scenario& s) -> auto& { return s.model.heads; }),
+        count(Field::KvHeads, "model.kv_heads", QT_TRANSLATE_NOOP("tw::ui::Field", "Set key/value heads"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "KV heads n_kv"), [](Scenario& s) -> auto& { return s.model.kvHeads; }),
+        count(Field::FfnSize, "model.ffn_size", QT_TRANSLATE_NOOP("tw::ui::Field", "Set MLP size"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "MLP size d_ff"), [](Scenario& s) -> auto& { return s.model.ffnSize; }),
+        flag(Field::VocabFromTokenizer, "model_vocab_from_tokenizer",
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Take V from the tokenizer"),
+             QT_TRANSLATE_NOOP("tw::ui::Field", "V from tokenizer"), [](Scenario& s) -> auto& { return s.modelVocabFromTokenizer; }),
+        count(Field::VocabSize, "model.vocab_size", QT_TRANSLATE_NOOP("tw::ui::Field", "Set vocabulary size"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Vocabulary V"), [](Scenario& s) -> auto& { return s.model.vocabSize; }),
+        count(Field::VocabPadMultiple, "model.vocab_pad_multiple", QT_TRANSLATE_NOOP("tw::ui::Field", "Set vocabulary padding"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Pad V to multiple of"),
+              [](Scenario& s) -> auto& { return s.model.vocabPadMultiple; }),
+        flag(Field::TiedEmbeddings, "model.tied_embeddings", QT_TRANSLATE_NOOP("tw::ui::Field", "Tie the head"),
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Tied head"), [](Scenario& s) -> auto& { return s.model.tiedEmbeddings; }),
+        count(Field::MaxPositions, "model.max_positions", QT_TRANSLATE_NOOP("tw::ui::Field", "Set learned positions"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Positions T_max"), [](Scenario& s) -> auto& { return s.model.maxPositions; }),
+        count(Field::MoeExperts, "model.moe.experts", QT_TRANSLATE_NOOP("tw::ui::Field", "Set experts"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Experts E"), [](Scenario& s) -> auto& { return s.model.moe.experts; }),
+        count(Field::MoeTopK, "model.moe.top_k", QT_TRANSLATE_NOOP("tw::ui::Field", "Set experts per token"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Top-k"), [](Scenario& s) -> auto& { return s.model.moe.topK; }),
+        {Field::MoeCapacityFactor, "model.moe.capacity_factor", QT_TRANSLATE_NOOP("tw::ui::Field", "Set capacity factor"),
+         QT_TRANSLATE_NOOP("tw::ui::Field", "Capacity factor"),
+         [](const Scenario& s) { return FieldValue(s.model.moe.capacityFactor); },
+         [](Scenario& s, const FieldValue& v) {
+             const auto* x = as<double>(v);
+             if (!x)
+                 return false;
+             s.model.moe.capacityFactor = *x;
+             return true;
+         }},
+        count(Field::MoeLayerInterval, "model.moe.layer_interval", QT_TRANSLATE_NOOP("tw::ui::Field", "Set MoE interval"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "MoE every k-th layer"),
+              [](Scenario& s) -> auto& { return s.model.moe.layerInterval; }),
+        precision(Field::WeightsPrecision, "model.weights", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose weight precision"),
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Weights"), &ModelConfig::weights),
+        precision(Field::ActivationsPrecision, "model.activations",
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Choose activation precision"),
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Activations"), &ModelConfig::activations),
+        precision(Field::GradientsPrecision, "model.gradients", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose gradient precision"),
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Gradients"), &ModelConfig::gradients),
+        precision(Field::OptimizerPrecision, "model.optimizer_state",
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Choose optimizer precision"),
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Optimizer state"), &ModelConfig::optimizerState),
+        named(
+            Field::Recompute, "model.recompute", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose recomputation"),
+            QT_TRANSLATE_NOOP("tw::ui::Field", "Recompute"), [](Scenario& s) -> auto& { return s.model.recompute; },
+            [](model::Recompute x) { return model::toString(x); },
+            [](const std::string& s) { return model::recomputeFromString(s); }),
+        {Field::Gpu, "hardware.gpu", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose GPU"), QT_TRANSLATE_NOOP("tw::ui::Field", "GPU"),
+         [](const Scenario& s) { return FieldValue(s.hardware.gpu); },
+         [](Scenario& s, const FieldValue& v) {
+             const auto* id = as<std::string>(v);
+             if (!id || id->empty())
+                 return false;
+             s.hardware.gpu = *id;
+             return true;
+         }},
+        count(Field::GpuCount, "hardware.gpu_count", QT_TRANSLATE_NOOP("tw::ui::Field", "Set GPU count"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "GPUs N"), [](Scenario& s) -> auto& { return s.hardware.gpuCount; }),
+        count(Field::SequenceLength, "batch.sequence_length", QT_TRANSLATE_NOOP("tw::ui::Field", "Set sequence length"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Sequence T"), [](Scenario& s) -> auto& { return s.batch.sequenceLength; }),
+        count(Field::MicroBatch, "batch.micro_batch", QT_TRANSLATE_NOOP("tw::ui::Field", "Set micro-batch"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Micro-batch B"), [](Scenario& s) -> auto& { return s.batch.microBatch; }),
+        count(Field::GlobalBatchTokens, "batch.global_batch_tokens", QT_TRANSLATE_NOOP("tw::ui::Field", "Set global batch"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Global batch G"),
+              [](Scenario& s) -> auto& { return s.batch.globalBatchTokens; }),
+    };
+    return fields;
+}
+
+const FieldInfo& info(Field field)
+{
+    const FieldInfo& f = table()[static_cast<std::size_t>(field)];
+    Q_ASSERT(f.field == field); // the table lists the fields in the enum's order
+    return f;
+}
+} // namespace
+
+const std::vector<Field>& allFields()
+{
+    static const std::vector<Field> fields = [] {
+        std::vector<Field> out;
+        for (const FieldInfo& f : table())
+            out.push_back(f.field);
+        return out;
+    }();
+    return fields;
+}
+
+QString fieldJsonPath(Field field)
+{
+    return QString::fromLatin1(info(field).jsonPath);
+}
+
+QString fieldCommandName(Field field)
+{
+    return QCoreApplication::translate("tw::ui::Field", info(field).command);
+}
+
+QString fieldLabel(Field field)
+{
+    return QCoreApplication::translate("tw::ui::Field", info(field).label);
+}
+
+FieldValue fieldValue(const scenario::Scenario& scenario, Field field)
+{
+    return info(field).get(scenario);
+}
+
+bool setFieldValue(scenario::Scenario& scenario, Field field, const FieldValue& value)
+{
+    return info(field).set(scenario, value);
+}
+
+QString toDisplayString(const FieldValue& value)
+{
+    struct Visitor {
+        QString operator()(std::uint64_t n) const { return QString::number(n); }
+        QString operator()(double x) const { return QString::number(x); }
+        QString operator()(bool b) const { return b ? QStringLiteral("on") : QStringLiteral("off"); }
+        QString operator()(const std::string& s) const { return QString::fromStdString(s); }
+    };
+    return std::visit(Visitor{}, value);
+}
+
+} // namespace tw::ui

@@ -1,0 +1,60 @@
+#pragma once
+// The scenario's editable fields as one table: each has a JSON path (to match core's error
+// locations), an undo-command name ("Set hidden size") and a typed value read from and written to
+// a Scenario. Commands, the form and the tests all go through this table.
+
+#include "scenario/scenario.h"
+
+#include <QString>
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace tw::ui {
+
+enum class Field {
+    TextSample,
+    Documents,
+    Family,
+    Layers,
+    HiddenSize,
+    Heads,
+    KvHeads,
+    FfnSize,
+    VocabFromTokenizer,
+    VocabSize,
+    VocabPadMultiple,
+    TiedEmbeddings,
+    MaxPositions,
+    MoeExperts,
+    MoeTopK,
+    MoeCapacityFactor,
+    MoeLayerInterval,
+    WeightsPrecision,
+    ActivationsPrecision,
+    GradientsPrecision,
+    OptimizerPrecision,
+    Recompute,
+    Gpu,
+    GpuCount,
+    SequenceLength,
+    MicroBatch,
+    GlobalBatchTokens,
+};
+
+// Counts, fractions, switches and names (enums travel as their JSON names: "llama", "bf16", "a100-80gb").
+using FieldValue = std::variant<std::uint64_t, double, bool, std::string>;
+
+[[nodiscard]] const std::vector<Field>& allFields();
+[[nodiscard]] QString fieldJsonPath(Field field);   // "model.hidden_size"
+[[nodiscard]] QString fieldCommandName(Field field); // "Set hidden size", "Choose GPU"
+[[nodiscard]] QString fieldLabel(Field field);       // "Hidden size d"
+[[nodiscard]] FieldValue fieldValue(const scenario::Scenario& scenario, Field field);
+// Writes value into scenario; false (scenario untouched) when the value has the wrong type or
+// names no known enum value.
+bool setFieldValue(scenario::Scenario& scenario, Field field, const FieldValue& value);
+[[nodiscard]] QString toDisplayString(const FieldValue& value);
+
+} // namespace tw::ui

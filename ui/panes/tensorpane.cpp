@@ -1,0 +1,312 @@
+#include "tensorpane.h"
+
+#include "charts/modelcharts.h"
+#include "document/document.h"
+#include "views/figuretablemodel.h"
+#include "views/messagebar.h"
+#include "views/modelform.h"
+#include "views/transformerview.h"
+
+#include "base/units.h"
+#include "scenario/derive.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+namespace tw::ui {
+
+namespace {
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+QString count(double v)
+{
+    return qs(formatCount(v));
+}
+
+const char* kindName(model::TensorKind k)
+{
+    switch (k) {
+    case model::TensorKind::Input: return QT_TRANSLATE_NOOP("tw::ui::TensorPane", "input");
+    case model::TensorKind::Weight: return QT_TRANSLATE_NOOP("tw::ui::TensorPane", "weight");
+    case model::TensorKind::Activation: return QT_TRANSLATE_NOOP("tw::ui::TensorPane", "activation");
+    case model::TensorKind::Gradient: return QT_TRANSLATE_NOOP("tw::ui::TensorPane", "gradient");
+    case model::TensorKind::OptimizerState: return QT_TRANSLATE_NOOP("tw::ui::TensorPane", "optimizer state");
+    }
+    return "";
+}
+
+const char* phaseName(model::Phase p)
+{
+    switch (p) {
+    case model::Phase::Forward: return QT_TRANSLATE_NOOP("tw::ui::TensorPane", "forward pass");
+    case model::Phase::Backward: return QT_TRANSLATE_NOOP("tw::ui::TensorPane", "backward pass");
+    case model::Phase::Optimizer: return QT_TRANSLATE_NOOP("tw::ui::TensorPane", "optimizer step");
+    }
+    return "";
+}
+
+QString numbers(const model::TensorInfo& t)
+{
+    QStringList parts;
+    for (std::uint64_t n : t.shape)
+        parts << QString::number(n);
+    return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
+}
+} // namespace
+
+TensorPane::TensorPane(Document* document, QWidget* parent)
+    : QWidget(parent)
+    , m_document(document)
+{
+    setObjectName(QStringLiteral("tensorPane"));
+    m_caption = new QLabel(this);
+    m_caption->setObjectName(QStringLiteral("tensorCaption"));
+    m_caption->setWordWrap(true);
+    QFont big = font();
+    big.setPointSizeF(big.pointSizeF() * 1.15);
+    m_caption->setFont(big);
+    m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("tensorStatus"));
+    m_status->setWordWrap(true);
+    m_status->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
+    m_status->hide();
+    m_message = new MessageBar(this);
+
+    m_form = new ModelForm(this);
+    auto* formScroll = new QScrollArea(this);
+    formScroll->setWidget(m_form);
+    formScroll->setWidgetResizable(true);
+    formScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    formScroll->setMinimumWidth(250);
+
+    m_diagram = new TransformerView(this);
+
+    m_details = new QTextBrowser(this);
+    m_details->setObjectName(QStringLiteral("tensorDetails"));
+    m_details->setPlaceholderText(tr("Click a tensor or an operation in the diagram to see its shape, type, bytes, "
+                                     "layer and phase."));
+    m_tabs = new QTabWidget(this);
+    m_charts = new ModelCharts(m_tabs);
+    m_tabs->addTab(m_charts->parametersWidget(), tr("Parameters"));
+    m_tabs->addTab(m_charts->memoryWidget(), tr("Memory per GPU"));
+    m_figures = new FigureTableModel(this);
+    m_table = new QTableView(this);
+    m_table->setObjectName(QStringLiteral("stage2Figures"));
+    m_table->setModel(m_figures);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(FigureTableModel::LabelColumn, QHeaderView::Stretch);
+    m_table->horizontalHeader()->setSectionResizeMode(FigureTableModel::ValueColumn, QHeaderView::ResizeToContents);
+    m_table->setColumnHidden(FigureTableModel::IdColumn, true);
+    m_chain = new QTextBrowser(this);
+    m_chain->setObjectName(QStringLiteral("figureChain"));
+    m_chain->setPlaceholderText(tr("Click a figure (or a bar of a chart) to see where its number comes from."));
+    auto* figureSplit = new QSplitter(Qt::Vertical, this);
+    figureSplit->addWidget(m_table);
+    figureSplit->addWidget(m_chain);
+    figureSplit->setSizes({300, 200});
+    m_tabs->addTab(figureSplit, tr("Figures"));
+
+    auto* right = new QSplitter(Qt::Vertical, this);
+    right->addWidget(m_details);
+    right->addWidget(m_tabs);
+    right->setStretchFactor(0, 1);
+    right->setStretchFactor(1, 3);
+    right->setSizes({170, 500});
+
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->setChildrenCollapsible(false);
+    split->addWidget(formScroll);
+    split->addWidget(m_diagram);
+    split->addWidget(right);
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 3);
+    split->setStretchFactor(2, 2);
+    split->setSizes({300, 600, 480});
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 4, 8, 8);
+    layout->addWidget(m_caption);
+    layout->addWidget(m_status);
+    layout->addWidget(m_message);
+    layout->addWidget(split, 1);
+
+    connect(m_form, &ModelForm::edited, this,
+            [this](Field field, const FieldValue& value) { m_document->setField(field, value); });
+    connect(m_document, &Document::scenarioChanged, this, [this] { m_form->setScenario(m_document->scenario()); });
+    connect(m_document, &Document::problemsChanged, this, &TensorPane::onProblems);
+    connect(m_document, &Document::derived, this, &TensorPane::onDerived);
+    connect(m_document, &Document::derivingChanged, this, [this](bool) { onProblems(); });
+    connect(m_diagram, &TransformerView::tensorClicked, this, [this](const QString& name) { showTensor(name); });
+    connect(m_charts, &ModelCharts::figureClicked, this, [this](const QString& id) {
+        m_tabs->setCurrentIndex(2);
+        showFigure(id);
+    });
+    connect(m_table, &QAbstractItemView::clicked, this, [this](const QModelIndex& index) {
+        showFigure(m_figures->data(index, FigureTableModel::FigureIdRole).toString());
+    });
+
+    m_form->setScenario(m_document->scenario());
+    onProblems();
+    if (m_document->derivation())
+        onDerived(m_document->derivation());
+    else
+        m_caption->setText(tr("Deriving the model's tensors from the text…"));
+}
+
+void TensorPane::onDerived(const std::shared_ptr<const scenario::Derivation>& d)
+{
+    m_derivation = d;
+    m_diagram->setDerivation(d.get());
+    m_charts->setDerivation(d.get());
+    m_figures->setFigures(d ? d->figures : FigureSet{});
+    updateCaption();
+    if (d && !d->problems.empty()) {
+        QStringList lines;
+        for (const Error& e : d->problems)
+            lines << qs(e.toString());
+        m_message->showMessage(MessageBar::Severity::Warning, lines.join(QLatin1Char('\n')));
+    } else {
+        m_message->clearMessage();
+    }
+    if (!m_tensor.isEmpty() && !showTensor(m_tensor))
+        m_details->clear();
+    const QString figure = m_chain->property("figureId").toString();
+    if (!figure.isEmpty())
+        showFigure(figure);
+}
+
+void TensorPane::onProblems()
+{
+    m_form->setProblems(m_document->problems());
+    if (!m_document->problems().empty()) {
+        m_status->setText(tr("This model cannot be derived: fix the fields marked in red (Undo takes the last edit "
+                             "back). The diagram still shows the last valid model."));
+        m_status->show();
+    } else {
+        m_status->hide();
+    }
+}
+
+void TensorPane::updateCaption()
+{
+    if (!m_derivation) {
+        m_caption->clear();
+        return;
+    }
+    const FigureSet& f = m_derivation->figures;
+    const double tokens = f.valueOf("tokens.count");
+    const double packed = f.valueOf("dataset.packed_tokens");
+    const double T = f.valueOf("batch.T");
+    const double B = f.valueOf("batch.B");
+    QString text;
+    if (packed <= T)
+        text = tr("Your %1 tokens fill %2 of the T = %3 positions of one sequence; in training the rest is packed with "
+                  "the next documents. B = %4 such sequences make the batch [B,T] = [%5, %6] that enters the model.")
+                   .arg(count(tokens), count(packed), count(T), count(B))
+                   .arg(B)
+                   .arg(T);
+    else
+        text = tr("Your %1 tokens fill %2 sequences of T = %3 positions; B = %4 sequences make one batch [B,T] = "
+                  "[%5, %6] that enters the model.")
+                   .arg(count(tokens), count(f.valueOf("dataset.sequences")), count(T), count(B))
+                   .arg(B)
+                   .arg(T);
+    const Figure* fits = f.find("memory.fits");
+    text += QLatin1Char(' ')
+            + tr("P = %1 parameters; one GPU needs %2 for a training step, %3 the %4 (%5).")
+                  .arg(count(f.valueOf("model.parameters")), qs(formatBytes(f.valueOf("memory.total_bytes"))),
+                       fits && fits->value > 0 ? tr("within") : tr("more than"),
+                       qs(m_derivation->gpu.name.empty() ? m_derivation->gpu.id : m_derivation->gpu.name),
+                       qs(formatBytes(m_derivation->gpu.memoryBytes, DisplayUnits{ByteUnits::Binary, 4})));
+    m_caption->setText(text);
+}
+
+bool TensorPane::showTensor(const QString& name)
+{
+    if (!m_derivation)
+        return false;
+    const std::string key = name.toStdString();
+    const std::vector<model::TensorInfo>& all = m_derivation->stage2.tensors;
+    const model::TensorInfo* t = nullptr;
+    for (const model::TensorInfo& x : all)
+        if (x.name == key) {
+            t = &x;
+            break;
+        }
+    if (!t)
+        return false;
+    m_tensor = name;
+    m_diagram->selectTensor(name);
+    auto row = [](const QString& k, const QString& v) {
+        return QStringLiteral("<tr><td style='color:#475569;padding-right:10px'>%1</td><td>%2</td></tr>").arg(k, v);
+    };
+    QString html = QStringLiteral("<h3 style='margin:0'>%1</h3><table>").arg(name.toHtmlEscaped());
+    html += row(tr("shape"), QStringLiteral("<b>%1 = %2</b>").arg(qs(t->shapeSymbols).toHtmlEscaped(), numbers(*t)));
+    html += row(tr("type"), qs(t->dtypeName));
+    html += row(tr("bytes"), QStringLiteral("%1 (%2 B)").arg(qs(formatBytes(t->bytes)), count(t->bytes)));
+    html += row(tr("kind"), tr(kindName(t->kind)) + QStringLiteral(" · ") + qs(t->component));
+    html += row(tr("layer"), t->layer < 0 ? tr("outside the blocks")
+                                          : tr("%1 (the same tensor exists in each of the L = %2 blocks)")
+                                                .arg(t->layer)
+                                                .arg(m_derivation->model.layers));
+    html += row(tr("phase"), tr(phaseName(t->phase)));
+    if (t->kind == model::TensorKind::Weight) {
+        // The copies training keeps of a weight: its gradient and the optimizer's states.
+        QString extra;
+        for (const char* suffix : {".grad", ".adam_m", ".adam_v", ".master"})
+            for (const model::TensorInfo& x : all)
+                if (x.name == key + suffix) {
+                    extra += QStringLiteral("<br>%1: %2 %3").arg(qs(x.name).toHtmlEscaped(), qs(formatBytes(x.bytes)), qs(x.dtypeName));
+                    break;
+                }
+        if (!extra.isEmpty())
+            html += row(tr("training keeps"), extra.mid(4));
+    }
+    html += QStringLiteral("</table>");
+    m_details->setHtml(html);
+    return true;
+}
+
+bool TensorPane::showFigure(const QString& id)
+{
+    if (!m_derivation || !m_derivation->figures.find(id.toStdString()))
+        return false;
+    for (int r = 0; r < m_figures->rowCount(); ++r) {
+        const QModelIndex index = m_figures->index(r, FigureTableModel::LabelColumn);
+        if (m_figures->data(index, FigureTableModel::FigureIdRole).toString() == id) {
+            m_table->selectRow(r);
+            m_table->scrollTo(index);
+            break;
+        }
+    }
+    QString html;
+    for (const scenario::ChainStep& step : scenario::derivationTree(m_derivation->figures, id.toStdString())) {
+        const Figure& fig = *step.figure;
+        const QString value = qs(formatValue(fig.value, fig.unit));
+        html += QStringLiteral("<div style='margin-left:%1px; margin-bottom:4px'>").arg(step.depth * 18);
+        html += QStringLiteral("<b>%1</b> = %2 <span style='color:#64748b'>(%3)</span>")
+                    .arg(qs(fig.label).toHtmlEscaped(), value.toHtmlEscaped(), qs(fig.id).toHtmlEscaped());
+        if (step.repeated)
+            html += QStringLiteral(" <span style='color:#64748b'>%1</span>").arg(tr("— see above"));
+        else
+            html += QStringLiteral("<br><span style='color:#334155'>%1</span>").arg(qs(fig.formula).toHtmlEscaped());
+        html += QStringLiteral("</div>");
+    }
+    m_chain->setHtml(html);
+    m_chain->setProperty("figureId", id);
+    return true;
+}
+
+} // namespace tw::ui

@@ -1,0 +1,248 @@
+#include "modelform.h"
+
+#include "model/gpucatalog.h"
+#include "text/samples.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QStyle>
+#include <QVBoxLayout>
+
+#include <climits>
+
+namespace tw::ui {
+
+namespace {
+const char* const kInvalidStyle = "border: 2px solid #c53030; background: #fff5f5; color: #1a1a1a;";
+
+QString qs(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+} // namespace
+
+ModelForm::ModelForm(QWidget* parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("modelForm"));
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    m_general = new QLabel(this);
+    m_general->setObjectName(QStringLiteral("generalProblems"));
+    m_general->setWordWrap(true);
+    m_general->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
+    m_general->hide();
+    layout->addWidget(m_general);
+
+    auto group = [&](const QString& title) {
+        auto* box = new QGroupBox(title, this);
+        auto* form = new QFormLayout(box);
+        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        form->setContentsMargins(6, 6, 6, 6);
+        form->setVerticalSpacing(4);
+        layout->addWidget(box);
+        return form;
+    };
+    auto spin = [&](Field field, int min, int max, const QString& tip) {
+        auto* s = new QSpinBox(this);
+        s->setRange(min, max);
+        s->setGroupSeparatorShown(true);
+        s->setKeyboardTracking(false);
+        s->setAccelerated(true);
+        s->setToolTip(tip);
+        connect(s, &QSpinBox::valueChanged, this,
+                [this, field](int v) { emit edited(field, FieldValue(std::uint64_t(std::max(v, 0)))); });
+        return s;
+    };
+    auto combo = [&](Field field, const QList<QPair<QString, QString>>& items) {
+        auto* c = new QComboBox(this);
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(8);
+        for (const auto& [text, id] : items)
+            c->addItem(text, id);
+        connect(c, &QComboBox::activated, this,
+                [this, field, c](int index) { emit edited(field, FieldValue(c->itemData(index).toString().toStdString())); });
+        return c;
+    };
+    auto check = [&](Field field, const QString& text) {
+        auto* b = new QCheckBox(text, this);
+        connect(b, &QCheckBox::toggled, this, [this, field](bool on) { emit edited(field, FieldValue(on)); });
+        return b;
+    };
+    const QList<QPair<QString, QString>> precisions = {{QStringLiteral("fp32 (4 B)"), QStringLiteral("fp32")},
+                                                       {QStringLiteral("bf16 (2 B)"), QStringLiteral("bf16")},
+                                                       {QStringLiteral("fp16 (2 B)"), QStringLiteral("fp16")},
+                                                       {QStringLiteral("fp8 (1 B)"), QStringLiteral("fp8")}};
+
+    QFormLayout* text = group(tr("Text (stage 1)"));
+    QList<QPair<QString, QString>> samples;
+    for (const text::Sample& s : text::samples())
+        samples.append({tr("Inferno I, %1").arg(qs(s.title).section(QLatin1Char('('), -1).chopped(1)), qs(s.id)});
+    addRow(text, Field::TextSample, combo(Field::TextSample, samples));
+    m_editors.value(Field::TextSample)->setToolTip(tr("The text of stage 1 whose tokens fill the batch"));
+    addRow(text, Field::Documents, spin(Field::Documents, 0, INT_MAX, tr("Documents packed, separated by <|endoftext|>")));
+
+    QFormLayout* model = group(tr("Model"));
+    addRow(model, Field::Family, combo(Field::Family, {{tr("GPT-2"), QStringLiteral("gpt2")}, {tr("Llama"), QStringLiteral("llama")}}));
+    addRow(model, Field::Layers, spin(Field::Layers, 0, INT_MAX, tr("Transformer blocks L")));
+    addRow(model, Field::HiddenSize, spin(Field::HiddenSize, 0, INT_MAX, tr("Width of every token's vector d; a multiple of the heads")));
+    addRow(model, Field::Heads, spin(Field::Heads, 0, INT_MAX, tr("Attention heads a; each has d/a dimensions")));
+    addRow(model, Field::KvHeads, spin(Field::KvHeads, 0, INT_MAX, tr("Key/value heads (grouped-query attention); divides a")));
+    addRow(model, Field::FfnSize, spin(Field::FfnSize, 0, INT_MAX, tr("MLP width d_ff (4·d for GPT-2; per expert in MoE)")));
+    addRow(model, Field::VocabFromTokenizer, check(Field::VocabFromTokenizer, tr("V from the stage 1 tokenizer")));
+    addRow(model, Field::VocabSize, spin(Field::VocabSize, 0, INT_MAX, tr("Vocabulary V when it is not the tokenizer's")));
+    addRow(model, Field::VocabPadMultiple, spin(Field::VocabPadMultiple, 0, INT_MAX, tr("0: no padding; 64 pads 50,257 to 50,304")));
+    addRow(model, Field::TiedEmbeddings, check(Field::TiedEmbeddings, tr("tied head (reuses wte)")));
+    addRow(model, Field::MaxPositions, spin(Field::MaxPositions, 0, INT_MAX, tr("Rows of the learned position table (GPT-2)")));
+
+    QFormLayout* moe = group(tr("Mixture of experts"));
+    addRow(moe, Field::MoeExperts, spin(Field::MoeExperts, 0, INT_MAX, tr("0: a dense model")));
+    addRow(moe, Field::MoeTopK, spin(Field::MoeTopK, 0, INT_MAX, tr("Experts each token is routed to")));
+    auto* cf = new QDoubleSpinBox(this);
+    cf->setRange(0, 1000);
+    cf->setDecimals(2);
+    cf->setSingleStep(0.05);
+    cf->setKeyboardTracking(false);
+    connect(cf, &QDoubleSpinBox::valueChanged, this, [this](double v) { emit edited(Field::MoeCapacityFactor, FieldValue(v)); });
+    addRow(moe, Field::MoeCapacityFactor, cf);
+    addRow(moe, Field::MoeLayerInterval, spin(Field::MoeLayerInterval, 0, INT_MAX, tr("1: every layer; 2: every second layer")));
+
+    QFormLayout* precision = group(tr("Precision and memory"));
+    addRow(precision, Field::WeightsPrecision, combo(Field::WeightsPrecision, precisions));
+    addRow(precision, Field::ActivationsPrecision, combo(Field::ActivationsPrecision, precisions));
+    addRow(precision, Field::GradientsPrecision, combo(Field::GradientsPrecision, precisions));
+    addRow(precision, Field::OptimizerPrecision, combo(Field::OptimizerPrecision, precisions));
+    addRow(precision, Field::Recompute, combo(Field::Recompute, {{tr("none"), QStringLiteral("none")},
+                                                                 {tr("selective (attention)"), QStringLiteral("selective")},
+                                                                 {tr("full (per block)"), QStringLiteral("full")}}));
+
+    QFormLayout* batch = group(tr("Batch and GPU"));
+    addRow(batch, Field::SequenceLength, spin(Field::SequenceLength, 0, INT_MAX, tr("Tokens per sequence T")));
+    addRow(batch, Field::MicroBatch, spin(Field::MicroBatch, 0, INT_MAX, tr("Sequences per micro-batch B")));
+    auto* global = new QDoubleSpinBox(this);
+    global->setRange(0, 1e15);
+    global->setDecimals(0);
+    global->setGroupSeparatorShown(true);
+    global->setSingleStep(65536);
+    global->setKeyboardTracking(false);
+    global->setToolTip(tr("Tokens per optimizer step G"));
+    connect(global, &QDoubleSpinBox::valueChanged, this,
+            [this](double v) { emit edited(Field::GlobalBatchTokens, FieldValue(std::uint64_t(std::max(v, 0.0)))); });
+    addRow(batch, Field::GlobalBatchTokens, global);
+    QList<QPair<QString, QString>> gpus;
+    for (const model::GpuSpec& g : model::gpuCatalog())
+        gpus.append({qs(g.name), qs(g.id)});
+    addRow(batch, Field::Gpu, combo(Field::Gpu, gpus));
+    addRow(batch, Field::GpuCount, spin(Field::GpuCount, 0, INT_MAX, tr("GPUs in the job (placed in stage 3)")));
+    layout->addStretch(1);
+}
+
+void ModelForm::addRow(QFormLayout* form, Field field, QWidget* editor)
+{
+    editor->setObjectName(fieldJsonPath(field));
+    editor->setMinimumWidth(90);
+    editor->setProperty("normalToolTip", editor->toolTip());
+    auto* problem = new QLabel(this);
+    problem->setObjectName(fieldJsonPath(field) + QStringLiteral(".problem"));
+    problem->setWordWrap(true);
+    problem->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
+    problem->hide();
+    auto* cell = new QWidget(this);
+    auto* v = new QVBoxLayout(cell);
+    v->setContentsMargins(0, 0, 0, 0);
+    v->setSpacing(1);
+    v->addWidget(editor);
+    v->addWidget(problem);
+    if (qobject_cast<QCheckBox*>(editor))
+        form->addRow(cell);
+    else
+        form->addRow(fieldLabel(field), cell);
+    m_editors.insert(field, editor);
+    m_problemLabels.insert(field, problem);
+}
+
+void ModelForm::setScenario(const scenario::Scenario& s)
+{
+    for (Field field : allFields()) {
+        QWidget* w = m_editors.value(field);
+        if (!w)
+            continue;
+        const QSignalBlocker block(w);
+        const FieldValue v = fieldValue(s, field);
+        if (auto* spin = qobject_cast<QSpinBox*>(w))
+            spin->setValue(int(std::min<std::uint64_t>(std::get<std::uint64_t>(v), INT_MAX)));
+        else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(w))
+            dspin->setValue(std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<std::uint64_t>(v)));
+        else if (auto* box = qobject_cast<QCheckBox*>(w))
+            box->setChecked(std::get<bool>(v));
+        else if (auto* combo = qobject_cast<QComboBox*>(w)) {
+            const QString id = QString::fromStdString(std::get<std::string>(v));
+            int index = combo->findData(id);
+            if (index < 0) { // a custom GPU or a text that is not a sample
+                combo->addItem(id, id);
+                index = combo->count() - 1;
+            }
+            combo->setCurrentIndex(index);
+        }
+    }
+    if (auto* text = m_editors.value(Field::TextSample))
+        text->setEnabled(s.text.kind == scenario::TextSource::Kind::Sample);
+    updateEnabled();
+}
+
+void ModelForm::updateEnabled()
+{
+    auto checked = [this](Field f) { return static_cast<QCheckBox*>(m_editors.value(f))->isChecked(); };
+    m_editors.value(Field::VocabSize)->setEnabled(!checked(Field::VocabFromTokenizer));
+    const bool moe = static_cast<QSpinBox*>(m_editors.value(Field::MoeExperts))->value() > 0;
+    for (Field f : {Field::MoeTopK, Field::MoeCapacityFactor, Field::MoeLayerInterval})
+        m_editors.value(f)->setEnabled(moe);
+    const bool gpt = static_cast<QComboBox*>(m_editors.value(Field::Family))->currentData().toString() == QLatin1String("gpt2");
+    m_editors.value(Field::MaxPositions)->setEnabled(gpt);
+}
+
+void ModelForm::setProblems(const std::vector<Error>& problems)
+{
+    QHash<QString, QStringList> byPath;
+    QStringList general;
+    for (const Error& e : problems) {
+        const QString path = QString::fromStdString(e.where.jsonPath);
+        bool known = false;
+        for (Field f : allFields())
+            known = known || (fieldJsonPath(f) == path && m_editors.contains(f));
+        // Core joins several problems into one error: one line each, "path: message".
+        if (known)
+            byPath[path] << QString::fromStdString(e.message).split(QLatin1Char('\n')).first();
+        else
+            general << QString::fromStdString(e.toString());
+    }
+    for (Field f : allFields()) {
+        QWidget* w = m_editors.value(f);
+        if (!w)
+            continue;
+        const QStringList messages = byPath.value(fieldJsonPath(f));
+        const bool invalid = !messages.isEmpty();
+        w->setProperty("invalid", invalid);
+        w->setStyleSheet(invalid ? QString::fromLatin1(kInvalidStyle) : QString());
+        w->setToolTip(invalid ? messages.join(QLatin1Char('\n')) : w->property("normalToolTip").toString());
+        QLabel* label = m_problemLabels.value(f);
+        label->setText(messages.join(QLatin1Char('\n')));
+        label->setVisible(invalid);
+    }
+    m_general->setText(general.join(QLatin1Char('\n')));
+    m_general->setVisible(!general.isEmpty());
+}
+
+bool ModelForm::isInvalid(Field field) const
+{
+    const QWidget* w = m_editors.value(field);
+    return w && w->property("invalid").toBool();
+}
+
+} // namespace tw::ui
