@@ -33,7 +33,7 @@ MainWindow::MainWindow(QWidget* parent)
     updateTitle();
     m_navigator = new StageNavigator(this);
     m_stages = new QStackedWidget(this);
-    m_textPane = new TextPane(m_stages);
+    m_textPane = new TextPane(m_document, m_stages);
     m_stages->addWidget(m_textPane);
     m_tensorPane = new TensorPane(m_document, m_stages);
     m_stages->addWidget(m_tensorPane);
@@ -141,7 +141,7 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
     const QDeadlineTimer deadline(60000);
     while (!deadline.hasExpired()) {
         QApplication::processEvents(QEventLoop::AllEvents, 50);
-        if (!window.textPane()->isBusy() && window.textPane()->lastResult().spans)
+        if (!window.textPane()->isBusy() && window.textPane()->shownTokens().spans)
             break;
     }
     window.document()->waitForDerivation(60000);

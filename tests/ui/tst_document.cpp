@@ -63,6 +63,10 @@ private slots:
     void editsApartOrOfOtherFieldsStaySeparate();
     void unchangedOrMistypedValuesPushNothing();
     void loadPresetIsOneStep();
+    void textSourceUndoRestoresItsKind();
+    void typingMergesIntoOneStep();
+    void pendingEditsLandBeforeOtherEdits();
+    void cancelledDerivationKeepsTheLastOne();
     void invalidScenarioReportsProblemsAtFields();
     void editsRederiveAndSupersede();
     void saveOpenRoundTrip();
@@ -119,6 +123,8 @@ void TestDocument::commandUndoRedo_data()
     };
     row("text", Field::TextSample, std::string("inferno-canto1-en"), "Choose text");
     row("documents", Field::Documents, std::uint64_t{4}, "Set documents");
+    row("tokenizer", Field::TokenizerKind, std::string("trained"), "Choose tokenizer");
+    row("trained V", Field::TrainedVocab, std::uint64_t{512}, "Set trained vocabulary");
     row("family", Field::Family, std::string("llama"), "Choose family");
     row("layers", Field::Layers, std::uint64_t{24}, "Set layers");
     row("d", Field::HiddenSize, std::uint64_t{1024}, "Set hidden size");
@@ -250,6 +256,165 @@ void TestDocument::loadPresetIsOneStep()
     QVERIFY(!doc.loadPreset(QStringLiteral("gpt5"), &error));
     QVERIFY2(error.contains(QLatin1String("paper-reference")), qPrintable(error));
     QCOMPARE(doc.undoStack()->count(), 1);
+}
+
+void TestDocument::textSourceUndoRestoresItsKind()
+{
+    Document doc;
+    tw::scenario::TextSource typed;
+    typed.kind = tw::scenario::TextSource::Kind::Inline;
+    typed.text = "Nel mezzo del cammin";
+    QVERIFY(doc.setText(typed));
+    QCOMPARE(doc.undoStack()->text(0), QStringLiteral("Type text"));
+    QVERIFY(!doc.setText(typed)); // unchanged: nothing pushed
+    // Choosing a sample through the field table, then undo: the typed text comes back, not the
+    // sample name with the old kind.
+    QVERIFY(doc.setField(Field::TextSample, std::string("inferno-canto1-en")));
+    QCOMPARE(doc.undoStack()->count(), 2);
+    QCOMPARE(doc.undoStack()->text(1), QStringLiteral("Choose text"));
+    QVERIFY(doc.scenario().text.kind == tw::scenario::TextSource::Kind::Sample);
+    doc.undoStack()->undo();
+    QVERIFY(doc.scenario().text.kind == tw::scenario::TextSource::Kind::Inline);
+    QCOMPARE(doc.scenario().text.text, typed.text);
+    QVERIFY(doc.waitForDerivation());
+    // GPT-2: [45, 417, 502, 47802, 1619, 12172, 1084] (npm tiktoken, as in tst_textpane).
+    QCOMPARE(figure(doc, "tokens.count"), 7.0);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario(), reference());
+    // A file by path; the documents count is not the text command's to change.
+    QVERIFY(doc.setField(Field::Documents, std::uint64_t{3}));
+    tw::scenario::TextSource file;
+    file.kind = tw::scenario::TextSource::Kind::File;
+    file.path = "/no/such/canto.txt";
+    QVERIFY(doc.setText(file));
+    QCOMPARE(doc.undoStack()->text(1), QStringLiteral("Open text"));
+    QCOMPARE(doc.scenario().text.documents, 3u);
+    QCOMPARE(doc.problemsAt(QStringLiteral("text.path")).size(), 0); // a missing file is the derivation's error…
+    QVERIFY(doc.waitForDerivation());
+    QVERIFY(!doc.problems().empty()); // …reported once it ran
+    QCOMPARE(doc.problems().front().where.jsonPath, std::string("text.path"));
+    // Refused: an unknown sample, a file without a path.
+    tw::scenario::TextSource unknown;
+    unknown.sample = "paradiso";
+    QVERIFY(!doc.setText(unknown));
+    tw::scenario::TextSource noPath;
+    noPath.kind = tw::scenario::TextSource::Kind::File;
+    QVERIFY(!doc.setText(noPath));
+    QCOMPARE(doc.undoStack()->count(), 2);
+}
+
+void TestDocument::typingMergesIntoOneStep()
+{
+    Document doc;
+    tw::scenario::TextSource typed;
+    typed.kind = tw::scenario::TextSource::Kind::Inline;
+    for (const char* text : {"N", "Ne", "Nel", "Nel m"}) {
+        typed.text = text;
+        QVERIFY(doc.setText(typed, /*typing=*/true));
+    }
+    QCOMPARE(doc.undoStack()->count(), 1);
+    QCOMPARE(doc.scenario().text.text, std::string("Nel m"));
+    // Choosing a sample never merges with typing, nor typing with it.
+    QVERIFY(doc.setField(Field::TextSample, std::string("inferno-canto1-en")));
+    typed.text = "Nel mezzo";
+    QVERIFY(doc.setText(typed, true));
+    QCOMPARE(doc.undoStack()->count(), 3);
+    // Typing after a pause longer than the merge window is a new step.
+    doc.setMergeWindow(std::chrono::milliseconds(0));
+    QTest::qWait(5);
+    typed.text = "Nel mezzo del";
+    QVERIFY(doc.setText(typed, true));
+    QCOMPARE(doc.undoStack()->count(), 4);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario().text.text, std::string("Nel mezzo"));
+    doc.undoStack()->undo();
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario().text.text, std::string("Nel m"));
+    doc.undoStack()->undo();
+    QCOMPARE(doc.scenario(), reference());
+    // Typed and deleted back to where it started: no step at all.
+    doc.setMergeWindow(std::chrono::milliseconds(60000));
+    typed.text = "abc";
+    QVERIFY(doc.setText(typed)); // not typing: a step of its own
+    QCOMPARE(doc.undoStack()->count(), 1);
+    typed.text = "abcd";
+    QVERIFY(doc.setText(typed, true));
+    typed.text = "abc";
+    QVERIFY(doc.setText(typed, true));
+    QCOMPARE(doc.undoStack()->count(), 1);
+    QCOMPARE(doc.scenario().text.text, std::string("abc"));
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::pendingEditsLandBeforeOtherEdits()
+{
+    // A pane still debouncing an edit pushes it when asked; undo then takes back that edit first.
+    Document doc;
+    bool pending = true;
+    std::string next = "typed";
+    QStringList order;
+    QObject::connect(&doc, &Document::pendingEditsRequested, &doc, [&] {
+        if (!pending)
+            return;
+        pending = false;
+        order << QStringLiteral("flush");
+        tw::scenario::TextSource typed;
+        typed.kind = tw::scenario::TextSource::Kind::Inline;
+        typed.text = next;
+        QVERIFY(doc.setText(typed, true));
+    });
+    QVERIFY(doc.setField(Field::Layers, std::uint64_t{24}));
+    QCOMPARE(doc.undoStack()->count(), 2);
+    QCOMPARE(doc.undoStack()->text(0), QStringLiteral("Type text"));
+    QCOMPARE(doc.undoStack()->text(1), QStringLiteral("Set layers"));
+    QCOMPARE(order, QStringList{QStringLiteral("flush")});
+    // Undo with typing pending: the typing lands (a step of its own: a field edit lies between the
+    // two typing steps) and is what undo takes back.
+    pending = true;
+    next = "typed more";
+    doc.undo();
+    QCOMPARE(doc.undoStack()->count(), 3);
+    QCOMPARE(doc.undoStack()->index(), 2);
+    QCOMPARE(doc.scenario().model.layers, 24u);
+    QCOMPARE(doc.scenario().text.text, std::string("typed"));
+    // Saving asks too, so the file holds what was typed.
+    QTemporaryDir dir;
+    pending = true;
+    next = "typed again";
+    QString error;
+    const QString path = dir.filePath(QStringLiteral("t.tokenwire.json"));
+    QVERIFY2(doc.saveAs(path, &error), qPrintable(error));
+    QVERIFY(!pending);
+    QVERIFY(!doc.isModified());
+    QVERIFY(readAll(path).contains("\"typed again\""));
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::cancelledDerivationKeepsTheLastOne()
+{
+    Document doc;
+    QVERIFY(doc.waitForDerivation());
+    const auto before = doc.derivation();
+    QVERIFY(doc.isDerivationCurrent());
+    QSignalSpy cancelled(&doc, &Document::derivationCancelled);
+    QSignalSpy derived(&doc, &Document::derived);
+    QVERIFY(doc.setField(Field::TokenizerKind, std::string("trained")));
+    QVERIFY(doc.isDeriving());
+    doc.cancelDerivation();
+    QCOMPARE(cancelled.count(), 1);
+    QVERIFY(!doc.isDeriving());
+    QVERIFY(!doc.isDerivationCurrent());
+    QTest::qWait(300); // the stopped job must not land
+    QCOMPARE(derived.count(), 0);
+    QCOMPARE(doc.derivation(), before);
+    doc.cancelDerivation(); // nothing running: nothing happens
+    QCOMPARE(cancelled.count(), 1);
+    // The next edit derives again.
+    QVERIFY(doc.setField(Field::TrainedVocab, std::uint64_t{300}));
+    QVERIFY(doc.waitForDerivation());
+    QVERIFY(doc.isDerivationCurrent());
+    QVERIFY(doc.derivation()->tokenizer().vocabSize() <= 300);
+    QCOMPARE(doc.derivation()->model.vocabSize, doc.derivation()->tokenizer().vocabSize());
 }
 
 void TestDocument::invalidScenarioReportsProblemsAtFields()

@@ -1,10 +1,13 @@
-// The stage 1 pane driven offscreen: typing, chips, tooltips, the trained tokenizer and its merge
-// replay, opening good, bad and large files, the figure table and the main window shell.
+// The stage 1 pane driven offscreen on a real Document: typing, chips, tooltips, the trained
+// tokenizer and its merge replay, opening good, bad and large files, the figure table and the main
+// window shell. (How stage 1's edits reach stage 2 and back: tst_storythread.)
 
 #include "charts/tokencharts.h"
+#include "document/document.h"
 #include "mainwindow.h"
 #include "panes/textpane.h"
 #include "stagenavigator.h"
+#include "scenario/derive.h"
 #include "text/gpt2.h"
 #include "views/figuretablemodel.h"
 #include "views/pagedtextview.h"
@@ -13,6 +16,7 @@
 #include <QAbstractButton>
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
@@ -27,10 +31,11 @@
 #include <QThreadPool>
 #include <QTimer>
 #include <QToolTip>
+#include <QUndoStack>
 
 using tw::ui::TextPane;
 using tw::ui::TokenChipView;
-using tw::ui::TokenizerKind;
+using TokenizerKind = tw::scenario::TokenizerChoice::Kind;
 
 namespace {
 QStringList chipTexts(const TokenChipView* view)
@@ -62,7 +67,7 @@ bool settle(TextPane& pane, int timeoutMs = 20000)
     clock.start();
     while (clock.elapsed() < timeoutMs) {
         QTest::qWait(20);
-        if (!pane.isBusy() && pane.lastResult().spans)
+        if (!pane.isBusy() && pane.shownTokens().spans)
             return true;
     }
     return false;
@@ -108,6 +113,7 @@ private slots:
     void mainWindowShell();
 
 private:
+    std::unique_ptr<tw::ui::Document> m_doc;
     std::unique_ptr<TextPane> m_pane;
     QTemporaryDir m_dir;
 };
@@ -115,7 +121,8 @@ private:
 void TestTextPane::init()
 {
     QVERIFY(m_dir.isValid());
-    m_pane = std::make_unique<TextPane>();
+    m_doc = std::make_unique<tw::ui::Document>();
+    m_pane = std::make_unique<TextPane>(m_doc.get());
     m_pane->resize(1300, 850);
     m_pane->show();
     QVERIFY(QTest::qWaitForWindowExposed(m_pane.get()));
@@ -125,6 +132,7 @@ void TestTextPane::init()
 void TestTextPane::cleanup()
 {
     m_pane.reset();
+    m_doc.reset();
 }
 
 void TestTextPane::typingShowsGpt2Chips()
@@ -158,7 +166,7 @@ void TestTextPane::fastTypingKeepsOnlyTheLatestResult()
     QVERIFY(settle(*m_pane));
     // Keystrokes 150 ms debounce: far fewer results than keystrokes, and the last one is the text.
     QVERIFY2(spy.count() < 10, qPrintable(QString::number(spy.count())));
-    QCOMPARE(QString::fromStdString(*m_pane->lastResult().text), m_pane->editor()->toPlainText());
+    QCOMPARE(QString::fromStdString(*m_pane->shownTokens().text), m_pane->editor()->toPlainText());
     QCOMPARE(m_pane->chipView()->chipText(m_pane->chipView()->chipCount() - 1), QStringLiteral("·dog"));
 }
 
@@ -186,10 +194,10 @@ void TestTextPane::trainedTokenizerReplayToZeroGivesBytes()
     const QString text = QStringLiteral("la selva selvaggia e aspra e forte\nche nel pensier rinova la paura");
     retype(*m_pane, text);
     m_pane->setTokenizer(TokenizerKind::Trained);
-    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->lastResult().kind == TokenizerKind::Trained
-                                 && m_pane->lastResult().trained && *m_pane->lastResult().text == text.toStdString(),
+    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->shownTokens().tokenizerChoice.kind == TokenizerKind::Trained
+                                 && *m_pane->shownTokens().text == text.toStdString(),
                              20000);
-    const int merges = static_cast<int>(m_pane->lastResult().trained->merges.size());
+    const int merges = static_cast<int>(m_pane->shownTokens().tokenizer->merges().size());
     QVERIFY(merges > 0);
     QCOMPARE(m_pane->replaySlider()->maximum(), merges);
     const int fused = m_pane->chipView()->chipCount();
@@ -197,11 +205,11 @@ void TestTextPane::trainedTokenizerReplayToZeroGivesBytes()
     QVERIFY(fused < bytes);
     auto* actual = m_pane->findChild<QLabel*>(QStringLiteral("vocabActual"));
     QVERIFY(actual);
-    QVERIFY2(actual->text().contains(QString::number(m_pane->lastResult().trained->model.vocabSize())),
+    QVERIFY2(actual->text().contains(QString::number(m_pane->shownTokens().tokenizer->vocabSize())),
              qPrintable(actual->text()));
 
     m_pane->replaySlider()->setValue(0);
-    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->lastResult().mergeLimit == 0, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->shownTokens().mergeLimit == 0, 10000);
     QCOMPARE(m_pane->chipView()->chipCount(), bytes);
     for (int i = 0; i < m_pane->chipView()->chipCount(); ++i) {
         const auto span = m_pane->chipView()->chipSpan(i);
@@ -210,19 +218,20 @@ void TestTextPane::trainedTokenizerReplayToZeroGivesBytes()
     }
     // The first merge fuses one pair: one chip fewer per occurrence, never more chips.
     m_pane->replaySlider()->setValue(1);
-    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->lastResult().mergeLimit == 1, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->shownTokens().mergeLimit == 1, 10000);
     QVERIFY(m_pane->chipView()->chipCount() < bytes);
     QVERIFY(m_pane->findChild<QLabel*>(QStringLiteral("replayLabel"))->text().contains(QStringLiteral("merge 1 of")));
     // Back at the end: the full trained encoding again.
     m_pane->replaySlider()->setValue(merges);
-    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->lastResult().mergeLimit == SIZE_MAX, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->shownTokens().mergeLimit == SIZE_MAX, 10000);
     QCOMPARE(m_pane->chipView()->chipCount(), fused);
 }
 
 void TestTextPane::playButtonAdvancesReplay()
 {
     m_pane->setTokenizer(TokenizerKind::Trained);
-    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->lastResult().trained, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->shownTokens().tokenizerChoice.kind == TokenizerKind::Trained,
+                             20000);
     m_pane->replaySlider()->setValue(0);
     QTest::mouseClick(m_pane->playButton(), Qt::LeftButton);
     QVERIFY(m_pane->playButton()->isChecked());
@@ -240,9 +249,10 @@ void TestTextPane::vocabularyRangeIsTheTrainersRange()
     QCOMPARE(m_pane->vocabSpin()->maximum(), 65536);
     m_pane->setTokenizer(TokenizerKind::Trained);
     m_pane->vocabSpin()->setValue(300);
-    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->lastResult().trained
-                                 && m_pane->lastResult().trained->requestedVocab == 300, 20000);
-    QVERIFY(m_pane->lastResult().trained->model.vocabSize() <= 300);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->shownTokens().tokenizerChoice.kind == TokenizerKind::Trained
+                                 && m_pane->shownTokens().tokenizerChoice.trainedVocab == 300, 20000);
+    QVERIFY(m_pane->shownTokens().tokenizer->vocabSize() <= 300);
+    QCOMPARE(m_doc->scenario().tokenizer.trainedVocab, 300u);
 }
 
 void TestTextPane::missingFileNamesThePathAndKeepsTheEditor()
@@ -289,9 +299,9 @@ void TestTextPane::invalidUtf8NamesLineAndColumnAndTokenizesTheBytes()
     QVERIFY(m_pane->showsPagedView());
     QVERIFY(m_pane->pagedView()->textView()->toPlainText().contains(QChar(0xfffd)));
     // The tokens are those of the file's bytes, the 0xFF byte included.
-    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->lastResult().text
-                                 && *m_pane->lastResult().text == bytes.toStdString(), 20000);
-    const auto& spans = *m_pane->lastResult().spans;
+    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->shownTokens().text
+                                 && *m_pane->shownTokens().text == bytes.toStdString(), 20000);
+    const auto& spans = *m_pane->shownTokens().spans;
     QVERIFY(!spans.empty());
     QCOMPARE(spans.back().end, static_cast<std::uint32_t>(bytes.size()));
     bool sawFf = false;
@@ -302,7 +312,7 @@ void TestTextPane::invalidUtf8NamesLineAndColumnAndTokenizesTheBytes()
     // Back to the editor: the typed text is still there and is what gets tokenized.
     QTest::mouseClick(m_pane->pagedView()->findChild<QPushButton*>(QStringLiteral("backToEditor")), Qt::LeftButton);
     QVERIFY(!m_pane->showsPagedView());
-    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && QString::fromStdString(*m_pane->lastResult().text) == before, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && QString::fromStdString(*m_pane->shownTokens().text) == before, 20000);
 }
 
 void TestTextPane::nulBytesAreReported()
@@ -314,8 +324,8 @@ void TestTextPane::nulBytesAreReported()
     QVERIFY(opened.wait(10000));
     QVERIFY2(m_pane->messageText().contains(QStringLiteral("1 NUL byte")), qPrintable(m_pane->messageText()));
     QVERIFY(m_pane->pagedView()->textView()->toPlainText().contains(QStringLiteral("⟨00⟩")));
-    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->lastResult().text
-                                 && *m_pane->lastResult().text == bytes.toStdString(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->shownTokens().text
+                                 && *m_pane->shownTokens().text == bytes.toStdString(), 20000);
 }
 
 void TestTextPane::smallFileGoesIntoTheEditorUndoably()
@@ -327,8 +337,19 @@ void TestTextPane::smallFileGoesIntoTheEditorUndoably()
     QVERIFY(opened.wait(10000));
     QCOMPARE(m_pane->editor()->toPlainText(), QStringLiteral("Per me si va ne la città dolente\n"));
     QVERIFY(!m_pane->showsPagedView());
-    m_pane->editor()->undo();
+    // The document's text is the file, by path; its tokens are the file's.
+    QVERIFY(m_doc->scenario().text.kind == tw::scenario::TextSource::Kind::File);
+    QCOMPARE(QString::fromStdString(m_doc->scenario().text.path), QFileInfo(path).absoluteFilePath());
+    QCOMPARE(m_doc->undoStack()->undoText(), QStringLiteral("Open text"));
+    QVERIFY(settle(*m_pane));
+    QCOMPARE(*m_pane->shownTokens().text, std::string("Per me si va ne la città dolente\n"));
+    // Ctrl+Z in the editor is the document's undo: the sample comes back.
+    m_pane->editor()->setFocus();
+    QTest::keyClick(m_pane->editor(), Qt::Key_Z, Qt::ControlModifier);
     QCOMPARE(m_pane->editor()->toPlainText(), before);
+    QVERIFY(m_doc->scenario().text.kind == tw::scenario::TextSource::Kind::Sample);
+    QVERIFY(settle(*m_pane));
+    QCOMPARE(QString::fromStdString(*m_pane->shownTokens().text), before);
 }
 
 void TestTextPane::largeFileLoadsOffThreadIntoPagedView()
@@ -371,7 +392,7 @@ void TestTextPane::largeFileLoadsOffThreadIntoPagedView()
     QVERIFY2(longestGap < 1000, qPrintable(QStringLiteral("the GUI thread stalled for %1 ms").arg(longestGap)));
     QVERIFY(ticks >= elapsed / 100);
 
-    QCOMPARE(m_pane->lastResult().text->size(), static_cast<std::size_t>(big.size()));
+    QCOMPARE(m_pane->shownTokens().text->size(), static_cast<std::size_t>(big.size()));
     QVERIFY(m_pane->pagedView()->pageCount() > 100);
     QVERIFY(m_pane->pagedView()->textView()->toPlainText().size() <= static_cast<qsizetype>(tw::ui::PagedTextView::kPageBytes));
     QVERIFY(m_pane->chipView()->chipCount() > 0);
@@ -386,14 +407,14 @@ void TestTextPane::largeFileLoadsOffThreadIntoPagedView()
     QCOMPARE(m_pane->editor()->toPlainText(), before);
 
     // Cancelling the tokenization of the big text: a message, and the tokens shown stay.
-    const auto shownSpans = m_pane->lastResult().spans;
+    const auto shownSpans = m_pane->shownTokens().spans;
     m_pane->setTokenizer(TokenizerKind::Trained);
     m_pane->vocabSpin()->setValue(m_pane->vocabSpin()->value() + 1); // a new V: training starts over
     QTRY_VERIFY_WITH_TIMEOUT(m_pane->progressBar()->isVisible(), 10000); // training 20 MB is under way
     QTest::mouseClick(m_pane->findChild<QPushButton*>(QStringLiteral("cancelWork")), Qt::LeftButton);
     QVERIFY(!m_pane->isBusy());
     QVERIFY2(m_pane->messageText().contains(QStringLiteral("cancelled")), qPrintable(m_pane->messageText()));
-    QCOMPARE(m_pane->lastResult().spans, shownSpans);
+    QCOMPARE(m_pane->shownTokens().spans, shownSpans);
     QVERIFY(m_pane->chipView()->chipCount() > 0);
     // The stop request reaches the running job: the pool empties quickly.
     QElapsedTimer stopping;
@@ -467,7 +488,7 @@ void TestTextPane::chartsHaveAnEmptyState()
 {
     QVERIFY(m_pane->charts()->showsCharts());
     retype(*m_pane, QString());
-    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->lastResult().spans && m_pane->lastResult().spans->empty(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m_pane->isBusy() && m_pane->shownTokens().spans && m_pane->shownTokens().spans->empty(), 10000);
     QVERIFY(!m_pane->charts()->showsCharts());
     QCOMPARE(m_pane->chipView()->chipCount(), 0);
     QTest::keyClicks(m_pane->editor(), QStringLiteral("ciao"));

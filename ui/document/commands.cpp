@@ -2,6 +2,8 @@
 
 #include "document.h"
 
+#include <QCoreApplication>
+
 namespace tw::ui {
 
 SetFieldCommand::SetFieldCommand(Document* document, Field field, FieldValue value, QUndoCommand* parent)
@@ -37,6 +39,52 @@ bool SetFieldCommand::mergeWith(const QUndoCommand* other)
     m_new = next->m_new;
     m_lastEdit = next->m_lastEdit;
     setObsolete(m_new == m_old); // dragged back to where it started: no step at all
+    return true;
+}
+
+namespace {
+QString textCommandName(const scenario::TextSource& source)
+{
+    switch (source.kind) {
+    case scenario::TextSource::Kind::Sample:
+        return QCoreApplication::translate("tw::ui::SetTextCommand", "Choose text");
+    case scenario::TextSource::Kind::File:
+        return QCoreApplication::translate("tw::ui::SetTextCommand", "Open text");
+    case scenario::TextSource::Kind::Inline:
+        break;
+    }
+    return QCoreApplication::translate("tw::ui::SetTextCommand", "Type text");
+}
+} // namespace
+
+SetTextCommand::SetTextCommand(Document* document, scenario::TextSource source, bool typing, QUndoCommand* parent)
+    : QUndoCommand(textCommandName(source), parent)
+    , m_document(document)
+    , m_old(document->scenario().text)
+    , m_new(std::move(source))
+    , m_typing(typing && m_new.kind == scenario::TextSource::Kind::Inline)
+    , m_lastEdit(std::chrono::steady_clock::now())
+{
+}
+
+void SetTextCommand::undo()
+{
+    m_document->applyText(m_old);
+}
+
+void SetTextCommand::redo()
+{
+    m_document->applyText(m_new);
+}
+
+bool SetTextCommand::mergeWith(const QUndoCommand* other)
+{
+    const auto* next = static_cast<const SetTextCommand*>(other);
+    if (!m_typing || !next->m_typing || next->m_lastEdit - m_lastEdit > m_document->mergeWindow())
+        return false;
+    m_new = next->m_new;
+    m_lastEdit = next->m_lastEdit;
+    setObsolete(m_new == m_old); // typed and deleted back to where it started: no step at all
     return true;
 }
 

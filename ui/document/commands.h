@@ -1,7 +1,9 @@
 #pragma once
 // The document's edits, each a named QUndoCommand: SetFieldCommand ("Set hidden size", "Choose
 // GPU"…; consecutive edits of one field within the merge window become one step, so spin-box and
-// slider drags undo at once) and ReplaceScenarioCommand ("Load preset gpt3-175b").
+// slider drags undo at once), SetTextCommand ("Type text", "Choose text", "Open text": stage 1's
+// text source as a whole, so undo brings back the kind as well as the text) and
+// ReplaceScenarioCommand ("Load preset gpt3-175b").
 
 #include "scenariofield.h"
 
@@ -35,6 +37,30 @@ private:
     Field m_field;
     FieldValue m_old;
     FieldValue m_new;
+    std::chrono::steady_clock::time_point m_lastEdit;
+};
+
+// Sets where stage 1's text comes from: a sample, a file (by path) or typed text. Consecutive typing
+// within the merge window is one step; choosing a sample or opening a file never merges.
+class SetTextCommand : public QUndoCommand {
+public:
+    static constexpr int kId = 900;
+
+    SetTextCommand(Document* document, scenario::TextSource source, bool typing, QUndoCommand* parent = nullptr);
+
+    void undo() override;
+    void redo() override;
+    [[nodiscard]] int id() const override { return kId; }
+    bool mergeWith(const QUndoCommand* other) override;
+
+    [[nodiscard]] const scenario::TextSource& oldSource() const { return m_old; }
+    [[nodiscard]] const scenario::TextSource& newSource() const { return m_new; }
+
+private:
+    Document* m_document;
+    scenario::TextSource m_old;
+    scenario::TextSource m_new;
+    bool m_typing;
     std::chrono::steady_clock::time_point m_lastEdit;
 };
 

@@ -5,6 +5,7 @@
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 #include "scenario/scenariojson.h"
+#include "text/samples.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -15,6 +16,7 @@
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <atomic>
 #include <optional>
 
 namespace tw::ui {
@@ -92,8 +94,60 @@ QString Document::title() const
     return displayName() + (isModified() ? QStringLiteral("*") : QString());
 }
 
+scenario::Scenario Document::resolvedScenario() const
+{
+    return m_filePath.isEmpty() ? m_scenario : scenario::resolvePaths(m_scenario, m_filePath.toStdString());
+}
+
+void Document::flushPendingEdits()
+{
+    if (m_flushing)
+        return; // a pane pushing its pending edit calls back in here
+    m_flushing = true;
+    emit pendingEditsRequested();
+    m_flushing = false;
+}
+
+void Document::undo()
+{
+    flushPendingEdits();
+    m_undo->undo();
+}
+
+void Document::redo()
+{
+    flushPendingEdits();
+    m_undo->redo();
+}
+
+bool Document::setText(const scenario::TextSource& source, bool typing)
+{
+    flushPendingEdits();
+    scenario::TextSource next = source;
+    next.documents = m_scenario.text.documents;
+    if (next.kind == scenario::TextSource::Kind::Sample && !text::findSample(next.sample))
+        return false;
+    if (next.kind == scenario::TextSource::Kind::File && next.path.empty())
+        return false;
+    if (next == m_scenario.text)
+        return false;
+    m_undo->push(new SetTextCommand(this, std::move(next), typing));
+    return true;
+}
+
 bool Document::setField(Field field, const FieldValue& value)
 {
+    flushPendingEdits();
+    if (field == Field::TextSample) {
+        // Through SetTextCommand: undo must bring back typed text or a file, not only a sample name.
+        const auto* name = std::get_if<std::string>(&value);
+        if (!name)
+            return false;
+        scenario::TextSource source = m_scenario.text;
+        source.kind = scenario::TextSource::Kind::Sample;
+        source.sample = *name;
+        return setText(source);
+    }
     scenario::Scenario probe = m_scenario;
     if (!setFieldValue(probe, field, value) || probe == m_scenario)
         return false;
@@ -103,6 +157,7 @@ bool Document::setField(Field field, const FieldValue& value)
 
 bool Document::loadPreset(const QString& name, QString* error)
 {
+    flushPendingEdits();
     auto loaded = scenario::preset(name.toStdString());
     if (!loaded) {
         if (error)
@@ -115,11 +170,13 @@ bool Document::loadPreset(const QString& name, QString* error)
 
 void Document::newDocument()
 {
+    flushPendingEdits();
     replaceAll(startScenario(), QString());
 }
 
 bool Document::open(const QString& path, QString* error)
 {
+    flushPendingEdits();
     auto fail = [&](const QString& message) {
         if (error)
             *error = message;
@@ -157,6 +214,7 @@ bool Document::save(QString* error)
 
 bool Document::saveAs(const QString& path, QString* error)
 {
+    flushPendingEdits();
     // QSaveFile writes a temporary file next to the target and renames it over the target only
     // when every byte is written: a failed save leaves the old file as it was.
     const std::string json = scenario::scenarioToJson(m_scenario);
@@ -196,6 +254,25 @@ void Document::applyField(Field field, const FieldValue& value)
     }
 }
 
+void Document::applyText(const scenario::TextSource& source)
+{
+    m_scenario.text = source;
+    emit scenarioChanged();
+    rederive();
+}
+
+void Document::cancelDerivation()
+{
+    if (!m_deriving)
+        return;
+    m_stop.request_stop();
+    m_stop = std::stop_source();
+    ++m_generation; // the stopped job's result, if any, is dropped
+    m_current = false;
+    setDeriving(false);
+    emit derivationCancelled();
+}
+
 void Document::applyScenario(const scenario::Scenario& scenario)
 {
     m_scenario = scenario;
@@ -229,6 +306,7 @@ void Document::rederive()
     m_stop.request_stop();
     m_stop = std::stop_source();
     const quint64 generation = ++m_generation;
+    m_current = true;
 
     std::vector<Error> problems = scenario::validate(m_scenario);
     if (!problems.empty()) {
@@ -238,12 +316,24 @@ void Document::rederive()
         return;
     }
 
-    scenario::Scenario input = m_filePath.isEmpty() ? m_scenario : scenario::resolvePaths(m_scenario, m_filePath.toStdString());
+    scenario::Scenario input = resolvedScenario();
     auto job = std::make_shared<Job>();
     job->generation = generation;
-    job->future = QtConcurrent::run([deriver = m_deriver, input = std::move(input), stop = m_stop.get_token()] {
+    // Progress arrives on a pool thread: throttled to whole percents and queued to the GUI thread.
+    auto lastPercent = std::make_shared<std::atomic<int>>(-1);
+    auto report = [this, generation, lastPercent](double f) {
+        const int percent = static_cast<int>(f * 100.0);
+        if (lastPercent->exchange(percent) == percent)
+            return;
+        QMetaObject::invokeMethod(this, [this, generation, f] {
+            if (generation == m_generation && m_deriving)
+                emit derivationProgressed(f);
+        }, Qt::QueuedConnection);
+    };
+    job->future = QtConcurrent::run([deriver = m_deriver, input = std::move(input), stop = m_stop.get_token(), report] {
         Progress progress;
         progress.stop = stop;
+        progress.report = report;
         auto result = deriver->derive(input, progress);
         Outcome out;
         if (result)

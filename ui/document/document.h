@@ -4,6 +4,10 @@
 // (a newer change supersedes and stops the older job) and reports why a scenario cannot be derived
 // as core's errors, each with its JSON path. Files are scenario JSON (.tokenwire.json), written
 // atomically. No widgets: tested without a window.
+//
+// Panes that debounce an edit (stage 1's typing) listen to pendingEditsRequested(): the document
+// emits it before every other edit, undo, redo, save and replacement, so the debounced edit lands
+// first, in order, and nothing typed is lost or undone out of turn.
 
 #include "scenariofield.h"
 
@@ -39,6 +43,8 @@ public:
     ~Document() override;
 
     [[nodiscard]] const scenario::Scenario& scenario() const { return m_scenario; }
+    // The scenario as derived: file paths relative to the scenario file made absolute.
+    [[nodiscard]] scenario::Scenario resolvedScenario() const;
     [[nodiscard]] QUndoStack* undoStack() const { return m_undo; }
     // The last successful derivation (it stays while the scenario is invalid; see problems()).
     [[nodiscard]] DerivationPtr derivation() const { return m_derivation; }
@@ -47,6 +53,8 @@ public:
     // The messages of the problems located at jsonPath ("model.hidden_size").
     [[nodiscard]] QStringList problemsAt(const QString& jsonPath) const;
     [[nodiscard]] bool isDeriving() const { return m_deriving; }
+    // False after cancelDerivation(): derivation() is from before the last edit (until the next one).
+    [[nodiscard]] bool isDerivationCurrent() const { return m_current; }
     // Derivations applied so far (tests wait for it to move).
     [[nodiscard]] int derivationCount() const { return m_derivationCount; }
 
@@ -62,6 +70,10 @@ public:
     // Edits: each pushes one named command; false (nothing pushed) when the value is the current
     // one or does not fit the field.
     bool setField(Field field, const FieldValue& value);
+    // Sets stage 1's text source (its documents count is kept). typing: consecutive calls within
+    // the merge window are one undo step. False when unchanged, or a sample or file name is empty
+    // or unknown.
+    bool setText(const scenario::TextSource& source, bool typing = false);
     // Replaces the scenario with a shipped preset as one undoable step.
     bool loadPreset(const QString& name, QString* error = nullptr);
 
@@ -72,8 +84,17 @@ public:
     bool save(QString* error);
     bool saveAs(const QString& path, QString* error);
 
+    // Undo and redo, after the panes have pushed their pending edits (the Edit menu's actions).
+    void undo();
+    void redo();
+    // Asks the panes to push the edits they are still debouncing (emits pendingEditsRequested).
+    void flushPendingEdits();
+    // Stops the running derivation; the last one stays, no longer current, until the next edit.
+    void cancelDerivation();
+
     // For the commands only: change the scenario without pushing anything.
     void applyField(Field field, const FieldValue& value);
+    void applyText(const scenario::TextSource& source);
     void applyScenario(const scenario::Scenario& scenario);
 
     // Processes events until no derivation is running; false on timeout.
@@ -84,6 +105,9 @@ signals:
     void derived(std::shared_ptr<const tw::scenario::Derivation> derivation);
     void problemsChanged();
     void derivingChanged(bool deriving);
+    void derivationProgressed(double fraction); // of the running derivation, 0…1
+    void derivationCancelled();
+    void pendingEditsRequested();
     void modifiedChanged(bool modified);
     void titleChanged(const QString& title);
 
@@ -105,6 +129,8 @@ private:
     std::stop_source m_stop;
     quint64 m_generation = 0;
     bool m_deriving = false;
+    bool m_current = true;
+    bool m_flushing = false;
     int m_derivationCount = 0;
 };
 

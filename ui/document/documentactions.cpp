@@ -56,10 +56,28 @@ DocumentActions::DocumentActions(Document* document, QWidget* dialogParent)
     m_saveAs = new QAction(tr("Save &As…"), this);
     m_saveAs->setShortcut(QKeySequence::SaveAs);
     connect(m_saveAs, &QAction::triggered, this, [this] { saveAs(); });
-    m_undo = document->undoStack()->createUndoAction(this, tr("&Undo"));
+    // Undo and redo go through the document so that a pane's debounced edit (typing) lands first.
+    QUndoStack* stack = document->undoStack();
+    m_undo = new QAction(this);
     m_undo->setShortcut(QKeySequence::Undo);
-    m_redo = document->undoStack()->createRedoAction(this, tr("&Redo"));
+    m_redo = new QAction(this);
     m_redo->setShortcut(QKeySequence::Redo);
+    auto label = [](QAction* action, const QString& verb, const QString& command) {
+        action->setText(command.isEmpty() ? verb : tr("%1 %2").arg(verb, command));
+    };
+    auto update = [this, stack, label] {
+        m_undo->setEnabled(stack->canUndo());
+        m_redo->setEnabled(stack->canRedo());
+        label(m_undo, tr("&Undo"), stack->undoText());
+        label(m_redo, tr("&Redo"), stack->redoText());
+    };
+    connect(stack, &QUndoStack::indexChanged, this, update);
+    connect(stack, &QUndoStack::cleanChanged, this, update);
+    connect(stack, &QUndoStack::canUndoChanged, this, update);
+    connect(stack, &QUndoStack::canRedoChanged, this, update);
+    update();
+    connect(m_undo, &QAction::triggered, document, &Document::undo);
+    connect(m_redo, &QAction::triggered, document, &Document::redo);
     for (const scenario::PresetInfo& info : scenario::presetList()) {
         const QString name = QString::fromStdString(info.name);
         auto* action = new QAction(name, this);
@@ -80,6 +98,7 @@ void DocumentActions::addPresetsTo(QMenu* menu) const
 
 bool DocumentActions::maybeKeepWork()
 {
+    m_document->flushPendingEdits();
     if (!m_document->isModified())
         return true;
     switch (askUnsaved()) {

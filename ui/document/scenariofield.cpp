@@ -95,6 +95,13 @@ const std::vector<FieldInfo>& table()
         count(Field::Documents, "text.documents", QT_TRANSLATE_NOOP("tw::ui::Field", "Set documents"),
               QT_TRANSLATE_NOOP("tw::ui::Field", "Documents"), [](Scenario& s) -> auto& { return s.text.documents; }),
         named(
+            Field::TokenizerKind, "tokenizer.kind", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose tokenizer"),
+            QT_TRANSLATE_NOOP("tw::ui::Field", "Tokenizer"), [](Scenario& s) -> auto& { return s.tokenizer.kind; },
+            [](scenario::TokenizerChoice::Kind x) { return scenario::toString(x); },
+            [](const std::string& s) { return scenario::tokenizerKindFromString(s); }),
+        count(Field::TrainedVocab, "tokenizer.vocab_size", QT_TRANSLATE_NOOP("tw::ui::Field", "Set trained vocabulary"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Trained V"), [](Scenario& s) -> auto& { return s.tokenizer.trainedVocab; }),
+        named(
             Field::Family, "model.family", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose family"),
             QT_TRANSLATE_NOOP("tw::ui::Field", "Family"), [](Scenario& s) -> auto& { return s.model.family; },
             [](model::Family x) { return model::toString(x); }, [](const std::string& s) { return model::familyFromString(s); }),

@@ -17,6 +17,8 @@ namespace tw::ui {
 enum class Field {
     TextSample,
     Documents,
+    TokenizerKind,
+    TrainedVocab,
     Family,
     Layers,
     HiddenSize,

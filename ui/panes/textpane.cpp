@@ -1,29 +1,35 @@
 #include "textpane.h"
 
 #include "charts/tokencharts.h"
+#include "document/document.h"
+#include "scenario/derive.h"
 #include "text/bpetrainer.h"
 #include "text/gpt2.h"
+#include "text/samples.h"
 #include "views/figuretablemodel.h"
 #include "views/messagebar.h"
 #include "views/pagedtextview.h"
 #include "views/tokenchipview.h"
 #include "workers/fileloader.h"
+#include "workers/tokenizationrunner.h"
 
 #include <QButtonGroup>
 #include <QComboBox>
-#include <QFile>
+#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLocale>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QScopedValueRollback>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
@@ -40,22 +46,45 @@
 namespace tw::ui {
 
 namespace {
+using scenario::TextSource;
+using scenario::TokenizerChoice;
+
 constexpr int kVocabSliderSteps = 1000;
-constexpr int kDefaultVocab = 1024;
 
-struct Sample {
-    const char* title;
-    const char* resource;
-};
-constexpr Sample kSamples[] = {
-    {QT_TRANSLATE_NOOP("tw::ui::TextPane", "Dante, Inferno I (Italian)"), ":/text/inferno-canto1-it.txt"},
-    {QT_TRANSLATE_NOOP("tw::ui::TextPane", "Longfellow, Inferno I (English)"), ":/text/inferno-canto1-en.txt"},
-};
-
-QString readResource(const char* path)
+QString qs(std::string_view s)
 {
-    QFile file(QString::fromLatin1(path));
-    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
+}
+
+// The chooser's names for the shipped samples (core's title for any other).
+QString sampleTitle(const text::Sample& sample)
+{
+    if (sample.id == "inferno-canto1-it")
+        return TextPane::tr("Dante, Inferno I (Italian)");
+    if (sample.id == "inferno-canto1-en")
+        return TextPane::tr("Longfellow, Inferno I (English)");
+    return qs(sample.title);
+}
+
+QString absolutePath(const QString& path)
+{
+    return QFileInfo(path).absoluteFilePath();
+}
+
+// The same text for the editor and the paged view: the fields of the kind, not the documents count.
+bool sameSource(const TextSource& a, const TextSource& b)
+{
+    if (a.kind != b.kind)
+        return false;
+    switch (a.kind) {
+    case TextSource::Kind::Sample:
+        return a.sample == b.sample;
+    case TextSource::Kind::File:
+        return absolutePath(qs(a.path)) == absolutePath(qs(b.path));
+    case TextSource::Kind::Inline:
+        return a.text == b.text;
+    }
+    return false;
 }
 
 QString loc(std::uint64_t n)
@@ -78,24 +107,32 @@ int sliderFromVocab(int vocab)
     return static_cast<int>(std::lround((std::log(static_cast<double>(vocab)) - lo) / (hi - lo) * kVocabSliderSteps));
 }
 
-QSpinBox* shapeSpin(int min, int max, int value, const QString& tip, QWidget* parent)
+QSpinBox* shapeSpin(int min, int max, const QString& tip, QWidget* parent)
 {
     auto* spin = new QSpinBox(parent);
     spin->setRange(min, max);
-    spin->setValue(value);
     spin->setGroupSeparatorShown(true);
     spin->setToolTip(tip);
     spin->setKeyboardTracking(false);
     return spin;
 }
+
+int clampToInt(std::uint64_t v)
+{
+    return static_cast<int>(std::min<std::uint64_t>(v, static_cast<std::uint64_t>(INT_MAX)));
+}
 } // namespace
 
-TextPane::TextPane(QWidget* parent)
+TextPane::TextPane(Document* document, QWidget* parent)
     : QWidget(parent)
+    , m_doc(document)
 {
     setObjectName(QStringLiteral("textPane"));
     m_runner = new TokenizationRunner(this);
     m_loader = new FileLoader(this);
+    m_typing = new QTimer(this);
+    m_typing->setSingleShot(true);
+    m_typing->setInterval(kTypingDelayMs);
     m_playTimer = new QTimer(this);
     m_playTimer->setInterval(70);
     m_revealProgress = new QTimer(this);
@@ -142,20 +179,22 @@ TextPane::TextPane(QWidget* parent)
     layout->addWidget(m_progressRow);
     layout->addWidget(split, 1);
 
-    wire();
-
     if (text::gpt2Embedded()) {
         m_gpt2Banner->hide();
-        m_gpt2Radio->setChecked(true);
     } else {
-        m_gpt2Banner->setText(tr("GPT-2's tokenizer is not in this build: the tokens below come from a BPE trained "
-                                 "on the text itself.\n%1")
+        m_gpt2Banner->setText(tr("GPT-2's tokenizer is not in this build: choose “BPE trained on this text” to see "
+                                 "tokens.\n%1")
                                   .arg(QString::fromStdString(text::gpt2HowToGet())));
         m_gpt2Radio->setEnabled(false);
-        m_trainedRadio->setChecked(true);
     }
-    updateVocabLabel();
-    selectSample(0);
+
+    wire();
+    syncFromScenario();
+    onProblems();
+    if (m_doc->derivation())
+        onDerived(m_doc->derivation());
+    if (m_doc->isDeriving())
+        m_revealProgress->start();
 }
 
 TextPane::~TextPane() = default;
@@ -165,10 +204,12 @@ QWidget* TextPane::buildControls()
     auto* box = new QWidget(this);
     m_sample = new QComboBox(box);
     m_sample->setObjectName(QStringLiteral("sampleChooser"));
-    for (const auto& sample : kSamples)
-        m_sample->addItem(tr(sample.title));
+    for (const text::Sample& sample : text::samples())
+        m_sample->addItem(sampleTitle(sample), QString::fromUtf8(sample.id.data(), static_cast<qsizetype>(sample.id.size())));
+    m_sample->setPlaceholderText(tr("Your own text"));
     auto* open = new QPushButton(tr("Open text…"), box);
     open->setObjectName(QStringLiteral("openText"));
+    open->setToolTip(tr("Tokenize a text file (undoable); large files are shown read-only, a page at a time"));
     connect(open, &QPushButton::clicked, this, &TextPane::chooseAndOpenFile);
 
     m_gpt2Radio = new QRadioButton(tr("GPT-2"), box);
@@ -178,8 +219,8 @@ QWidget* TextPane::buildControls()
     m_trainedRadio->setObjectName(QStringLiteral("tokenizerTrained"));
     m_trainedRadio->setToolTip(tr("Learn merges from the text itself, up to a vocabulary of V tokens"));
     m_tokenizerGroup = new QButtonGroup(this);
-    m_tokenizerGroup->addButton(m_gpt2Radio, static_cast<int>(TokenizerKind::Gpt2));
-    m_tokenizerGroup->addButton(m_trainedRadio, static_cast<int>(TokenizerKind::Trained));
+    m_tokenizerGroup->addButton(m_gpt2Radio, static_cast<int>(TokenizerChoice::Kind::Gpt2));
+    m_tokenizerGroup->addButton(m_trainedRadio, static_cast<int>(TokenizerChoice::Kind::Trained));
 
     m_vocabSlider = new QSlider(Qt::Horizontal, box);
     m_vocabSlider->setObjectName(QStringLiteral("vocabSlider"));
@@ -190,9 +231,7 @@ QWidget* TextPane::buildControls()
     m_vocabSpin->setRange(static_cast<int>(text::kMinTrainVocab), static_cast<int>(text::kMaxTrainVocab));
     m_vocabSpin->setGroupSeparatorShown(true);
     m_vocabSpin->setKeyboardTracking(false);
-    m_vocabSpin->setValue(kDefaultVocab);
     m_vocabSpin->setToolTip(tr("Target vocabulary V: 256 byte tokens + V−257 merges + <|endoftext|>"));
-    m_vocabSlider->setValue(sliderFromVocab(kDefaultVocab));
     m_vocabActual = new QLabel(box);
     m_vocabActual->setObjectName(QStringLiteral("vocabActual"));
 
@@ -239,6 +278,9 @@ QWidget* TextPane::buildSourceAndTokens()
     m_editor = new QPlainTextEdit(m_source);
     m_editor->setObjectName(QStringLiteral("textEditor"));
     m_editor->setPlaceholderText(tr("Type or paste some text…"));
+    // One history: the document's (see the header). Ctrl+Z / Ctrl+Y here are the document's.
+    m_editor->setUndoRedoEnabled(false);
+    m_editor->installEventFilter(this);
     QFont editorFont = m_editor->font();
     editorFont.setPointSizeF(editorFont.pointSizeF() * 1.25);
     m_editor->setFont(editorFont);
@@ -320,12 +362,18 @@ QWidget* TextPane::buildStatistics()
     m_detail->setAlignment(Qt::AlignTop | Qt::AlignLeft);
     m_detail->setStyleSheet(QStringLiteral("QLabel { background: palette(alternate-base); padding: 6px; }"));
 
-    m_seqLen = shapeSpin(1, 1 << 20, 1024, tr("T: tokens per training sequence"), this);
+    m_seqLen = shapeSpin(1, static_cast<int>(scenario::kMaxSequenceLength), tr("T: tokens per training sequence"), this);
     m_seqLen->setObjectName(QStringLiteral("shapeT"));
-    m_microBatch = shapeSpin(1, 1 << 16, 32, tr("B: sequences per micro-batch"), this);
+    m_microBatch = shapeSpin(1, static_cast<int>(scenario::kMaxMicroBatch), tr("B: sequences per micro-batch"), this);
     m_microBatch->setObjectName(QStringLiteral("shapeB"));
-    m_globalBatch = shapeSpin(1, 1 << 30, 524288, tr("G: tokens per optimizer step (global batch)"), this);
+    // G goes past an int (2^40): a whole-number double spin box, as in the stage 2 form.
+    m_globalBatch = new QDoubleSpinBox(this);
     m_globalBatch->setObjectName(QStringLiteral("shapeG"));
+    m_globalBatch->setDecimals(0);
+    m_globalBatch->setRange(1, static_cast<double>(scenario::kMaxGlobalBatchTokens));
+    m_globalBatch->setGroupSeparatorShown(true);
+    m_globalBatch->setKeyboardTracking(false);
+    m_globalBatch->setToolTip(tr("G: tokens per optimizer step (global batch)"));
     auto* shapeRow = new QHBoxLayout;
     shapeRow->addWidget(new QLabel(tr("Training shape:"), this));
     shapeRow->addWidget(new QLabel(tr("T"), this));
@@ -361,32 +409,47 @@ QWidget* TextPane::buildStatistics()
 
 void TextPane::wire()
 {
+    // Widgets → document. m_updating is set while the widgets follow the document.
     connect(m_editor, &QPlainTextEdit::textChanged, this, [this] {
-        m_editorText = std::make_shared<const std::string>(m_editor->toPlainText().toStdString());
-        if (!m_document)
-            scheduleTokenize(150);
-    });
-    connect(m_sample, &QComboBox::activated, this, &TextPane::selectSample);
-    connect(m_tokenizerGroup, &QButtonGroup::idToggled, this, [this](int, bool checked) {
-        if (!checked)
+        if (m_updating)
             return;
-        m_replayAtEnd = true;
-        updateVocabLabel();
-        scheduleTokenize(0);
+        m_typingPending = true;
+        m_typing->start();
+    });
+    connect(m_typing, &QTimer::timeout, this, &TextPane::flushTyping);
+    connect(m_doc, &Document::pendingEditsRequested, this, &TextPane::flushTyping);
+    connect(m_sample, &QComboBox::activated, this, &TextPane::selectSample);
+    connect(m_tokenizerGroup, &QButtonGroup::idToggled, this, [this](int id, bool checked) {
+        if (checked && !m_updating)
+            setTokenizer(static_cast<TokenizerChoice::Kind>(id));
     });
     connect(m_vocabSlider, &QSlider::valueChanged, this, &TextPane::setVocabFromSlider);
     connect(m_vocabSpin, &QSpinBox::valueChanged, this, [this](int v) {
-        const QSignalBlocker block(m_vocabSlider);
-        m_vocabSlider->setValue(sliderFromVocab(v));
-        if (kind() == TokenizerKind::Trained) {
-            m_replayAtEnd = true;
-            scheduleTokenize(250);
+        {
+            const QSignalBlocker block(m_vocabSlider);
+            m_vocabSlider->setValue(sliderFromVocab(v));
         }
+        if (!m_updating)
+            m_doc->setField(Field::TrainedVocab, FieldValue(static_cast<std::uint64_t>(v)));
     });
+    connect(m_seqLen, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!m_updating)
+            m_doc->setField(Field::SequenceLength, FieldValue(static_cast<std::uint64_t>(v)));
+    });
+    connect(m_microBatch, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!m_updating)
+            m_doc->setField(Field::MicroBatch, FieldValue(static_cast<std::uint64_t>(v)));
+    });
+    connect(m_globalBatch, &QDoubleSpinBox::valueChanged, this, [this](double v) {
+        if (!m_updating)
+            m_doc->setField(Field::GlobalBatchTokens, FieldValue(static_cast<std::uint64_t>(std::llround(v))));
+    });
+
+    // The merge replay: a view setting, not a document edit.
     connect(m_replay, &QSlider::valueChanged, this, [this](int value) {
         m_replayAtEnd = value == m_replay->maximum();
         updateReplay();
-        scheduleTokenize(0);
+        scheduleReplay();
     });
     connect(m_play, &QPushButton::toggled, this, [this](bool on) {
         m_play->setText(on ? tr("❚❚ Pause") : tr("▶ Play"));
@@ -395,20 +458,44 @@ void TextPane::wire()
         on ? m_playTimer->start() : m_playTimer->stop();
     });
     connect(m_playTimer, &QTimer::timeout, this, &TextPane::tickReplay);
-    for (QSpinBox* spin : {m_seqLen, m_microBatch, m_globalBatch})
-        connect(spin, &QSpinBox::valueChanged, this, [this] { scheduleTokenize(100); });
+
+    // Document → widgets.
+    connect(m_doc, &Document::scenarioChanged, this, &TextPane::syncFromScenario);
+    connect(m_doc, &Document::derived, this, &TextPane::onDerived);
+    connect(m_doc, &Document::problemsChanged, this, &TextPane::onProblems);
+    connect(m_doc, &Document::derivingChanged, this, [this](bool deriving) {
+        if (deriving) {
+            m_revealProgress->start();
+            m_progress->setValue(0);
+            return;
+        }
+        if (!m_runner->isBusy() && !m_loader->isBusy()) {
+            m_revealProgress->stop();
+            setBusy({}, false);
+        }
+        updateVocabLabel();
+        finishIfIdle();
+    });
+    connect(m_doc, &Document::derivationProgressed, this, [this](double f) { m_progress->setValue(static_cast<int>(f * 1000)); });
+    connect(m_doc, &Document::derivationCancelled, this, [this] {
+        setBusy({}, false);
+        m_message->showMessage(MessageBar::Severity::Info, tr("Tokenizing cancelled: the tokens shown are from "
+                                                              "before the last change."));
+        updateVocabLabel();
+        emit workFinished();
+    });
 
     connect(m_runner, &TokenizationRunner::started, this, [this] {
         m_revealProgress->start();
         m_progress->setValue(0);
     });
     connect(m_revealProgress, &QTimer::timeout, this, [this] {
-        if (m_runner->isBusy())
+        if (m_runner->isBusy() || m_doc->isDeriving())
             setBusy(tr("Tokenizing…"), true);
     });
     connect(m_runner, &TokenizationRunner::progressed, this,
             [this](double f) { m_progress->setValue(static_cast<int>(f * 1000)); });
-    connect(m_runner, &TokenizationRunner::finished, this, &TextPane::applyResult);
+    connect(m_runner, &TokenizationRunner::finished, this, &TextPane::onReplayed);
     connect(m_runner, &TokenizationRunner::cancelled, this, [this] {
         setBusy({}, false);
         m_message->showMessage(MessageBar::Severity::Info, tr("Tokenizing cancelled: the tokens shown are from "
@@ -421,13 +508,17 @@ void TextPane::wire()
     connect(m_loader, &FileLoader::failed, this, [this](const Error& error) {
         setBusy({}, false);
         m_message->showMessage(MessageBar::Severity::Error,
-                               tr("Could not open %1\nThe text shown is unchanged.").arg(QString::fromStdString(error.toString())));
+                               m_openingFile ? tr("Could not open %1\nThe text shown is unchanged.")
+                                                   .arg(QString::fromStdString(error.toString()))
+                                             : tr("Could not show %1").arg(QString::fromStdString(error.toString())));
+        m_openingFile = false;
         emit workFinished();
     });
     connect(m_loader, &FileLoader::cancelled, this, [this](const QString& path) {
         setBusy({}, false);
         m_message->showMessage(MessageBar::Severity::Info,
                                tr("Opening %1 cancelled. The text shown is unchanged.").arg(path));
+        m_openingFile = false;
         emit workFinished();
     });
 
@@ -444,78 +535,155 @@ void TextPane::wire()
     connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, showDetail);
 }
 
-std::shared_ptr<const std::string> TextPane::currentText() const
+bool TextPane::eventFilter(QObject* watched, QEvent* event)
 {
-    return m_document ? m_document : m_editorText;
-}
-
-TokenizerKind TextPane::kind() const
-{
-    return m_trainedRadio->isChecked() ? TokenizerKind::Trained : TokenizerKind::Gpt2;
-}
-
-std::size_t TextPane::mergeLimit() const
-{
-    if (m_replayAtEnd || m_replay->maximum() == 0)
-        return SIZE_MAX;
-    return static_cast<std::size_t>(m_replay->value());
-}
-
-text::TrainingShape TextPane::shape() const
-{
-    text::TrainingShape s;
-    s.sequenceLength = static_cast<std::uint64_t>(m_seqLen->value());
-    s.microBatch = static_cast<std::uint64_t>(m_microBatch->value());
-    s.globalBatchTokens = static_cast<std::uint64_t>(m_globalBatch->value());
-    return s;
-}
-
-void TextPane::scheduleTokenize(int delayMs)
-{
-    TokenizeRequest request;
-    request.text = currentText();
-    if (!request.text)
-        request.text = std::make_shared<const std::string>();
-    request.kind = kind();
-    request.vocabSize = static_cast<std::size_t>(m_vocabSpin->value());
-    request.mergeLimit = mergeLimit();
-    request.shape = shape();
-    // Reuse what the last result already holds when its inputs are the same.
-    const bool sameText = m_last.text == request.text && !m_last.error;
-    if (sameText && request.kind == TokenizerKind::Trained && m_last.trained
-        && m_last.trained->requestedVocab == request.vocabSize)
-        request.trained = m_last.trained;
-    const bool sameModel = request.kind == m_last.kind
-                           && (request.kind == TokenizerKind::Gpt2 || (request.trained && request.trained == m_last.trained));
-    if (sameText && sameModel && request.mergeLimit == m_last.mergeLimit)
-        request.spans = m_last.spans;
-    m_runner->schedule(std::move(request), delayMs);
-}
-
-void TextPane::applyResult(const TokenizeResult& result)
-{
-    m_revealProgress->stop();
-    setBusy({}, false);
-    if (result.error) {
-        if (!result.cancelled)
-            m_message->showMessage(MessageBar::Severity::Error,
-                                   tr("Tokenizing failed: %1").arg(QString::fromStdString(result.error->toString())));
-        emit workFinished();
-        return;
+    // The editor's Ctrl+Z / Ctrl+Y are the document's Undo / Redo (its own undo is off).
+    if (watched == m_editor && (event->type() == QEvent::ShortcutOverride || event->type() == QEvent::KeyPress)) {
+        auto* key = static_cast<QKeyEvent*>(event);
+        const bool undo = key->matches(QKeySequence::Undo);
+        const bool redo = key->matches(QKeySequence::Redo);
+        if (undo || redo) {
+            event->accept();
+            if (event->type() == QEvent::KeyPress)
+                undo ? m_doc->undo() : m_doc->redo();
+            return true;
+        }
     }
-    m_last = result;
-    showChips();
-    m_figures->setFigures(result.stats ? result.stats->figures : FigureSet{});
-    m_charts->setStats(result.stats.get());
+    return QWidget::eventFilter(watched, event);
+}
+
+void TextPane::flushTyping()
+{
+    if (!m_typingPending)
+        return;
+    m_typingPending = false;
+    m_typing->stop();
+    TextSource typed;
+    typed.kind = TextSource::Kind::Inline;
+    typed.text = m_editor->toPlainText().toStdString();
+    // The editor already shows it: the scenarioChanged that follows must leave the editor alone.
+    m_shownSource = typed;
+    m_editorSource = typed;
+    m_doc->setText(typed, /*typing=*/true);
+}
+
+void TextPane::syncFromScenario()
+{
+    const scenario::Scenario s = m_doc->resolvedScenario();
+    const QScopedValueRollback updating(m_updating, true);
+    {
+        const QSignalBlocker block(m_sample);
+        m_sample->setCurrentIndex(s.text.kind == TextSource::Kind::Sample ? m_sample->findData(qs(s.text.sample)) : -1);
+    }
+    {
+        const QSignalBlocker block(m_tokenizerGroup);
+        if (s.tokenizer.kind == TokenizerChoice::Kind::File) {
+            // A tokenizer.json from a scenario file: neither switch is on.
+            m_tokenizerGroup->setExclusive(false);
+            m_gpt2Radio->setChecked(false);
+            m_trainedRadio->setChecked(false);
+            m_tokenizerGroup->setExclusive(true);
+        } else {
+            (s.tokenizer.kind == TokenizerChoice::Kind::Gpt2 ? m_gpt2Radio : m_trainedRadio)->setChecked(true);
+        }
+    }
+    {
+        const QSignalBlocker blockSpin(m_vocabSpin);
+        const QSignalBlocker blockSlider(m_vocabSlider);
+        m_vocabSpin->setValue(clampToInt(s.tokenizer.trainedVocab));
+        m_vocabSlider->setValue(sliderFromVocab(m_vocabSpin->value()));
+    }
+    {
+        const QSignalBlocker b1(m_seqLen);
+        const QSignalBlocker b2(m_microBatch);
+        const QSignalBlocker b3(m_globalBatch);
+        m_seqLen->setValue(clampToInt(s.batch.sequenceLength));
+        m_microBatch->setValue(clampToInt(s.batch.microBatch));
+        m_globalBatch->setValue(static_cast<double>(s.batch.globalBatchTokens));
+    }
+    syncText(s.text);
+    updateVocabLabel();
+}
+
+void TextPane::syncText(const TextSource& source)
+{
+    if (m_shownSource && sameSource(*m_shownSource, source))
+        return; // already on screen (our own edit, or an edit of something else)
+    // The text now comes from elsewhere (undo, a preset, a scenario file): what was being typed was
+    // pushed before that edit (pendingEditsRequested), so nothing is lost by replacing the editor.
+    m_typingPending = false;
+    m_typing->stop();
+    m_shownSource = source;
+    switch (source.kind) {
+    case TextSource::Kind::Sample: {
+        const auto sample = text::findSample(source.sample);
+        m_message->clearMessage();
+        setEditorText(sample ? qs(sample->text) : QString());
+        m_source->setCurrentWidget(m_editor);
+        m_paged->setText(nullptr, {});
+        m_editorSource = source;
+        break;
+    }
+    case TextSource::Kind::Inline:
+        m_message->clearMessage();
+        if (m_editor->toPlainText().toStdString() != source.text)
+            setEditorText(QString::fromStdString(source.text));
+        m_source->setCurrentWidget(m_editor);
+        m_paged->setText(nullptr, {});
+        m_editorSource = source;
+        break;
+    case TextSource::Kind::File: {
+        const QString path = absolutePath(qs(source.path));
+        if (m_file && absolutePath(m_file->path) == path) {
+            showFile(*m_file, false);
+        } else {
+            // Read it again to show it (the document reads it on its own to tokenize it).
+            m_openingFile = false;
+            setBusy(tr("Reading %1…").arg(QFileInfo(path).fileName()), true);
+            m_loader->load(path);
+        }
+        break;
+    }
+    }
+}
+
+void TextPane::setEditorText(const QString& text)
+{
+    const QScopedValueRollback updating(m_updating, true);
+    const int position = m_editor->textCursor().position();
+    m_editor->setPlainText(text);
+    QTextCursor cursor = m_editor->textCursor();
+    cursor.setPosition(std::min(position, static_cast<int>(text.size())));
+    m_editor->setTextCursor(cursor);
+}
+
+void TextPane::onDerived(const std::shared_ptr<const scenario::Derivation>& d)
+{
+    if (!d)
+        return;
+    const auto& tokenized = d->stage1->tokenized;
+    ShownTokens next;
+    next.derivation = d;
+    // Aliasing pointers: the chips share the derivation's bytes and spans, nothing is copied.
+    next.text = std::shared_ptr<const std::string>(tokenized, &tokenized->text);
+    next.spans = std::shared_ptr<const std::vector<text::TokenSpan>>(tokenized, &tokenized->tokens);
+    next.tokenizer = tokenized->tokenizer;
+    next.tokenizerChoice = m_doc->scenario().tokenizer;
+    // The replay keeps its place while the tokenizer stays the same kind with as many merges
+    // (GPT-2 while typing); another tokenizer starts it at the end.
+    const int merges = static_cast<int>(next.tokenizer->merges().size());
+    if (m_base.tokenizerChoice.kind != next.tokenizerChoice.kind || m_replay->maximum() != merges)
+        m_replayAtEnd = true;
+    m_base = std::move(next);
+
+    m_figures->setFigures(d->dataset().figures);
+    m_charts->setStats(&d->dataset());
     // Keep the figure the user was reading in the detail label.
     for (int row = 0; row < m_figures->rowCount(); ++row) {
         const QModelIndex index = m_figures->index(row, 0);
         if (index.data(FigureTableModel::FigureIdRole).toString() == m_selectedFigure)
             m_detail->setText(m_figures->explain(index));
     }
-    updateVocabLabel();
-    // The replay slider spans the merges of the model just used.
-    const int merges = result.model ? static_cast<int>(result.model->merges().size()) : 0;
     {
         const QSignalBlocker block(m_replay);
         m_replay->setMaximum(merges);
@@ -523,23 +691,91 @@ void TextPane::applyResult(const TokenizeResult& result)
         if (m_replayAtEnd)
             m_replay->setValue(merges);
     }
+    updateVocabLabel();
     updateReplay();
+    scheduleReplay();
+}
+
+void TextPane::onProblems()
+{
+    // Stage 1's own problems (its text or tokenizer); the model's are stage 2's to show.
+    QStringList lines;
+    for (const Error& e : m_doc->problems())
+        if (e.where.jsonPath.starts_with("text") || e.where.jsonPath.starts_with("tokenizer"))
+            lines << QString::fromStdString(e.toString());
+    if (!lines.isEmpty()) {
+        m_message->showMessage(MessageBar::Severity::Error,
+                               tr("%1\nThe tokens shown are from before this change.").arg(lines.join(QLatin1Char('\n'))));
+        m_problemShown = true;
+    } else if (m_problemShown) {
+        m_message->clearMessage();
+        m_problemShown = false;
+    }
+}
+
+void TextPane::scheduleReplay()
+{
+    if (!m_base.spans)
+        return;
+    if (m_replayAtEnd) {
+        {
+            const QSignalBlocker quiet(m_runner); // superseded, not cancelled by the user: no message
+            m_runner->cancel();
+        }
+        m_shown = m_base;
+        showChips();
+        emit tokenized();
+        finishIfIdle();
+        return;
+    }
+    TokenizeRequest request;
+    request.text = m_base.text;
+    request.model = m_base.tokenizer;
+    request.mergeLimit = static_cast<std::size_t>(m_replay->value());
+    m_runner->schedule(std::move(request), 0);
+}
+
+void TextPane::onReplayed(const TokenizeResult& result)
+{
+    if (!m_runner->isBusy() && !m_doc->isDeriving()) {
+        m_revealProgress->stop();
+        setBusy({}, false);
+    }
+    if (result.error) {
+        if (!result.cancelled)
+            m_message->showMessage(MessageBar::Severity::Error,
+                                   tr("Replaying the merges failed: %1").arg(QString::fromStdString(result.error->toString())));
+        finishIfIdle();
+        return;
+    }
+    if (result.model != m_base.tokenizer || result.text != m_base.text)
+        return; // the document moved on; its derivation schedules a new replay
+    m_shown = m_base;
+    m_shown.spans = result.spans;
+    m_shown.mergeLimit = result.mergeLimit;
+    showChips();
     emit tokenized();
-    emit workFinished();
+    finishIfIdle();
+}
+
+void TextPane::finishIfIdle()
+{
+    if (!isBusy())
+        emit workFinished();
 }
 
 void TextPane::showChips()
 {
-    if (!m_last.spans || !m_last.text) {
+    if (!m_shown.spans || !m_shown.text) {
         m_chips->clear();
         m_ids->clear();
         m_chipInfo->clear();
         return;
     }
-    const auto& spans = *m_last.spans;
+    const auto& spans = *m_shown.spans;
     std::size_t first = 0, last = spans.size();
-    if (m_document && m_last.text == m_document) {
-        // The paged view shows one page: draw the tokens that overlap it.
+    if (showsPagedView() && m_file && m_file->bytes->size() == m_shown.text->size()) {
+        // The paged view shows one page of the file: draw the tokens that overlap it.
         const auto [begin, end] = m_paged->pageRange();
         first = static_cast<std::size_t>(std::lower_bound(spans.begin(), spans.end(), begin,
                                                           [](const text::TokenSpan& s, std::size_t b) { return s.end <= b; })
@@ -549,8 +785,8 @@ void TextPane::showChips()
                                         - spans.begin());
     }
     const std::size_t count = std::min(last - first, kMaxChips);
-    m_chips->setTokens(m_last.text, m_last.spans, first, count);
-    m_ids->setTokens(m_last.text, m_last.spans, first, count);
+    m_chips->setTokens(m_shown.text, m_shown.spans, first, count);
+    m_ids->setTokens(m_shown.text, m_shown.spans, first, count);
     if (spans.empty())
         m_chipInfo->setText(tr("no tokens"));
     else if (first == 0 && count == spans.size())
@@ -566,7 +802,7 @@ void TextPane::updateReplay()
 {
     const int max = m_replay->maximum();
     const int k = m_replay->value();
-    if (!m_last.model || max == 0) {
+    if (!m_base.tokenizer || max == 0) {
         m_replayLabel->setText(tr("no merges"));
         return;
     }
@@ -578,8 +814,8 @@ void TextPane::updateReplay()
         m_replayLabel->setText(tr("0 of %1 merges: every token is one byte").arg(loc(static_cast<std::uint64_t>(max))));
         return;
     }
-    const auto& merge = m_last.model->merges()[static_cast<std::size_t>(k - 1)];
-    const auto& model = *m_last.model;
+    const text::BpeModel& model = *m_base.tokenizer;
+    const auto& merge = model.merges()[static_cast<std::size_t>(k - 1)];
     QString text = tr("merge %1 of %2: %3 + %4 → %5")
                        .arg(loc(static_cast<std::uint64_t>(k)), loc(static_cast<std::uint64_t>(max)),
                             visiblePiece(model.bytesOf(merge.left)), visiblePiece(model.bytesOf(merge.right)),
@@ -591,24 +827,38 @@ void TextPane::updateReplay()
 
 void TextPane::updateVocabLabel()
 {
-    const bool trained = kind() == TokenizerKind::Trained;
+    const TokenizerChoice& choice = m_doc->scenario().tokenizer;
+    const bool trained = choice.kind == TokenizerChoice::Kind::Trained;
     m_vocabSlider->setEnabled(trained);
     m_vocabSpin->setEnabled(trained);
-    if (!trained) {
-        m_vocabActual->setText(tr("(GPT-2: V = 50,257)"));
+    m_vocabActual->setToolTip(QString());
+    const bool derived = m_base.tokenizer && m_base.tokenizerChoice == choice;
+    switch (choice.kind) {
+    case TokenizerChoice::Kind::Gpt2:
+        m_vocabActual->setText(derived ? tr("(GPT-2: V = %1)").arg(loc(m_base.tokenizer->vocabSize())) : tr("(GPT-2)"));
+        return;
+    case TokenizerChoice::Kind::File:
+        m_vocabActual->setText(derived ? tr("(%1: V = %2)").arg(QFileInfo(qs(choice.path)).fileName(),
+                                                                loc(m_base.tokenizer->vocabSize()))
+                                       : QFileInfo(qs(choice.path)).fileName());
+        m_vocabActual->setToolTip(qs(choice.path));
+        return;
+    case TokenizerChoice::Kind::Trained:
+        break;
+    }
+    if (!derived) {
+        m_vocabActual->setText(m_doc->isDeriving() ? tr("training…") : QString());
         return;
     }
-    if (!m_last.trained || m_last.kind != TokenizerKind::Trained) {
-        m_vocabActual->setText(tr("training…"));
-        return;
-    }
-    const auto& t = *m_last.trained;
-    const auto actual = static_cast<std::uint64_t>(t.model.vocabSize());
-    m_vocabActual->setText(t.exhausted ? tr("→ V = %1 (ran out of pairs)").arg(loc(actual)) : tr("→ V = %1").arg(loc(actual)));
-    m_vocabActual->setToolTip(t.exhausted ? tr("The text has no pair left that occurs twice: the trainer stopped at %1 "
-                                               "merges instead of %2.")
-                                                .arg(loc(t.merges.size()), loc(t.requestedVocab - text::kMinTrainVocab))
-                                          : QString());
+    const auto actual = static_cast<std::uint64_t>(m_base.tokenizer->vocabSize());
+    // Core says when the text ran out of pairs before V (a warning at tokenizer.vocab_size).
+    QString shortfall;
+    for (const Error& e : m_base.derivation->problems)
+        if (e.where.jsonPath == "tokenizer.vocab_size")
+            shortfall = QString::fromStdString(e.message);
+    m_vocabActual->setText(shortfall.isEmpty() ? tr("→ V = %1").arg(loc(actual))
+                                               : tr("→ V = %1 (ran out of pairs)").arg(loc(actual)));
+    m_vocabActual->setToolTip(shortfall);
 }
 
 void TextPane::setVocabFromSlider(int position)
@@ -626,34 +876,29 @@ void TextPane::tickReplay()
         m_play->setChecked(false);
 }
 
-void TextPane::setTokenizer(TokenizerKind k)
+void TextPane::setTokenizer(TokenizerChoice::Kind kind)
 {
-    (k == TokenizerKind::Gpt2 ? m_gpt2Radio : m_trainedRadio)->setChecked(true);
+    m_doc->setField(Field::TokenizerKind, FieldValue(std::string(scenario::toString(kind))));
 }
 
 void TextPane::selectSample(int index)
 {
-    if (index < 0 || index >= static_cast<int>(std::size(kSamples)))
+    if (index < 0 || index >= m_sample->count())
         return;
-    const QSignalBlocker block(m_sample);
-    m_sample->setCurrentIndex(index);
-    m_message->clearMessage();
-    m_document.reset();
-    m_source->setCurrentWidget(m_editor);
-    // One undoable edit: Ctrl+Z brings back what was typed before.
-    QTextCursor cursor(m_editor->document());
-    cursor.select(QTextCursor::Document);
-    cursor.insertText(readResource(kSamples[index].resource));
-    m_editor->moveCursor(QTextCursor::Start);
+    TextSource source;
+    source.kind = TextSource::Kind::Sample;
+    source.sample = m_sample->itemData(index).toString().toStdString();
+    if (!m_doc->setText(source))
+        syncFromScenario(); // the same sample: the chooser shows the document's text again
 }
 
 void TextPane::showEditor()
 {
     m_message->clearMessage();
-    m_document.reset();
-    m_paged->setText(nullptr, {});
-    m_source->setCurrentWidget(m_editor);
-    scheduleTokenize(0);
+    if (!m_doc->setText(m_editorSource)) {
+        m_shownSource.reset();
+        syncFromScenario();
+    }
 }
 
 bool TextPane::selectFigure(const QString& id)
@@ -679,11 +924,8 @@ void TextPane::chooseAndOpenFile()
 
 void TextPane::openFile(const QString& path)
 {
-    {
-        const QSignalBlocker quiet(m_runner); // superseded, not cancelled by the user: no message
-        m_runner->cancel();
-    }
     m_revealProgress->stop();
+    m_openingFile = true;
     setBusy(tr("Reading %1…").arg(QFileInfo(path).fileName()), true);
     m_loader->load(path);
 }
@@ -691,6 +933,30 @@ void TextPane::openFile(const QString& path)
 void TextPane::onFileLoaded(const LoadedFile& file)
 {
     setBusy({}, false);
+    m_file = std::make_shared<const LoadedFile>(file);
+    if (!m_openingFile) {
+        // Read to show the document's text again (undo, a scenario file): only if it still is.
+        const TextSource& current = m_doc->scenario().text;
+        if (current.kind == TextSource::Kind::File
+            && absolutePath(qs(m_doc->resolvedScenario().text.path)) == absolutePath(file.path))
+            showFile(file, false);
+        finishIfIdle();
+        return;
+    }
+    m_openingFile = false;
+    TextSource source;
+    source.kind = TextSource::Kind::File;
+    source.path = absolutePath(file.path).toStdString();
+    m_shownSource = source; // shown just below: the scenarioChanged of the push leaves it alone
+    showFile(file, true);
+    m_doc->setText(source);
+    if (showsPagedView() && m_doc->isDeriving())
+        setBusy(tr("Tokenizing %1…").arg(QFileInfo(file.path).fileName()), true);
+    emit fileOpened(file.path);
+}
+
+void TextPane::showFile(const LoadedFile& file, bool justOpened)
+{
     const QString name = QFileInfo(file.path).fileName();
     const auto size = static_cast<std::uint64_t>(file.bytes->size());
     QStringList notes;
@@ -705,32 +971,31 @@ void TextPane::onFileLoaded(const LoadedFile& file)
 
     if (readOnly) {
         // Bytes the editor would change (or too many for it): a read-only paged view of the exact
-        // bytes; the editor keeps what was typed.
-        m_document = file.bytes;
-        m_documentName = name;
-        m_paged->setText(m_document, tr("%1 · %2 bytes · read-only").arg(name, loc(size)));
+        // bytes; the editor keeps the text it showed.
+        m_paged->setText(file.bytes, tr("%1 · %2 bytes · read-only").arg(name, loc(size)));
         m_source->setCurrentWidget(m_paged);
         if (size > kEditorLimitBytes)
-            notes.prepend(tr("%1 is %2 bytes: shown read-only one page at a time. Your typed text is kept: "
+            notes.prepend(tr("%1 is %2 bytes: shown read-only one page at a time. Your text is kept: "
                              "“Back to the editor” returns to it.").arg(name, loc(size)));
         else
             notes << tr("Shown read-only so that nothing changes the bytes; “Back to the editor” returns to your text.");
         m_message->showMessage(file.invalidUtf8 || file.nulBytes ? MessageBar::Severity::Warning : MessageBar::Severity::Info,
                                notes.join(QLatin1Char('\n')));
-        setBusy(tr("Tokenizing %1…").arg(name), true);
-        scheduleTokenize(0);
     } else {
-        m_document.reset();
+        m_paged->setText(nullptr, {});
         m_source->setCurrentWidget(m_editor);
-        QTextCursor cursor(m_editor->document());
-        cursor.select(QTextCursor::Document);
-        cursor.insertText(QString::fromUtf8(file.bytes->data(), static_cast<qsizetype>(file.bytes->size())));
-        m_editor->moveCursor(QTextCursor::Start);
-        m_message->showMessage(MessageBar::Severity::Info,
-                               tr("Opened %1 (%2 bytes). Undo (Ctrl+Z) in the editor brings back the previous text.")
-                                   .arg(name, loc(size)));
+        setEditorText(QString::fromUtf8(file.bytes->data(), static_cast<qsizetype>(file.bytes->size())));
+        TextSource source;
+        source.kind = TextSource::Kind::File;
+        source.path = absolutePath(file.path).toStdString();
+        m_editorSource = source;
+        if (justOpened)
+            m_message->showMessage(MessageBar::Severity::Info,
+                                   tr("Opened %1 (%2 bytes). Undo (Ctrl+Z) brings back the previous text.").arg(name, loc(size)));
+        else
+            m_message->clearMessage();
     }
-    emit fileOpened(file.path);
+    showChips();
 }
 
 void TextPane::cancelWork()
@@ -740,6 +1005,8 @@ void TextPane::cancelWork()
         m_loader->cancel();
     if (m_runner->isBusy())
         m_runner->cancel();
+    m_doc->cancelDerivation();
+    m_revealProgress->stop();
     setBusy({}, false);
 }
 
@@ -756,7 +1023,7 @@ void TextPane::setBusy(const QString& what, bool busy)
 
 bool TextPane::isBusy() const
 {
-    return m_loader->isBusy() || m_runner->isBusy();
+    return m_loader->isBusy() || m_runner->isBusy() || m_typingPending || m_doc->isDeriving();
 }
 
 bool TextPane::showsPagedView() const

@@ -1,16 +1,33 @@
 #pragma once
-// Stage 1, "Text": the text (typed, a sample or a file) becomes bytes, BPE tokens and ids, with the
-// dataset figures core derives from them. The pane wires its widgets; core computes.
+// Stage 1, "Text": the document's text (a sample, a file or typed) becomes bytes, BPE tokens and
+// ids, with the dataset figures core derives from them. The pane edits the Document — sample,
+// "Open text…", typing, tokenizer, V, T, B, G — and draws the Document's Derivation, so stage 1 and
+// stage 2 always show the same text and tokens. Only the merge replay (a view setting, not a
+// scenario input) encodes on its own, with the document's tokenizer, off the GUI thread.
+//
+// Undo story: the document's QUndoStack is the only history. The editor's own undo is off, and
+// Ctrl+Z / Ctrl+Y in the editor are the document's Undo / Redo. Typing becomes a "Type text"
+// command kTypingDelayMs after the last keystroke; pushes within the document's merge window merge
+// into one step. Whatever is typed but not pushed yet is pushed first whenever the document asks
+// (before any other edit, undo, redo, save or replacement: Document::pendingEditsRequested), so
+// the order of the history is the order of the user's actions. A change that comes from the
+// document (undo, preset, open scenario, the stage 2 form) updates the widgets with their signals
+// blocked and m_updating set: it never pushes a command back.
 
-#include "workers/tokenizationrunner.h"
+#include "scenario/scenario.h"
+#include "text/bpe.h"
 
 #include <QWidget>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 class QButtonGroup;
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
@@ -20,45 +37,73 @@ class QSlider;
 class QSpinBox;
 class QStackedWidget;
 class QTableView;
+class QTimer;
+
+namespace tw::scenario {
+struct Derivation;
+}
 
 namespace tw::ui {
 
+class Document;
 class FigureTableModel;
 class FileLoader;
 class MessageBar;
 class PagedTextView;
 class TokenCharts;
 class TokenChipView;
+class TokenizationRunner;
 struct LoadedFile;
+struct TokenizeResult;
+
+// What the chips show: the document's tokens, or a replay of its tokenizer's first k merges.
+struct ShownTokens {
+    std::shared_ptr<const scenario::Derivation> derivation;   // where text, spans and tokenizer live
+    std::shared_ptr<const std::string> text;
+    std::shared_ptr<const std::vector<text::TokenSpan>> spans;
+    std::shared_ptr<const text::BpeModel> tokenizer;
+    scenario::TokenizerChoice tokenizerChoice;                 // the scenario's, when derived
+    std::size_t mergeLimit = SIZE_MAX;                         // SIZE_MAX: every merge (the document's tokens)
+};
 
 class TextPane : public QWidget {
     Q_OBJECT
 public:
     static constexpr std::size_t kMaxChips = 20000;            // chips drawn at most
     static constexpr std::size_t kEditorLimitBytes = 4'000'000; // above: paged read-only view
+    static constexpr int kTypingDelayMs = 150;                  // typing pushed after this pause
 
-    explicit TextPane(QWidget* parent = nullptr);
+    explicit TextPane(Document* document, QWidget* parent = nullptr);
     ~TextPane() override;
 
-    // Reads path off the GUI thread; the result replaces what is shown only when it succeeds.
+    // Reads path off the GUI thread; only when that succeeds does the document's text become the
+    // file ("Open text", undoable).
     void openFile(const QString& path);
     // Asks for a file, then openFile().
     void chooseAndOpenFile();
-    // Stops reading a file or tokenizing; what was shown stays.
+    // Stops reading a file, deriving or replaying; what was shown stays.
     void cancelWork();
-    void setTokenizer(TokenizerKind kind);
+    // Document edits, as the widgets make them.
+    void setTokenizer(scenario::TokenizerChoice::Kind kind);
     void selectSample(int index);
+    // Back from the paged view of a file to the text the editor showed before it.
     void showEditor();
+    // Pushes what was typed and not pushed yet (the document calls it before other edits).
+    void flushTyping();
     // Selects a figure by id and explains it in the detail label (false when there is none).
     bool selectFigure(const QString& id);
 
+    [[nodiscard]] Document* document() const { return m_doc; }
     [[nodiscard]] bool isBusy() const;
     [[nodiscard]] bool showsPagedView() const;
     [[nodiscard]] QString messageText() const;
-    [[nodiscard]] const TokenizeResult& lastResult() const { return m_last; }
+    [[nodiscard]] const ShownTokens& shownTokens() const { return m_shown; }
 
     // Widgets, for the main window and the tests.
     [[nodiscard]] QPlainTextEdit* editor() const { return m_editor; }
+    [[nodiscard]] QComboBox* sampleChooser() const { return m_sample; }
+    [[nodiscard]] QRadioButton* gpt2Radio() const { return m_gpt2Radio; }
+    [[nodiscard]] QRadioButton* trainedRadio() const { return m_trainedRadio; }
     [[nodiscard]] TokenChipView* chipView() const { return m_chips; }
     [[nodiscard]] TokenChipView* idStrip() const { return m_ids; }
     [[nodiscard]] PagedTextView* pagedView() const { return m_paged; }
@@ -69,6 +114,9 @@ public:
     [[nodiscard]] QSlider* replaySlider() const { return m_replay; }
     [[nodiscard]] QPushButton* playButton() const { return m_play; }
     [[nodiscard]] QSpinBox* vocabSpin() const { return m_vocabSpin; }
+    [[nodiscard]] QSpinBox* sequenceLengthSpin() const { return m_seqLen; }
+    [[nodiscard]] QSpinBox* microBatchSpin() const { return m_microBatch; }
+    [[nodiscard]] QDoubleSpinBox* globalBatchSpin() const { return m_globalBatch; }
     [[nodiscard]] QProgressBar* progressBar() const { return m_progress; }
     [[nodiscard]] QLabel* chipInfo() const { return m_chipInfo; }
     [[nodiscard]] QLabel* gpt2Banner() const { return m_gpt2Banner; }
@@ -78,18 +126,25 @@ signals:
     void fileOpened(const QString& path);
     void workFinished();              // nothing left running (success, failure or cancel)
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     QWidget* buildControls();
     QWidget* buildSourceAndTokens();
     QWidget* buildStatistics();
     void wire();
 
-    [[nodiscard]] std::shared_ptr<const std::string> currentText() const;
-    [[nodiscard]] TokenizerKind kind() const;
-    [[nodiscard]] std::size_t mergeLimit() const;
-    [[nodiscard]] text::TrainingShape shape() const;
-    void scheduleTokenize(int delayMs);
-    void applyResult(const TokenizeResult& result);
+    // Document → widgets (no commands pushed).
+    void syncFromScenario();
+    void syncText(const scenario::TextSource& source);
+    void setEditorText(const QString& text);
+    void showFile(const LoadedFile& file, bool justOpened);
+    void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
+    void onProblems();
+    void onReplayed(const TokenizeResult& result);
+
+    void scheduleReplay();
     void showChips();
     void updateReplay();
     void updateVocabLabel();
@@ -97,15 +152,22 @@ private:
     void setBusy(const QString& what, bool busy);
     void setVocabFromSlider(int position);
     void tickReplay();
+    void finishIfIdle();
 
-    // Source: the editor, or a read-only document (large or unusual bytes) in the paged view.
-    std::shared_ptr<const std::string> m_editorText;
-    std::shared_ptr<const std::string> m_document;
-    QString m_documentName;
-    TokenizeResult m_last;
+    Document* m_doc;
+    ShownTokens m_base;  // the document's derivation, every merge
+    ShownTokens m_shown; // on screen: m_base, or a replay of its tokenizer
+    std::optional<scenario::TextSource> m_shownSource; // what the editor or the paged view shows
+    scenario::TextSource m_editorSource;                // what the editor showed last ("Back to the editor")
+    std::shared_ptr<const LoadedFile> m_file;           // the last file read (shown, or to show again on undo)
+    bool m_openingFile = false;                         // the loader's job is "Open text", not a redisplay
+    bool m_updating = false;                            // widgets follow the document: push nothing
+    bool m_typingPending = false;
+    bool m_problemShown = false;
 
     TokenizationRunner* m_runner = nullptr;
     FileLoader* m_loader = nullptr;
+    QTimer* m_typing = nullptr;
     QTimer* m_playTimer = nullptr;
     QTimer* m_revealProgress = nullptr;
 
@@ -137,7 +199,7 @@ private:
     QLabel* m_detail = nullptr;
     QSpinBox* m_seqLen = nullptr;
     QSpinBox* m_microBatch = nullptr;
-    QSpinBox* m_globalBatch = nullptr;
+    QDoubleSpinBox* m_globalBatch = nullptr;
     TokenCharts* m_charts = nullptr;
     QString m_selectedFigure;
     bool m_replayAtEnd = true;

@@ -6,6 +6,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
@@ -191,8 +192,18 @@ void ModelForm::setScenario(const scenario::Scenario& s)
             combo->setCurrentIndex(index);
         }
     }
-    if (auto* text = m_editors.value(Field::TextSample))
-        text->setEnabled(s.text.kind == scenario::TextSource::Kind::Sample);
+    if (auto* text = qobject_cast<QComboBox*>(m_editors.value(Field::TextSample))) {
+        // Typed text or a file: the chooser names it instead of a sample it is not.
+        const bool sample = s.text.kind == scenario::TextSource::Kind::Sample;
+        text->setEnabled(sample);
+        if (!sample) {
+            const QSignalBlocker block(text);
+            text->setPlaceholderText(s.text.kind == scenario::TextSource::Kind::File
+                                         ? QFileInfo(QString::fromStdString(s.text.path)).fileName()
+                                         : tr("typed in stage 1"));
+            text->setCurrentIndex(-1);
+        }
+    }
     updateEnabled();
 }
 

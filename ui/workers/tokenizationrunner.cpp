@@ -1,7 +1,5 @@
 #include "tokenizationrunner.h"
 
-#include "text/gpt2.h"
-
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -13,59 +11,21 @@ TokenizeResult runTokenization(const TokenizeRequest& request, const Progress& p
 {
     TokenizeResult out;
     out.text = request.text;
-    out.kind = request.kind;
+    out.model = request.model;
     out.mergeLimit = request.mergeLimit;
-    const std::string_view text = request.text ? std::string_view(*request.text) : std::string_view();
-    const bool training = request.kind == TokenizerKind::Trained && !request.trained;
-    const bool encoding = !request.spans;
-    // Progress is split between the phases this job actually runs.
-    const double trainShare = training ? (encoding ? 0.5 : 0.9) : 0.0;
-    const double encodeShare = encoding ? 0.9 - trainShare : 0.0;
-    auto phase = [&](double from, double share) {
-        return Progress{[&progress, from, share](double f) { progress(from + share * f); }, progress.stop};
-    };
-
-    if (request.kind == TokenizerKind::Gpt2) {
-        auto model = text::gpt2();
-        if (!model) {
-            out.error = model.error();
-            return out;
-        }
-        out.model = model.value();
-    } else if (request.trained) {
-        out.trained = request.trained;
-        out.model = request.trained->model;
-    } else {
-        auto trained = text::trainBpe(text, request.vocabSize, phase(0.0, trainShare));
-        if (!trained) {
-            out.cancelled = progress.stopRequested();
-            out.error = trained.error();
-            return out;
-        }
-        out.trained = std::make_shared<const text::TrainedBpe>(std::move(trained).value());
-        out.model = out.trained->model;
-    }
-
-    if (encoding) {
-        text::Encoder encoder(*out.model);
-        encoder.setMergeLimit(request.mergeLimit);
-        auto spans = encoder.encodeWithSpans(text, phase(trainShare, encodeShare));
-        if (!spans) {
-            out.cancelled = progress.stopRequested();
-            out.error = spans.error();
-            return out;
-        }
-        out.spans = std::make_shared<const std::vector<text::TokenSpan>>(std::move(spans).value());
-    } else {
-        out.spans = request.spans;
-    }
-    if (progress.stopRequested()) {
-        out.cancelled = true;
-        out.error = makeError("cancelled");
+    if (!request.text || !request.model) {
+        out.error = makeError("nothing to replay: no text or no tokenizer");
         return out;
     }
-    out.stats = std::make_shared<const text::DatasetStats>(
-        text::computeDataset(text, *out.spans, *out.model, request.shape));
+    text::Encoder encoder(*request.model);
+    encoder.setMergeLimit(request.mergeLimit);
+    auto spans = encoder.encodeWithSpans(*request.text, progress);
+    if (!spans || progress.stopRequested()) {
+        out.cancelled = progress.stopRequested();
+        out.error = spans ? makeError("cancelled") : spans.error();
+        return out;
+    }
+    out.spans = std::make_shared<const std::vector<text::TokenSpan>>(std::move(spans).value());
     progress(1.0);
     return out;
 }

@@ -1,10 +1,10 @@
 #pragma once
-// Runs core's tokenizer, trainer and dataset figures off the GUI thread: one job at a time, the
-// superseded job is stopped, stale results are dropped by generation.
+// Runs the merge replay off the GUI thread: the document's text encoded with only the first k merges
+// of the document's tokenizer. One job at a time; the superseded job is stopped and stale results
+// are dropped by generation. (The tokens of the scenario itself come from the document's
+// Derivation: this runner never picks a text or a tokenizer of its own.)
 
 #include "text/bpe.h"
-#include "text/bpetrainer.h"
-#include "text/dataset.h"
 
 #include <QObject>
 #include <QTimer>
@@ -21,29 +21,20 @@ class QFutureWatcher;
 
 namespace tw::ui {
 
-enum class TokenizerKind { Gpt2, Trained };
-
-// Everything one tokenization needs; shared pointers let a job reuse what has not changed.
+// One replay: shared pointers into the document's derivation, nothing copied.
 struct TokenizeRequest {
     std::shared_ptr<const std::string> text;
-    TokenizerKind kind = TokenizerKind::Gpt2;
-    std::size_t vocabSize = 1024;                   // trained tokenizer only
-    std::size_t mergeLimit = SIZE_MAX;              // merge replay; SIZE_MAX = all merges
-    text::TrainingShape shape;
-    std::shared_ptr<const text::TrainedBpe> trained; // reuse when text and V are unchanged
-    std::shared_ptr<const std::vector<text::TokenSpan>> spans; // reuse when only the shape changed
+    std::shared_ptr<const text::BpeModel> model;
+    std::size_t mergeLimit = SIZE_MAX; // SIZE_MAX = all merges
 };
 
 // What a job produced. error is set when it failed or was cancelled.
 struct TokenizeResult {
     std::uint64_t generation = 0;
     std::shared_ptr<const std::string> text;
-    TokenizerKind kind = TokenizerKind::Gpt2;
+    std::shared_ptr<const text::BpeModel> model;
     std::size_t mergeLimit = SIZE_MAX;
-    std::optional<text::BpeModel> model;
-    std::shared_ptr<const text::TrainedBpe> trained;
     std::shared_ptr<const std::vector<text::TokenSpan>> spans;
-    std::shared_ptr<const text::DatasetStats> stats;
     std::optional<Error> error;
     bool cancelled = false;
 };
@@ -59,7 +50,7 @@ public:
     ~TokenizationRunner() override;
 
     // Runs request after the debounce delay; a newer request replaces a pending or running one.
-    void schedule(TokenizeRequest request, int delayMs = 150);
+    void schedule(TokenizeRequest request, int delayMs = 0);
     // Stops the running job and forgets the pending one.
     void cancel();
     [[nodiscard]] bool isBusy() const;
