@@ -3,12 +3,13 @@
 #   (a) GPT-2 encoding throughput: bench_tokenizer vs npm tiktoken (wasm), in-process, single thread
 #   (b) whole process: tokenwire-cli tokenize --count vs node tiktoken-count.mjs (start-up included)
 #   (c) training an 8,192-token BPE: bench_trainer vs spm_train --model_type=bpe --num_threads=1
+#   (d) derive per preset (cold, after a model edit, memoized; target < 1 ms) and the GUI's start-up
 # Usage: ./scripts/bench.sh [TEXT]   (default $TOKENWIRE_BENCH_TEXT or ../shared/data/divina_commedia.txt)
-# TOKENWIRE_BENCH_RUNS sets the repetitions (default 10).
+# TOKENWIRE_BENCH_RUNS sets the repetitions (default 10); TOKENWIRE_BENCH_DERIVE_RUNS those of (d) (default 1000).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-case "${1:-}" in -h|--help) sed -n '2,7p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,8p' "$0"; exit 0 ;; esac
 text="${1:-${TOKENWIRE_BENCH_TEXT:-$TOKENWIRE_ROOT/../shared/data/divina_commedia.txt}}"
 runs="${TOKENWIRE_BENCH_RUNS:-10}"
 vocab=8192
@@ -28,7 +29,7 @@ cd "$TOKENWIRE_ROOT"
 mkdir -p "$TOKENWIRE_ROOT/build"
 build_log="$TOKENWIRE_ROOT/build/bench-build.log"
 # The release preset (like run.sh), building only what the benchmarks run.
-if ! { cmake --preset release && cmake --build --preset release --target tokenwire-cli bench_tokenizer bench_trainer; } \
+if ! { cmake --preset release && cmake --build --preset release --target tokenwire-cli bench_tokenizer bench_trainer bench_derive; } \
   >"$build_log" 2>&1; then
   tail -n 40 "$build_log"
   tw_log "Release build failed (log: $build_log)"
@@ -124,3 +125,25 @@ printf 'BPE training V=%d        bench_trainer %.1f ms  spm_train %.1f ms  ratio
   "$vocab" "$(awk -v s="${train[0]}" 'BEGIN{print s*1000}')" "$(awk -v s="${train[1]}" 'BEGIN{print s*1000}')" "$(ratio "${train[1]}" "${train[0]}")"
 printf 'peak RSS (MiB)             cli %s, node %s, bench_trainer %s, spm_train %s  (target < 100 MB for ours)\n' \
   "$cli_rss" "$node_rss" "$trainer_rss" "$spm_rss"
+
+echo
+echo "== (d) derive per preset, in-process (Release; target: under 1 ms after an edit) =="
+derive_runs="${TOKENWIRE_BENCH_DERIVE_RUNS:-1000}"
+gui_args=()
+# The GUI's start-up with the largest presets, when this Release build has the GUI.
+if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null; then
+  if cmake --build --preset release --target tokenwire >>"$build_log" 2>&1; then
+    gui_args=(--gui "$bin/app/tokenwire" --gui-runs 5)
+  else
+    tw_log "the GUI did not build (log: $build_log): no start-up timing"
+  fi
+else
+  tw_log "this Release build has no GUI: no start-up timing"
+fi
+"$bin/tests/bench/bench_derive" --runs "$derive_runs" "${gui_args[@]}" | tee "$work/derive.txt"
+worst_warm=$(result_field "$work/derive.txt" worst_warm_median_ms)
+printf 'derive after a model edit  worst median %.3f ms over the presets  (target < 1 ms)\n' "$worst_warm"
+grep '^RESULT gui_preset=' "$work/derive.txt" | while read -r line; do
+  printf 'GUI start-up, stage 2      %s: pane shown after %s ms  (target < 1000 ms)\n' \
+    "$(tr ' ' '\n' <<<"$line" | sed -n 's/^gui_preset=//p')" "$(tr ' ' '\n' <<<"$line" | sed -n 's/^shown_median_ms=//p')"
+done

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <initializer_list>
 #include <string>
+#include <string_view>
+#include <vector>
 
 // Stage 2 of "The Life of a Token" (Avesani et al., §2 and the worked examples of §5): from the
 // token ids [B,T] to the Transformer's tensors, parameters, memory and FLOPs. Formulas: REFERENCE.md
@@ -109,6 +111,28 @@ private:
     std::vector<TensorInfo>& m_out;
 };
 
+// Appends a copy of src named head + tail. src must not live in out unless out has room for one
+// more entry (no reallocation).
+TensorInfo& appendCopy(std::vector<TensorInfo>& out, const TensorInfo& src, std::string_view head, std::string_view tail)
+{
+    TensorInfo& t = out.emplace_back();
+    t.name.reserve(head.size() + tail.size());
+    t.name.append(head).append(tail);
+    t.component = src.component;
+    t.shapeSymbols = src.shapeSymbols;
+    t.shape = src.shape;
+    t.dtype = src.dtype;
+    t.dtypeName = src.dtypeName;
+    t.kind = src.kind;
+    t.phase = src.phase;
+    t.layer = src.layer;
+    t.bytes = src.bytes;
+    return t;
+}
+
+// The inventory is large (7,133 tensors for GPT-3 175B) and every block of a kind (dense or MoE)
+// holds the same tensors apart from the layer in the name: each kind's forward tensors and weights
+// are built once, named relative to "layerN.", and copied into each block with the prefix added.
 void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<TensorInfo>& out)
 {
     const bool gpt = m.family == Family::Gpt2;
@@ -120,13 +144,148 @@ void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<Tenso
                                                                           * static_cast<double>(B * T)
                                                                           / static_cast<double>(E)));
     const Precision act = m.activations;
+    const Precision w = m.weights;
     const std::string vSym = m.paddedVocab() != m.vocabSize ? "V_p" : "V";
     const char* kvSym = dkv == d ? "[B,T,d]" : "[B,T,d_kv]";
-    // Per layer at most 18 forward tensors and 13 weights, each with a gradient and up to 3 states.
-    out.reserve(out.size() + m.layers * (18 + 13 * 5) + 40);
-    Inventory inv(out);
     constexpr auto Fw = Phase::Forward;
     constexpr auto A = TensorKind::Activation;
+    constexpr auto W = TensorKind::Weight;
+
+    // One block's forward tensors, names relative to "layerN." (layer filled in when copied).
+    auto blockForward = [&](bool moe, std::vector<TensorInfo>& block) {
+        Inventory inv(block);
+        inv.add(gpt ? "ln1" : "attn_norm", "norm", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+        inv.add("attn.q", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+        inv.add("attn.k", "attention", kvSym, {B, T, dkv}, act, A, Fw, 0);
+        inv.add("attn.v", "attention", kvSym, {B, T, dkv}, act, A, Fw, 0);
+        inv.add("attn.scores", "attention", "[B,a,T,T]", {B, a, T, T}, act, A, Fw, 0);
+        inv.add("attn.softmax", "attention", "[B,a,T,T]", {B, a, T, T}, act, A, Fw, 0);
+        inv.add("attn.context", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+        inv.add("attn.out", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+        inv.add("residual", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+        inv.add(gpt ? "ln2" : "mlp_norm", "norm", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+        if (moe) {
+            inv.add("router.logits", "router", "[B,T,E]", {B, T, E}, act, A, Fw, 0);
+            inv.add("experts.dispatch", "experts", "[E,C,d]", {E, C, d}, act, A, Fw, 0);
+            if (!gpt)
+                inv.add("experts.gate", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, 0);
+            inv.add("experts.up", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, 0);
+            inv.add(gpt ? "experts.gelu" : "experts.swiglu", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, 0);
+            inv.add("experts.down", "experts", "[E,C,d]", {E, C, d}, act, A, Fw, 0);
+            inv.add("experts.combine", "experts", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+        } else {
+            if (!gpt)
+                inv.add("mlp.gate", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, 0);
+            inv.add("mlp.up", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, 0);
+            inv.add(gpt ? "mlp.gelu" : "mlp.swiglu", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, 0);
+            inv.add("mlp.down", "mlp", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+        }
+        inv.add("output", moe ? "experts" : "mlp", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+    };
+    // One block's weights, in the order of the forward pass.
+    auto blockWeights = [&](bool moe, std::vector<TensorInfo>& block) {
+        Inventory inv(block);
+        if (gpt) {
+            inv.add("ln1.weight", "norm", "[d]", {d}, w, W, Fw, 0);
+            inv.add("ln1.bias", "norm", "[d]", {d}, w, W, Fw, 0);
+            inv.add("attn.qkv.weight", "attention", dkv == d ? "[d,3d]" : "[d,d+2·d_kv]", {d, d + 2 * dkv}, w, W, Fw, 0);
+            inv.add("attn.qkv.bias", "attention", dkv == d ? "[3d]" : "[d+2·d_kv]", {d + 2 * dkv}, w, W, Fw, 0);
+            inv.add("attn.proj.weight", "attention", "[d,d]", {d, d}, w, W, Fw, 0);
+            inv.add("attn.proj.bias", "attention", "[d]", {d}, w, W, Fw, 0);
+            inv.add("ln2.weight", "norm", "[d]", {d}, w, W, Fw, 0);
+            inv.add("ln2.bias", "norm", "[d]", {d}, w, W, Fw, 0);
+            if (moe) {
+                inv.add("router.weight", "router", "[d,E]", {d, E}, w, W, Fw, 0);
+                inv.add("experts.fc.weight", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, 0);
+                inv.add("experts.fc.bias", "experts", "[E,d_ff]", {E, ff}, w, W, Fw, 0);
+                inv.add("experts.proj.weight", "experts", "[E,d_ff,d]", {E, ff, d}, w, W, Fw, 0);
+                inv.add("experts.proj.bias", "experts", "[E,d]", {E, d}, w, W, Fw, 0);
+            } else {
+                inv.add("mlp.fc.weight", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, 0);
+                inv.add("mlp.fc.bias", "mlp", "[d_ff]", {ff}, w, W, Fw, 0);
+                inv.add("mlp.proj.weight", "mlp", "[d_ff,d]", {ff, d}, w, W, Fw, 0);
+                inv.add("mlp.proj.bias", "mlp", "[d]", {d}, w, W, Fw, 0);
+            }
+        } else {
+            inv.add("attn_norm.weight", "norm", "[d]", {d}, w, W, Fw, 0);
+            inv.add("attn.wq", "attention", "[d,d]", {d, d}, w, W, Fw, 0);
+            inv.add("attn.wk", "attention", "[d,d_kv]", {d, dkv}, w, W, Fw, 0);
+            inv.add("attn.wv", "attention", "[d,d_kv]", {d, dkv}, w, W, Fw, 0);
+            inv.add("attn.wo", "attention", "[d,d]", {d, d}, w, W, Fw, 0);
+            inv.add("mlp_norm.weight", "norm", "[d]", {d}, w, W, Fw, 0);
+            if (moe) {
+                inv.add("router.weight", "router", "[d,E]", {d, E}, w, W, Fw, 0);
+                inv.add("experts.w_gate", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, 0);
+                inv.add("experts.w_up", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, 0);
+                inv.add("experts.w_down", "experts", "[E,d_ff,d]", {E, ff, d}, w, W, Fw, 0);
+            } else {
+                inv.add("mlp.w_gate", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, 0);
+                inv.add("mlp.w_up", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, 0);
+                inv.add("mlp.w_down", "mlp", "[d_ff,d]", {ff, d}, w, W, Fw, 0);
+            }
+        }
+    };
+    // A block's tensors with empty names (a copy then costs no allocation for the name) and the
+    // names relative to "layerN.".
+    struct Block {
+        std::vector<TensorInfo> protos;
+        std::vector<std::string> tails;
+    };
+    auto makeBlock = [](std::vector<TensorInfo> tensors) {
+        Block block;
+        block.tails.reserve(tensors.size());
+        for (TensorInfo& t : tensors) {
+            block.tails.push_back(std::move(t.name));
+            t.name = std::string();
+        }
+        block.protos = std::move(tensors);
+        return block;
+    };
+    const std::uint64_t moeBlocks = m.moeLayers(), denseBlocks = m.layers - moeBlocks;
+    Block denseFwd, moeFwd, denseW, moeW;
+    if (denseBlocks > 0) {
+        std::vector<TensorInfo> fwd, weights;
+        blockForward(false, fwd);
+        blockWeights(false, weights);
+        denseFwd = makeBlock(std::move(fwd));
+        denseW = makeBlock(std::move(weights));
+    }
+    if (moeBlocks > 0) {
+        std::vector<TensorInfo> fwd, weights;
+        blockForward(true, fwd);
+        blockWeights(true, weights);
+        moeFwd = makeBlock(std::move(fwd));
+        moeW = makeBlock(std::move(weights));
+    }
+
+    // Room for every entry up front (the gradients and optimizer states of the weights outside the
+    // blocks are copied from entries of out while out grows).
+    const std::size_t topForward = gpt ? 9 : 8;                                 // ids … embedding.output, final norm … loss
+    const std::size_t topWeights = (gpt ? 4 : 2) + (m.tiedEmbeddings ? 0 : 1); // wte, wpe, final norm γ, β, head
+    const std::size_t weights = topWeights + denseBlocks * denseW.protos.size() + moeBlocks * moeW.protos.size();
+    const std::size_t perWeight = w != Precision::Fp32 ? 5 : 4; // weight, gradient, m, v (, master)
+    out.reserve(out.size() + topForward + denseBlocks * denseFwd.protos.size() + moeBlocks * moeFwd.protos.size()
+                + perWeight * weights);
+    Inventory inv(out);
+
+    // The "layerN." prefixes, formatted once.
+    std::vector<std::string> prefix(m.layers);
+    for (std::uint64_t l = 0; l < m.layers; ++l)
+        prefix[l] = "layer" + std::to_string(l) + ".";
+    auto addBlocks = [&](const Block& dense, const Block& moe) {
+        for (std::uint64_t l = 0; l < m.layers; ++l) {
+            const Block& block = m.isMoeLayer(l) ? moe : dense;
+            const std::string& head = prefix[l];
+            const int li = static_cast<int>(l);
+            for (std::size_t i = 0; i < block.protos.size(); ++i) {
+                TensorInfo& t = out.emplace_back(block.protos[i]);
+                const std::string& tail = block.tails[i];
+                t.name.reserve(head.size() + tail.size());
+                t.name.append(head).append(tail);
+                t.layer = li;
+            }
+        }
+    };
 
     // Forward pass, layer by layer.
     TensorInfo& ids = inv.add("input.ids", "embedding", "[B,T]", {B, T}, Precision::Fp32, TensorKind::Input, Fw, -1);
@@ -139,37 +298,7 @@ void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<Tenso
     if (gpt)
         inv.add("embedding.positions", "embedding", "[T,d]", {T, d}, act, A, Fw, -1);
     inv.add("embedding.output", "embedding", "[B,T,d]", {B, T, d}, act, A, Fw, -1);
-    for (std::uint64_t l = 0; l < m.layers; ++l) {
-        const std::string p = "layer" + std::to_string(l) + ".";
-        const int li = static_cast<int>(l);
-        inv.add(p + (gpt ? "ln1" : "attn_norm"), "norm", "[B,T,d]", {B, T, d}, act, A, Fw, li);
-        inv.add(p + "attn.q", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, li);
-        inv.add(p + "attn.k", "attention", kvSym, {B, T, dkv}, act, A, Fw, li);
-        inv.add(p + "attn.v", "attention", kvSym, {B, T, dkv}, act, A, Fw, li);
-        inv.add(p + "attn.scores", "attention", "[B,a,T,T]", {B, a, T, T}, act, A, Fw, li);
-        inv.add(p + "attn.softmax", "attention", "[B,a,T,T]", {B, a, T, T}, act, A, Fw, li);
-        inv.add(p + "attn.context", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, li);
-        inv.add(p + "attn.out", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, li);
-        inv.add(p + "residual", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, li);
-        inv.add(p + (gpt ? "ln2" : "mlp_norm"), "norm", "[B,T,d]", {B, T, d}, act, A, Fw, li);
-        if (m.isMoeLayer(l)) {
-            inv.add(p + "router.logits", "router", "[B,T,E]", {B, T, E}, act, A, Fw, li);
-            inv.add(p + "experts.dispatch", "experts", "[E,C,d]", {E, C, d}, act, A, Fw, li);
-            if (!gpt)
-                inv.add(p + "experts.gate", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, li);
-            inv.add(p + "experts.up", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, li);
-            inv.add(p + (gpt ? "experts.gelu" : "experts.swiglu"), "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, li);
-            inv.add(p + "experts.down", "experts", "[E,C,d]", {E, C, d}, act, A, Fw, li);
-            inv.add(p + "experts.combine", "experts", "[B,T,d]", {B, T, d}, act, A, Fw, li);
-        } else {
-            if (!gpt)
-                inv.add(p + "mlp.gate", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, li);
-            inv.add(p + "mlp.up", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, li);
-            inv.add(p + (gpt ? "mlp.gelu" : "mlp.swiglu"), "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, li);
-            inv.add(p + "mlp.down", "mlp", "[B,T,d]", {B, T, d}, act, A, Fw, li);
-        }
-        inv.add(p + "output", m.isMoeLayer(l) ? "experts" : "mlp", "[B,T,d]", {B, T, d}, act, A, Fw, li);
-    }
+    addBlocks(denseFwd, moeFwd);
     inv.add("final_norm.output", "norm", "[B,T,d]", {B, T, d}, act, A, Fw, -1);
     inv.add("logits", "head", "[B,T," + vSym + "]", {B, T, V}, act, A, Fw, -1);
     inv.add("loss.logits_fp32", "loss", "[B,T," + vSym + "]", {B, T, V}, Precision::Fp32, A, Fw, -1);
@@ -177,82 +306,52 @@ void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<Tenso
 
     // Weights, in the order of the forward pass.
     const std::size_t firstWeight = out.size();
-    const Precision w = m.weights;
-    constexpr auto W = TensorKind::Weight;
     inv.add("embedding.wte", "embedding", "[" + vSym + ",d]", {V, d}, w, W, Fw, -1);
     if (gpt)
         inv.add("embedding.wpe", "embedding", "[T_max,d]", {m.maxPositions, d}, w, W, Fw, -1);
-    for (std::uint64_t l = 0; l < m.layers; ++l) {
-        const std::string p = "layer" + std::to_string(l) + ".";
-        const int li = static_cast<int>(l);
-        const bool moe = m.isMoeLayer(l);
-        if (gpt) {
-            inv.add(p + "ln1.weight", "norm", "[d]", {d}, w, W, Fw, li);
-            inv.add(p + "ln1.bias", "norm", "[d]", {d}, w, W, Fw, li);
-            inv.add(p + "attn.qkv.weight", "attention", dkv == d ? "[d,3d]" : "[d,d+2·d_kv]", {d, d + 2 * dkv}, w, W, Fw, li);
-            inv.add(p + "attn.qkv.bias", "attention", dkv == d ? "[3d]" : "[d+2·d_kv]", {d + 2 * dkv}, w, W, Fw, li);
-            inv.add(p + "attn.proj.weight", "attention", "[d,d]", {d, d}, w, W, Fw, li);
-            inv.add(p + "attn.proj.bias", "attention", "[d]", {d}, w, W, Fw, li);
-            inv.add(p + "ln2.weight", "norm", "[d]", {d}, w, W, Fw, li);
-            inv.add(p + "ln2.bias", "norm", "[d]", {d}, w, W, Fw, li);
-            if (moe) {
-                inv.add(p + "router.weight", "router", "[d,E]", {d, E}, w, W, Fw, li);
-                inv.add(p + "experts.fc.weight", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, li);
-                inv.add(p + "experts.fc.bias", "experts", "[E,d_ff]", {E, ff}, w, W, Fw, li);
-                inv.add(p + "experts.proj.weight", "experts", "[E,d_ff,d]", {E, ff, d}, w, W, Fw, li);
-                inv.add(p + "experts.proj.bias", "experts", "[E,d]", {E, d}, w, W, Fw, li);
-            } else {
-                inv.add(p + "mlp.fc.weight", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, li);
-                inv.add(p + "mlp.fc.bias", "mlp", "[d_ff]", {ff}, w, W, Fw, li);
-                inv.add(p + "mlp.proj.weight", "mlp", "[d_ff,d]", {ff, d}, w, W, Fw, li);
-                inv.add(p + "mlp.proj.bias", "mlp", "[d]", {d}, w, W, Fw, li);
-            }
-        } else {
-            inv.add(p + "attn_norm.weight", "norm", "[d]", {d}, w, W, Fw, li);
-            inv.add(p + "attn.wq", "attention", "[d,d]", {d, d}, w, W, Fw, li);
-            inv.add(p + "attn.wk", "attention", "[d,d_kv]", {d, dkv}, w, W, Fw, li);
-            inv.add(p + "attn.wv", "attention", "[d,d_kv]", {d, dkv}, w, W, Fw, li);
-            inv.add(p + "attn.wo", "attention", "[d,d]", {d, d}, w, W, Fw, li);
-            inv.add(p + "mlp_norm.weight", "norm", "[d]", {d}, w, W, Fw, li);
-            if (moe) {
-                inv.add(p + "router.weight", "router", "[d,E]", {d, E}, w, W, Fw, li);
-                inv.add(p + "experts.w_gate", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, li);
-                inv.add(p + "experts.w_up", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, li);
-                inv.add(p + "experts.w_down", "experts", "[E,d_ff,d]", {E, ff, d}, w, W, Fw, li);
-            } else {
-                inv.add(p + "mlp.w_gate", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, li);
-                inv.add(p + "mlp.w_up", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, li);
-                inv.add(p + "mlp.w_down", "mlp", "[d_ff,d]", {ff, d}, w, W, Fw, li);
-            }
-        }
-    }
+    const std::size_t endHeadWeights = out.size();
+    addBlocks(denseW, moeW);
+    const std::size_t firstTailWeight = out.size();
     inv.add("final_norm.weight", "norm", "[d]", {d}, w, W, Fw, -1);
     if (gpt)
         inv.add("final_norm.bias", "norm", "[d]", {d}, w, W, Fw, -1);
     if (!m.tiedEmbeddings)
         inv.add("head.weight", "head", "[" + vSym + ",d]", {V, d}, w, W, Fw, -1);
     const std::size_t endWeight = out.size();
-    out.reserve(out.size() + 4 * (endWeight - firstWeight)); // `derived` keeps references into out
+    out.reserve(out.size() + (perWeight - 1) * (endWeight - firstWeight)); // a no-op: `derived` keeps references into out
 
     // One gradient per weight (backward), then Adam's m and v and, when the weights are not fp32,
-    // the fp32 master copy (mixed precision, Micikevicius et al. 2018; ZeRO §3.1).
+    // the fp32 master copy (mixed precision, Micikevicius et al. 2018; ZeRO §3.1). The weights of
+    // the blocks are derived from the blocks' weights once per kind, then copied into each block.
     auto derived = [&](const char* suffix, Precision dtype, TensorKind kind, Phase phase) {
         const std::string_view tail(suffix);
-        for (std::size_t i = firstWeight; i < endWeight; ++i) {
-            TensorInfo& t = out.emplace_back();
-            const TensorInfo& weight = out[i]; // out has capacity for every entry: no reallocation
-            t.name.reserve(weight.name.size() + tail.size());
-            t.name.append(weight.name).append(tail);
-            t.component = weight.component;
-            t.shapeSymbols = weight.shapeSymbols;
-            t.shape = weight.shape;
+        const std::string dtypeName(toString(dtype));
+        const double scale = bytesPerElement(dtype);
+        const double weightScale = bytesPerElement(w);
+        auto from = [&](TensorInfo& t, const TensorInfo& weight) {
             t.dtype = dtype;
-            t.dtypeName = std::string(toString(dtype));
+            t.dtypeName = dtypeName;
             t.kind = kind;
             t.phase = phase;
-            t.layer = weight.layer;
-            t.bytes = weight.bytes / bytesPerElement(w) * bytesPerElement(dtype);
-        }
+            t.bytes = weight.bytes / weightScale * scale;
+        };
+        auto fromWeights = [&](std::size_t begin, std::size_t end) {
+            for (std::size_t i = begin; i < end; ++i) {
+                const TensorInfo& weight = out[i]; // out has capacity for every entry: no reallocation
+                from(appendCopy(out, weight, weight.name, tail), weight);
+            }
+        };
+        auto derivedBlock = [&](const Block& weightsBlock) {
+            Block block = weightsBlock;
+            for (std::size_t i = 0; i < block.protos.size(); ++i) {
+                from(block.protos[i], weightsBlock.protos[i]);
+                block.tails[i] += tail;
+            }
+            return block;
+        };
+        fromWeights(firstWeight, endHeadWeights);
+        addBlocks(derivedBlock(denseW), derivedBlock(moeW));
+        fromWeights(firstTailWeight, endWeight);
     };
     derived(".grad", m.gradients, TensorKind::Gradient, Phase::Backward);
     derived(".adam_m", m.optimizerState, TensorKind::OptimizerState, Phase::Optimizer);
