@@ -146,6 +146,13 @@ void TestDocument::commandUndoRedo_data()
     row("optimizer", Field::OptimizerPrecision, std::string("bf16"), "Choose optimizer precision");
     row("recompute", Field::Recompute, std::string("full"), "Choose recomputation");
     row("gpu", Field::Gpu, std::string("h100-sxm"), "Choose GPU");
+    // The user-defined GPU, in base units (B, FLOP/s): 40 GiB = 40 · 2^30 = 42,949,672,960 B.
+    row("custom GPU name", Field::CustomGpuName, std::string("My accelerator"), "Set custom GPU name");
+    row("custom GPU memory", Field::CustomGpuMemory, 42949672960.0, "Set custom GPU memory");
+    row("custom GPU fp32", Field::CustomGpuPeakFp32, 60e12, "Set custom GPU fp32 peak");
+    row("custom GPU bf16", Field::CustomGpuPeakBf16, 500e12, "Set custom GPU bf16 peak");
+    row("custom GPU fp16", Field::CustomGpuPeakFp16, 500e12, "Set custom GPU fp16 peak");
+    row("custom GPU fp8", Field::CustomGpuPeakFp8, 1000e12, "Set custom GPU fp8 peak");
     row("gpus", Field::GpuCount, std::uint64_t{64}, "Set GPU count");
     row("T", Field::SequenceLength, std::uint64_t{512}, "Set sequence length");
     row("B", Field::MicroBatch, std::uint64_t{8}, "Set micro-batch");
@@ -439,6 +446,19 @@ void TestDocument::invalidScenarioReportsProblemsAtFields()
     QVERIFY(doc.setField(Field::MicroBatch, std::uint64_t{0}));
     QCOMPARE(doc.problemsAt(QStringLiteral("model.kv_heads")).size(), 1);
     QCOMPARE(doc.problemsAt(QStringLiteral("batch.micro_batch")).size(), 1);
+    // A user-defined GPU with no memory: refused at the custom entry's field.
+    QVERIFY(doc.setField(Field::KvHeads, std::uint64_t{12}));
+    QVERIFY(doc.setField(Field::MicroBatch, std::uint64_t{32}));
+    QVERIFY(doc.setField(Field::Gpu, std::string("custom")));
+    QVERIFY(doc.setField(Field::CustomGpuPeakBf16, 312e12));
+    QVERIFY(doc.problemsAt(QStringLiteral("hardware.custom.peak_bf16")).isEmpty());
+    const QStringList memory = doc.problemsAt(QStringLiteral("hardware.custom.memory_bytes"));
+    QCOMPARE(memory.size(), 1);
+    QVERIFY2(memory[0].contains(QLatin1String("must be positive")), qPrintable(memory[0]));
+    QVERIFY(doc.setField(Field::CustomGpuMemory, 80.0 * 1024 * 1024 * 1024));
+    QVERIFY(doc.waitForDerivation());
+    QVERIFY(doc.problems().empty());
+    QCOMPARE(figure(doc, "memory.gpu_capacity_bytes"), 85899345920.0); // 80 · 2^30 B
 }
 
 void TestDocument::editsRederiveAndSupersede()

@@ -14,9 +14,13 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QGraphicsScene>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableView>
@@ -40,6 +44,14 @@ void typeInto(QSpinBox* spin, const QString& text)
     QTest::keyClicks(spin, text);
     QTest::keyClick(spin, Qt::Key_Return);
 }
+
+void typeInto(QDoubleSpinBox* spin, const QString& text)
+{
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, text);
+    QTest::keyClick(spin, Qt::Key_Return);
+}
 } // namespace
 
 class TestTensorPane : public QObject {
@@ -54,6 +66,8 @@ private slots:
     void clickingATensorShowsDetails();
     void figuresExplainTheirChain();
     void chartsHaveBars();
+    void customGpuSetsCapacityAndFit();
+    void greyedVocabularyShowsTheTokenizersV();
     void familiesAndMoeDrawTheirBlocks();
     void largestPresetOpensQuickly();
 
@@ -223,6 +237,96 @@ void TestTensorPane::chartsHaveBars()
     QCOMPARE(m_pane->tabs()->currentIndex(), 2);
     QTRY_VERIFY2(m_pane->chain()->toPlainText().contains(QLatin1String("memory.activations_bytes")),
                  qPrintable(m_pane->chain()->toPlainText()));
+}
+
+void TestTensorPane::customGpuSetsCapacityAndFit()
+{
+    // "Custom…" is the combo's last entry; End on a focused combo activates it as a user would.
+    auto* combo = qobject_cast<QComboBox*>(m_pane->form()->editor(Field::Gpu));
+    QVERIFY(combo);
+    QCOMPARE(combo->itemData(combo->count() - 1).toString(), QStringLiteral("custom"));
+    QVERIFY(!m_pane->form()->customGpuBox()->isVisible());
+    combo->setFocus();
+    QTest::keyClick(combo, Qt::Key_End);
+    QCOMPARE(m_doc->scenario().hardware.gpu, std::string("custom"));
+    // One step that chooses the entry and fills it from the A100 80 GB chosen before.
+    QCOMPARE(m_doc->undoStack()->count(), 1);
+    QCOMPARE(m_doc->undoStack()->undoText(), QStringLiteral("Choose GPU"));
+    QVERIFY(m_pane->form()->customGpuBox()->isVisible());
+    auto* memory = qobject_cast<QDoubleSpinBox*>(m_pane->form()->editor(Field::CustomGpuMemory));
+    QVERIFY(memory);
+    QCOMPARE(memory->value(), 80.0); // shown in GiB, as the pane shows the catalog's capacities
+    QCOMPARE(m_doc->scenario().hardware.custom.memoryBytes, 85899345920.0); // stored in B: 80 · 2^30
+    QVERIFY(m_doc->waitForDerivation());
+    QCOMPARE(m_doc->derivation()->figures.valueOf("memory.fits"), 1.0);
+
+    auto* name = qobject_cast<QLineEdit*>(m_pane->form()->editor(Field::CustomGpuName));
+    QVERIFY(name);
+    name->setFocus();
+    name->selectAll();
+    QTest::keyClicks(name, QStringLiteral("Classroom GPU"));
+    QTest::keyClick(name, Qt::Key_Return);
+    QCOMPARE(m_doc->scenario().hardware.custom.name, std::string("Classroom GPU"));
+    QCOMPARE(m_doc->undoStack()->undoText(), QStringLiteral("Set custom GPU name"));
+
+    // GPT-2 small's paper-reference step needs 43.13 GB (memory.total_bytes); 40 GiB =
+    // 40 · 1,073,741,824 = 42,949,672,960 B = 42.95 GB is just short of it.
+    typeInto(memory, QStringLiteral("40"));
+    QCOMPARE(m_doc->undoStack()->undoText(), QStringLiteral("Set custom GPU memory"));
+    QCOMPARE(m_doc->scenario().hardware.custom.memoryBytes, 42949672960.0);
+    QVERIFY(m_doc->waitForDerivation());
+    const tw::FigureSet& f = m_doc->derivation()->figures;
+    QCOMPARE(f.valueOf("memory.gpu_capacity_bytes"), 42949672960.0);
+    QVERIFY(f.valueOf("memory.total_bytes") > 42949672960.0);
+    QCOMPARE(f.valueOf("memory.fits"), 0.0);
+    QVERIFY(qAbs(m_pane->charts()->capacityLineGb() - 42.949672960) < 1e-6);
+    const QString caption = m_pane->caption()->text();
+    QVERIFY2(caption.contains(QLatin1String("more than the Classroom GPU")), qPrintable(caption));
+    QVERIFY2(caption.contains(QLatin1String("40")) && caption.contains(QLatin1String("GiB")), qPrintable(caption));
+    QVERIFY(!m_pane->form()->isInvalid(Field::CustomGpuMemory));
+
+    // No memory at all: core refuses it and the field says why.
+    typeInto(memory, QStringLiteral("0"));
+    QCOMPARE(m_doc->scenario().hardware.custom.memoryBytes, 0.0);
+    QTRY_VERIFY(m_pane->form()->isInvalid(Field::CustomGpuMemory));
+    QLabel* problem = m_pane->form()->problemLabel(Field::CustomGpuMemory);
+    QVERIFY(problem->isVisible());
+    QVERIFY2(problem->text().contains(QLatin1String("must be positive")), qPrintable(problem->text()));
+    QVERIFY(memory->styleSheet().contains(QLatin1String("#c53030")));
+    QVERIFY(!m_pane->form()->isInvalid(Field::CustomGpuPeakBf16));
+    // 40 and 0, typed within the merge window, are one "Set custom GPU memory" step: Undo goes
+    // back to the 80 GiB the entry started from.
+    m_doc->undoStack()->undo();
+    QTRY_VERIFY(!m_pane->form()->isInvalid(Field::CustomGpuMemory));
+    QCOMPARE(memory->value(), 80.0);
+    QCOMPARE(m_doc->undoStack()->undoText(), QStringLiteral("Set custom GPU name"));
+}
+
+void TestTensorPane::greyedVocabularyShowsTheTokenizersV()
+{
+    auto* v = qobject_cast<QSpinBox*>(m_pane->form()->editor(Field::VocabSize));
+    QVERIFY(v);
+    QVERIFY(!v->isEnabled());
+    QCOMPARE(v->value(), 50257);
+    QVERIFY(m_doc->setField(Field::TokenizerKind, std::string("trained")));
+    QVERIFY(m_doc->setField(Field::TrainedVocab, std::uint64_t{300}));
+    QVERIFY(m_doc->waitForDerivation(120000));
+    const double tokenizerV = m_doc->derivation()->figures.valueOf("tokenizer.vocab_size");
+    QVERIFY2(tokenizerV > 0 && tokenizerV <= 300, qPrintable(QString::number(tokenizerV))); // may run out of pairs
+    QCOMPARE(double(m_doc->derivation()->model.vocabSize), tokenizerV);
+    QTRY_COMPARE(double(v->value()), tokenizerV);
+    QVERIFY(!v->isEnabled());
+    // Shown, not edited: the scenario keeps its own V for when the box is unticked.
+    QCOMPARE(m_doc->scenario().model.vocabSize, 50257u);
+    QCOMPARE(m_doc->undoStack()->count(), 2);
+    auto* follow = qobject_cast<QCheckBox*>(m_pane->form()->editor(Field::VocabFromTokenizer));
+    QVERIFY(follow);
+    follow->click();
+    QVERIFY(v->isEnabled());
+    QCOMPARE(v->value(), 50257);
+    m_doc->undoStack()->undo();
+    QVERIFY(!v->isEnabled());
+    QCOMPARE(double(v->value()), tokenizerV);
 }
 
 void TestTensorPane::familiesAndMoeDrawTheirBlocks()

@@ -70,6 +70,19 @@ FieldInfo named(Field f, const char* path, const char* command, const char* labe
             }};
 }
 
+// A real quantity (base units: B, FLOP/s) of the user-defined GPU.
+FieldInfo customGpuReal(Field f, const char* path, const char* command, const char* label, double model::GpuSpec::*member)
+{
+    return {f, path, command, label, [member](const Scenario& s) { return FieldValue(s.hardware.custom.*member); },
+            [member](Scenario& s, const FieldValue& v) {
+                const auto* x = as<double>(v);
+                if (!x)
+                    return false;
+                s.hardware.custom.*member = *x;
+                return true;
+            }};
+}
+
 FieldInfo precision(Field f, const char* path, const char* command, const char* label,
                     model::Precision model::ModelConfig::*member)
 {
@@ -168,6 +181,30 @@ const std::vector<FieldInfo>& table()
              s.hardware.gpu = *id;
              return true;
          }},
+        {Field::CustomGpuName, "hardware.custom.name", QT_TRANSLATE_NOOP("tw::ui::Field", "Set custom GPU name"),
+         QT_TRANSLATE_NOOP("tw::ui::Field", "Name"), [](const Scenario& s) { return FieldValue(s.hardware.custom.name); },
+         [](Scenario& s, const FieldValue& v) {
+             const auto* name = as<std::string>(v);
+             if (!name)
+                 return false;
+             s.hardware.custom.name = *name;
+             return true;
+         }},
+        customGpuReal(Field::CustomGpuMemory, "hardware.custom.memory_bytes",
+                      QT_TRANSLATE_NOOP("tw::ui::Field", "Set custom GPU memory"),
+                      QT_TRANSLATE_NOOP("tw::ui::Field", "Memory (GiB)"), &model::GpuSpec::memoryBytes),
+        customGpuReal(Field::CustomGpuPeakFp32, "hardware.custom.peak_fp32",
+                      QT_TRANSLATE_NOOP("tw::ui::Field", "Set custom GPU fp32 peak"),
+                      QT_TRANSLATE_NOOP("tw::ui::Field", "Peak fp32 (TFLOP/s)"), &model::GpuSpec::peakFp32),
+        customGpuReal(Field::CustomGpuPeakBf16, "hardware.custom.peak_bf16",
+                      QT_TRANSLATE_NOOP("tw::ui::Field", "Set custom GPU bf16 peak"),
+                      QT_TRANSLATE_NOOP("tw::ui::Field", "Peak bf16 (TFLOP/s)"), &model::GpuSpec::peakBf16),
+        customGpuReal(Field::CustomGpuPeakFp16, "hardware.custom.peak_fp16",
+                      QT_TRANSLATE_NOOP("tw::ui::Field", "Set custom GPU fp16 peak"),
+                      QT_TRANSLATE_NOOP("tw::ui::Field", "Peak fp16 (TFLOP/s)"), &model::GpuSpec::peakFp16),
+        customGpuReal(Field::CustomGpuPeakFp8, "hardware.custom.peak_fp8",
+                      QT_TRANSLATE_NOOP("tw::ui::Field", "Set custom GPU fp8 peak"),
+                      QT_TRANSLATE_NOOP("tw::ui::Field", "Peak fp8 (TFLOP/s)"), &model::GpuSpec::peakFp8),
         count(Field::GpuCount, "hardware.gpu_count", QT_TRANSLATE_NOOP("tw::ui::Field", "Set GPU count"),
               QT_TRANSLATE_NOOP("tw::ui::Field", "GPUs N"), [](Scenario& s) -> auto& { return s.hardware.gpuCount; }),
         count(Field::SequenceLength, "batch.sequence_length", QT_TRANSLATE_NOOP("tw::ui::Field", "Set sequence length"),

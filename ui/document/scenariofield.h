@@ -40,13 +40,20 @@ enum class Field {
     OptimizerPrecision,
     Recompute,
     Gpu,
+    CustomGpuName,       // the user-defined catalog entry (hardware.gpu == "custom"), in base units
+    CustomGpuMemory,     // B
+    CustomGpuPeakFp32,   // FLOP/s
+    CustomGpuPeakBf16,
+    CustomGpuPeakFp16,
+    CustomGpuPeakFp8,
     GpuCount,
     SequenceLength,
     MicroBatch,
     GlobalBatchTokens,
 };
 
-// Counts, fractions, switches and names (enums travel as their JSON names: "llama", "bf16", "a100-80gb").
+// Counts, fractions and base-unit quantities (B, FLOP/s), switches and names (enums travel as their
+// JSON names: "llama", "bf16", "a100-80gb").
 using FieldValue = std::variant<std::uint64_t, double, bool, std::string>;
 
 [[nodiscard]] const std::vector<Field>& allFields();

@@ -17,7 +17,10 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTextBrowser>
+#include <QUndoStack>
 #include <QVBoxLayout>
+
+#include <optional>
 
 namespace tw::ui {
 
@@ -142,8 +145,7 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
     layout->addWidget(m_message);
     layout->addWidget(split, 1);
 
-    connect(m_form, &ModelForm::edited, this,
-            [this](Field field, const FieldValue& value) { m_document->setField(field, value); });
+    connect(m_form, &ModelForm::edited, this, &TensorPane::onEdited);
     connect(m_document, &Document::scenarioChanged, this, [this] { m_form->setScenario(m_document->scenario()); });
     connect(m_document, &Document::problemsChanged, this, &TensorPane::onProblems);
     connect(m_document, &Document::derived, this, &TensorPane::onDerived);
@@ -165,9 +167,37 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
         m_caption->setText(tr("Deriving the model's tensors from the text…"));
 }
 
+void TensorPane::onEdited(Field field, const FieldValue& value)
+{
+    const scenario::Hardware& hw = m_document->scenario().hardware;
+    const auto* id = std::get_if<std::string>(&value);
+    const std::optional<model::GpuSpec> from = model::findGpu(hw.gpu);
+    if (field != Field::Gpu || !id || *id != "custom" || hw.custom != model::GpuSpec{} || !from) {
+        m_document->setField(field, value);
+        return;
+    }
+    // A first "Custom…" starts from the GPU chosen so far rather than from zeros that core refuses:
+    // one undo step that chooses the entry and fills it.
+    QUndoStack* stack = m_document->undoStack();
+    stack->beginMacro(fieldCommandName(Field::Gpu));
+    m_document->setField(Field::Gpu, value);
+    m_document->setField(Field::CustomGpuName, FieldValue(tr("Custom (from %1)").arg(qs(from->name)).toStdString()));
+    m_document->setField(Field::CustomGpuMemory, FieldValue(from->memoryBytes));
+    m_document->setField(Field::CustomGpuPeakFp32, FieldValue(from->peakFp32));
+    m_document->setField(Field::CustomGpuPeakBf16, FieldValue(from->peakBf16));
+    m_document->setField(Field::CustomGpuPeakFp16, FieldValue(from->peakFp16));
+    m_document->setField(Field::CustomGpuPeakFp8, FieldValue(from->peakFp8));
+    stack->endMacro();
+}
+
 void TensorPane::onDerived(const std::shared_ptr<const scenario::Derivation>& d)
 {
     m_derivation = d;
+    if (d) {
+        // The V the model is built with when it follows the tokenizer (stage 1's figure).
+        const Figure* v = d->figures.find("tokenizer.vocab_size");
+        m_form->setTokenizerVocab(v ? std::uint64_t(v->value) : d->model.vocabSize);
+    }
     m_diagram->setDerivation(d.get());
     m_charts->setDerivation(d.get());
     m_figures->setFigures(d ? d->figures : FigureSet{});

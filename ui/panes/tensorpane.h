@@ -4,6 +4,8 @@
 // parameter and memory charts and the figure table with each figure's derivation chain. The pane
 // wires widgets to the Document; every number comes from the Derivation.
 
+#include "document/scenariofield.h"
+
 #include <QWidget>
 
 #include <memory>
@@ -49,6 +51,7 @@ public:
     [[nodiscard]] MessageBar* messageBar() const { return m_message; }
 
 private:
+    void onEdited(Field field, const FieldValue& value);
     void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
     void onProblems();
     void updateCaption();

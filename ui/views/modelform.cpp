@@ -10,6 +10,7 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStyle>
@@ -21,6 +22,12 @@ namespace tw::ui {
 
 namespace {
 const char* const kInvalidStyle = "border: 2px solid #c53030; background: #fff5f5; color: #1a1a1a;";
+
+// Display scales of the user-defined GPU's fields: the scenario holds B and FLOP/s; the form shows
+// GiB (as the pane shows every catalog capacity, which vendors quote in binary GB) and TFLOP/s.
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kTera = 1e12;
+const char* const kDisplayScale = "displayScale";
 
 QString qs(std::string_view s)
 {
@@ -139,8 +146,44 @@ ModelForm::ModelForm(QWidget* parent)
     QList<QPair<QString, QString>> gpus;
     for (const model::GpuSpec& g : model::gpuCatalog())
         gpus.append({qs(g.name), qs(g.id)});
+    gpus.append({tr("Custom…"), QStringLiteral("custom")});
     addRow(batch, Field::Gpu, combo(Field::Gpu, gpus));
+    m_editors.value(Field::Gpu)->setToolTip(tr("The accelerator whose memory and peak FLOP/s the model is measured "
+                                                "against; Custom… defines your own"));
+    m_editors.value(Field::Gpu)->setProperty("normalToolTip", m_editors.value(Field::Gpu)->toolTip());
     addRow(batch, Field::GpuCount, spin(Field::GpuCount, 0, INT_MAX, tr("GPUs in the job (placed in stage 3)")));
+
+    // The user-defined catalog entry, stored in B and FLOP/s, shown in GiB and TFLOP/s (the labels name the units).
+    QFormLayout* custom = group(tr("Custom GPU"));
+    m_customGpu = custom->parentWidget();
+    m_customGpu->setObjectName(QStringLiteral("customGpu"));
+    auto* name = new QLineEdit(this);
+    name->setPlaceholderText(tr("e.g. My accelerator"));
+    name->setToolTip(tr("The name the captions and charts give this GPU"));
+    connect(name, &QLineEdit::editingFinished, this, [this, name] {
+        emit edited(Field::CustomGpuName, FieldValue(name->text().toStdString()));
+    });
+    addRow(custom, Field::CustomGpuName, name);
+    auto scaled = [&](Field field, double scale, double max, int decimals, const QString& tip) {
+        auto* s = new QDoubleSpinBox(this);
+        s->setRange(0, max);
+        s->setDecimals(decimals);
+        s->setGroupSeparatorShown(true);
+        s->setKeyboardTracking(false);
+        s->setToolTip(tip);
+        s->setProperty(kDisplayScale, scale);
+        connect(s, &QDoubleSpinBox::valueChanged, this,
+                [this, field, scale](double v) { emit edited(field, FieldValue(v * scale)); });
+        addRow(custom, field, s);
+    };
+    // Ranges reach past core's limits (1 PB, 1 EFLOP/s) so that a typo is refused with core's reason.
+    scaled(Field::CustomGpuMemory, kGiB, 1e7, 2, tr("Memory of one GPU in GiB (2^30 B)"));
+    const QString peakTip = tr("Peak dense FLOP/s at %1 in TFLOP/s (10^12 FLOP/s), without sparsity; %2");
+    scaled(Field::CustomGpuPeakFp32, kTera, 1e7, 1, peakTip.arg(QStringLiteral("fp32"), tr("0 if unknown")));
+    scaled(Field::CustomGpuPeakBf16, kTera, 1e7, 1, peakTip.arg(QStringLiteral("bf16"), tr("must be positive")));
+    scaled(Field::CustomGpuPeakFp16, kTera, 1e7, 1, peakTip.arg(QStringLiteral("fp16"), tr("0 if unknown")));
+    scaled(Field::CustomGpuPeakFp8, kTera, 1e7, 1, peakTip.arg(QStringLiteral("fp8"), tr("0 when the GPU has no fp8")));
+    m_customGpu->hide();
     layout->addStretch(1);
 }
 
@@ -178,14 +221,18 @@ void ModelForm::setScenario(const scenario::Scenario& s)
         const FieldValue v = fieldValue(s, field);
         if (auto* spin = qobject_cast<QSpinBox*>(w))
             spin->setValue(int(std::min<std::uint64_t>(std::get<std::uint64_t>(v), INT_MAX)));
-        else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(w))
-            dspin->setValue(std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<std::uint64_t>(v)));
+        else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(w)) {
+            const double x = std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<std::uint64_t>(v));
+            const QVariant scale = dspin->property(kDisplayScale);
+            dspin->setValue(scale.isValid() ? x / scale.toDouble() : x);
+        } else if (auto* line = qobject_cast<QLineEdit*>(w))
+            line->setText(QString::fromStdString(std::get<std::string>(v)));
         else if (auto* box = qobject_cast<QCheckBox*>(w))
             box->setChecked(std::get<bool>(v));
         else if (auto* combo = qobject_cast<QComboBox*>(w)) {
             const QString id = QString::fromStdString(std::get<std::string>(v));
             int index = combo->findData(id);
-            if (index < 0) { // a custom GPU or a text that is not a sample
+            if (index < 0) { // an unknown GPU id or a text that is not a sample
                 combo->addItem(id, id);
                 index = combo->count() - 1;
             }
@@ -204,13 +251,34 @@ void ModelForm::setScenario(const scenario::Scenario& s)
             text->setCurrentIndex(-1);
         }
     }
+    m_scenarioVocab = s.model.vocabSize;
+    showVocab();
     updateEnabled();
+}
+
+void ModelForm::setTokenizerVocab(std::uint64_t vocab)
+{
+    m_tokenizerVocab = vocab;
+    showVocab();
+}
+
+void ModelForm::showVocab()
+{
+    // While V follows the tokenizer, the greyed field shows the V the derivation uses, not the
+    // scenario's own (kept for when the box is unticked); nothing is edited.
+    auto* spin = static_cast<QSpinBox*>(m_editors.value(Field::VocabSize));
+    const bool follows = static_cast<QCheckBox*>(m_editors.value(Field::VocabFromTokenizer))->isChecked();
+    const std::uint64_t v = follows && m_tokenizerVocab > 0 ? m_tokenizerVocab : m_scenarioVocab;
+    const QSignalBlocker block(spin);
+    spin->setValue(int(std::min<std::uint64_t>(v, INT_MAX)));
 }
 
 void ModelForm::updateEnabled()
 {
     auto checked = [this](Field f) { return static_cast<QCheckBox*>(m_editors.value(f))->isChecked(); };
     m_editors.value(Field::VocabSize)->setEnabled(!checked(Field::VocabFromTokenizer));
+    m_customGpu->setVisible(static_cast<QComboBox*>(m_editors.value(Field::Gpu))->currentData().toString()
+                            == QLatin1String("custom"));
     const bool moe = static_cast<QSpinBox*>(m_editors.value(Field::MoeExperts))->value() > 0;
     for (Field f : {Field::MoeTopK, Field::MoeCapacityFactor, Field::MoeLayerInterval})
         m_editors.value(f)->setEnabled(moe);

@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QWidget>
 
+#include <cstdint>
 #include <vector>
 
 class QFormLayout;
@@ -25,12 +26,17 @@ public:
     // Shows the scenario's values without emitting edited().
     void setScenario(const scenario::Scenario& scenario);
     void setProblems(const std::vector<Error>& problems);
+    // The V the derivation actually uses (the stage 1 tokenizer's); the greyed V field shows it
+    // while "V from the stage 1 tokenizer" is on. 0: not known yet (the scenario's V is shown).
+    void setTokenizerVocab(std::uint64_t vocab);
 
     [[nodiscard]] QWidget* editor(Field field) const { return m_editors.value(field); }
     [[nodiscard]] QLabel* problemLabel(Field field) const { return m_problemLabels.value(field); }
     [[nodiscard]] bool isInvalid(Field field) const;
     // Problems that name no field of the form (shown at its top).
     [[nodiscard]] QLabel* generalProblems() const { return m_general; }
+    // The fields of the user-defined GPU, shown while the GPU combo says "Custom…".
+    [[nodiscard]] QWidget* customGpuBox() const { return m_customGpu; }
 
 signals:
     void edited(tw::ui::Field field, const tw::ui::FieldValue& value);
@@ -38,10 +44,14 @@ signals:
 private:
     void addRow(QFormLayout* form, Field field, QWidget* editor);
     void updateEnabled();
+    void showVocab();
 
     QHash<Field, QWidget*> m_editors;
     QHash<Field, QLabel*> m_problemLabels;
     QLabel* m_general = nullptr;
+    QWidget* m_customGpu = nullptr;
+    std::uint64_t m_scenarioVocab = 0;
+    std::uint64_t m_tokenizerVocab = 0;
 };
 
 } // namespace tw::ui
