@@ -1,5 +1,6 @@
 #include "derive.h"
 
+#include "base/editdistance.h"
 #include "base/units.h"
 #include "scenariojson.h"
 #include "text/bpetrainer.h"
@@ -417,33 +418,12 @@ std::vector<ChainStep> derivationTree(const FigureSet& figures, const std::strin
     return out;
 }
 
-namespace {
-
-std::size_t distance(std::string_view a, std::string_view b)
-{
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j)
-        row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diag = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
-}
-
-} // namespace
-
 std::vector<std::string> closeIds(const FigureSet& figures, const std::string& id, std::size_t max)
 {
     std::vector<std::pair<std::size_t, std::string>> ranked;
     const std::size_t limit = std::max<std::size_t>(3, id.size() / 3);
     for (const Figure& f : figures.all()) {
-        const std::size_t d = distance(id, f.id);
+        const std::size_t d = editDistance(id, f.id);
         const bool contains = !id.empty() && (f.id.find(id) != std::string::npos || id.find(f.id) != std::string::npos);
         if (d <= limit || contains)
             ranked.emplace_back(contains ? std::min<std::size_t>(d, 1) : d, f.id);

@@ -1,5 +1,6 @@
 #include "scenariojson.h"
 
+#include "base/editdistance.h"
 #include "base/units.h"
 
 #include <nlohmann/json.hpp>
@@ -216,24 +217,6 @@ std::string typeName(const Json& j)
     default:
         return "binary";
     }
-}
-
-// Levenshtein distance, for "did you mean" on misspelled keys and ids.
-std::size_t editDistance(std::string_view a, std::string_view b)
-{
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j)
-        row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diag = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
-        }
-    }
-    return row[b.size()];
 }
 
 // Reads the fields of one JSON object into a struct, collecting every problem with its path.

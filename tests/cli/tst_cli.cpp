@@ -9,6 +9,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "clirunner.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -20,38 +22,6 @@ using json = nlohmann::json;
 
 namespace {
 
-struct CliRun {
-    bool finished = false; // false: timed out or crashed
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-    QString describe() const
-    {
-        return QStringLiteral("exit %1\n--- stdout ---\n%2\n--- stderr ---\n%3")
-            .arg(exitCode)
-            .arg(QString::fromUtf8(out.left(2000)), QString::fromUtf8(err.left(2000)));
-    }
-};
-
-// Runs tokenwire-cli with args (and stdin bytes when given) to its end.
-CliRun runCli(const QStringList& args, const QByteArray* stdinData = nullptr)
-{
-    QProcess p;
-    p.setProgram(QStringLiteral(TOKENWIRE_CLI));
-    p.setArguments(args);
-    p.start();
-    CliRun r;
-    if (!p.waitForStarted(10000))
-        return r;
-    if (stdinData)
-        p.write(*stdinData);
-    p.closeWriteChannel();
-    r.finished = p.waitForFinished(300000) && p.exitStatus() == QProcess::NormalExit;
-    r.exitCode = p.exitCode();
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
 
 QByteArray readFile(const QString& path)
 {
@@ -65,11 +35,6 @@ bool writeFile(const QString& path, const QByteArray& data)
 {
     QFile f(path);
     return f.open(QIODevice::WriteOnly) && f.write(data) == data.size();
-}
-
-json parse(const QByteArray& bytes)
-{
-    return json::parse(bytes.constBegin(), bytes.constEnd(), nullptr, false);
 }
 
 // Finds, anywhere in the reference data, the case whose text is `text` or whose file names `fileName`.
@@ -184,7 +149,7 @@ void TestCli::initTestCase()
     const QString casesPath = QStringLiteral(TOKENWIRE_TEST_DATA "/gpt2_cases.json");
     const QByteArray cases = readFile(casesPath);
     QVERIFY2(!cases.isEmpty(), qPrintable(QStringLiteral("missing reference ids: ") + casesPath));
-    m_cases = parse(cases);
+    m_cases = parseJson(cases);
     QVERIFY2(!m_cases.is_discarded(), "gpt2_cases.json is not valid JSON");
 
     // A trained tokenizer for the round-trip and corrupt-file cases.
@@ -197,7 +162,7 @@ void TestCli::initTestCase()
 
     // Corrupt tokenizers: truncated JSON, a merge naming unknown tokens, a model that is not BPE.
     QVERIFY(writeFile(tmp(QStringLiteral("truncated.json")), tok.left(tok.size() / 2)));
-    json bad = parse(tok);
+    json bad = parseJson(tok);
     QVERIFY(!bad.is_discarded());
     QVERIFY(bad.contains("model") && bad["model"].contains("merges") && !bad["model"]["merges"].empty());
     if (bad["model"]["merges"][0].is_string())
@@ -313,7 +278,7 @@ void TestCli::tokenizeJsonMatchesTiktoken()
     const CliRun r = runCli({QStringLiteral("tokenize"), QStringLiteral("--json"), path});
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
     QVERIFY2(r.err.isEmpty(), qPrintable(r.describe()));
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QVERIFY2(!doc.is_discarded(), "stdout is not one JSON document");
     checkJsonInvariants(doc, text);
     if (QTest::currentTestFailed())
@@ -356,7 +321,7 @@ void TestCli::standardInput()
 
     const CliRun r = runCli({QStringLiteral("tokenize"), QStringLiteral("--json"), QStringLiteral("-")}, &text);
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QVERIFY(!doc.is_discarded());
     QCOMPARE(doc["ids"].get<std::vector<std::uint64_t>>(), expected);
     QCOMPARE(doc["input"].get<std::string>(), std::string("<stdin>"));
@@ -394,7 +359,7 @@ void TestCli::trainingShapeOptions()
         const CliRun r = runCli(QStringList{QStringLiteral("tokenize"), QStringLiteral("--json")} + extra + QStringList{m_it});
         if (!r.finished || r.exitCode != 0)
             return -1;
-        const json doc = parse(r.out);
+        const json doc = parseJson(r.out);
         const json* f = doc.is_discarded() ? nullptr : figure(doc, "dataset.sequences");
         return f ? (*f)["value"].get<double>() : -1;
     };
@@ -409,7 +374,7 @@ void TestCli::trainingShapeOptions()
 
 void TestCli::trainBpeRoundTrip()
 {
-    const json tok = parse(readFile(m_tokenizer300));
+    const json tok = parseJson(readFile(m_tokenizer300));
     QVERIFY(!tok.is_discarded());
     QCOMPARE(tok["model"]["merges"].size(), std::size_t(300 - 257));
 
@@ -417,7 +382,7 @@ void TestCli::trainBpeRoundTrip()
     const CliRun r = runCli({QStringLiteral("tokenize"), QStringLiteral("--json"), QStringLiteral("--tokenizer"),
                              m_tokenizer300, m_it});
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QVERIFY(!doc.is_discarded());
     checkJsonInvariants(doc, text);
     if (QTest::currentTestFailed())
@@ -440,9 +405,9 @@ void TestCli::trainBpeDeterministicAndStdout()
     const CliRun fromStdin = runCli({QStringLiteral("train-bpe"), QStringLiteral("--vocab-size=300"), QStringLiteral("-")}, &text);
     QVERIFY2(fromStdin.finished && fromStdin.exitCode == 0, qPrintable(fromStdin.describe()));
     const QByteArray saved = readFile(m_tokenizer300);
-    QVERIFY(!parse(saved).is_discarded());
-    QVERIFY2(parse(fromFile.out) == parse(saved), "train-bpe to stdout differs from train-bpe --out");
-    QVERIFY2(parse(fromStdin.out) == parse(saved), "train-bpe on stdin differs from train-bpe on the file");
+    QVERIFY(!parseJson(saved).is_discarded());
+    QVERIFY2(parseJson(fromFile.out) == parseJson(saved), "train-bpe to stdout differs from train-bpe --out");
+    QVERIFY2(parseJson(fromStdin.out) == parseJson(saved), "train-bpe on stdin differs from train-bpe on the file");
     QVERIFY2(fromFile.err.contains("trained 300 tokens (43 merges)"), fromFile.err.constData());
 }
 
@@ -474,7 +439,7 @@ void TestCli::invalidUtf8IsWarnedAndTokenized()
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
     const QString err = QString::fromUtf8(r.err);
     QVERIFY2(err.contains(QStringLiteral("tokenwire-cli: warning: ") + path + QStringLiteral(":2:3:")), qPrintable(err));
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QVERIFY(!doc.is_discarded());
     checkJsonInvariants(doc, text);
     if (QTest::currentTestFailed())
@@ -495,7 +460,7 @@ void TestCli::nulBytesAreWarned()
     const CliRun r = runCli({QStringLiteral("tokenize"), QStringLiteral("--json"), path});
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
     QVERIFY2(r.err.contains("2 NUL bytes"), r.err.constData());
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QVERIFY(!doc.is_discarded());
     QCOMPARE(doc["n_bytes"].get<int>(), 5);
     checkJsonInvariants(doc, text);
@@ -507,7 +472,7 @@ void TestCli::emptyInput()
     const CliRun r = runCli({QStringLiteral("tokenize"), QStringLiteral("--json"), path});
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
     QVERIFY2(r.err.contains("input is empty"), r.err.constData());
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QVERIFY(!doc.is_discarded());
     QCOMPARE(doc["n_tokens"].get<int>(), 0);
     QVERIFY(doc["ids"].empty());

@@ -8,6 +8,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "clirunner.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -18,42 +20,6 @@ using json = nlohmann::json;
 
 namespace {
 
-struct CliRun {
-    bool finished = false;
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-    QString describe() const
-    {
-        return QStringLiteral("exit %1\n--- stdout ---\n%2\n--- stderr ---\n%3")
-            .arg(exitCode)
-            .arg(QString::fromUtf8(out.left(3000)), QString::fromUtf8(err.left(3000)));
-    }
-};
-
-CliRun runCli(const QStringList& args, const QByteArray* stdinData = nullptr)
-{
-    QProcess p;
-    p.setProgram(QStringLiteral(TOKENWIRE_CLI));
-    p.setArguments(args);
-    p.start();
-    CliRun r;
-    if (!p.waitForStarted(10000))
-        return r;
-    if (stdinData)
-        p.write(*stdinData);
-    p.closeWriteChannel();
-    r.finished = p.waitForFinished(300000) && p.exitStatus() == QProcess::NormalExit;
-    r.exitCode = p.exitCode();
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
-
-json parse(const QByteArray& bytes)
-{
-    return json::parse(bytes.constBegin(), bytes.constEnd(), nullptr, false);
-}
 
 bool writeFile(const QString& path, const QByteArray& data)
 {
@@ -160,7 +126,7 @@ void TestCliDerive::deriveJsonPaperReference()
     const CliRun r = runCli(args({"derive", "--preset", "paper-reference", "--json"}));
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
     QVERIFY2(r.err.isEmpty(), qPrintable(r.describe()));
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QVERIFY2(!doc.is_discarded(), "stdout is not one JSON document");
     QCOMPARE(doc["scenario"].get<std::string>(), std::string("paper-reference"));
     const json* f = figure(doc, id.toStdString());
@@ -180,7 +146,7 @@ void TestCliDerive::deriveJsonEveryPreset()
     for (const QString& name : names) {
         const CliRun r = runCli({QStringLiteral("derive"), QStringLiteral("--preset"), name, QStringLiteral("--json")});
         QVERIFY2(r.finished && r.exitCode == 0, qPrintable(name + r.describe()));
-        const json doc = parse(r.out);
+        const json doc = parseJson(r.out);
         QVERIFY(!doc.is_discarded());
         std::set<std::string> ids;
         for (const auto& f : doc["figures"])
@@ -232,7 +198,7 @@ void TestCliDerive::explainChainEndsAtInputs()
 {
     const CliRun r = runCli(args({"explain", "model.parameters", "--preset", "paper-reference", "--json"}));
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QVERIFY(!doc.is_discarded());
     const json& chain = doc["chain"];
     QVERIFY(chain.is_array() && !chain.empty());
@@ -281,7 +247,7 @@ void TestCliDerive::tensorsJson()
 {
     const CliRun r = runCli(args({"tensors", "--preset", "paper-reference", "--json"}));
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QVERIFY(!doc.is_discarded());
     const json& tensors = doc["tensors"];
     QVERIFY(tensors.is_array() && !tensors.empty());
@@ -328,7 +294,7 @@ void TestCliDerive::scenarioFileWithRelativeText()
     const CliRun r = runCli({QStringLiteral("derive"), QStringLiteral("--scenario"), tmp(QStringLiteral("run/s.tokenwire.json")),
                              QStringLiteral("--json")});
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QCOMPARE(doc["scenario"].get<std::string>(), std::string("mine"));
     QCOMPARE((*figure(doc, "tokens.count"))["value"].get<double>(), 298.0);
     // B = 8: the hidden state is 8·1024·768·2 = 12,582,912 B.
@@ -340,7 +306,7 @@ void TestCliDerive::scenarioFromStandardInput()
     const QByteArray scenario = R"({"schema_version": 1, "name": "piped", "text": {"source": "inline", "text": "Hello world"}})";
     const CliRun r = runCli(args({"derive", "--scenario", "-", "--json"}), &scenario);
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
-    const json doc = parse(r.out);
+    const json doc = parseJson(r.out);
     QCOMPARE(doc["scenario"].get<std::string>(), std::string("piped"));
     QCOMPARE((*figure(doc, "tokens.count"))["value"].get<double>(), 2.0); // "Hello", " world"
 }

@@ -1,0 +1,48 @@
+#pragma once
+// Runs the built tokenwire-cli (path in the TOKENWIRE_CLI define) to its end, for the CLI tests.
+
+#include <QByteArray>
+#include <QProcess>
+#include <QString>
+#include <QStringList>
+
+#include <nlohmann/json.hpp>
+
+struct CliRun {
+    bool finished = false; // false: timed out or crashed
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+    QString describe() const
+    {
+        return QStringLiteral("exit %1\n--- stdout ---\n%2\n--- stderr ---\n%3")
+            .arg(exitCode)
+            .arg(QString::fromUtf8(out.left(3000)), QString::fromUtf8(err.left(3000)));
+    }
+};
+
+// Runs tokenwire-cli with args (and stdin bytes when given) to its end.
+inline CliRun runCli(const QStringList& args, const QByteArray* stdinData = nullptr)
+{
+    QProcess p;
+    p.setProgram(QStringLiteral(TOKENWIRE_CLI));
+    p.setArguments(args);
+    p.start();
+    CliRun r;
+    if (!p.waitForStarted(10000))
+        return r;
+    if (stdinData)
+        p.write(*stdinData);
+    p.closeWriteChannel();
+    r.finished = p.waitForFinished(300000) && p.exitStatus() == QProcess::NormalExit;
+    r.exitCode = p.exitCode();
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+// The JSON a run printed; a discarded value (is_discarded()) when it is not JSON.
+inline nlohmann::json parseJson(const QByteArray& bytes)
+{
+    return nlohmann::json::parse(bytes.constBegin(), bytes.constEnd(), nullptr, false);
+}
