@@ -4,12 +4,18 @@
 #   (b) whole process: tokenwire-cli tokenize --count vs node tiktoken-count.mjs (start-up included)
 #   (c) training an 8,192-token BPE: bench_trainer vs spm_train --model_type=bpe --num_threads=1
 #   (d) derive per preset (cold, after a model edit, memoized; target < 1 ms) and the GUI's start-up
+# Then writes docs/benchmarks.md (machine, tables, targets met or not) and its QCustomPlot charts in
+# docs/benchmarks/ with tests/bench/bench_report (GUI builds only); the raw figures stay in
+# build/release/bench-results.json.
 # Usage: ./scripts/bench.sh [TEXT]   (default $TOKENWIRE_BENCH_TEXT or ../shared/data/divina_commedia.txt)
 # TOKENWIRE_BENCH_RUNS sets the repetitions (default 10); TOKENWIRE_BENCH_DERIVE_RUNS those of (d) (default 1000).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-case "${1:-}" in -h|--help) sed -n '2,8p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,11p' "$0"; exit 0 ;; esac
+# The load of the (shared) machine before anything of ours runs, for the report.
+load_average() { cut -d' ' -f1-3 /proc/loadavg | sed 's/ /, /g'; }
+load_start="$(load_average)"
 text="${1:-${TOKENWIRE_BENCH_TEXT:-$TOKENWIRE_ROOT/../shared/data/divina_commedia.txt}}"
 runs="${TOKENWIRE_BENCH_RUNS:-10}"
 vocab=8192
@@ -52,6 +58,20 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
+# Every figure for the report, one "key<TAB>value" line each (turned into JSON at the end).
+results="$work/results.tsv"
+: >"$results"
+put() { printf '%s\t%s\n' "$1" "$2" >>"$results"; }
+# The key=value fields of one RESULT line under a prefix (name=/preset= only identify the line).
+put_result() { # prefix "RESULT k=v ..."
+  local tok
+  for tok in $2; do
+    [[ "$tok" == *=* ]] || continue
+    case "$tok" in name=* | preset=* | gui_preset=*) continue ;; esac
+    put "$1.${tok%%=*}" "${tok#*=}"
+  done
+}
+
 # The value of key=value in the RESULT line of a benchmark's output.
 result_field() { # file key
   grep '^RESULT ' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
@@ -62,22 +82,30 @@ peak_mib() {
   /usr/bin/time -f '%M' -o "$work/rss" "$@" >/dev/null 2>&1
   awk '{ printf "%.1f", $1 / 1024 }' "$work/rss"
 }
-# Median wall-clock seconds of whole-process runs of each command (hyperfine when present).
+# "median min max" of the numbers on stdin, one a line.
+median_min_max() {
+  sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.4f %.4f %.4f\n", m, v[1], v[NR] }'
+}
+# Wall-clock seconds of whole-process runs of each command (hyperfine when present):
+# one line "median min max" per command.
 median_seconds() { # name command...
   local name="$1"; shift
   if command -v hyperfine >/dev/null 2>&1; then
     hyperfine --style none --warmup 2 --runs "$runs" --export-json "$work/$name.json" "$@" >/dev/null
-    node -e 'for (const r of require(process.argv[1]).results) console.log(r.median.toFixed(4))' "$work/$name.json"
+    node -e 'for (const r of require(process.argv[1]).results)
+               console.log([r.median, r.min, r.max].map(x => x.toFixed(4)).join(" "))' "$work/$name.json"
   else
     local c i t0 t1
     for c in "$@"; do
+      for ((i = 0; i < 2; ++i)); do bash -c "$c" >/dev/null 2>&1; done
       for ((i = 0; i < runs; ++i)); do
         t0=$(date +%s%N); bash -c "$c" >/dev/null 2>&1; t1=$(date +%s%N)
         echo $(((t1 - t0) / 1000))
-      done | sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.4f\n", m / 1e6 }'
+      done | awk '{ printf "%.6f\n", $1 / 1e6 }' | median_min_max
     done
   fi
 }
+ms() { awk -v s="$1" 'BEGIN { print s * 1000 }'; }
 
 bytes=$(stat -c %s "$text")
 tw_log "text: $text ($bytes bytes), $runs runs each"
@@ -92,6 +120,9 @@ tik_mbps=$(result_field "$work/tiktoken.txt" median_mbps)
 ours_tokens=$(result_field "$work/ours.txt" tokens)
 tik_tokens=$(result_field "$work/tiktoken.txt" tokens)
 [ "$ours_tokens" = "$tik_tokens" ] || tw_log "WARNING: token counts differ: tokenwire $ours_tokens, tiktoken $tik_tokens"
+put_result encode.tokenwire "$(grep -m1 '^RESULT ' "$work/ours.txt")"
+put_result encode.spans "$(grep -m1 '^RESULT ' "$work/spans.txt")"
+put_result encode.tiktoken "$(grep -m1 '^RESULT ' "$work/tiktoken.txt")"
 
 echo
 echo "== (b) whole process: tokenize --count (start-up and vocabulary loading included) =="
@@ -99,30 +130,54 @@ cli_cmd="$cli tokenize --count $text"
 node_cmd="node $peers/tiktoken-count.mjs $text"
 echo "counts: tokenwire-cli $($cli_cmd), node tiktoken $($node_cmd)"
 mapfile -t proc < <(median_seconds count "$cli_cmd" "$node_cmd")
+read -r cli_s cli_min cli_max <<<"${proc[0]}"
+read -r node_s node_min node_max <<<"${proc[1]}"
 cli_rss=$(peak_mib $cli_cmd)
 node_rss=$(peak_mib $node_cmd)
-printf '%-28s median %8.1f ms   peak RSS %6s MiB\n' "tokenwire-cli --count" "$(awk -v s="${proc[0]}" 'BEGIN{print s*1000}')" "$cli_rss"
-printf '%-28s median %8.1f ms   peak RSS %6s MiB\n' "node tiktoken-count.mjs" "$(awk -v s="${proc[1]}" 'BEGIN{print s*1000}')" "$node_rss"
+printf '%-28s median %8.1f ms (%.1f-%.1f)   peak RSS %6s MiB\n' "tokenwire-cli --count" "$(ms "$cli_s")" "$(ms "$cli_min")" "$(ms "$cli_max")" "$cli_rss"
+printf '%-28s median %8.1f ms (%.1f-%.1f)   peak RSS %6s MiB\n' "node tiktoken-count.mjs" "$(ms "$node_s")" "$(ms "$node_min")" "$(ms "$node_max")" "$node_rss"
+put process.tokenwire.median_s "$cli_s"; put process.tokenwire.min_s "$cli_min"; put process.tokenwire.max_s "$cli_max"
+put process.tokenwire.peak_rss_mib "$cli_rss"
+put process.node.median_s "$node_s"; put process.node.min_s "$node_min"; put process.node.max_s "$node_max"
+put process.node.peak_rss_mib "$node_rss"
 
 echo
 echo "== (c) training a BPE vocabulary of $vocab tokens, single thread =="
-"$bin/tests/bench/bench_trainer" "$text" "$vocab" 3 | tee "$work/trainer.txt"
+# In-process: one training per process (each from scratch), $runs processes.
+for ((i = 0; i < runs; ++i)); do
+  "$bin/tests/bench/bench_trainer" "$text" "$vocab" 1 >"$work/trainer.txt"
+  [ "$i" -gt 0 ] || cat "$work/trainer.txt"
+  sed -n 's/^runs .* median \([0-9.]*\) s.*/\1/p' "$work/trainer.txt" >>"$work/trainer-seconds.txt"
+  sed -n 's/^peak RSS \([0-9.]*\) MB.*/\1/p' "$work/trainer.txt" >>"$work/trainer-rss.txt"
+done
+read -r inproc_s inproc_min inproc_max < <(median_min_max <"$work/trainer-seconds.txt")
+printf '%-28s median %8.1f ms (%.1f-%.1f)   training only, %d processes\n' "bench_trainer in-process" \
+  "$(ms "$inproc_s")" "$(ms "$inproc_min")" "$(ms "$inproc_max")" "$runs"
+put train.inproc.median_s "$inproc_s"; put train.inproc.min_s "$inproc_min"; put train.inproc.max_s "$inproc_max"
+put train.inproc.peak_rss_mb "$(sort -g "$work/trainer-rss.txt" | tail -n1)"
+put train.inproc.merges "$(sed -n 's/.*: \([0-9]*\) merges.*/\1/p' "$work/trainer.txt")"
 trainer_cmd="$bin/tests/bench/bench_trainer $text $vocab 1"
 spm_cmd="spm_train --input=$text --model_prefix=$work/spm --vocab_size=$vocab --model_type=bpe --num_threads=1 --character_coverage=1.0 --input_sentence_size=0 --minloglevel=2"
 mapfile -t train < <(median_seconds train "$trainer_cmd" "$spm_cmd")
+read -r trainer_s trainer_min trainer_max <<<"${train[0]}"
+read -r spm_s spm_min spm_max <<<"${train[1]}"
 trainer_rss=$(peak_mib $trainer_cmd)
 spm_rss=$(peak_mib $spm_cmd)
-printf '%-28s median %8.1f ms   peak RSS %6s MiB  (whole process, one training)\n' "bench_trainer" "$(awk -v s="${train[0]}" 'BEGIN{print s*1000}')" "$trainer_rss"
-printf '%-28s median %8.1f ms   peak RSS %6s MiB\n' "spm_train (bpe, 1 thread)" "$(awk -v s="${train[1]}" 'BEGIN{print s*1000}')" "$spm_rss"
+printf '%-28s median %8.1f ms (%.1f-%.1f)   peak RSS %6s MiB  (whole process, one training)\n' "bench_trainer" "$(ms "$trainer_s")" "$(ms "$trainer_min")" "$(ms "$trainer_max")" "$trainer_rss"
+printf '%-28s median %8.1f ms (%.1f-%.1f)   peak RSS %6s MiB\n' "spm_train (bpe, 1 thread)" "$(ms "$spm_s")" "$(ms "$spm_min")" "$(ms "$spm_max")" "$spm_rss"
+put train.tokenwire.median_s "$trainer_s"; put train.tokenwire.min_s "$trainer_min"; put train.tokenwire.max_s "$trainer_max"
+put train.tokenwire.peak_rss_mib "$trainer_rss"
+put train.spm.median_s "$spm_s"; put train.spm.min_s "$spm_min"; put train.spm.max_s "$spm_max"
+put train.spm.peak_rss_mib "$spm_rss"
 
 echo
 echo "== summary (ratio > 1: TokenWire is faster) =="
 printf 'encoding throughput        tokenwire %7.2f MB/s (with spans %.2f)  tiktoken %6.2f MB/s  ratio %sx  (target >= 10x)\n' \
   "$ours_mbps" "$spans_mbps" "$tik_mbps" "$(ratio "$ours_mbps" "$tik_mbps")"
 printf 'whole process --count      tokenwire-cli %.1f ms  node tiktoken %.1f ms  ratio %sx\n' \
-  "$(awk -v s="${proc[0]}" 'BEGIN{print s*1000}')" "$(awk -v s="${proc[1]}" 'BEGIN{print s*1000}')" "$(ratio "${proc[1]}" "${proc[0]}")"
-printf 'BPE training V=%d        bench_trainer %.1f ms  spm_train %.1f ms  ratio %sx  (target < 600 ms)\n' \
-  "$vocab" "$(awk -v s="${train[0]}" 'BEGIN{print s*1000}')" "$(awk -v s="${train[1]}" 'BEGIN{print s*1000}')" "$(ratio "${train[1]}" "${train[0]}")"
+  "$(ms "$cli_s")" "$(ms "$node_s")" "$(ratio "$node_s" "$cli_s")"
+printf 'BPE training V=%d        bench_trainer %.1f ms (in-process %.1f ms)  spm_train %.1f ms  ratio %sx  (target < 600 ms)\n' \
+  "$vocab" "$(ms "$trainer_s")" "$(ms "$inproc_s")" "$(ms "$spm_s")" "$(ratio "$spm_s" "$trainer_s")"
 printf 'peak RSS (MiB)             cli %s, node %s, bench_trainer %s, spm_train %s  (target < 100 MB for ours)\n' \
   "$cli_rss" "$node_rss" "$trainer_rss" "$spm_rss"
 
@@ -130,10 +185,11 @@ echo
 echo "== (d) derive per preset, in-process (Release; target: under 1 ms after an edit) =="
 derive_runs="${TOKENWIRE_BENCH_DERIVE_RUNS:-1000}"
 gui_args=()
+gui_runs=5
 # The GUI's start-up with the largest presets, when this Release build has the GUI.
 if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null; then
   if cmake --build --preset release --target tokenwire >>"$build_log" 2>&1; then
-    gui_args=(--gui "$bin/app/tokenwire" --gui-runs 5)
+    gui_args=(--gui "$bin/app/tokenwire" --gui-runs "$gui_runs")
   else
     tw_log "the GUI did not build (log: $build_log): no start-up timing"
   fi
@@ -147,3 +203,76 @@ grep '^RESULT gui_preset=' "$work/derive.txt" | while read -r line; do
   printf 'GUI start-up, stage 2      %s: pane shown after %s ms  (target < 1000 ms)\n' \
     "$(tr ' ' '\n' <<<"$line" | sed -n 's/^gui_preset=//p')" "$(tr ' ' '\n' <<<"$line" | sed -n 's/^shown_median_ms=//p')"
 done
+load_end="$(load_average)"
+
+# Every RESULT line of (d) into the results.
+presets=()
+while read -r line; do
+  preset="$(tr ' ' '\n' <<<"$line" | sed -n 's/^preset=//p')"
+  presets+=("$preset")
+  put_result "derive.$preset" "$line"
+done < <(grep '^RESULT preset=' "$work/derive.txt")
+put derive.presets "$(IFS=,; echo "${presets[*]}")"
+put derive.worst_warm_median_ms "$worst_warm"
+gui_presets=()
+while read -r line; do
+  preset="$(tr ' ' '\n' <<<"$line" | sed -n 's/^gui_preset=//p')"
+  gui_presets+=("$preset")
+  put_result "gui.$preset" "$line"
+done < <(grep '^RESULT gui_preset=' "$work/derive.txt" || true)
+put gui.presets "$(IFS=,; echo "${gui_presets[*]}")"
+
+echo
+echo "== report: docs/benchmarks.md =="
+# The machine and the versions of everything measured.
+cxx="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$bin/CMakeCache.txt")"
+cxx_flags="$(sed -n 's/^CMAKE_CXX_FLAGS_RELEASE:[A-Z]*=//p' "$bin/CMakeCache.txt")"
+deb_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo "n/a"; }
+lscpu_field() { lscpu | sed -n "s/^$1: *//p" | head -n1; }
+put machine.cpu "$(lscpu_field 'Model name')"
+put machine.cores "$(nproc) online CPUs ($(lscpu_field 'Socket(s)') socket(s) × $(lscpu_field 'Core(s) per socket') core(s) × $(lscpu_field 'Thread(s) per core') thread(s))"
+put machine.cpus "$(nproc)"
+put machine.memory "$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+put machine.kernel "$(uname -srm)"
+put machine.debian "$(. /etc/os-release && echo "${PRETTY_NAME:-Debian}") ($(cat /etc/debian_version 2>/dev/null || echo '?'))"
+put machine.compiler "$("${cxx:-c++}" --version | head -n1), Release (${cxx_flags:-default flags})"
+put machine.qt "Qt $(deb_version qt6-base-dev) (Debian qt6-base-dev)"
+put machine.qcustomplot "$(deb_version libqcustomplot-dev)"
+put machine.node "node $(node --version)"
+put machine.tiktoken "$(node -p "require('$peers/node_modules/tiktoken/package.json').version")"
+put machine.sentencepiece "sentencepiece $(deb_version sentencepiece)"
+if command -v hyperfine >/dev/null 2>&1; then
+  put machine.timer "$(hyperfine --version)"
+else
+  put machine.timer "a shell loop (date +%s%N)"
+fi
+put machine.date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+commit="$(git -C "$TOKENWIRE_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+[ -z "$(git -C "$TOKENWIRE_ROOT" status --porcelain 2>/dev/null)" ] || commit="$commit, with uncommitted changes"
+put machine.commit "$commit"
+put machine.load_start "$load_start"
+put machine.load_end "$load_end"
+put config.text_name "$(basename "$text")"
+put config.bytes "$bytes"
+put config.runs "$runs"
+put config.vocab "$vocab"
+put config.derive_runs "$derive_runs"
+put config.derive_cold_runs "$((derive_runs / 10 > 1 ? derive_runs / 10 : 1))"
+put config.gui_runs "$gui_runs"
+
+json="$bin/bench-results.json"
+node -e '
+  const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean);
+  const out = {};
+  for (const l of lines) { const i = l.indexOf("\t"); out[l.slice(0, i)] = l.slice(i + 1); }
+  require("fs").writeFileSync(process.argv[2], JSON.stringify(out, null, 1) + "\n");' "$results" "$json"
+tw_log "figures in $json (load average at the start $load_start, at the end $load_end)"
+if ! grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null; then
+  tw_log "this Release build has no Qt UI (QCustomPlot): docs/benchmarks.md not written"
+elif ! cmake --build --preset release --target bench_report >>"$build_log" 2>&1; then
+  tw_log "bench_report did not build (log: $build_log): docs/benchmarks.md not written"
+  exit 1
+else
+  QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_report" "$json" "$TOKENWIRE_ROOT/docs/benchmarks.md" \
+    "$TOKENWIRE_ROOT/docs/benchmarks"
+fi
