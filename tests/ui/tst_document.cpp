@@ -15,6 +15,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <sys/stat.h>
 #include <QUndoStack>
 
 #include <csignal>
@@ -72,6 +74,7 @@ private slots:
     void saveOpenRoundTrip();
     void saveIntoMissingFolderFails();
     void failedSaveKeepsOldBytes();
+    void saveOntoDevFullFailsAndKeepsTheDevice();
     void corruptOrFutureFileLeavesDocumentUntouched();
     void modifiedFlagAndTitle();
     void promptBeforeLosingWork();
@@ -560,6 +563,19 @@ void TestDocument::failedSaveKeepsOldBytes()
     // With room again the same save works.
     QVERIFY2(doc.save(&error), qPrintable(error));
     QVERIFY(readAll(path) != old);
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::saveOntoDevFullFailsAndKeepsTheDevice()
+{
+    Document doc;
+    QString error;
+    QVERIFY(!doc.saveAs(QStringLiteral("/dev/full"), &error));
+    QCOMPARE(error, QStringLiteral("Cannot save /dev/full: No space left on device"));
+    QVERIFY(doc.filePath().isEmpty());
+    struct stat st {};
+    QCOMPARE(::stat("/dev/full", &st), 0);
+    QVERIFY(S_ISCHR(st.st_mode)); // still the device, not a file renamed over it
     QVERIFY(doc.waitForDerivation());
 }
 

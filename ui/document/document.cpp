@@ -2,6 +2,7 @@
 
 #include "commands.h"
 
+#include "base/fileio.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 #include "scenario/scenariojson.h"
@@ -12,7 +13,6 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QFutureWatcher>
-#include <QSaveFile>
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -215,28 +215,18 @@ bool Document::save(QString* error)
 bool Document::saveAs(const QString& path, QString* error)
 {
     flushPendingEdits();
-    // QSaveFile writes a temporary file next to the target and renames it over the target only
-    // when every byte is written: a failed save leaves the old file as it was.
+    // core's atomic save: a temporary file beside the target, fsync, rename; a failure (full disk,
+    // short write, bad path) leaves the old file as it was. Devices such as /dev/full are written
+    // in place rather than replaced (QSaveFile would rename its temporary over the device node).
     const std::string json = scenario::scenarioToJson(m_scenario);
-    QSaveFile file(path);
-    auto fail = [&](const QString& what) {
+    if (const Status saved = saveFileAtomically(path.toStdString(), json); !saved.ok()) {
+        std::string reason = saved.error().message; // "cannot save…: why"
+        if (const auto colon = reason.find(": "); reason.rfind("cannot save", 0) == 0 && colon != std::string::npos)
+            reason = reason.substr(colon + 2);
         if (error)
-            *error = tr("Cannot save %1: %2").arg(path, what);
-        file.cancelWriting();
+            *error = tr("Cannot save %1: %2").arg(path, qs(reason));
         return false;
-    };
-    if (!file.open(QIODevice::WriteOnly))
-        return fail(file.errorString());
-    if (file.write(json.data(), qint64(json.size())) != qint64(json.size()))
-        return fail(file.errorString());
-    // Qt 6.4 counts a short write (a full disk, a file-size limit) as success and would commit a
-    // truncated file: flush and compare the size on disk before the rename.
-    if (!file.flush())
-        return fail(file.errorString());
-    if (file.size() != qint64(json.size()))
-        return fail(tr("only %1 of %2 bytes could be written (is the disk full?)").arg(file.size()).arg(json.size()));
-    if (!file.commit())
-        return fail(file.errorString());
+    }
     const QString absolute = QFileInfo(path).absoluteFilePath();
     const bool renamed = absolute != m_filePath;
     m_filePath = absolute;
