@@ -46,3 +46,20 @@ inline nlohmann::json parseJson(const QByteArray& bytes)
 {
     return nlohmann::json::parse(bytes.constBegin(), bytes.constEnd(), nullptr, false);
 }
+
+// Why a run is not the expected failure (exit code, "tokenwire-cli: " on stderr containing every
+// fragment, nothing on stdout); empty when it is.
+inline QString cliErrorMismatch(const CliRun& r, int exitCode, const QStringList& fragments)
+{
+    if (!r.finished || r.exitCode != exitCode)
+        return r.describe();
+    const QString err = QString::fromUtf8(r.err);
+    if (!err.startsWith(QStringLiteral("tokenwire-cli: ")))
+        return QStringLiteral("stderr does not start with \"tokenwire-cli: \":\n") + err;
+    for (const QString& f : fragments)
+        if (!err.contains(f))
+            return QStringLiteral("expected \"%1\" in stderr:\n%2").arg(f, err);
+    if (!r.out.isEmpty())
+        return QStringLiteral("unexpected stdout:\n") + QString::fromUtf8(r.out);
+    return {};
+}

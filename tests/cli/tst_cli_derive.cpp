@@ -368,14 +368,8 @@ void TestCliDerive::errors()
     QFETCH(QStringList, arguments);
     QFETCH(int, exitCode);
     QFETCH(QStringList, fragments);
-    const CliRun r = runCli(expand(arguments));
-    QVERIFY2(r.finished, qPrintable(r.describe()));
-    QVERIFY2(r.exitCode == exitCode, qPrintable(r.describe()));
-    const QString err = QString::fromUtf8(r.err);
-    QVERIFY2(err.startsWith(QStringLiteral("tokenwire-cli: ")), qPrintable(err));
-    for (const QString& f : expand(fragments))
-        QVERIFY2(err.contains(f), qPrintable(QStringLiteral("expected \"%1\" in stderr:\n%2").arg(f, err)));
-    QVERIFY2(r.out.isEmpty(), r.out.constData());
+    const QString mismatch = cliErrorMismatch(runCli(expand(arguments)), exitCode, expand(fragments));
+    QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
 }
 
 void TestCliDerive::everyProblemOnItsOwnLine()

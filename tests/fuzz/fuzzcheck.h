@@ -49,4 +49,19 @@ inline void checkRoundTrip(text::Encoder& encoder, std::string_view text)
     check(encoder.encode(text) == ids, "a second encode (warm cache) gives other ids");
 }
 
+// A loaded model is whole: the 256 byte tokens, merges inside the vocabulary, and its
+// toHuggingFaceJson reads back to the same vocabulary size, merges and <|endoftext|>.
+inline void checkLoadedModel(const text::BpeModel& model)
+{
+    check(model.vocabSize() >= 256, "a loaded model without the 256 byte tokens");
+    for (const text::Merge& m : model.merges())
+        check(m.left < model.vocabSize() && m.right < model.vocabSize() && m.id < model.vocabSize(),
+              "a merge names an id outside the vocabulary");
+    auto reloaded = text::BpeModel::fromHuggingFaceJson(model.toHuggingFaceJson(), "again.json");
+    check(reloaded.ok(), "toHuggingFaceJson output does not load", reloaded.ok() ? std::string() : reloaded.error().toString());
+    check(reloaded->vocabSize() == model.vocabSize(), "reloaded vocabulary size differs");
+    check(reloaded->merges() == model.merges(), "reloaded merges differ");
+    check(reloaded->endOfText() == model.endOfText(), "reloaded <|endoftext|> differs");
+}
+
 } // namespace tw::fuzz

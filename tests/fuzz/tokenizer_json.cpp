@@ -15,20 +15,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     const text::BpeModel& model = loaded.value();
-    fuzz::check(model.vocabSize() >= 256, "a loaded model without the 256 byte tokens");
-    for (const text::Merge& m : model.merges())
-        fuzz::check(m.left < model.vocabSize() && m.right < model.vocabSize() && m.id < model.vocabSize(),
-                    "a merge names an id outside the vocabulary");
+    fuzz::checkLoadedModel(model);
     constexpr std::string_view kText = "Nel mezzo del cammin di nostra vita\nmi ritrovai per una selva oscura, "
                                        "ché la diritta via era smarrita. <|endoftext|> 1234 \xff\xfe";
     text::Encoder encoder(model);
     fuzz::checkRoundTrip(encoder, kText);
     fuzz::checkRoundTrip(encoder, input);
     auto reloaded = text::BpeModel::fromHuggingFaceJson(model.toHuggingFaceJson(), "again.json");
-    fuzz::check(reloaded.ok(), "toHuggingFaceJson output does not load",
-                reloaded.ok() ? std::string() : reloaded.error().toString());
-    fuzz::check(reloaded->vocabSize() == model.vocabSize(), "reloaded vocabulary size differs");
-    fuzz::check(reloaded->merges() == model.merges(), "reloaded merges differ");
+    fuzz::check(reloaded.ok(), "toHuggingFaceJson output does not load"); // checked in full above
     text::Encoder again(reloaded.value());
     fuzz::check(again.encode(kText) == encoder.encode(kText), "reloaded tokenizer encodes differently");
     return 0;
