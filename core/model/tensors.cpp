@@ -366,6 +366,30 @@ std::string precisionText(Precision p) { return N(bytesPerElement(p)) + " B (" +
 
 std::uint64_t parameterCount(const ModelConfig& model) { return params<std::uint64_t>(model).total(); }
 
+ParameterBreakdown parameterBreakdown(const ModelConfig& m)
+{
+    const Params<std::uint64_t> p = params<std::uint64_t>(m);
+    const bool gpt = m.family == Family::Gpt2;
+    const std::uint64_t d = m.hiddenSize;
+    ParameterBreakdown b;
+    b.embedding = p.embedding;
+    b.positions = p.positions;
+    b.attentionPerLayer = m.layers == 0 ? 0 : p.attention / m.layers;
+    b.mlpPerLayer = p.mlpPerLayer;
+    b.routerPerMoeLayer = d * m.moe.experts;
+    b.normsPerLayer = gpt ? 4 * d : 2 * d;
+    b.finalNorm = gpt ? 2 * d : d;
+    b.head = p.head;
+    b.rowParallelBiasesPerLayer = gpt ? 2 * d : 0;
+    return b;
+}
+
+std::uint64_t ParameterBreakdown::layer(const ModelConfig& m, std::uint64_t index) const
+{
+    const bool moe = m.moe.experts > 0 && m.isMoeLayer(index);
+    return attentionPerLayer + normsPerLayer + (moe ? m.moe.experts * mlpPerLayer + routerPerMoeLayer : mlpPerLayer);
+}
+
 double parameterCountAsDouble(const ModelConfig& model) { return params<double>(model).total(); }
 
 std::vector<Error> validate(const BatchShape& batch, const ModelConfig& model)

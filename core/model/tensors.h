@@ -51,6 +51,21 @@ struct ModelDerivation {
 
 // Exact parameter count (REFERENCE.md formulas; e.g. GPT-2 small tied 124,439,808).
 [[nodiscard]] std::uint64_t parameterCount(const ModelConfig& model);
+// Parameters by where they sit, exact (the same formulas as parameterCount; REFERENCE.md "Stage 2").
+// Per-layer parts are for one block of the kind; the MoE parts for one MoE layer.
+struct ParameterBreakdown {
+    std::uint64_t embedding = 0;          // V_p·d (the head reuses it when tied)
+    std::uint64_t positions = 0;          // T_max·d (GPT-2), 0 with RoPE
+    std::uint64_t attentionPerLayer = 0;  // with its biases
+    std::uint64_t mlpPerLayer = 0;        // a dense layer's MLP, or one expert's MLP
+    std::uint64_t routerPerMoeLayer = 0;  // d·E
+    std::uint64_t normsPerLayer = 0;      // GPT-2: 4·d (two LayerNorms), Llama: 2·d
+    std::uint64_t finalNorm = 0;          // GPT-2: 2·d, Llama: d
+    std::uint64_t head = 0;               // V_p·d when untied, else 0
+    std::uint64_t rowParallelBiasesPerLayer = 0; // b_o and b_proj (GPT-2: 2·d): replicated under TP
+    [[nodiscard]] std::uint64_t layer(const ModelConfig& m, std::uint64_t index) const; // one block, experts included
+};
+[[nodiscard]] ParameterBreakdown parameterBreakdown(const ModelConfig& model);
 // The same count in floating point: never wraps, for any model whose fields are in range
 // (validate() uses it to refuse models whose byte counts would overflow).
 [[nodiscard]] double parameterCountAsDouble(const ModelConfig& model);

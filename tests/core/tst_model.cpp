@@ -2,6 +2,7 @@
 // paper's GPT-2-like model and of Llama's grouped-query attention, memory and FLOPs against values
 // derived by hand in the comments, validation messages, the GPU catalog and the provenance graph.
 
+#include "../support/testsupport.h"
 #include "model/gpucatalog.h"
 #include "model/model.h"
 #include "model/tensors.h"
@@ -17,6 +18,9 @@
 #include <vector>
 
 using namespace tw::model;
+
+using tw::test::contains;
+using tw::test::joined;
 
 namespace {
 
@@ -45,16 +49,6 @@ const TensorInfo* tensor(const ModelDerivation& d, const std::string& name)
         if (t.name == name)
             return &t;
     return nullptr;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
-
-std::string joined(const std::vector<tw::Error>& errors)
-{
-    std::string s;
-    for (const auto& e : errors)
-        s += e.toString() + "\n";
-    return s;
 }
 
 // Stage 1 figures as the dataset stage would give them for the paper's setup.

@@ -1,0 +1,38 @@
+#pragma once
+// Small helpers the Qt Test suites share (header-only, Qt-free).
+
+#include "base/error.h"
+#include "parallel/plan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tw::test {
+
+inline bool contains(const std::string& haystack, const std::string& needle)
+{
+    return haystack.find(needle) != std::string::npos;
+}
+
+// Every error on its own line (for failure messages).
+inline std::string joined(const std::vector<tw::Error>& errors)
+{
+    std::string s;
+    for (const auto& e : errors)
+        s += e.toString() + "\n";
+    return s;
+}
+
+// A plan with these degrees and every other setting at its default.
+inline parallel::ParallelPlan planOf(std::uint64_t dp, std::uint64_t pp, std::uint64_t tp, std::uint64_t ep = 1)
+{
+    parallel::ParallelPlan p;
+    p.dp = dp;
+    p.pp = pp;
+    p.tp = tp;
+    p.ep = ep;
+    return p;
+}
+
+} // namespace tw::test
