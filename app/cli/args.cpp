@@ -93,7 +93,7 @@ std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::st
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain or presets";
+constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan or presets";
 
 std::string commandName(Command command)
 {
@@ -108,6 +108,8 @@ std::string commandName(Command command)
         return "tensors";
     case Command::Explain:
         return "explain";
+    case Command::Plan:
+        return "plan";
     case Command::Presets:
         return "presets";
     case Command::None:
@@ -171,6 +173,48 @@ Result<bool> parseScenarioOption(ArgCursor& cur, std::string_view name, std::opt
         return true;
     }
     return false;
+}
+
+// Options of `plan` beyond the scenario's; returns false when `name` is not one of them.
+Result<bool> parsePlanOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl, ScenarioOptions& o)
+{
+    std::optional<std::uint64_t>* degree = name == "--dp" ? &o.dp
+                                           : name == "--pp" ? &o.pp
+                                           : name == "--tp" ? &o.tp
+                                           : name == "--ep" ? &o.ep
+                                                            : nullptr;
+    if (degree) {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        auto n = parseUnsigned(name, v.value(), 1, std::uint64_t{1} << 20);
+        if (!n)
+            return n.error();
+        if (*degree)
+            return usageError("given twice", std::string(name));
+        *degree = n.value();
+        return true;
+    }
+    if (name == "--zero" || name == "--sharding") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        if (o.sharding)
+            return usageError("--zero and --sharding set the same thing; give one of them once", std::string(name));
+        if (name == "--zero") {
+            auto k = parseUnsigned(name, v.value(), 0, 3);
+            if (!k)
+                return k.error();
+            o.sharding = k.value() == 0 ? std::string("ddp") : "zero" + std::to_string(k.value());
+        } else {
+            if (!parallel::shardingFromString(v.value()))
+                return usageError(quoted(v.value()) + " is not a sharding; expected ddp, zero1, zero2, zero3, fsdp-full or fsdp-hybrid",
+                                  std::string(name));
+            o.sharding = std::string(v.value());
+        }
+        return true;
+    }
+    return parseScenarioOption(cur, name, inl, o);
 }
 
 // Options of `tokenize`; returns false when `name` is not one of them.
@@ -289,6 +333,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
             else if (inv.command == Command::Derive || inv.command == Command::Tensors
                      || inv.command == Command::Explain)
                 known = parseScenarioOption(cur, name, inl, inv.scenario);
+            else if (inv.command == Command::Plan)
+                known = parsePlanOption(cur, name, inl, inv.scenario);
             if (!known)
                 return known.error();
             if (!known.value())
@@ -310,6 +356,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
             } else if (arg == "explain") {
                 inv.command = Command::Explain;
                 input = &inv.scenario.figureId;
+            } else if (arg == "plan") {
+                inv.command = Command::Plan;
             } else if (arg == "presets") {
                 inv.command = Command::Presets;
             } else if (arg == "help") {
@@ -344,7 +392,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
         return usageError("missing command; expected " + std::string(kCommandList) + " (see --help)");
     if (inv.command == Command::Presets)
         return inv;
-    if (inv.command == Command::Derive || inv.command == Command::Tensors || inv.command == Command::Explain) {
+    if (inv.command == Command::Derive || inv.command == Command::Tensors || inv.command == Command::Explain
+        || inv.command == Command::Plan) {
         if (inv.command == Command::Explain && inv.scenario.figureId.empty())
             return usageError("missing figure ID (for example model.parameters; derive lists every id)");
         if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
@@ -451,6 +500,29 @@ Options:
 An unknown ID is refused with the ids close to it. `tokenwire-cli derive` lists every id.
 Exit status: 0 done, 1 unreadable or invalid scenario, 2 wrong usage or unknown ID.
 )";
+    case Command::Plan:
+        return R"(Usage: tokenwire-cli plan (--scenario FILE | --preset NAME) [--dp N] [--pp N] [--tp N] [--ep N]
+                         [--zero K | --sharding NAME] [--json] [--units si|iec]
+
+Stage 3: checks the scenario's parallel plan (dp x pp x tp GPUs, EP carved out of DP) and prints
+its communication signature per strategy (payload per call, frequency, peers, bytes per GPU per
+optimizer step, whether its groups leave a node) and every collective call of one optimizer step.
+
+Options:
+  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
+  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
+  --dp N --pp N --tp N   set a degree; after --pp or --tp alone, DP takes the rest of the GPUs
+  --ep N                 expert-parallel degree (divides dp and the experts)
+  --zero K               ZeRO stage 0-3 (0 = plain DDP)
+  --sharding NAME        ddp, zero1, zero2, zero3, fsdp-full or fsdp-hybrid
+  --json                 one JSON object: valid, errors, figures, signature, groups, calls
+  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
+  -h, --help             this text
+
+An impossible plan (8-way TP of 12 heads, dp x pp x tp not the GPU count, ...) is printed with
+every reason and the valid choices; the exit status is then 1.
+Exit status: 0 a valid plan, 1 unreadable scenario or impossible plan, 2 wrong usage.
+)";
     case Command::Presets:
         return R"(Usage: tokenwire-cli presets
 
@@ -470,6 +542,7 @@ Commands:
   derive       derive every figure of a scenario (--scenario FILE or --preset NAME)
   tensors      the tensor inventory of one training step of a scenario
   explain      the derivation chain of one figure back to the inputs
+  plan         the parallel plan: validation, communication signature, collective calls
   presets      the scenarios shipped with the program
 
 Options:

@@ -6,13 +6,15 @@
 #include "text/dataset.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Presets };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Presets };
 
 enum class OutputFormat { Table, Json, Count };
 
@@ -39,6 +41,9 @@ struct ScenarioOptions {
     bool json = false;
     DisplayUnits units;
     std::string figureId;     // explain: the figure to trace back
+    // plan: overrides of the scenario's parallel plan (--dp --pp --tp --ep --zero K --sharding NAME)
+    std::optional<std::uint64_t> dp, pp, tp, ep;
+    std::optional<std::string> sharding; // a sharding name; --zero K is stored as "ddp" or "zeroK"
     bool operator==(const ScenarioOptions&) const = default;
 };
 
@@ -48,7 +53,7 @@ struct Invocation {
     bool version = false; // --version
     TokenizeOptions tokenize;
     TrainBpeOptions trainBpe;
-    ScenarioOptions scenario; // derive, tensors, explain
+    ScenarioOptions scenario; // derive, tensors, explain, plan
     bool operator==(const Invocation&) const = default;
 };
 

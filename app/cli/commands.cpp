@@ -482,7 +482,11 @@ void printRows(std::ostream& out, const std::vector<std::vector<std::string>>& r
 
 std::string gpuLine(const scenario::Scenario& s, const scenario::Derivation& d)
 {
-    return formatInteger(static_cast<std::int64_t>(s.hardware.gpuCount)) + " × " + (d.gpu.name.empty() ? d.gpu.id : d.gpu.name);
+    const std::string gpu = d.gpu.name.empty() ? d.gpu.id : d.gpu.name;
+    if (s.hardware.nodes == 1)
+        return formatInteger(static_cast<std::int64_t>(s.hardware.gpusPerNode)) + " × " + gpu;
+    return formatInteger(static_cast<std::int64_t>(s.hardware.nodes)) + " nodes × "
+           + formatInteger(static_cast<std::int64_t>(s.hardware.gpusPerNode)) + " × " + gpu;
 }
 
 } // namespace
@@ -523,13 +527,173 @@ int runDerive(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     return out.good() ? kExitOk : kExitInput;
 }
 
+namespace {
+
+// The scenario's plan with the command line's overrides: --pp and --tp first (DP takes the rest),
+// then --ep, then an explicit --dp, then the sharding.
+void applyPlanOverrides(const ScenarioOptions& o, scenario::Scenario& s)
+{
+    if (o.pp)
+        scenario::setParallelDegree(s, parallel::Strategy::PP, *o.pp);
+    if (o.tp)
+        scenario::setParallelDegree(s, parallel::Strategy::TP, *o.tp);
+    if (o.ep)
+        scenario::setParallelDegree(s, parallel::Strategy::EP, *o.ep);
+    if (o.dp)
+        scenario::setParallelDegree(s, parallel::Strategy::DP, *o.dp);
+    if (o.sharding)
+        s.parallel.sharding = parallel::shardingFromString(*o.sharding).value_or(s.parallel.sharding);
+}
+
+} // namespace
+
+int runPlan(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
+{
+    auto loaded = scenarioFor(o, err);
+    if (!loaded) {
+        printError(err, loaded.error());
+        return kExitInput;
+    }
+    scenario::Scenario s = std::move(loaded).value();
+    applyPlanOverrides(o, s);
+    auto derived = scenario::derive(s);
+    if (!derived) {
+        Error e = derived.error();
+        if (e.where.file.empty() && !o.scenarioFile.empty())
+            e.where.file = displayName(o.scenarioFile);
+        printError(err, e);
+        return kExitInput;
+    }
+    const scenario::Derivation& d = *derived.value();
+    const parallel::PlanDerivation* plan = d.stage3.get();
+    const parallel::ParallelPlan& p = s.parallel;
+
+    if (o.json) {
+        json errors = json::array();
+        for (const Error& e : d.planErrors)
+            errors.push_back(e.toString());
+        json doc{{"scenario", s.name},
+                 {"valid", plan != nullptr},
+                 {"errors", errors},
+                 {"cluster", {{"nodes", s.hardware.nodes}, {"gpus_per_node", s.hardware.gpusPerNode}}},
+                 {"plan",
+                  {{"dp", p.dp},
+                   {"pp", p.pp},
+                   {"tp", p.tp},
+                   {"ep", p.ep},
+                   {"sharding", parallel::toString(p.sharding)},
+                   {"sequence_parallel", p.sequenceParallel},
+                   {"schedule", parallel::toString(p.schedule)}}}};
+        if (plan) {
+            json figures = json::array();
+            for (const Figure& f : plan->figures.all())
+                figures.push_back(figureJson(f));
+            json signature = json::array();
+            for (const parallel::StrategySignature& r : plan->comm.signature)
+                signature.push_back({{"strategy", parallel::toString(r.strategy)},
+                                     {"present", r.present},
+                                     {"payload_bytes", r.payloadBytes},
+                                     {"calls_per_step", r.callsPerStep},
+                                     {"peers", r.peers},
+                                     {"bytes_per_gpu_per_step", r.bytesPerGpuPerStep},
+                                     {"total_bytes_per_step", r.totalBytesPerStep},
+                                     {"groups", r.groups},
+                                     {"groups_crossing_nodes", r.groupsCrossingNodes},
+                                     {"frequency", r.frequency}});
+            json mesh = json::array();
+            for (const parallel::MeshCoord& c : plan->mesh)
+                mesh.push_back({c.dp, c.pp, c.tp});
+            json groups = json::array();
+            for (const parallel::Group& g : plan->comm.groups)
+                groups.push_back({{"strategy", parallel::toString(g.strategy)},
+                                  {"kind", g.kind},
+                                  {"members", g.members},
+                                  {"crosses_nodes", g.crossesNodes}});
+            json calls = json::array();
+            for (const parallel::CollectiveCall& c : plan->comm.calls)
+                calls.push_back({{"kind", parallel::toString(c.kind)},
+                                 {"strategy", parallel::toString(c.strategy)},
+                                 {"phase", std::string(phaseName(c.phase))},
+                                 {"first_group", c.firstGroup},
+                                 {"group_count", c.groupCount},
+                                 {"payload_bytes", c.payloadBytes},
+                                 {"repeat", c.repeat},
+                                 {"layer", c.layer},
+                                 {"micro_batch", c.microBatch},
+                                 {"what", c.what},
+                                 {"formula", c.formula}});
+            doc["figures"] = std::move(figures);
+            doc["signature"] = std::move(signature);
+            doc["mesh"] = std::move(mesh);
+            doc["groups"] = std::move(groups);
+            doc["calls"] = std::move(calls);
+        }
+        out << dumpJson(doc) << '\n';
+        if (!plan)
+            err << "tokenwire-cli: the plan cannot run (" << d.planErrors.size()
+                << (d.planErrors.size() == 1 ? " reason" : " reasons") << " in \"errors\")\n";
+        if (!out.good())
+            return kExitInput;
+        return plan ? kExitOk : kExitInput;
+    }
+
+    out << "Scenario:   " << s.name << '\n';
+    out << "Model:      " << d.model.name << " on " << gpuLine(s, d) << '\n';
+    out << "Plan:       dp " << p.dp << " × pp " << p.pp << " × tp " << p.tp << " (ep " << p.ep << "), "
+        << parallel::toString(p.sharding) << (p.sequenceParallel ? ", sequence parallel" : "") << ", "
+        << parallel::toString(p.schedule) << '\n';
+    if (!plan) {
+        out << "\nThis plan cannot run (the reasons are on standard error).\n";
+        for (const Error& e : d.planErrors)
+            printError(err, e);
+        return kExitInput;
+    }
+    out << "\nCommunication signature (one optimizer step; bytes a GPU sends with ring/pairwise algorithms):\n";
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"Strategy", "Payload/call", "Frequency", "Calls/GPU", "Peers", "Bytes/GPU/step", "Links"});
+    for (const parallel::StrategySignature& r : plan->comm.signature) {
+        if (!r.present) {
+            rows.push_back({std::string(parallel::toString(r.strategy)), "—", "not used", "", "", "", ""});
+            continue;
+        }
+        rows.push_back({std::string(parallel::toString(r.strategy)), formatBytes(r.payloadBytes, o.units), r.frequency,
+                        formatCount(r.callsPerStep, 0), formatInteger(static_cast<std::int64_t>(r.peers)),
+                        formatBytes(r.bytesPerGpuPerStep, o.units),
+                        r.groupsCrossingNodes == 0 ? std::string("intra-node")
+                                                   : formatInteger(static_cast<std::int64_t>(r.groupsCrossingNodes)) + " of "
+                                                         + formatInteger(static_cast<std::int64_t>(r.groups))
+                                                         + " groups inter-node"});
+    }
+    printRows(out, rows);
+    out << "\nCollective calls (each issued by every group listed, repeat times per step):\n";
+    rows.clear();
+    rows.push_back({"#", "Kind", "Strategy", "Phase", "Layer", "Groups", "Payload", "Repeat", "What"});
+    for (std::size_t i = 0; i < plan->comm.calls.size(); ++i) {
+        const parallel::CollectiveCall& c = plan->comm.calls[i];
+        const std::size_t size = c.groupCount ? plan->comm.groups[c.firstGroup].members.size() : 0;
+        rows.push_back({std::to_string(i + 1), std::string(parallel::toString(c.kind)),
+                        std::string(parallel::toString(c.strategy)), std::string(phaseName(c.phase)),
+                        c.layer < 0 ? std::string("—") : std::to_string(c.layer),
+                        std::to_string(c.groupCount) + " × " + std::to_string(size) + " GPUs",
+                        formatBytes(c.payloadBytes, o.units), formatInteger(static_cast<std::int64_t>(c.repeat)), c.what});
+    }
+    printRows(out, rows);
+    out << "\nFigures:\n";
+    rows.clear();
+    rows.push_back({"Id", "Figure", "Value", "Formula"});
+    for (const Figure& f : plan->figures.all())
+        rows.push_back({f.id, f.label, formatValue(f.value, f.unit, o.units), f.formula});
+    printRows(out, rows);
+    return out.good() ? kExitOk : kExitInput;
+}
+
 int runTensors(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
 {
     scenario::Scenario s;
     const auto d = deriveFor(o, s, err);
     if (!d)
         return kExitInput;
-    const auto& tensors = d->stage2.tensors;
+    const auto& tensors = d->stage2->tensors;
     if (o.json) {
         json list = json::array();
         for (const model::TensorInfo& t : tensors)
@@ -650,6 +814,8 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
         return runTensors(i.scenario, out, err);
     case Command::Explain:
         return runExplain(i.scenario, out, err);
+    case Command::Plan:
+        return runPlan(i.scenario, out, err);
     case Command::Presets:
         return runPresets(out);
     case Command::None:

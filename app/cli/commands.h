@@ -1,5 +1,5 @@
 #pragma once
-// The commands of tokenwire-cli (tokenize, train-bpe, derive, tensors, explain, presets), over the
+// The commands of tokenwire-cli (tokenize, train-bpe, derive, tensors, explain, plan, presets), over the
 // Qt-free core.
 
 #include <iosfwd>
@@ -26,6 +26,9 @@ inline constexpr int kExitUsage = 2;
 [[nodiscard]] int runTensors(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
 // Prints one figure's derivation chain back to the inputs.
 [[nodiscard]] int runExplain(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
+// Stage 3: the plan's validation, communication signature and collective calls (table or JSON);
+// exit 1 when the plan cannot run.
+[[nodiscard]] int runPlan(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
 // Lists the presets: names, a blank line, then "name — description" lines.
 [[nodiscard]] int runPresets(std::ostream& out);
 // The whole tool: parses argv, runs the command, writes "tokenwire-cli: …" errors to err.

@@ -221,9 +221,26 @@ struct ModelKey {
     model::ModelConfig model;
     model::BatchShape batch;
     model::GpuSpec gpu;
-    std::uint64_t gpuCount = 0;
     bool vocabFromTokenizer = true;
     bool operator==(const ModelKey&) const = default;
+};
+
+// Stage 2 with the figures of stages 1–2 in one set and the problems found so far.
+struct ModelStage {
+    std::shared_ptr<const TextStage> stage1;
+    model::ModelConfig model;
+    model::GpuSpec gpu;
+    std::shared_ptr<const model::ModelDerivation> derivation;
+    FigureSet figures;
+    std::vector<Error> problems;
+};
+
+// The inputs of stage 3 (and of the hardware figures).
+struct PlanKey {
+    const ModelStage* stage2 = nullptr;
+    parallel::Cluster cluster;
+    parallel::ParallelPlan plan;
+    bool operator==(const PlanKey&) const = default;
 };
 
 template <class Key, class Value>
@@ -263,7 +280,8 @@ struct Deriver::Cache {
     mutable std::mutex mutex;
     Memo<TokenizeKey, TokenizedText> tokenized;
     Memo<DatasetKey, TextStage> datasets;
-    Memo<ModelKey, Derivation> derivations;
+    Memo<ModelKey, ModelStage> models;
+    Memo<PlanKey, Derivation> derivations;
     // Pointer keys stay valid: each cached value holds what its key points to.
     Counters counters;
 };
@@ -282,6 +300,7 @@ void Deriver::clear()
     std::lock_guard lock(m_cache->mutex);
     m_cache->tokenized.entries.clear();
     m_cache->datasets.entries.clear();
+    m_cache->models.entries.clear();
     m_cache->derivations.entries.clear();
 }
 
@@ -337,58 +356,92 @@ Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, con
         mkey.model.vocabSize = tokenizerV;
     mkey.batch = s.batch;
     mkey.gpu = s.hardware.gpu == "custom" ? s.hardware.custom : model::findGpu(s.hardware.gpu).value_or(model::GpuSpec{});
-    mkey.gpuCount = s.hardware.gpuCount;
     mkey.vocabFromTokenizer = s.modelVocabFromTokenizer;
+    std::shared_ptr<const ModelStage> stage2;
     {
         std::lock_guard lock(c.mutex);
-        if (auto hit = c.derivations.find(mkey))
+        stage2 = c.models.find(mkey);
+    }
+    if (!stage2) {
+        if (std::vector<Error> errors = model::validate(mkey.model); !errors.empty()) {
+            for (Error& e : errors)
+                e.message += " (V = " + integer(tokenizerV) + " comes from the tokenizer)";
+            return joinErrors(errors);
+        }
+        auto m = std::make_shared<ModelStage>();
+        m->stage1 = stage1;
+        m->model = mkey.model;
+        m->gpu = mkey.gpu;
+        m->problems = tokenized->warnings;
+
+        // The figures stage 2 may cite: stage 1's, without the tokenizer's V when the model keeps its own.
+        FigureSet inputs;
+        for (const Figure& f : stage1->stats.figures.all())
+            if (s.modelVocabFromTokenizer || f.id != "tokenizer.vocab_size")
+                inputs.add(f);
+        auto md = std::make_shared<model::ModelDerivation>(model::deriveModel(mkey.model, mkey.batch, mkey.gpu, inputs));
+        m->figures = stage1->stats.figures;
+        for (const Figure& f : md->figures.all())
+            m->figures.add(f);
+        if (!s.modelVocabFromTokenizer && s.model.vocabSize != tokenizerV)
+            m->problems.push_back(fieldError(
+                "model.vocab_size", "the model keeps its own V = " + integer(s.model.vocabSize)
+                                        + "; the text is tokenized with " + tokenized->tokenizer->name() + " (V = "
+                                        + integer(tokenizerV) + ") for the token figures"));
+        if (!md->fitsInMemory)
+            m->problems.push_back(fieldError(
+                "hardware.gpu", "one GPU's memory (" + formatBytes(mkey.gpu.memoryBytes)
+                                    + ") does not hold this model's weights, gradients, optimizer state and "
+                                      "activations without the sharding and parallel layouts of stage 3"));
+        m->derivation = std::move(md);
+        stage2 = m;
+        std::lock_guard lock(c.mutex);
+        ++c.counters.models;
+        c.models.put(mkey, stage2);
+    }
+
+    // Stage 3: the plan on the cluster.
+    PlanKey pkey{stage2.get(), s.hardware.cluster(), s.parallel};
+    {
+        std::lock_guard lock(c.mutex);
+        if (auto hit = c.derivations.find(pkey))
             return hit;
     }
-    if (std::vector<Error> errors = model::validate(mkey.model); !errors.empty()) {
-        for (Error& e : errors)
-            e.message += " (V = " + integer(tokenizerV) + " comes from the tokenizer)";
-        return joinErrors(errors);
-    }
-
     auto d = std::make_shared<Derivation>();
     d->stage1 = stage1;
-    d->model = mkey.model;
-    d->gpu = mkey.gpu;
-    d->problems = tokenized->warnings;
-
-    // The figures stage 2 may cite: stage 1's, without the tokenizer's V when the model keeps its own.
-    FigureSet inputs;
-    for (const Figure& f : stage1->stats.figures.all())
-        if (s.modelVocabFromTokenizer || f.id != "tokenizer.vocab_size")
-            inputs.add(f);
-    d->stage2 = model::deriveModel(mkey.model, mkey.batch, mkey.gpu, inputs);
-
-    // One graph: stage 1, the scenario's other inputs, stage 2.
-    d->figures = stage1->stats.figures;
-    d->figures.add({"hardware.gpu_count", "GPUs", double(s.hardware.gpuCount), "",
-                    "input: " + integer(s.hardware.gpuCount) + " × " + (mkey.gpu.name.empty() ? mkey.gpu.id : mkey.gpu.name),
-                    {}});
-    for (const Figure& f : d->stage2.figures.all())
-        d->figures.add(f);
-
-    if (!s.modelVocabFromTokenizer && s.model.vocabSize != tokenizerV)
-        d->problems.push_back(fieldError(
-            "model.vocab_size", "the model keeps its own V = " + integer(s.model.vocabSize) + "; the text is tokenized with "
-                                    + tokenized->tokenizer->name() + " (V = " + integer(tokenizerV)
-                                    + ") for the token figures"));
-    if (!d->stage2.fitsInMemory)
-        d->problems.push_back(fieldError(
-            "hardware.gpu", "one GPU's memory (" + formatBytes(mkey.gpu.memoryBytes)
-                                + ") does not hold this model's weights, gradients, optimizer state and activations "
-                                  "without the sharding and parallel layouts of stage 3"));
+    d->model = stage2->model;
+    d->gpu = stage2->gpu;
+    d->stage2 = stage2->derivation;
+    d->cluster = pkey.cluster;
+    d->anchor = stage2;
+    d->problems = stage2->problems;
+    d->figures = stage2->figures;
+    const std::string gpuName = stage2->gpu.name.empty() ? stage2->gpu.id : stage2->gpu.name;
+    d->figures.add({"hardware.nodes", "Nodes", double(s.hardware.nodes), "", "input: " + integer(s.hardware.nodes) + " nodes", {}});
+    d->figures.add({"hardware.gpus_per_node", "GPUs per node", double(s.hardware.gpusPerNode), "",
+                    "input: " + integer(s.hardware.gpusPerNode) + " × " + gpuName + " per node", {}});
+    d->figures.add({"hardware.gpu_count", "GPUs", double(s.hardware.gpuCount()), "",
+                    "nodes × GPUs per node = " + integer(s.hardware.nodes) + " × " + integer(s.hardware.gpusPerNode)
+                        + " = " + integer(s.hardware.gpuCount()),
+                    {"hardware.nodes", "hardware.gpus_per_node"}});
+    d->planErrors = parallel::validate(s.parallel, pkey.cluster, stage2->model, s.batch);
+    if (d->planErrors.empty()) {
+        auto plan = std::make_shared<parallel::PlanDerivation>(
+            parallel::derivePlan(s.parallel, pkey.cluster, stage2->model, s.batch, stage2->gpu, d->figures));
+        for (const Figure& f : plan->figures.all())
+            d->figures.add(f);
+        d->stage3 = std::move(plan);
+    }
+    for (const Error& e : d->planErrors)
+        d->problems.push_back(e); // also listed with the other notes (each names its "parallel.*" path)
     for (const std::string& missing : d->figures.missingInputs())
         d->problems.push_back(fieldError("", "figure input \"" + missing + "\" is not defined (a defect of the program)"));
 
     std::shared_ptr<const Derivation> result = d;
     progress(1.0);
     std::lock_guard lock(c.mutex);
-    ++c.counters.models;
-    c.derivations.put(mkey, result);
+    ++c.counters.plans;
+    c.derivations.put(pkey, result);
     return result;
 }
 

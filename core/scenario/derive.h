@@ -1,6 +1,7 @@
 #pragma once
-// The whole derivation of a scenario: stage 1 (text → tokens → dataset figures) then stage 2
-// (model, tensors, memory, FLOPs), every number a Figure in one closed provenance graph. Pure and
+// The whole derivation of a scenario: stage 1 (text → tokens → dataset figures), stage 2 (model,
+// tensors, memory, FLOPs) and stage 3 (parallel plan, communication, pipeline), every number a
+// Figure in one closed provenance graph. Pure and
 // deterministic; a Deriver memoizes each stage on its inputs so an edit of the model does not
 // re-tokenize the text.
 
@@ -8,6 +9,7 @@
 #include "base/figure.h"
 #include "base/progress.h"
 #include "model/tensors.h"
+#include "parallel/plan.h"
 #include "scenario.h"
 #include "text/bpe.h"
 #include "text/dataset.h"
@@ -39,9 +41,14 @@ struct Derivation {
     std::shared_ptr<const TextStage> stage1;
     model::ModelConfig model;      // as derived: V from the tokenizer when the scenario says so
     model::GpuSpec gpu;            // the catalog entry or the custom one
-    model::ModelDerivation stage2; // figures "model.*", "memory.*", "compute.*", "tensor.*"; tensors
-    FigureSet figures;             // stage 1 + the scenario's other inputs + stage 2: a closed graph
+    std::shared_ptr<const model::ModelDerivation> stage2; // figures "model.*", "memory.*", "compute.*"; tensors
+    // Stage 3, or null when the plan cannot run (planErrors says why, each naming its "parallel.*" path).
+    std::shared_ptr<const parallel::PlanDerivation> stage3;
+    std::vector<Error> planErrors;
+    parallel::Cluster cluster;
+    FigureSet figures;             // stage 1 + the scenario's other inputs + stages 2 and 3: a closed graph
     std::vector<Error> problems;   // warnings and notes (nothing here stops the derivation)
+    std::shared_ptr<const void> anchor; // keeps the memoized stage this derivation was keyed on alive
 
     [[nodiscard]] const text::DatasetStats& dataset() const { return stage1->stats; }
     [[nodiscard]] const std::vector<text::TokenSpan>& tokens() const { return stage1->tokenized->tokens; }
@@ -50,7 +57,8 @@ struct Derivation {
 
 // Derives scenarios, remembering the last results of each stage keyed by that stage's inputs:
 // tokenization by text source + tokenizer (files by path, size and modification time), dataset
-// figures by tokens + training shape, stage 2 by stage 1 + model + batch + GPU. Thread-safe.
+// figures by tokens + training shape, stage 2 by stage 1 + model + batch + GPU, stage 3 by stage 2 +
+// cluster + plan. Thread-safe.
 class Deriver {
 public:
     Deriver();
@@ -67,6 +75,7 @@ public:
         std::size_t tokenizations = 0;
         std::size_t datasets = 0;
         std::size_t models = 0;
+        std::size_t plans = 0;
         bool operator==(const Counters&) const = default;
     };
     [[nodiscard]] Counters counters() const;

@@ -154,8 +154,87 @@ std::vector<Error> validate(const Scenario& s)
             known += g.id + ", ";
         errors.push_back(at("hardware.gpu", "unknown GPU \"" + s.hardware.gpu + "\" (expected one of " + known + "or custom)"));
     }
-    checkRange(errors, "hardware.gpu_count", s.hardware.gpuCount, 1, kMaxGpuCount);
+    checkRange(errors, "hardware.nodes", s.hardware.nodes, 1, kMaxGpuCount);
+    checkRange(errors, "hardware.gpus_per_node", s.hardware.gpusPerNode, 1, kMaxGpusPerNode);
+    if (s.hardware.nodes >= 1 && s.hardware.gpusPerNode >= 1 && s.hardware.nodes <= kMaxGpuCount
+        && s.hardware.gpusPerNode <= kMaxGpusPerNode && s.hardware.gpuCount() > kMaxGpuCount)
+        errors.push_back(at("hardware.nodes", integer(s.hardware.nodes) + " nodes × " + integer(s.hardware.gpusPerNode)
+                                                  + " GPUs = " + integer(s.hardware.gpuCount()) + " GPUs; the most is "
+                                                  + integer(kMaxGpuCount)));
     return errors;
+}
+
+void fitPlanToCluster(Scenario& s)
+{
+    parallel::ParallelPlan& p = s.parallel;
+    const std::uint64_t n = s.hardware.gpuCount();
+    if (p.pp == 0 || p.tp == 0 || n % (p.pp * p.tp) != 0)
+        return;
+    p.dp = n / (p.pp * p.tp);
+    if (p.ep == 0 || p.dp % p.ep != 0)
+        p.ep = 1;
+    if (p.shardGroupSize != 0 && p.dp % p.shardGroupSize != 0)
+        p.shardGroupSize = 0;
+    dropStalePlanParts(s);
+}
+
+void dropStalePlanParts(Scenario& s)
+{
+    parallel::ParallelPlan& p = s.parallel;
+    const std::uint64_t v = p.schedule == parallel::PipelineSchedule::Interleaved ? p.virtualStages : 1;
+    if (!p.layerPartition.empty() && p.layerPartition.size() != p.pp * v)
+        p.layerPartition.clear();
+    if (p.assignment.empty())
+        return;
+    bool fits = p.assignment.size() == s.hardware.gpuCount();
+    for (const parallel::MeshCoord& c : p.assignment)
+        fits = fits && c.dp < p.dp && c.pp < p.pp && c.tp < p.tp;
+    if (!fits)
+        p.assignment.clear();
+}
+
+void setParallelDegree(Scenario& s, parallel::Strategy strategy, std::uint64_t degree)
+{
+    parallel::ParallelPlan& p = s.parallel;
+    const std::uint64_t n = s.hardware.gpuCount();
+    switch (strategy) {
+    case parallel::Strategy::DP:
+        p.dp = degree;
+        break;
+    case parallel::Strategy::PP:
+    case parallel::Strategy::TP:
+        (strategy == parallel::Strategy::PP ? p.pp : p.tp) = degree;
+        if (p.pp > 0 && p.tp > 0 && n % (p.pp * p.tp) == 0)
+            p.dp = n / (p.pp * p.tp);
+        break;
+    case parallel::Strategy::EP:
+        p.ep = degree;
+        break;
+    }
+    if (strategy != parallel::Strategy::EP && (p.ep == 0 || p.dp == 0 || p.dp % p.ep != 0))
+        p.ep = 1;
+    if (p.shardGroupSize != 0 && (p.dp == 0 || p.dp % p.shardGroupSize != 0))
+        p.shardGroupSize = 0;
+    // A new mesh shape makes an explicit placement meaningless.
+    if (strategy != parallel::Strategy::EP)
+        p.assignment.clear();
+    dropStalePlanParts(s);
+}
+
+bool swapGpus(Scenario& s, std::uint64_t a, std::uint64_t b)
+{
+    const std::uint64_t n = s.hardware.gpuCount();
+    parallel::ParallelPlan& p = s.parallel;
+    if (a >= n || b >= n || p.dp * p.pp * p.tp != n)
+        return false;
+    if (p.assignment.empty())
+        p.assignment = parallel::defaultAssignment(p);
+    if (p.assignment.size() != n)
+        return false;
+    std::swap(p.assignment[a], p.assignment[b]);
+    if (p.assignment == parallel::defaultAssignment(p))
+        p.assignment.clear(); // back to the default placement
+    return true;
 }
 
 } // namespace tw::scenario

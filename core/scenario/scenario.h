@@ -5,6 +5,7 @@
 #include "model/gpucatalog.h"
 #include "model/model.h"
 #include "model/tensors.h"
+#include "parallel/plan.h"
 
 #include "base/error.h"
 
@@ -16,7 +17,7 @@
 
 namespace tw::scenario {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Where stage 1's text comes from: a sample embedded in the program, a file, or text typed inline.
 struct TextSource {
@@ -40,8 +41,12 @@ struct TokenizerChoice {
 struct Hardware {
     std::string gpu = "a100-80gb";     // a catalog id, or "custom"
     model::GpuSpec custom;             // used when gpu == "custom"
-    std::uint64_t gpuCount = 8;        // later issues: nodes × GPUs per node
+    std::uint64_t nodes = 1;           // the cluster of stage 3: nodes × GPUs per node
+    std::uint64_t gpusPerNode = 8;
     bool operator==(const Hardware&) const = default;
+
+    [[nodiscard]] parallel::Cluster cluster() const { return {nodes, gpusPerNode}; }
+    [[nodiscard]] std::uint64_t gpuCount() const { return nodes * gpusPerNode; }
 };
 
 struct Scenario {
@@ -53,7 +58,8 @@ struct Scenario {
     model::ModelConfig model;
     model::BatchShape batch;
     Hardware hardware;
-    // Filled by later issues: parallel plan, collective algorithms, topology.
+    parallel::ParallelPlan parallel;  // stage 3: degrees, sharding, pipeline schedule, GPU placement
+    // Filled by later issues: collective algorithms, topology.
     bool operator==(const Scenario&) const = default;
 };
 
@@ -62,7 +68,8 @@ inline constexpr std::uint64_t kMaxSequenceLength = std::uint64_t{1} << 20; // T
 inline constexpr std::uint64_t kMaxMicroBatch = std::uint64_t{1} << 20;     // B
 inline constexpr std::uint64_t kMaxGlobalBatchTokens = std::uint64_t{1} << 40; // G
 inline constexpr std::uint64_t kMaxDocuments = std::uint64_t{1} << 32;
-inline constexpr std::uint64_t kMaxGpuCount = std::uint64_t{1} << 20;
+inline constexpr std::uint64_t kMaxGpuCount = std::uint64_t{1} << 20; // nodes × GPUs per node
+inline constexpr std::uint64_t kMaxGpusPerNode = 1024;
 
 // JSON names of the kinds: "sample" | "file" | "inline" and "gpt2" | "trained" | "file".
 [[nodiscard]] std::string_view toString(TextSource::Kind kind);
@@ -72,6 +79,26 @@ inline constexpr std::uint64_t kMaxGpuCount = std::uint64_t{1} << 20;
 
 // Every problem with a scenario, each naming its JSON path ("batch.micro_batch: …"); empty when
 // every stage can be derived from it. Fields a kind does not use are not checked.
+// The parallel plan is not checked here: an impossible plan is stage 3's finding (Derivation::planErrors),
+// not a reason to refuse stages 1 and 2.
 [[nodiscard]] std::vector<Error> validate(const Scenario& scenario);
+
+// After the cluster changed size: keeps pp and tp and gives DP the rest when pp·tp divides the GPUs
+// (ep kept when it still divides dp, else 1), and drops an explicit placement that no longer fits.
+// Leaves the plan alone when pp·tp does not divide the GPUs (stage 3 then says why).
+void fitPlanToCluster(Scenario& scenario);
+
+// Sets one parallel degree. When pp or tp changes, DP takes the rest of the GPUs if that divides
+// evenly; ep falls back to 1 when it no longer divides dp. A placement or a layer partition that no
+// longer fits the mesh is dropped (the defaults apply). Setting dp changes nothing else.
+void setParallelDegree(Scenario& scenario, parallel::Strategy strategy, std::uint64_t degree);
+
+// Swaps the mesh places of GPUs a and b (the placement becomes explicit); false when either GPU does
+// not exist or the plan's mesh does not match the cluster.
+bool swapGpus(Scenario& scenario, std::uint64_t a, std::uint64_t b);
+
+// Drops the plan's explicit parts that no longer match its degrees: a layer partition without pp·v
+// entries, a placement without one entry per GPU or with coordinates outside the mesh.
+void dropStalePlanParts(Scenario& scenario);
 
 } // namespace tw::scenario

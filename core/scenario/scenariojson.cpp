@@ -13,8 +13,8 @@
 #include <map>
 #include <set>
 
-// Schema (version 1), base units throughout:
-// { "schema_version": 1, "name", "description",
+// Schema (version 2), base units throughout:
+// { "schema_version": 2, "name", "description",
 //   "text": {"source": "sample"|"file"|"inline", "sample", "path", "text", "documents"},
 //   "tokenizer": {"kind": "gpt2"|"trained"|"file", "vocab_size", "path"},
 //   "model_vocab_from_tokenizer": bool,
@@ -23,8 +23,13 @@
 //             "moe": {"experts", "top_k", "capacity_factor", "layer_interval"},
 //             "weights", "activations", "gradients", "optimizer_state" (precisions), "recompute"},
 //   "batch": {"sequence_length", "micro_batch", "global_batch_tokens"},
-//   "hardware": {"gpu", "gpu_count", "custom": {"id", "name", "memory_bytes", "peak_fp32", "peak_bf16",
-//                "peak_fp16", "peak_fp8"}} }
+//   "hardware": {"gpu", "nodes", "gpus_per_node", "custom": {"id", "name", "memory_bytes", "peak_fp32",
+//                "peak_bf16", "peak_fp16", "peak_fp8"}},
+//   "parallel": {"dp", "pp", "tp", "ep", "sharding": "ddp"|"zero1"|"zero2"|"zero3"|"fsdp-full"|"fsdp-hybrid",
+//                "shard_group_size", "sequence_parallel", "schedule": "gpipe"|"1f1b"|"interleaved",
+//                "virtual_stages", "layer_partition": [..], "layer_forward_time_s": [..],
+//                "compute_efficiency", "bucket_bytes", "assignment": [[dp, pp, tp] per GPU]} }
+// Without "parallel", every GPU is a data-parallel replica (dp = nodes × GPUs per node).
 // Keys a kind does not use are written only when they differ from their default, so a round trip
 // keeps every field.
 
@@ -286,6 +291,41 @@ public:
             }
         }
 
+        // A JSON value that must be an unsigned integer (array elements); false with a message if not.
+        bool unsignedValue(const Json& v, const std::string& p, std::uint64_t& out)
+        {
+            if (v.is_number_unsigned()) {
+                out = v.get<std::uint64_t>();
+                return true;
+            }
+            if (v.is_number_integer())
+                m_r.fail(p, "must not be negative, got " + std::to_string(v.get<std::int64_t>()));
+            else if (v.is_number_float() && v.get<double>() >= 0 && v.get<double>() == std::floor(v.get<double>())
+                     && v.get<double>() < 9007199254740992.0) {
+                out = static_cast<std::uint64_t>(v.get<double>());
+                return true;
+            } else
+                m_r.fail(p, "expected an unsigned integer, got " + (v.is_number() ? v.dump() : typeName(v)));
+            return false;
+        }
+
+        // An array: `each` is called for every element with its path ("parallel.layer_partition[3]").
+        void array(const std::string& key,
+                   const std::function<void(Object&, const Json&, const std::string&)>& each)
+        {
+            const Json* v = get(key);
+            if (!v)
+                return;
+            if (!v->is_array()) {
+                m_r.fail(path(key), "expected an array, got " + typeName(*v));
+                return;
+            }
+            for (std::size_t i = 0; i < v->size(); ++i)
+                each(*this, (*v)[i], path(key) + "[" + std::to_string(i) + "]");
+        }
+
+        [[nodiscard]] Reader& reader() { return m_r; }
+
         void real(const std::string& key, double& out)
         {
             const Json* v = get(key);
@@ -445,7 +485,8 @@ Scenario readScenario(const Json& root, Reader& r)
 
     Reader::Object hw = top.object("hardware");
     hw.string("gpu", s.hardware.gpu);
-    hw.u64("gpu_count", s.hardware.gpuCount);
+    hw.u64("nodes", s.hardware.nodes);
+    hw.u64("gpus_per_node", s.hardware.gpusPerNode);
     Reader::Object custom = hw.object("custom");
     custom.string("id", s.hardware.custom.id);
     custom.string("name", s.hardware.custom.name);
@@ -456,6 +497,55 @@ Scenario readScenario(const Json& root, Reader& r)
     custom.real("peak_fp8", s.hardware.custom.peakFp8);
     custom.finish();
     hw.finish();
+
+    parallel::ParallelPlan& p = s.parallel;
+    if (!top.get("parallel"))
+        p.dp = s.hardware.nodes * s.hardware.gpusPerNode; // pure data parallelism over every GPU
+    Reader::Object par = top.object("parallel");
+    par.u64("dp", p.dp);
+    par.u64("pp", p.pp);
+    par.u64("tp", p.tp);
+    par.u64("ep", p.ep);
+    par.name<parallel::Sharding>("sharding", p.sharding, parallel::shardingFromString, "sharding",
+                                 "ddp, zero1, zero2, zero3, fsdp-full or fsdp-hybrid");
+    par.u64("shard_group_size", p.shardGroupSize);
+    par.boolean("sequence_parallel", p.sequenceParallel);
+    par.name<parallel::PipelineSchedule>("schedule", p.schedule, parallel::scheduleFromString, "pipeline schedule",
+                                         "gpipe, 1f1b or interleaved");
+    par.u64("virtual_stages", p.virtualStages);
+    par.array("layer_partition", [&](Reader::Object& o, const Json& v, const std::string& path) {
+        std::uint64_t n = 0;
+        if (o.unsignedValue(v, path, n))
+            p.layerPartition.push_back(n);
+    });
+    par.array("layer_forward_time_s", [&](Reader::Object& o, const Json& v, const std::string& path) {
+        if (v.is_number())
+            p.layerForwardSeconds.push_back(v.get<double>());
+        else
+            o.reader().fail(path, "expected a number of seconds, got " + typeName(v));
+    });
+    par.real("compute_efficiency", p.computeEfficiency);
+    par.real("bucket_bytes", p.bucketBytes);
+    par.array("assignment", [&](Reader::Object& o, const Json& v, const std::string& path) {
+        if (!v.is_array() || v.size() != 3) {
+            o.reader().fail(path, "expected [dp, pp, tp] (three whole numbers), got "
+                                      + (v.is_array() ? "an array of " + std::to_string(v.size()) : typeName(v)));
+            return;
+        }
+        std::uint64_t c[3] = {0, 0, 0};
+        bool ok = true;
+        for (std::size_t i = 0; i < 3; ++i) {
+            ok = o.unsignedValue(v[i], path + "[" + std::to_string(i) + "]", c[i]) && ok;
+            if (ok && c[i] >= kMaxGpuCount) {
+                o.reader().fail(path + "[" + std::to_string(i) + "]", "coordinate " + std::to_string(c[i])
+                                                                          + " is larger than any mesh can be");
+                ok = false;
+            }
+        }
+        if (ok)
+            p.assignment.push_back({std::uint32_t(c[0]), std::uint32_t(c[1]), std::uint32_t(c[2])});
+    });
+    par.finish();
 
     top.finish();
     return s;
@@ -492,8 +582,31 @@ void migrate0to1(Json& doc, Reader& r)
     t = std::move(out);
 }
 
+// Version 1 counted GPUs ("hardware.gpu_count") without nodes or a parallel plan: up to 8 GPUs are one
+// node, multiples of 8 are nodes of 8, other counts are single-GPU nodes; every GPU is a DP replica.
+void migrate1to2(Json& doc, Reader& r)
+{
+    if (!doc.contains("hardware") || !doc["hardware"].is_object())
+        return;
+    Json& hw = doc["hardware"];
+    const auto it = hw.find("gpu_count");
+    if (it == hw.end())
+        return;
+    if (!it->is_number_unsigned()) {
+        r.fail("hardware.gpu_count", "expected an unsigned integer in schema_version 1, got " + typeName(*it));
+        return;
+    }
+    const std::uint64_t n = it->get<std::uint64_t>();
+    const std::uint64_t perNode = n <= 8 ? std::max<std::uint64_t>(n, 1) : n % 8 == 0 ? 8 : 1;
+    hw.erase(it);
+    hw["nodes"] = n == 0 ? 0 : n / perNode;
+    hw["gpus_per_node"] = perNode;
+    if (!doc.contains("parallel"))
+        doc["parallel"] = Json{{"dp", n}};
+}
+
 using Migration = void (*)(Json&, Reader&);
-constexpr Migration kMigrations[] = {migrate0to1};
+constexpr Migration kMigrations[] = {migrate0to1, migrate1to2};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per older schema version");
 
 // Integral doubles below 2^53 as JSON integers (80000000000, not 80000000000.0).
@@ -647,7 +760,8 @@ std::string scenarioToJson(const Scenario& s)
 
     Json hw;
     hw["gpu"] = s.hardware.gpu;
-    hw["gpu_count"] = s.hardware.gpuCount;
+    hw["nodes"] = s.hardware.nodes;
+    hw["gpus_per_node"] = s.hardware.gpusPerNode;
     const model::GpuSpec& c = s.hardware.custom;
     if (s.hardware.gpu == "custom" || c != d.hardware.custom)
         hw["custom"] = Json{{"id", c.id},
@@ -658,6 +772,40 @@ std::string scenarioToJson(const Scenario& s)
                             {"peak_fp16", numberJson(c.peakFp16)},
                             {"peak_fp8", numberJson(c.peakFp8)}};
     j["hardware"] = std::move(hw);
+
+    const parallel::ParallelPlan& p = s.parallel;
+    const parallel::ParallelPlan dp; // defaults: optional keys are written only when they differ
+    Json par;
+    par["dp"] = p.dp;
+    par["pp"] = p.pp;
+    par["tp"] = p.tp;
+    par["ep"] = p.ep;
+    par["sharding"] = parallel::toString(p.sharding);
+    if (p.sharding == parallel::Sharding::FsdpHybrid || p.shardGroupSize != dp.shardGroupSize)
+        par["shard_group_size"] = p.shardGroupSize;
+    par["sequence_parallel"] = p.sequenceParallel;
+    par["schedule"] = parallel::toString(p.schedule);
+    if (p.schedule == parallel::PipelineSchedule::Interleaved || p.virtualStages != dp.virtualStages)
+        par["virtual_stages"] = p.virtualStages;
+    if (!p.layerPartition.empty())
+        par["layer_partition"] = p.layerPartition;
+    if (!p.layerForwardSeconds.empty()) {
+        Json times = Json::array();
+        for (double t : p.layerForwardSeconds)
+            times.push_back(numberJson(t));
+        par["layer_forward_time_s"] = std::move(times);
+    }
+    if (p.computeEfficiency != dp.computeEfficiency)
+        par["compute_efficiency"] = numberJson(p.computeEfficiency);
+    if (p.bucketBytes != dp.bucketBytes)
+        par["bucket_bytes"] = numberJson(p.bucketBytes);
+    if (!p.assignment.empty()) {
+        Json a = Json::array();
+        for (const parallel::MeshCoord& c : p.assignment)
+            a.push_back(Json::array({c.dp, c.pp, c.tp}));
+        par["assignment"] = std::move(a);
+    }
+    j["parallel"] = std::move(par);
     return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

@@ -134,7 +134,7 @@ int main(int argc, char** argv)
             t.push_back(msSince(t0));
             if (!d)
                 return fail(name + ": " + d.error().toString());
-            row.tensors = d.value()->stage2.tensors.size();
+            row.tensors = d.value()->stage2->tensors.size();
             row.figures = d.value()->figures.size();
         }
         row.cold = stats(t);

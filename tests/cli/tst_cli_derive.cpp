@@ -142,7 +142,7 @@ void TestCliDerive::deriveJsonEveryPreset()
     const CliRun list = runCli(args({"presets"}));
     QVERIFY(list.finished && list.exitCode == 0);
     const QStringList names = QString::fromUtf8(list.out).split(QStringLiteral("\n\n")).front().split(QLatin1Char('\n'));
-    QCOMPARE(names.size(), 6);
+    QCOMPARE(names.size(), 10);
     for (const QString& name : names) {
         const CliRun r = runCli({QStringLiteral("derive"), QStringLiteral("--preset"), name, QStringLiteral("--json")});
         QVERIFY2(r.finished && r.exitCode == 0, qPrintable(name + r.describe()));
@@ -181,8 +181,10 @@ void TestCliDerive::presetsListing()
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
     QVERIFY(r.err.isEmpty());
     const QStringList lines = QString::fromUtf8(r.out).split(QLatin1Char('\n'));
-    const QStringList names = {QStringLiteral("paper-reference"), QStringLiteral("gpt2-xl"), QStringLiteral("llama2-7b"),
-                               QStringLiteral("llama3-70b"), QStringLiteral("gpt3-175b"), QStringLiteral("mixtral-8x7b")};
+    const QStringList names = {QStringLiteral("paper-reference"), QStringLiteral("paper-dp"),   QStringLiteral("paper-pp"),
+                               QStringLiteral("paper-tp"),        QStringLiteral("paper-moe"),  QStringLiteral("gpt2-xl"),
+                               QStringLiteral("llama2-7b"),       QStringLiteral("llama3-70b"), QStringLiteral("gpt3-175b"),
+                               QStringLiteral("mixtral-8x7b")};
     QVERIFY(lines.size() >= 2 * names.size() + 1);
     for (int i = 0; i < names.size(); ++i)
         QCOMPARE(lines[i], names[i]);
@@ -191,7 +193,7 @@ void TestCliDerive::presetsListing()
         const QString l = lines[names.size() + 1 + i];
         QVERIFY2(l.startsWith(names[i] + QStringLiteral(" — ")) && l.size() > names[i].size() + 10, qPrintable(l));
     }
-    QVERIFY(lines[names.size() + 1 + 3].contains(QStringLiteral("H100"))); // llama3-70b
+    QVERIFY(lines[names.size() + 1 + 7].contains(QStringLiteral("H100"))); // llama3-70b
 }
 
 void TestCliDerive::explainChainEndsAtInputs()
@@ -333,7 +335,7 @@ void TestCliDerive::errors_data()
     };
     // Usage: exit 2.
     row("unknown preset", {"derive", "--preset", "gpt5"}, 2,
-        {"tokenwire-cli: --preset: unknown preset \"gpt5\" (expected one of paper-reference, gpt2-xl"});
+        {"tokenwire-cli: --preset: unknown preset \"gpt5\" (expected one of paper-reference, paper-dp, paper-pp, paper-tp, paper-moe, gpt2-xl"});
     row("no scenario", {"derive"}, 2, {"missing scenario: give --scenario FILE or --preset NAME"});
     row("both scenario and preset", {"derive", "--preset", "gpt2-xl", "--scenario", "x.json"}, 2,
         {"--scenario and --preset cannot be used together"});
@@ -356,7 +358,7 @@ void TestCliDerive::errors_data()
     row("truncated scenario", {"tensors", "--scenario", "@TMP@/truncated.json"}, 1,
         {"tokenwire-cli: @TMP@/truncated.json:3:13: invalid JSON", "unexpected end of input"});
     row("future scenario", {"explain", "model.parameters", "--scenario", "@TMP@/future.json"}, 1,
-        {"@TMP@/future.json: schema_version: schema_version 7 is newer than this program understands (1)"});
+        {"@TMP@/future.json: schema_version: schema_version 7 is newer than this program understands (2)"});
     row("misspelled key", {"derive", "--scenario", "@TMP@/typo.json"}, 1,
         {"@TMP@/typo.json: model.hiden_size: unknown key \"hiden_size\" (did you mean \"hidden_size\"?)"});
     row("text file missing", {"derive", "--scenario", "@TMP@/missingtext.json"}, 1,

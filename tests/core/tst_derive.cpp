@@ -152,7 +152,7 @@ void TestDerive::paperReference()
     const Figure* f = d->figures.find(id);
     QVERIFY2(f, id.c_str());
     QCOMPARE(f->value, value);
-    QCOMPARE(d->stage2.parameters, 124439808.0);
+    QCOMPARE(d->stage2->parameters, 124439808.0);
 }
 
 void TestDerive::excerptTokensMatchTiktoken()
@@ -216,7 +216,7 @@ void TestDerive::graphClosedForEveryPreset()
                            "memory.activations_bytes", "compute.flops_per_step", "tokens.count", "dataset.sequences"})
         QVERIFY2(d->figures.find(id), id);
     // Stage 2's own figures are all in the merged graph, unchanged.
-    for (const Figure& f : d->stage2.figures.all())
+    for (const Figure& f : d->stage2->figures.all())
         QVERIFY2(d->figures.find(f.id) && *d->figures.find(f.id) == f, f.id.c_str());
     for (const Error& e : d->problems)
         QVERIFY2(e.message.find("defect") == std::string::npos, e.toString().c_str());
@@ -277,31 +277,31 @@ void TestDerive::memoization()
     Scenario s = presetOrDie("paper-reference");
     const auto first = deriveOrFail(deriver, s);
     QVERIFY(first);
-    QCOMPARE(deriver.counters(), (Deriver::Counters{1, 1, 1}));
+    QCOMPARE(deriver.counters(), (Deriver::Counters{1, 1, 1, 1}));
 
     // The same scenario again: the very same derivation.
     const auto again = deriveOrFail(deriver, s);
     QCOMPARE(again.get(), first.get());
-    QCOMPARE(deriver.counters(), (Deriver::Counters{1, 1, 1}));
+    QCOMPARE(deriver.counters(), (Deriver::Counters{1, 1, 1, 1}));
 
     // A model edit: stage 2 runs again, stage 1 is shared (not re-tokenized).
     s.model.layers = 24;
     const auto deeper = deriveOrFail(deriver, s);
     QVERIFY(deeper);
-    QCOMPARE(deriver.counters(), (Deriver::Counters{1, 1, 2}));
+    QCOMPARE(deriver.counters(), (Deriver::Counters{1, 1, 2, 2}));
     QCOMPARE(deeper->stage1.get(), first->stage1.get());
     QVERIFY(deeper->figures.valueOf("model.parameters") != first->figures.valueOf("model.parameters"));
 
     // A GPU edit: stage 2 only.
     s.hardware.gpu = "h100-sxm";
     QVERIFY(deriveOrFail(deriver, s));
-    QCOMPARE(deriver.counters(), (Deriver::Counters{1, 1, 3}));
+    QCOMPARE(deriver.counters(), (Deriver::Counters{1, 1, 3, 3}));
 
     // A batch edit: the dataset figures again, the tokens shared.
     s.batch.microBatch = 16;
     const auto smaller = deriveOrFail(deriver, s);
     QVERIFY(smaller);
-    QCOMPARE(deriver.counters(), (Deriver::Counters{1, 2, 4}));
+    QCOMPARE(deriver.counters(), (Deriver::Counters{1, 2, 4, 4}));
     QCOMPARE(smaller->stage1->tokenized.get(), first->stage1->tokenized.get());
     QCOMPARE(smaller->figures.valueOf("dataset.B"), 16.0);
 
@@ -309,7 +309,7 @@ void TestDerive::memoization()
     s.text.sample = "inferno-canto1-en";
     const auto english = deriveOrFail(deriver, s);
     QVERIFY(english);
-    QCOMPARE(deriver.counters(), (Deriver::Counters{2, 3, 5}));
+    QCOMPARE(deriver.counters(), (Deriver::Counters{2, 3, 5, 5}));
     QCOMPARE(english->figures.valueOf("tokens.count"), double(referenceCase(QStringLiteral("inferno_canto1_en"))
                                                                   .value(QStringLiteral("ids")).toArray().size()));
 
@@ -318,8 +318,30 @@ void TestDerive::memoization()
     const auto back = deriveOrFail(deriver, presetOrDie("paper-reference"));
     QVERIFY(back);
     QCOMPARE(back->stage1.get(), first->stage1.get());
-    QCOMPARE(deriver.counters(), (Deriver::Counters{2, 3, 6}));
+    QCOMPARE(deriver.counters(), (Deriver::Counters{2, 3, 6, 6}));
     QVERIFY(back->figures.all() == first->figures.all());
+
+    // A stage 3 edit: the plan only; stages 1 and 2 are the same objects.
+    Scenario tp = presetOrDie("paper-reference");
+    const auto base = deriveOrFail(deriver, tp);
+    const Deriver::Counters before = deriver.counters();
+    tp.parallel.dp = 2;
+    tp.parallel.tp = 4;
+    const auto split = deriveOrFail(deriver, tp);
+    QVERIFY(split && split->stage3);
+    QCOMPARE(deriver.counters(), (Deriver::Counters{before.tokenizations, before.datasets, before.models, before.plans + 1}));
+    QCOMPARE(split->stage2.get(), base->stage2.get());
+    QCOMPARE(split->figures.valueOf("plan.tp"), 4.0);
+
+    // An impossible plan keeps stages 1 and 2 and says why (8-way TP of 12 heads).
+    tp.parallel.dp = 1;
+    tp.parallel.tp = 8;
+    const auto impossible = deriveOrFail(deriver, tp);
+    QVERIFY(impossible);
+    QVERIFY(!impossible->stage3);
+    QVERIFY(!impossible->planErrors.empty());
+    QCOMPARE(impossible->planErrors.front().where.jsonPath, std::string("parallel.tp"));
+    QCOMPARE(impossible->figures.valueOf("model.parameters"), 124439808.0);
 }
 
 void TestDerive::fileSourceFollowsTheFile()
@@ -356,7 +378,7 @@ void TestDerive::determinism()
         const auto b = derive(presetOrDie(name));
         QVERIFY(a.ok() && b.ok());
         QVERIFY2(a.value()->figures.all() == b.value()->figures.all(), name.c_str());
-        QVERIFY2(a.value()->stage2.tensors == b.value()->stage2.tensors, name.c_str());
+        QVERIFY2(a.value()->stage2->tensors == b.value()->stage2->tensors, name.c_str());
         QVERIFY(a.value()->tokens() == b.value()->tokens());
         QCOMPARE(a.value()->problems, b.value()->problems);
     }
@@ -409,11 +431,11 @@ void TestDerive::errors()
     // An invalid scenario: every problem, one per line.
     Scenario s = presetOrDie("paper-reference");
     s.model.hiddenSize = 770;
-    s.hardware.gpuCount = 0;
+    s.hardware.nodes = 0;
     auto r = deriver.derive(s);
     QVERIFY(!r.ok());
     QCOMPARE(r.error().where.jsonPath, std::string("model.hidden_size"));
-    QVERIFY(str(r.error().toString()).contains(QStringLiteral("hardware.gpu_count: must be between 1 and")));
+    QVERIFY(str(r.error().toString()).contains(QStringLiteral("hardware.nodes: must be between 1 and")));
 
     // A text file that is not there: the file and the field that names it.
     s = presetOrDie("paper-reference");

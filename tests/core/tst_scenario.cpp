@@ -74,12 +74,90 @@ private slots:
     void migrationFromVersion0Refused();
     void baseUnitsAndIntegers();
     void relativePathsFollowTheFile();
+    void schemaOneGpuCountMigrates_data();
+    void schemaOneGpuCountMigrates();
+    void clusterEditsKeepThePlanConsistent();
 };
+
+void TestScenario::schemaOneGpuCountMigrates_data()
+{
+    QTest::addColumn<std::uint64_t>("gpus");
+    QTest::addColumn<std::uint64_t>("nodes");
+    QTest::addColumn<std::uint64_t>("perNode");
+    // The documented rule: up to 8 GPUs are one node; multiples of 8 are nodes of 8; others one GPU per node.
+    QTest::newRow("1") << std::uint64_t{1} << std::uint64_t{1} << std::uint64_t{1};
+    QTest::newRow("8") << std::uint64_t{8} << std::uint64_t{1} << std::uint64_t{8};
+    QTest::newRow("7") << std::uint64_t{7} << std::uint64_t{1} << std::uint64_t{7};
+    QTest::newRow("768") << std::uint64_t{768} << std::uint64_t{96} << std::uint64_t{8};
+    QTest::newRow("12") << std::uint64_t{12} << std::uint64_t{12} << std::uint64_t{1};
+}
+
+void TestScenario::schemaOneGpuCountMigrates()
+{
+    QFETCH(std::uint64_t, gpus);
+    QFETCH(std::uint64_t, nodes);
+    QFETCH(std::uint64_t, perNode);
+    const ScenarioLoad load = loadScenario(withTop(R"("hardware": {"gpu_count": )" + std::to_string(gpus) + "}"), "old.json");
+    QVERIFY2(load.errors.empty(), qPrintable(describe(load.errors)));
+    QCOMPARE(load.scenario->hardware.nodes, nodes);
+    QCOMPARE(load.scenario->hardware.gpusPerNode, perNode);
+    QCOMPARE(load.scenario->parallel.dp, gpus); // every GPU a replica, as schema 1 meant
+    QCOMPARE(load.scenario->parallel.pp, 1ull);
+    QCOMPARE(load.scenario->parallel.tp, 1ull);
+    // Written back as schema 2 without gpu_count.
+    const auto j = nlohmann::json::parse(scenarioToJson(*load.scenario));
+    QVERIFY(!j["hardware"].contains("gpu_count"));
+    QCOMPARE(j["hardware"]["nodes"].get<std::uint64_t>(), nodes);
+}
+
+void TestScenario::clusterEditsKeepThePlanConsistent()
+{
+    Scenario s; // 1 node × 8 GPUs, dp 8
+    s.parallel.dp = 8;
+    // TP 4 on 8 GPUs: DP takes the rest, 8 / 4 = 2.
+    setParallelDegree(s, tw::parallel::Strategy::TP, 4);
+    QCOMPARE(s.parallel.dp, 2ull);
+    QCOMPARE(s.parallel.tp, 4ull);
+    // Two nodes: DP grows to 16 / 4 = 4, tp kept.
+    s.hardware.nodes = 2;
+    fitPlanToCluster(s);
+    QCOMPARE(s.parallel.dp, 4ull);
+    // pp 3 does not divide 16 / 4: dp left alone (stage 3 then says why).
+    setParallelDegree(s, tw::parallel::Strategy::PP, 3);
+    QCOMPARE(s.parallel.pp, 3ull);
+    QCOMPARE(s.parallel.dp, 4ull);
+    setParallelDegree(s, tw::parallel::Strategy::PP, 2);
+    QCOMPARE(s.parallel.dp, 2ull);
+    // EP 2 divides dp 2; TP 8 then leaves dp = 16 / (2·8) = 1, which ep 2 does not divide: ep falls back to 1.
+    setParallelDegree(s, tw::parallel::Strategy::EP, 2);
+    setParallelDegree(s, tw::parallel::Strategy::TP, 8); // 16 / (2·8) = 1: ep 2 no longer divides dp 1
+    QCOMPARE(s.parallel.dp, 1ull);
+    QCOMPARE(s.parallel.ep, 1ull);
+
+    // A swap makes the placement explicit; swapping back returns to the default (no explicit list).
+    Scenario t;
+    t.parallel.dp = 2;
+    t.parallel.tp = 4;
+    QVERIFY(swapGpus(t, 3, 4));
+    QCOMPARE(t.parallel.assignment.size(), std::size_t{8});
+    QCOMPARE(t.parallel.assignment[3], (tw::parallel::MeshCoord{1, 0, 0})); // GPU 4's default place
+    QCOMPARE(t.parallel.assignment[4], (tw::parallel::MeshCoord{0, 0, 3}));
+    QVERIFY(swapGpus(t, 4, 3));
+    QVERIFY(t.parallel.assignment.empty());
+    QVERIFY(!swapGpus(t, 0, 8)); // no GPU 8
+    // A partition that no longer has pp·v entries is dropped.
+    t.parallel.pp = 2;
+    t.parallel.dp = 1;
+    t.parallel.layerPartition = {6, 6};
+    setParallelDegree(t, tw::parallel::Strategy::PP, 4);
+    QVERIFY(t.parallel.layerPartition.empty());
+}
 
 void TestScenario::presetNamesAreTheIssues()
 {
-    const std::vector<std::string> expected = {"paper-reference", "gpt2-xl",   "llama2-7b",
-                                               "llama3-70b",      "gpt3-175b", "mixtral-8x7b"};
+    const std::vector<std::string> expected = {"paper-reference", "paper-dp",   "paper-pp",  "paper-tp",
+                                               "paper-moe",       "gpt2-xl",    "llama2-7b", "llama3-70b",
+                                               "gpt3-175b",       "mixtral-8x7b"};
     QCOMPARE(presetNames(), expected);
     const auto list = presetList();
     QCOMPARE(list.size(), expected.size());
@@ -203,7 +281,10 @@ void TestScenario::paperReferenceInputs()
     QVERIFY(p.ok());
     QCOMPARE(p->batch.microBatch, 32ull);
     QCOMPARE(p->batch.globalBatchTokens, 524288ull);
-    QCOMPARE(p->hardware.gpuCount, 8ull);
+    QCOMPARE(p->hardware.nodes, 1ull);
+    QCOMPARE(p->hardware.gpusPerNode, 8ull);
+    QCOMPARE(p->parallel.dp, 8ull); // every GPU a data-parallel replica
+    QCOMPARE(p->parallel.pp * p->parallel.tp, 1ull);
     QCOMPARE(model::bytesPerElement(p->model.weights), 2.0);
     QCOMPARE(model::bytesPerElement(p->model.activations), 2.0);
     QCOMPARE(model::bytesPerElement(p->model.gradients), 2.0);
@@ -244,7 +325,23 @@ void TestScenario::roundTripEveryField()
     s.batch = {2048, 3, 3 * 2048 * 7};
     s.hardware.gpu = "custom";
     s.hardware.custom = {"my-gpu", "My GPU", 24e9, 1.5e13, 1.23456789e14, 1.2e14, 0.0};
-    s.hardware.gpuCount = 7;
+    s.hardware.nodes = 7;
+    s.hardware.gpusPerNode = 2;
+    s.parallel.dp = 7;
+    s.parallel.pp = 2;
+    s.parallel.tp = 1;
+    s.parallel.ep = 7;
+    s.parallel.sharding = tw::parallel::Sharding::FsdpHybrid;
+    s.parallel.shardGroupSize = 7;
+    s.parallel.sequenceParallel = true;
+    s.parallel.schedule = tw::parallel::PipelineSchedule::Interleaved;
+    s.parallel.virtualStages = 3;
+    s.parallel.layerPartition = {1, 1, 1, 1, 1, 1};
+    s.parallel.layerForwardSeconds = {0.003, 0.0015, 1e-9};
+    s.parallel.computeEfficiency = 0.375;
+    s.parallel.bucketBytes = 1234567;
+    for (std::uint32_t g = 0; g < 14; ++g)
+        s.parallel.assignment.push_back({g % 7, g / 7, 0});
     QVERIFY2(validate(s).empty(), qPrintable(describe(validate(s))));
 
     const std::string json = scenarioToJson(s);
@@ -255,7 +352,8 @@ void TestScenario::roundTripEveryField()
     const auto j = nlohmann::json::parse(json);
     QCOMPARE(j["hardware"]["custom"]["memory_bytes"].get<std::uint64_t>(), 24000000000ull);
     QCOMPARE(j["hardware"]["custom"]["peak_bf16"].get<double>(), 1.23456789e14);
-    QCOMPARE(j["schema_version"].get<int>(), 1);
+    QCOMPARE(j["schema_version"].get<int>(), 2);
+    QVERIFY(j["parallel"]["assignment"][8] == nlohmann::json::parse("[1, 1, 0]")); // GPU 8: dp 8 % 7 = 1, pp 8 / 7 = 1
 }
 
 void TestScenario::unknownPreset()
@@ -263,7 +361,7 @@ void TestScenario::unknownPreset()
     const auto p = preset("gpt5");
     QVERIFY(!p.ok());
     QCOMPARE(str(p.error().message),
-             QStringLiteral("unknown preset \"gpt5\" (expected one of paper-reference, gpt2-xl, llama2-7b, "
+             QStringLiteral("unknown preset \"gpt5\" (expected one of paper-reference, paper-dp, paper-pp, paper-tp, paper-moe, gpt2-xl, llama2-7b, "
                             "llama3-70b, gpt3-175b, mixtral-8x7b)"));
 }
 
@@ -303,10 +401,10 @@ void TestScenario::malformed_data()
 
     // Document shape and schema version.
     row("not an object", "[1, 2, 3]", "", "a scenario is a JSON object, got array", true);
-    row("missing schema version", R"({"name": "x"})", "schema_version", "missing; a scenario names its schema version (this program writes 1)", true);
+    row("missing schema version", R"({"name": "x"})", "schema_version", "missing; a scenario names its schema version (this program writes 2)", true);
     row("schema version as a string", R"({"schema_version": "1"})", "schema_version", "expected an unsigned integer, got string", true);
     row("negative schema version", R"({"schema_version": -1})", "schema_version", "must not be negative, got -1", true);
-    row("future schema version", R"({"schema_version": 7, "anything": "goes"})", "schema_version", "schema_version 7 is newer than this program understands (1)", true);
+    row("future schema version", R"({"schema_version": 7, "anything": "goes"})", "schema_version", "schema_version 7 is newer than this program understands (2)", true);
 
     // Wrong types.
     row("layers as a string", withModel(R"("layers": "12")"), "model.layers", "expected an unsigned integer, got string", true);
@@ -331,7 +429,18 @@ void TestScenario::malformed_data()
     row("capacity factor 1e300", withModel(R"("moe": {"experts": 8, "top_k": 2, "capacity_factor": 1e300})"), "model.moe.capacity_factor", "must be greater than 0 and at most 64", false);
     row("T beyond learned positions", withTop(R"("batch": {"sequence_length": 2048})"), "batch.sequence_length", "must be at most model.max_positions (1,024) for a gpt2 model (learned positions), got 2,048", true);
     row("zero documents", withTop(R"("text": {"documents": 0})"), "text.documents", "must be between 1 and 4,294,967,296, got 0", true);
-    row("zero GPUs", withTop(R"("hardware": {"gpu_count": 0})"), "hardware.gpu_count", "must be between 1 and 1,048,576, got 0", true);
+    // Schema 1's gpu_count becomes nodes × GPUs per node (0 GPUs: 0 nodes of one GPU).
+    row("zero GPUs", withTop(R"("hardware": {"gpu_count": 0})"), "hardware.nodes", "must be between 1 and 1,048,576, got 0", true);
+    row("v1 gpu_count not a number", withTop(R"("hardware": {"gpu_count": "eight"})"), "hardware.gpu_count", "expected an unsigned integer in schema_version 1, got string", true);
+    row("negative dp", withTop(R"("parallel": {"dp": -8})"), "parallel.dp", "must not be negative, got -8", true);
+    row("unknown sharding", withTop(R"("parallel": {"sharding": "zero4"})"), "parallel.sharding", "unknown sharding \"zero4\" (expected ddp, zero1, zero2, zero3, fsdp-full or fsdp-hybrid)", true);
+    row("unknown schedule", withTop(R"("parallel": {"schedule": "zigzag"})"), "parallel.schedule", "unknown pipeline schedule \"zigzag\" (expected gpipe, 1f1b or interleaved)", true);
+    row("partition not an array", withTop(R"("parallel": {"layer_partition": 12})"), "parallel.layer_partition", "expected an array, got integer", true);
+    row("negative partition entry", withTop(R"("parallel": {"layer_partition": [6, -6]})"), "parallel.layer_partition[1]", "must not be negative, got -6", true);
+    row("layer time not a number", withTop(R"("parallel": {"layer_forward_time_s": ["3ms"]})"), "parallel.layer_forward_time_s[0]", "expected a number of seconds, got string", true);
+    row("assignment pair", withTop(R"("parallel": {"assignment": [[0, 0]]})"), "parallel.assignment[0]", "expected [dp, pp, tp] (three whole numbers), got an array of 2", true);
+    row("assignment huge coordinate", withTop(R"("parallel": {"assignment": [[0, 0, 4294967296]]})"), "parallel.assignment[0][2]", "coordinate 4294967296 is larger than any mesh can be", true);
+    row("unknown parallel key", withTop(R"("parallel": {"zero": 1})"), "parallel.zero", "unknown key \"zero\"", false);
     row("trained vocabulary too small", withTop(R"("tokenizer": {"kind": "trained", "vocab_size": 100})"), "tokenizer.vocab_size", "must be between 257 and 65,536, got 100", true);
     row("tensors past 2^62 bytes", withTop(R"("model": {"family": "llama"}, "batch": {"sequence_length": 1048576, "micro_batch": 1048576})"), "batch.micro_batch", "make tensors of 2^62 bytes or more", false);
     row("custom GPU without memory", withTop(R"("hardware": {"gpu": "custom", "custom": {"peak_bf16": 1e15}})"), "hardware.custom.memory_bytes", "must be positive", false);

@@ -345,7 +345,7 @@ void TestTensorPane::familiesAndMoeDrawTheirBlocks()
     // Every label names a tensor of core's inventory.
     for (const QString& name : view->drawnTensors()) {
         bool found = false;
-        for (const auto& t : m_doc->derivation()->stage2.tensors)
+        for (const auto& t : m_doc->derivation()->stage2->tensors)
             found = found || QString::fromStdString(t.name) == name;
         QVERIFY2(found, qPrintable(name));
     }

@@ -107,4 +107,39 @@ void ReplaceScenarioCommand::redo()
     m_document->applyScenario(m_new);
 }
 
+EditPlanCommand::EditPlanCommand(Document* document, scenario::Hardware hardware, parallel::ParallelPlan plan,
+                                 const QString& text, int mergeKey, QUndoCommand* parent)
+    : QUndoCommand(text, parent)
+    , m_document(document)
+    , m_oldHardware(document->scenario().hardware)
+    , m_newHardware(std::move(hardware))
+    , m_oldPlan(document->scenario().parallel)
+    , m_newPlan(std::move(plan))
+    , m_mergeKey(mergeKey)
+    , m_lastEdit(std::chrono::steady_clock::now())
+{
+}
+
+void EditPlanCommand::undo()
+{
+    m_document->applyPlan(m_oldHardware, m_oldPlan);
+}
+
+void EditPlanCommand::redo()
+{
+    m_document->applyPlan(m_newHardware, m_newPlan);
+}
+
+bool EditPlanCommand::mergeWith(const QUndoCommand* other)
+{
+    const auto* next = static_cast<const EditPlanCommand*>(other);
+    if (next->m_mergeKey != m_mergeKey || next->m_lastEdit - m_lastEdit > m_document->mergeWindow())
+        return false;
+    m_newHardware = next->m_newHardware;
+    m_newPlan = next->m_newPlan;
+    m_lastEdit = next->m_lastEdit;
+    setObsolete(m_newHardware == m_oldHardware && m_newPlan == m_oldPlan);
+    return true;
+}
+
 } // namespace tw::ui

@@ -3,7 +3,8 @@
 // GPU"…; consecutive edits of one field within the merge window become one step, so spin-box and
 // slider drags undo at once), SetTextCommand ("Type text", "Choose text", "Open text": stage 1's
 // text source as a whole, so undo brings back the kind as well as the text) and
-// ReplaceScenarioCommand ("Load preset gpt3-175b").
+// ReplaceScenarioCommand ("Load preset gpt3-175b") and EditPlanCommand (stage 3: "Swap GPU 1 and GPU 5",
+// "Set tensor-parallel degree", "Set nodes": the cluster and the parallel plan change together).
 
 #include "scenariofield.h"
 
@@ -77,6 +78,29 @@ private:
     Document* m_document;
     scenario::Scenario m_old;
     scenario::Scenario m_new;
+};
+
+// Changes the cluster and the parallel plan as one step: degrees with DP taking the rest, a swap of two
+// GPUs' places, the layer partition, the pipeline schedule. Undo restores both exactly (an explicit
+// placement included). Edits with the same non-zero merge key within the window merge (spin boxes).
+class EditPlanCommand : public QUndoCommand {
+public:
+    static constexpr int kIdBase = 2000;
+
+    EditPlanCommand(Document* document, scenario::Hardware hardware, parallel::ParallelPlan plan, const QString& text,
+                    int mergeKey = 0, QUndoCommand* parent = nullptr);
+
+    void undo() override;
+    void redo() override;
+    [[nodiscard]] int id() const override { return m_mergeKey == 0 ? -1 : kIdBase + m_mergeKey; }
+    bool mergeWith(const QUndoCommand* other) override;
+
+private:
+    Document* m_document;
+    scenario::Hardware m_oldHardware, m_newHardware;
+    parallel::ParallelPlan m_oldPlan, m_newPlan;
+    int m_mergeKey;
+    std::chrono::steady_clock::time_point m_lastEdit;
 };
 
 } // namespace tw::ui

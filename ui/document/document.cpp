@@ -148,11 +148,74 @@ bool Document::setField(Field field, const FieldValue& value)
         source.sample = *name;
         return setText(source);
     }
+    if (field == Field::Nodes || field == Field::GpusPerNode) {
+        // Through EditPlanCommand: the plan follows the cluster, and undo must restore both.
+        scenario::Scenario probe = m_scenario;
+        if (!setFieldValue(probe, field, value))
+            return false;
+        return setCluster(probe.hardware.nodes, probe.hardware.gpusPerNode);
+    }
     scenario::Scenario probe = m_scenario;
     if (!setFieldValue(probe, field, value) || probe == m_scenario)
         return false;
     m_undo->push(new SetFieldCommand(this, field, value));
     return true;
+}
+
+bool Document::editPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan, const QString& text,
+                        int mergeKey)
+{
+    flushPendingEdits();
+    if (hardware == m_scenario.hardware && plan == m_scenario.parallel)
+        return false;
+    m_undo->push(new EditPlanCommand(this, hardware, plan, text, mergeKey));
+    return true;
+}
+
+bool Document::setCluster(std::uint64_t nodes, std::uint64_t gpusPerNode)
+{
+    scenario::Scenario probe = m_scenario;
+    probe.hardware.nodes = nodes;
+    probe.hardware.gpusPerNode = gpusPerNode;
+    scenario::fitPlanToCluster(probe);
+    const bool nodesChanged = nodes != m_scenario.hardware.nodes;
+    return editPlan(probe.hardware, probe.parallel, nodesChanged ? tr("Set nodes") : tr("Set GPUs per node"),
+                    nodesChanged ? 1 : 2);
+}
+
+bool Document::setDegree(parallel::Strategy strategy, std::uint64_t degree)
+{
+    scenario::Scenario probe = m_scenario;
+    scenario::setParallelDegree(probe, strategy, degree);
+    static const char* const names[] = {QT_TR_NOOP("Set data-parallel degree"), QT_TR_NOOP("Set pipeline-parallel degree"),
+                                        QT_TR_NOOP("Set tensor-parallel degree"), QT_TR_NOOP("Set expert-parallel degree")};
+    const int which = static_cast<int>(strategy);
+    return editPlan(probe.hardware, probe.parallel, tr(names[which]), 3 + which);
+}
+
+bool Document::swapGpus(int a, int b)
+{
+    scenario::Scenario probe = m_scenario;
+    if (a == b || a < 0 || b < 0 || !scenario::swapGpus(probe, std::uint64_t(a), std::uint64_t(b)))
+        return false;
+    return editPlan(probe.hardware, probe.parallel, tr("Swap GPU %1 and GPU %2").arg(a).arg(b));
+}
+
+bool Document::setLayerPartition(const std::vector<std::uint64_t>& partition)
+{
+    parallel::ParallelPlan plan = m_scenario.parallel;
+    plan.layerPartition = partition;
+    return editPlan(m_scenario.hardware, plan, partition.empty() ? tr("Reset layer partition") : tr("Edit layer partition"),
+                    partition.empty() ? 0 : 7);
+}
+
+bool Document::setPipelineSchedule(parallel::PipelineSchedule schedule, std::uint64_t virtualStages)
+{
+    scenario::Scenario probe = m_scenario;
+    probe.parallel.schedule = schedule;
+    probe.parallel.virtualStages = virtualStages;
+    scenario::dropStalePlanParts(probe);
+    return editPlan(probe.hardware, probe.parallel, tr("Choose pipeline schedule"), 8);
 }
 
 bool Document::loadPreset(const QString& name, QString* error)
@@ -261,6 +324,14 @@ void Document::cancelDerivation()
     m_current = false;
     setDeriving(false);
     emit derivationCancelled();
+}
+
+void Document::applyPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan)
+{
+    m_scenario.hardware = hardware;
+    m_scenario.parallel = plan;
+    emit scenarioChanged();
+    rederive();
 }
 
 void Document::applyScenario(const scenario::Scenario& scenario)

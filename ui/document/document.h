@@ -74,6 +74,17 @@ public:
     // the merge window are one undo step. False when unchanged, or a sample or file name is empty
     // or unknown.
     bool setText(const scenario::TextSource& source, bool typing = false);
+    // Stage 3 edits (EditPlanCommand): the cluster's size (DP takes the GPUs when pp·tp divides them),
+    // one degree (DP takes the rest when pp or tp changes), a swap of two GPUs' mesh places, the
+    // layer partition (empty = the default), the pipeline schedule and its virtual stages.
+    bool setCluster(std::uint64_t nodes, std::uint64_t gpusPerNode);
+    bool setDegree(parallel::Strategy strategy, std::uint64_t degree);
+    bool swapGpus(int a, int b);
+    bool setLayerPartition(const std::vector<std::uint64_t>& partition);
+    bool setPipelineSchedule(parallel::PipelineSchedule schedule, std::uint64_t virtualStages);
+    // Any other plan: pushed as one command named `text` (false when nothing changes).
+    bool editPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan, const QString& text,
+                  int mergeKey = 0);
     // Replaces the scenario with a shipped preset as one undoable step.
     bool loadPreset(const QString& name, QString* error = nullptr);
 
@@ -96,6 +107,7 @@ public:
     void applyField(Field field, const FieldValue& value);
     void applyText(const scenario::TextSource& source);
     void applyScenario(const scenario::Scenario& scenario);
+    void applyPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan);
 
     // Processes events until no derivation is running; false on timeout.
     bool waitForDerivation(int timeoutMs = 30000);

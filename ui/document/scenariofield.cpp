@@ -205,8 +205,10 @@ const std::vector<FieldInfo>& table()
         customGpuReal(Field::CustomGpuPeakFp8, "hardware.custom.peak_fp8",
                       QT_TRANSLATE_NOOP("tw::ui::Field", "Set custom GPU fp8 peak"),
                       QT_TRANSLATE_NOOP("tw::ui::Field", "Peak fp8 (TFLOP/s)"), &model::GpuSpec::peakFp8),
-        count(Field::GpuCount, "hardware.gpu_count", QT_TRANSLATE_NOOP("tw::ui::Field", "Set GPU count"),
-              QT_TRANSLATE_NOOP("tw::ui::Field", "GPUs N"), [](Scenario& s) -> auto& { return s.hardware.gpuCount; }),
+        count(Field::Nodes, "hardware.nodes", QT_TRANSLATE_NOOP("tw::ui::Field", "Set nodes"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Nodes"), [](Scenario& s) -> auto& { return s.hardware.nodes; }),
+        count(Field::GpusPerNode, "hardware.gpus_per_node", QT_TRANSLATE_NOOP("tw::ui::Field", "Set GPUs per node"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "GPUs per node"), [](Scenario& s) -> auto& { return s.hardware.gpusPerNode; }),
         count(Field::SequenceLength, "batch.sequence_length", QT_TRANSLATE_NOOP("tw::ui::Field", "Set sequence length"),
               QT_TRANSLATE_NOOP("tw::ui::Field", "Sequence T"), [](Scenario& s) -> auto& { return s.batch.sequenceLength; }),
         count(Field::MicroBatch, "batch.micro_batch", QT_TRANSLATE_NOOP("tw::ui::Field", "Set micro-batch"),
@@ -214,6 +216,27 @@ const std::vector<FieldInfo>& table()
         count(Field::GlobalBatchTokens, "batch.global_batch_tokens", QT_TRANSLATE_NOOP("tw::ui::Field", "Set global batch"),
               QT_TRANSLATE_NOOP("tw::ui::Field", "Global batch G"),
               [](Scenario& s) -> auto& { return s.batch.globalBatchTokens; }),
+        named(
+            Field::Sharding, "parallel.sharding", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose sharding"),
+            QT_TRANSLATE_NOOP("tw::ui::Field", "Sharding"), [](Scenario& s) -> auto& { return s.parallel.sharding; },
+            [](parallel::Sharding x) { return parallel::toString(x); },
+            [](const std::string& s) { return parallel::shardingFromString(s); }),
+        flag(Field::SequenceParallel, "parallel.sequence_parallel",
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Set sequence parallelism"),
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Sequence parallelism"),
+             [](Scenario& s) -> auto& { return s.parallel.sequenceParallel; }),
+        count(Field::ShardGroupSize, "parallel.shard_group_size", QT_TRANSLATE_NOOP("tw::ui::Field", "Set shard group size"),
+              QT_TRANSLATE_NOOP("tw::ui::Field", "Shard group"), [](Scenario& s) -> auto& { return s.parallel.shardGroupSize; }),
+        {Field::ComputeEfficiency, "parallel.compute_efficiency", QT_TRANSLATE_NOOP("tw::ui::Field", "Set compute efficiency"),
+         QT_TRANSLATE_NOOP("tw::ui::Field", "Achieved / peak FLOP/s"),
+         [](const Scenario& s) { return FieldValue(s.parallel.computeEfficiency); },
+         [](Scenario& s, const FieldValue& v) {
+             const auto* x = as<double>(v);
+             if (!x)
+                 return false;
+             s.parallel.computeEfficiency = *x;
+             return true;
+         }},
     };
     return fields;
 }

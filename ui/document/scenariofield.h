@@ -46,10 +46,15 @@ enum class Field {
     CustomGpuPeakBf16,
     CustomGpuPeakFp16,
     CustomGpuPeakFp8,
-    GpuCount,
+    Nodes,               // the cluster: edits go through Document::setCluster (the plan follows)
+    GpusPerNode,
     SequenceLength,
     MicroBatch,
     GlobalBatchTokens,
+    Sharding,            // stage 3's plan fields that change nothing else
+    SequenceParallel,
+    ShardGroupSize,
+    ComputeEfficiency,
 };
 
 // Counts, fractions and base-unit quantities (B, FLOP/s), switches and names (enums travel as their

@@ -268,7 +268,7 @@ bool TensorPane::showTensor(const QString& name)
     if (!m_derivation)
         return false;
     const std::string key = name.toStdString();
-    const std::vector<model::TensorInfo>& all = m_derivation->stage2.tensors;
+    const std::vector<model::TensorInfo>& all = m_derivation->stage2->tensors;
     const model::TensorInfo* t = nullptr;
     for (const model::TensorInfo& x : all)
         if (x.name == key) {
@@ -321,20 +321,7 @@ bool TensorPane::showFigure(const QString& id)
             break;
         }
     }
-    QString html;
-    for (const scenario::ChainStep& step : scenario::derivationTree(m_derivation->figures, id.toStdString())) {
-        const Figure& fig = *step.figure;
-        const QString value = qs(formatValue(fig.value, fig.unit));
-        html += QStringLiteral("<div style='margin-left:%1px; margin-bottom:4px'>").arg(step.depth * 18);
-        html += QStringLiteral("<b>%1</b> = %2 <span style='color:#64748b'>(%3)</span>")
-                    .arg(qs(fig.label).toHtmlEscaped(), value.toHtmlEscaped(), qs(fig.id).toHtmlEscaped());
-        if (step.repeated)
-            html += QStringLiteral(" <span style='color:#64748b'>%1</span>").arg(tr("— see above"));
-        else
-            html += QStringLiteral("<br><span style='color:#334155'>%1</span>").arg(qs(fig.formula).toHtmlEscaped());
-        html += QStringLiteral("</div>");
-    }
-    m_chain->setHtml(html);
+    m_chain->setHtml(derivationChainHtml(m_derivation->figures, id));
     m_chain->setProperty("figureId", id);
     return true;
 }

@@ -1,5 +1,9 @@
 #include "figuretablemodel.h"
 
+#include "scenario/derive.h"
+
+#include <QCoreApplication>
+
 namespace tw::ui {
 
 namespace {
@@ -106,6 +110,25 @@ QVariant FigureTableModel::headerData(int section, Qt::Orientation orientation, 
     case IdColumn: return tr("Id");
     }
     return {};
+}
+
+QString derivationChainHtml(const FigureSet& figures, const QString& id, const DisplayUnits& units)
+{
+    QString html;
+    for (const scenario::ChainStep& step : scenario::derivationTree(figures, id.toStdString())) {
+        const Figure& fig = *step.figure;
+        const QString value = qs(formatValue(fig.value, fig.unit, units));
+        html += QStringLiteral("<div style='margin-left:%1px; margin-bottom:4px'>").arg(step.depth * 18);
+        html += QStringLiteral("<b>%1</b> = %2 <span style='color:#64748b'>(%3)</span>")
+                    .arg(qs(fig.label).toHtmlEscaped(), value.toHtmlEscaped(), qs(fig.id).toHtmlEscaped());
+        if (step.repeated)
+            html += QStringLiteral(" <span style='color:#64748b'>%1</span>")
+                        .arg(QCoreApplication::translate("tw::ui::FigureTableModel", "— see above"));
+        else
+            html += QStringLiteral("<br><span style='color:#334155'>%1</span>").arg(qs(fig.formula).toHtmlEscaped());
+        html += QStringLiteral("</div>");
+    }
+    return html;
 }
 
 } // namespace tw::ui

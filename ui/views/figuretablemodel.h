@@ -36,4 +36,8 @@ private:
     DisplayUnits m_units;
 };
 
+// A figure's derivation tree back to the inputs as HTML (one indented block per figure: label =
+// value (id), then its formula), for the panes' "where does this number come from" browsers.
+[[nodiscard]] QString derivationChainHtml(const FigureSet& figures, const QString& id, const DisplayUnits& units = {});
+
 } // namespace tw::ui

@@ -151,7 +151,8 @@ ModelForm::ModelForm(QWidget* parent)
     m_editors.value(Field::Gpu)->setToolTip(tr("The accelerator whose memory and peak FLOP/s the model is measured "
                                                 "against; Custom… defines your own"));
     m_editors.value(Field::Gpu)->setProperty("normalToolTip", m_editors.value(Field::Gpu)->toolTip());
-    addRow(batch, Field::GpuCount, spin(Field::GpuCount, 0, INT_MAX, tr("GPUs in the job (placed in stage 3)")));
+    addRow(batch, Field::Nodes, spin(Field::Nodes, 0, INT_MAX, tr("Machines in the job (arranged in stage 3)")));
+    addRow(batch, Field::GpusPerNode, spin(Field::GpusPerNode, 0, INT_MAX, tr("GPUs in each machine")));
 
     // The user-defined catalog entry, stored in B and FLOP/s, shown in GiB and TFLOP/s (the labels name the units).
     QFormLayout* custom = group(tr("Custom GPU"));

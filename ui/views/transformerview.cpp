@@ -108,14 +108,14 @@ void TransformerView::setDerivation(const scenario::Derivation* d)
     // The block drawn: the first MoE layer when there is one, else layer 0.
     int layer = 0;
     bool moe = false;
-    for (const model::TensorInfo& t : d->stage2.tensors)
+    for (const model::TensorInfo& t : d->stage2->tensors)
         if (t.kind == model::TensorKind::Activation && t.component == "router") {
             layer = t.layer;
             moe = true;
             break;
         }
     QHash<QString, const model::TensorInfo*> tensors;
-    for (const model::TensorInfo& t : d->stage2.tensors)
+    for (const model::TensorInfo& t : d->stage2->tensors)
         if (t.layer == -1 || t.layer == layer)
             tensors.insert(qs(t.name), &t);
     const QString p = QStringLiteral("layer%1.").arg(layer);
