@@ -203,6 +203,18 @@ grep '^RESULT gui_preset=' "$work/derive.txt" | while read -r line; do
   printf 'GUI start-up, stage 2      %s: pane shown after %s ms  (target < 1000 ms)\n' \
     "$(tr ' ' '\n' <<<"$line" | sed -n 's/^gui_preset=//p')" "$(tr ' ' '\n' <<<"$line" | sed -n 's/^shown_median_ms=//p')"
 done
+
+echo "== (e) stage 3: validate + derivePlan from 8 to 65,536 GPUs; a GPU swap on screen (targets 5 / 200 / 16 ms) =="
+if cmake --build --preset release --target bench_plan >>"$build_log" 2>&1; then
+  "$bin/tests/bench/bench_plan" | tee "$work/plan.txt"
+else
+  tw_log "bench_plan did not build (log: $build_log)"
+  : >"$work/plan.txt"
+fi
+if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
+   && cmake --build --preset release --target bench_meshview >>"$build_log" 2>&1; then
+  QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_meshview" | tee -a "$work/plan.txt"
+fi
 load_end="$(load_average)"
 
 # Every RESULT line of (d) into the results.
@@ -275,4 +287,11 @@ elif ! cmake --build --preset release --target bench_report >>"$build_log" 2>&1;
 else
   QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_report" "$json" "$TOKENWIRE_ROOT/docs/benchmarks.md" \
     "$TOKENWIRE_ROOT/docs/benchmarks"
+  if [ -s "$work/plan.txt" ]; then
+    # Stage 3's tables as the programs printed them (same run, same machine).
+    { printf '\n## Stage 3: the parallel plan (bench_plan, bench_meshview)\n\n'
+      printf 'Targets: derivePlan for 1,024 GPUs < 5 ms, 65,536 GPUs < 200 ms; a GPU swap redrawn within one frame (16 ms) at 256 GPUs.\n\n```\n'
+      cat "$work/plan.txt"
+      printf '```\n'; } >>"$TOKENWIRE_ROOT/docs/benchmarks.md"
+  fi
 fi

@@ -2,6 +2,7 @@
 
 #include "document/document.h"
 #include "document/documentactions.h"
+#include "panes/parallelpane.h"
 #include "panes/placeholderpane.h"
 #include "panes/tensorpane.h"
 #include "panes/textpane.h"
@@ -37,11 +38,8 @@ MainWindow::MainWindow(QWidget* parent)
     m_stages->addWidget(m_textPane);
     m_tensorPane = new TensorPane(m_document, m_stages);
     m_stages->addWidget(m_tensorPane);
-    m_stages->addWidget(new PlaceholderPane(
-        tr("3 · GPUs"),
-        tr("The model placed on GPUs in a data × pipeline × tensor (× expert) parallel mesh; each strategy's "
-           "communication signature: what is sent, how big, how often, between whom."),
-        m_stages));
+    m_parallelPane = new ParallelPane(m_document, m_stages);
+    m_stages->addWidget(m_parallelPane);
     m_stages->addWidget(new PlaceholderPane(
         tr("4 · Collectives"),
         tr("AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, All-to-All and Send/Recv, step by step: "
@@ -149,6 +147,8 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
     window.textPane()->selectFigure(QStringLiteral("tokens.per_word"));
     window.tensorPane()->showTensor(QStringLiteral("layer0.attn.softmax"));
     window.tensorPane()->showFigure(QStringLiteral("memory.activations_bytes"));
+    window.parallelPane()->showFigure(QStringLiteral("dp.grad_allreduce_bytes"));
+    window.parallelPane()->followToken(70);
     for (int i = 0; i < window.stageCount(); ++i) {
         window.setStage(i);
         QApplication::processEvents();
@@ -181,6 +181,21 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
     if (!ok) {
         if (error)
             *error = QObject::tr("cannot write the stage 2 pictures in %1").arg(dir);
+        return false;
+    }
+    // Stage 3's tabs: the calls, the pipeline timeline, the figures.
+    window.setStage(2);
+    ParallelPane* plan = window.parallelPane();
+    const int planTab = plan->tabs()->currentIndex();
+    for (int tab = 1; ok && tab < plan->tabs()->count(); ++tab) {
+        plan->tabs()->setCurrentIndex(tab);
+        QApplication::processEvents();
+        ok = window.grab().save(QDir(dir).filePath(QStringLiteral("stage3-tab%1.png").arg(tab + 1)));
+    }
+    plan->tabs()->setCurrentIndex(planTab);
+    if (!ok) {
+        if (error)
+            *error = QObject::tr("cannot write the stage 3 pictures in %1").arg(dir);
         return false;
     }
     window.setStage(0);

@@ -11,6 +11,7 @@ namespace tw::ui {
 class Document;
 class DocumentActions;
 class StageNavigator;
+class ParallelPane;
 class TensorPane;
 class TextPane;
 
@@ -24,6 +25,7 @@ public:
     [[nodiscard]] int stageCount() const;
     [[nodiscard]] TextPane* textPane() const { return m_textPane; }
     [[nodiscard]] TensorPane* tensorPane() const { return m_tensorPane; }
+    [[nodiscard]] ParallelPane* parallelPane() const { return m_parallelPane; }
     [[nodiscard]] StageNavigator* navigator() const { return m_navigator; }
     [[nodiscard]] Document* document() const { return m_document; }
     [[nodiscard]] DocumentActions* actions() const { return m_actions; }
@@ -42,6 +44,7 @@ private:
     QStackedWidget* m_stages = nullptr;
     TextPane* m_textPane = nullptr;
     TensorPane* m_tensorPane = nullptr;
+    ParallelPane* m_parallelPane = nullptr;
 };
 
 // Renders the window with each stage selected to dir/stage1.png … (offscreen is fine); false and

@@ -1,0 +1,245 @@
+// The stage 3 pane driven like a user: real widgets offscreen, QTest mouse and key events. A drag of
+// one GPU card onto another is an undoable swap that changes the communication plan (a TP group
+// that leaves its node); the degree spin boxes push commands with DP taking the rest; an impossible
+// plan says why next to the field; the partition editor and the token line follow the document.
+// Expected values are hand-derived in the comments (REFERENCE.md, "Stage 3").
+
+#include "document/document.h"
+#include "panes/parallelpane.h"
+#include "views/meshview.h"
+#include "views/partitioneditor.h"
+#include "views/signaturemodel.h"
+
+#include "parallel/plan.h"
+#include "scenario/derive.h"
+
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTextBrowser>
+#include <QTest>
+#include <QUndoStack>
+
+using tw::parallel::Strategy;
+using tw::ui::Document;
+using tw::ui::MeshView;
+using tw::ui::ParallelPane;
+
+namespace {
+
+const tw::parallel::StrategySignature& row(const Document& doc, Strategy s)
+{
+    return doc.derivation()->stage3->comm.signature[static_cast<std::size_t>(s)];
+}
+
+void drag(QWidget* viewport, QPoint from, QPoint to)
+{
+    QTest::mousePress(viewport, Qt::LeftButton, {}, from);
+    for (int i = 1; i <= 6; ++i)
+        QTest::mouseMove(viewport, from + (to - from) * i / 6);
+    QTest::mouseRelease(viewport, Qt::LeftButton, {}, to);
+}
+
+// Types a value into a spin box and commits it with Return, as a user would.
+void typeInto(QSpinBox* box, int value)
+{
+    box->setFocus();
+    box->selectAll();
+    QTest::keyClicks(box, QString::number(value));
+    QTest::keyClick(box, Qt::Key_Return);
+}
+
+} // namespace
+
+class TestParallelPane : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init();
+    void cleanup();
+    void dragSwapsGpusAndUndoRestores();
+    void degreeSpinBoxesPushCommands();
+    void impossiblePlanSaysWhyNextToTheField();
+    void partitionEditorEditsTheDocument();
+    void followsATokenToItsGpus();
+    void signatureCellExplainsItself();
+
+private:
+    void loadPreset(const char* name);
+    Document* m_doc = nullptr;
+    ParallelPane* m_pane = nullptr;
+};
+
+void TestParallelPane::init()
+{
+    m_doc = new Document;
+    m_pane = new ParallelPane(m_doc);
+    m_pane->resize(1400, 850);
+    m_pane->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_pane));
+    QVERIFY(m_doc->waitForDerivation());
+}
+
+void TestParallelPane::cleanup()
+{
+    delete m_pane;
+    delete m_doc;
+    m_pane = nullptr;
+    m_doc = nullptr;
+}
+
+void TestParallelPane::loadPreset(const char* name)
+{
+    QVERIFY(m_doc->loadPreset(QString::fromLatin1(name)));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_doc->derivation()->stage3);
+    QCoreApplication::processEvents();
+}
+
+void TestParallelPane::dragSwapsGpusAndUndoRestores()
+{
+    // paper-tp: tp 4 × dp 2. On 2 nodes of 4 GPUs, the default placement keeps each TP group in a node
+    // (GPUs 0–3 and 4–7).
+    loadPreset("paper-tp");
+    QVERIFY(m_doc->setCluster(2, 4));
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QCOMPARE(row(*m_doc, Strategy::TP).groupsCrossingNodes, std::uint64_t{0});
+    QCOMPARE(m_pane->meshView()->gpuCount(), 8);
+    const int steps = m_doc->undoStack()->count();
+
+    // Drag GPU 3 (node 0) onto GPU 4 (node 1): both TP groups now span the two nodes.
+    MeshView* view = m_pane->meshView();
+    drag(view->viewport(), view->gpuCenter(3).toPoint(), view->gpuCenter(4).toPoint());
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QCOMPARE(m_doc->undoStack()->count(), steps + 1);
+    QCOMPARE(m_doc->undoStack()->text(steps), QStringLiteral("Swap GPU 3 and GPU 4"));
+    QCOMPARE(m_doc->derivation()->stage3->mesh[3], (tw::parallel::MeshCoord{1, 0, 0}));
+    QCOMPARE(m_doc->derivation()->stage3->mesh[4], (tw::parallel::MeshCoord{0, 0, 3}));
+    QCOMPARE(row(*m_doc, Strategy::TP).groupsCrossingNodes, std::uint64_t{2});
+    // The drawing shows the consequence.
+    QVERIFY(view->cardLook(3).crossesNodes);
+    QVERIFY(!view->warningText().isEmpty());
+    QVERIFY(m_pane->caption()->text().contains(QStringLiteral("leave their node")));
+
+    // Undo: the default placement and no crossing group.
+    m_doc->undo();
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(m_doc->scenario().parallel.assignment.empty());
+    QCOMPARE(row(*m_doc, Strategy::TP).groupsCrossingNodes, std::uint64_t{0});
+    QVERIFY(!view->cardLook(3).crossesNodes);
+    QVERIFY(view->warningText().isEmpty());
+}
+
+void TestParallelPane::degreeSpinBoxesPushCommands()
+{
+    loadPreset("paper-dp"); // dp 8 on 8 GPUs
+    const auto before = m_doc->scenario();
+    // TP 4: DP takes the rest (8 / 4 = 2); N_acc = 524,288 / (32·1,024·2) = 8.
+    typeInto(m_pane->degreeBox(int(Strategy::TP)), 4);
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QCOMPARE(m_doc->scenario().parallel.tp, 4ull);
+    QCOMPARE(m_doc->scenario().parallel.dp, 2ull);
+    QCOMPARE(m_pane->degreeBox(int(Strategy::DP))->value(), 2); // the form follows the document
+    QCOMPARE(m_doc->derivation()->figures.valueOf("dp.n_acc"), 8.0);
+    QCOMPARE(m_doc->undoStack()->text(m_doc->undoStack()->count() - 1), QStringLiteral("Set tensor-parallel degree"));
+    m_doc->undo();
+    QVERIFY(m_doc->waitForDerivation());
+    QCOMPARE(m_doc->scenario(), before);
+    QCOMPARE(m_pane->degreeBox(int(Strategy::TP))->value(), 1);
+
+    // The sharding combo: ZeRO-3 through the document.
+    QComboBox* sharding = m_pane->shardingBox();
+    sharding->setFocus();
+    const int zero3 = sharding->findData(QStringLiteral("zero3"));
+    QVERIFY(zero3 >= 0);
+    sharding->setCurrentIndex(zero3);
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_doc->scenario().parallel.sharding == tw::parallel::Sharding::Zero3);
+}
+
+void TestParallelPane::impossiblePlanSaysWhyNextToTheField()
+{
+    loadPreset("paper-reference"); // GPT-2 small: 12 heads
+    // The paper's 8-way TP: DP becomes 1 and core refuses the plan.
+    typeInto(m_pane->degreeBox(int(Strategy::TP)), 8);
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(!m_doc->derivation()->stage3);
+    const QString why = m_pane->problemAt(QStringLiteral("parallel.tp"));
+    QVERIFY2(why.contains(QStringLiteral("1, 2, 3, 4, 6, 12")), qPrintable(why));
+    QVERIFY(m_pane->degreeBox(int(Strategy::TP))->property("invalid").toBool());
+    QVERIFY(m_pane->degreeBox(int(Strategy::TP))->toolTip().contains(QStringLiteral("12 attention heads")));
+    QVERIFY(m_pane->planProblems()->isVisible());
+    QVERIFY(m_pane->caption()->text().contains(QStringLiteral("cannot")));
+    // Stage 2 is untouched: the model still derives.
+    QCOMPARE(m_doc->derivation()->figures.valueOf("model.parameters"), 124439808.0);
+    // The last valid drawing stays (8 cards).
+    QCOMPARE(m_pane->meshView()->gpuCount(), 8);
+    // Undo clears it.
+    m_doc->undo();
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(m_doc->derivation()->stage3);
+    QVERIFY(!m_pane->degreeBox(int(Strategy::TP))->property("invalid").toBool());
+    QVERIFY(!m_pane->planProblems()->isVisibleTo(m_pane));
+}
+
+void TestParallelPane::partitionEditorEditsTheDocument()
+{
+    loadPreset("paper-pp"); // 8 stages, default [1,1,2,2,2,2,1,1]
+    tw::ui::PartitionEditor* editor = m_pane->partitionEditor();
+    m_pane->tabs()->setCurrentIndex(2);
+    QCoreApplication::processEvents();
+    QCOMPARE(editor->partition(), (std::vector<std::uint64_t>{1, 1, 2, 2, 2, 2, 1, 1}));
+    // Move a layer from stage 2 to stage 0: [2,1,1,2,2,2,1,1] still sums to 12.
+    typeInto(editor->spinBox(0), 2);
+    typeInto(editor->spinBox(2), 1);
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QCOMPARE(m_doc->scenario().parallel.layerPartition, (std::vector<std::uint64_t>{2, 1, 1, 2, 2, 2, 1, 1}));
+    QVERIFY(m_doc->derivation()->stage3);
+    // Stage 0 now holds 2 layers: 2 × (80 + 160) ms = 0.48 s per micro-batch.
+    QCOMPARE(m_doc->derivation()->figures.valueOf("pp.stage_time.s0"), 0.48);
+    // The even default again.
+    QTest::mouseClick(editor->evenButton(), Qt::LeftButton);
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_doc->scenario().parallel.layerPartition.empty());
+}
+
+void TestParallelPane::followsATokenToItsGpus()
+{
+    loadPreset("paper-tp"); // dp 2 × tp 4, T = 1,024: every token of the excerpt is in sequence 0
+    QVERIFY(m_pane->followToken(5));
+    const QString line = m_pane->tokenLine()->text();
+    // Sequence 0 of step 0 goes to DP replica 0 (its N_acc·B = 8·32 = 256 sequences come first), whose
+    // GPUs are 0–3 in the default placement.
+    QVERIFY2(line.contains(QStringLiteral("DP replica 0")), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("GPUs 0, 1, 2, 3")), qPrintable(line));
+    // 12 heads over 4 TP ranks: rank 0 computes heads 0–2 and columns 0–191 of 768.
+    QVERIFY2(line.contains(QStringLiteral("heads 0–2")), qPrintable(line));
+    QVERIFY2(line.contains(QStringLiteral("columns 0–191")), qPrintable(line));
+    QVERIFY(!m_pane->followToken(100000000)); // beyond the text
+}
+
+void TestParallelPane::signatureCellExplainsItself()
+{
+    loadPreset("paper-dp");
+    auto* model = m_pane->signatureModel();
+    // DP row, payload cell: Example 5.1's 248,879,616 B.
+    const QModelIndex payload = model->index(0, tw::ui::SignatureModel::PayloadColumn);
+    QCOMPARE(model->data(payload, tw::ui::SignatureModel::RawValueRole).toDouble(), 248879616.0);
+    const QString id = model->data(payload, tw::ui::SignatureModel::FigureIdRole).toString();
+    QVERIFY2(!id.isEmpty(), "the payload cell names its figure");
+    QVERIFY(m_pane->showFigure(id));
+    QVERIFY(!m_pane->chain()->toPlainText().isEmpty());
+}
+
+QTEST_MAIN(TestParallelPane)
+#include "tst_parallelpane.moc"

@@ -1,0 +1,282 @@
+#include "pipelinechart.h"
+
+#include "base/units.h"
+#include "parallel/plan.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tw::ui {
+
+namespace {
+// Okabe–Ito: sky blue / blue for forward, orange / vermillion for backward.
+const QColor kForward(0x56, 0xB4, 0xE9), kForwardLater(0x00, 0x72, 0xB2);
+const QColor kBackward(0xE6, 0x9F, 0x00), kBackwardLater(0xD5, 0x5E, 0x00);
+const QColor kLane(0xf1, 0xf3, 0xf5);
+const QColor kInk(0x11, 0x18, 0x27);
+
+QColor blockColor(bool backward, bool laterChunk)
+{
+    return backward ? (laterChunk ? kBackwardLater : kBackward) : (laterChunk ? kForwardLater : kForward);
+}
+
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+} // namespace
+
+PipelineChart::PipelineChart(QWidget* parent)
+    : QObject(parent)
+{
+    m_plot = new QCustomPlot(parent);
+    m_plot->setObjectName(QStringLiteral("pipelineChart"));
+    QFont base = parent ? parent->font() : QFont();
+    QFont heading = base;
+    heading.setPointSizeF(base.pointSizeF() * 1.1);
+    heading.setBold(true);
+    m_plot->plotLayout()->insertRow(0);
+    m_title = new QCPTextElement(m_plot, tr("Pipeline schedule"), heading);
+    m_plot->plotLayout()->addElement(0, 0, m_title);
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
+        axis->setTickLabelFont(base);
+        axis->setLabelFont(base);
+    }
+    m_plot->yAxis->setRangeReversed(true); // stage 0 at the top
+    m_plot->yAxis->grid()->setVisible(false);
+    m_plot->yAxis->setSubTicks(false);
+    m_plot->yAxis->setTickLength(0, 0);
+    m_plot->xAxis->grid()->setPen(QPen(QColor(0xd1, 0xd5, 0xdb), 1, Qt::DotLine));
+    // Legend in its own row under the chart, so that it never covers a block.
+    m_plot->legend->setVisible(true);
+    m_plot->legend->setFont(base);
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    auto* legendRow = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(2, 0, legendRow);
+    legendRow->addElement(0, 0, new QCPLayoutElement(m_plot));
+    legendRow->addElement(0, 1, m_plot->legend);
+    legendRow->addElement(0, 2, new QCPLayoutElement(m_plot));
+    legendRow->setMargins(QMargins(0, 0, 0, 4));
+    m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    m_plot->setMinimumHeight(220);
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
+    m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+
+    connect(m_plot, &QCustomPlot::afterLayout, this, &PipelineChart::updateLabels);
+    // A click (press and release at about the same place, not a drag) on a block names it.
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) { m_pressAt = e->pos(); });
+    connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent* e) {
+        if ((e->pos() - m_pressAt).manhattanLength() > 3 || m_aggregated)
+            return;
+        const double y = m_plot->yAxis->pixelToCoord(e->pos().y());
+        const double x = m_plot->xAxis->pixelToCoord(e->pos().x()) / m_scale;
+        const long stage = std::lround(y);
+        if (std::fabs(y - double(stage)) > 0.4)
+            return;
+        for (const parallel::PipelineBlock& b : m_blocks)
+            if (long(b.stage) == stage && b.start <= x && x <= b.end) {
+                emit blockClicked(int(b.stage), int(b.microBatch), int(b.chunk), b.backward);
+                return;
+            }
+    });
+    clear();
+}
+
+PipelineChart::~PipelineChart() = default;
+
+QWidget* PipelineChart::widget() const
+{
+    return m_plot;
+}
+
+QString PipelineChart::title() const
+{
+    return m_title->text();
+}
+
+void PipelineChart::clear()
+{
+    m_plot->clearItems();
+    m_plot->clearPlottables();
+    m_labels.clear();
+    m_blocks.clear();
+    m_drawn = 0;
+    m_stages = 0;
+    m_aggregated = false;
+    m_title->setText(tr("Pipeline schedule"));
+    m_plot->replot();
+}
+
+void PipelineChart::setTimeline(const parallel::PipelineTimeline& t)
+{
+    m_plot->clearItems();
+    m_plot->clearPlottables();
+    m_labels.clear();
+    m_drawn = 0;
+    m_aggregated = false;
+    m_blocks = t.blocks;
+
+    int stages = int(t.stageBusySeconds.size());
+    bool interleaved = false;
+    for (const parallel::PipelineBlock& b : t.blocks) {
+        stages = std::max(stages, int(b.stage) + 1);
+        interleaved |= b.chunk > 0;
+    }
+    m_stages = stages;
+    if (stages == 0 || t.blocks.empty()) {
+        m_title->setText(tr("Pipeline schedule: no blocks"));
+        m_plot->replot();
+        return;
+    }
+    double makespan = t.makespan;
+    for (const parallel::PipelineBlock& b : t.blocks)
+        makespan = std::max(makespan, b.end);
+    const bool micro = makespan < 1e-3;
+    m_scale = micro ? 1e6 : 1e3;
+    const QString unit = micro ? tr("µs") : tr("ms");
+
+    // Legend entries: empty bars carrying the colours.
+    auto legendEntry = [&](const QString& name, const QColor& color) {
+        auto* bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+        bars->setName(name);
+        bars->setBrush(color);
+        bars->setPen(QPen(color.darker(140)));
+    };
+    legendEntry(interleaved ? tr("forward (chunk 0)") : tr("forward"), kForward);
+    if (interleaved)
+        legendEntry(tr("forward (later chunks)"), kForwardLater);
+    legendEntry(interleaved ? tr("backward (chunk 0)") : tr("backward"), kBackward);
+    if (interleaved)
+        legendEntry(tr("backward (later chunks)"), kBackwardLater);
+    {
+        auto* idle = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+        idle->setName(tr("idle (bubble)"));
+        idle->setBrush(kLane);
+        idle->setPen(QPen(QColor(0xc4, 0xc9, 0xd1)));
+    }
+
+    // Grey lanes: the idle time is what stays grey.
+    for (int s = 0; s < stages; ++s) {
+        auto* lane = new QCPItemRect(m_plot);
+        lane->topLeft->setCoords(0, s - 0.42);
+        lane->bottomRight->setCoords(makespan * m_scale, s + 0.42);
+        lane->setPen(Qt::NoPen);
+        lane->setBrush(kLane);
+        lane->setSelectable(false);
+    }
+
+    const int n = int(t.blocks.size());
+    const qreal half = 0.36;
+    if (n <= kMaxBlocks) {
+        const bool labels = n <= kMaxLabels;
+        QFont labelFont = m_plot->xAxis->tickLabelFont();
+        const QFontMetricsF fm(labelFont);
+        for (const parallel::PipelineBlock& b : t.blocks) {
+            const QColor color = blockColor(b.backward, b.chunk > 0);
+            auto* rect = new QCPItemRect(m_plot);
+            rect->topLeft->setCoords(b.start * m_scale, b.stage - half);
+            rect->bottomRight->setCoords(b.end * m_scale, b.stage + half);
+            rect->setPen(QPen(Qt::white, 1));
+            rect->setBrush(color);
+            rect->setSelectable(false);
+            ++m_drawn;
+            if (labels) {
+                auto* text = new QCPItemText(m_plot);
+                text->position->setCoords((b.start + b.end) / 2 * m_scale, b.stage);
+                text->setPositionAlignment(Qt::AlignCenter);
+                text->setFont(labelFont);
+                const bool dark = b.chunk > 0;
+                text->setColor(dark ? Qt::white : kInk);
+                text->setText(QString::number(b.microBatch));
+                text->setSelectable(false);
+                m_labels.push_back({text, b.start * m_scale, b.end * m_scale, fm.horizontalAdvance(text->text()) + 4});
+            }
+        }
+    } else {
+        // Aggregated: per stage, time slices coloured by the phase that fills most of them.
+        m_aggregated = true;
+        const int bins = std::clamp(kMaxBlocks / stages, 24, 600);
+        const double width = makespan / bins;
+        std::vector<double> fwd(std::size_t(stages) * std::size_t(bins), 0.0), bwd(fwd.size(), 0.0);
+        for (const parallel::PipelineBlock& b : t.blocks) {
+            int first = std::clamp(int(b.start / width), 0, bins - 1), last = std::clamp(int(b.end / width), 0, bins - 1);
+            for (int k = first; k <= last; ++k) {
+                const double overlap = std::min(b.end, (k + 1) * width) - std::max(b.start, k * width);
+                if (overlap > 0)
+                    (b.backward ? bwd : fwd)[std::size_t(b.stage) * std::size_t(bins) + std::size_t(k)] += overlap;
+            }
+        }
+        for (int s = 0; s < stages; ++s) {
+            int runKind = -1, runStart = 0;
+            auto flush = [&](int end) {
+                if (runKind <= 0)
+                    return;
+                auto* rect = new QCPItemRect(m_plot);
+                rect->topLeft->setCoords(runStart * width * m_scale, s - half);
+                rect->bottomRight->setCoords(end * width * m_scale, s + half);
+                rect->setPen(Qt::NoPen);
+                rect->setBrush(blockColor(runKind == 2, false));
+                rect->setSelectable(false);
+                ++m_drawn;
+            };
+            for (int k = 0; k <= bins; ++k) {
+                int kind = -1;
+                if (k < bins) {
+                    const double f = fwd[std::size_t(s) * std::size_t(bins) + std::size_t(k)];
+                    const double bk = bwd[std::size_t(s) * std::size_t(bins) + std::size_t(k)];
+                    kind = f + bk < 0.5 * width ? 0 : (bk > f ? 2 : 1);
+                }
+                if (kind != runKind) {
+                    flush(k);
+                    runKind = kind;
+                    runStart = k;
+                }
+            }
+        }
+    }
+
+    // Stage ticks, every k-th when there are many.
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    const int every = stages <= 16 ? 1 : stages <= 32 ? 2 : stages <= 64 ? 4 : 8;
+    for (int s = 0; s < stages; s += every)
+        ticker->addTick(s, tr("stage %1").arg(s));
+    m_plot->yAxis->setTicker(ticker);
+    m_plot->yAxis->setRange(-0.6, stages - 0.4);
+    m_plot->xAxis->setRange(0, makespan * m_scale * 1.01);
+    m_plot->xAxis->setLabel(tr("time in one optimizer step (%1)").arg(unit));
+    m_plot->setMinimumHeight(std::clamp(110 + 24 * stages, 220, 420));
+
+    QString title = tr("Pipeline schedule — makespan %1 · bubble %2 % (idle share of %3 stages × makespan)")
+                        .arg(qs(formatSeconds(t.makespan)))
+                        .arg(t.bubbleFraction * 100, 0, 'f', 1)
+                        .arg(stages);
+    if (m_aggregated)
+        title += tr("\n%1 blocks drawn as %2 aggregated bars").arg(qs(formatInteger(n)), qs(formatInteger(m_drawn)));
+    m_title->setText(title);
+    m_plot->replot();
+}
+
+void PipelineChart::updateLabels()
+{
+    if (m_labels.empty())
+        return;
+    const QCPRange range = m_plot->yAxis->range();
+    const double rowPixels = std::fabs(m_plot->yAxis->coordToPixel(range.lower + 1) - m_plot->yAxis->coordToPixel(range.lower));
+    const bool tallEnough = rowPixels * 0.72 >= QFontMetricsF(m_labels.front().item->font()).height();
+    for (Label& l : m_labels) {
+        const double w = std::fabs(m_plot->xAxis->coordToPixel(l.end) - m_plot->xAxis->coordToPixel(l.start));
+        l.item->setVisible(tallEnough && w >= l.textWidth);
+    }
+}
+
+int PipelineChart::visibleLabels() const
+{
+    return int(std::count_if(m_labels.begin(), m_labels.end(), [](const Label& l) { return l.item->visible(); }));
+}
+
+} // namespace tw::ui

@@ -1,0 +1,70 @@
+#pragma once
+// Stage 3's pipeline schedule as a Gantt chart: one row per stage (stage 0 at the top), time of one
+// optimizer step across; forward blocks blue, backward orange (darker for later model chunks when
+// interleaved), labelled with their micro-batch when wide enough; idle time (the bubble) stays
+// empty on a grey lane. The title gives core's makespan and bubble fraction. Above kMaxBlocks
+// blocks each stage is drawn as aggregated bars (the dominant phase per time slice).
+
+#include <QObject>
+#include <QPoint>
+#include <QString>
+
+#include <vector>
+
+class QCPItemText;
+class QCPTextElement;
+class QCustomPlot;
+class QWidget;
+
+namespace tw::parallel {
+struct PipelineTimeline;
+struct PipelineBlock;
+}
+
+namespace tw::ui {
+
+class PipelineChart : public QObject {
+    Q_OBJECT
+public:
+    static constexpr int kMaxBlocks = 3000;  // drawn one rectangle each up to here
+    static constexpr int kMaxLabels = 1500;  // micro-batch labels only up to here
+
+    explicit PipelineChart(QWidget* parent);
+    ~PipelineChart() override;
+
+    void setTimeline(const parallel::PipelineTimeline& timeline);
+    void clear();
+    [[nodiscard]] QCustomPlot* plot() const { return m_plot; }
+    [[nodiscard]] QWidget* widget() const;
+    // Rectangles drawn for blocks (one per block, or per aggregated bar).
+    [[nodiscard]] int drawnBlocks() const { return m_drawn; }
+    [[nodiscard]] bool aggregated() const { return m_aggregated; }
+    [[nodiscard]] int stageCount() const { return m_stages; }
+    [[nodiscard]] QString title() const;
+    // Micro-batch labels currently shown (after the last replot).
+    [[nodiscard]] int visibleLabels() const;
+
+signals:
+    // A block was clicked (not in aggregated mode).
+    void blockClicked(int stage, int microBatch, int chunk, bool backward);
+
+private:
+    void updateLabels();
+
+    QCustomPlot* m_plot = nullptr;
+    QCPTextElement* m_title = nullptr;
+    struct Label {
+        QCPItemText* item;
+        double start, end;
+        qreal textWidth;
+    };
+    std::vector<Label> m_labels;
+    std::vector<parallel::PipelineBlock> m_blocks; // for clicks
+    QPoint m_pressAt;
+    int m_drawn = 0;
+    int m_stages = 0;
+    bool m_aggregated = false;
+    double m_scale = 1e3; // seconds → axis unit
+};
+
+} // namespace tw::ui

@@ -1,0 +1,590 @@
+#include "parallelpane.h"
+
+#include "charts/pipelinechart.h"
+#include "document/document.h"
+#include "views/figuretablemodel.h"
+#include "views/meshview.h"
+#include "views/partitioneditor.h"
+#include "views/signaturemodel.h"
+
+#include "base/units.h"
+#include "parallel/plan.h"
+#include "scenario/derive.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include <climits>
+
+namespace tw::ui {
+
+namespace {
+
+using parallel::PipelineSchedule;
+using parallel::Sharding;
+using parallel::Strategy;
+
+constexpr const char* kInvalidStyle = "QSpinBox, QComboBox { border: 2px solid #b91c1c; border-radius: 3px; }";
+
+QString qs(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
+
+QString count(double v)
+{
+    return qs(formatCount(v, 0));
+}
+
+QString bytes(double v)
+{
+    return qs(formatBytes(v));
+}
+
+struct ShardingChoice {
+    Sharding value;
+    const char* label;
+};
+constexpr ShardingChoice kShardings[] = {
+    {Sharding::Ddp, QT_TRANSLATE_NOOP("tw::ui::ParallelPane", "DDP (replicate everything)")},
+    {Sharding::Zero1, QT_TRANSLATE_NOOP("tw::ui::ParallelPane", "ZeRO-1 (shard optimizer state)")},
+    {Sharding::Zero2, QT_TRANSLATE_NOOP("tw::ui::ParallelPane", "ZeRO-2 (+ gradients)")},
+    {Sharding::Zero3, QT_TRANSLATE_NOOP("tw::ui::ParallelPane", "ZeRO-3 (+ parameters)")},
+    {Sharding::FsdpFull, QT_TRANSLATE_NOOP("tw::ui::ParallelPane", "FSDP full shard")},
+    {Sharding::FsdpHybrid, QT_TRANSLATE_NOOP("tw::ui::ParallelPane", "FSDP hybrid shard")},
+};
+
+struct ScheduleChoice {
+    PipelineSchedule value;
+    const char* label;
+};
+constexpr ScheduleChoice kSchedules[] = {
+    {PipelineSchedule::GPipe, QT_TRANSLATE_NOOP("tw::ui::ParallelPane", "GPipe (all forward, then all backward)")},
+    {PipelineSchedule::OneFOneB, QT_TRANSLATE_NOOP("tw::ui::ParallelPane", "1F1B")},
+    {PipelineSchedule::Interleaved, QT_TRANSLATE_NOOP("tw::ui::ParallelPane", "Interleaved 1F1B")},
+};
+
+QSpinBox* countBox(QWidget* parent, const QString& tip, int maximum = INT_MAX)
+{
+    auto* s = new QSpinBox(parent);
+    s->setRange(1, maximum);
+    s->setToolTip(tip);
+    s->setProperty("normalToolTip", tip);
+    s->setKeyboardTracking(false); // typing "16" is one edit, not "1" then "16"
+    s->setAccelerated(true);
+    return s;
+}
+
+} // namespace
+
+ParallelPane::ParallelPane(Document* document, QWidget* parent)
+    : QWidget(parent)
+    , m_document(document)
+{
+    setObjectName(QStringLiteral("parallelPane"));
+    m_caption = new QLabel(this);
+    m_caption->setObjectName(QStringLiteral("parallelCaption"));
+    m_caption->setWordWrap(true);
+    m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QFont big = font();
+    big.setPointSizeF(big.pointSizeF() * 1.15);
+    m_caption->setFont(big);
+
+    auto* form = new QWidget(this);
+    buildForm(form);
+    auto* formScroll = new QScrollArea(this);
+    formScroll->setWidget(form);
+    formScroll->setWidgetResizable(true);
+    formScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    formScroll->setMinimumWidth(330);
+
+    m_mesh = new MeshView(this);
+    m_mesh->setObjectName(QStringLiteral("meshView"));
+    m_tokenLine = new QLabel(this);
+    m_tokenLine->setObjectName(QStringLiteral("tokenLine"));
+    m_tokenLine->setWordWrap(true);
+    m_tokenLine->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* center = new QWidget(this);
+    auto* centerLayout = new QVBoxLayout(center);
+    centerLayout->setContentsMargins(0, 0, 0, 0);
+    centerLayout->addWidget(m_mesh, 1);
+    centerLayout->addWidget(m_tokenLine);
+
+    m_tabs = new QTabWidget(this);
+    m_signature = new SignatureModel(this);
+    m_signatureTable = new QTableView(this);
+    m_signatureTable->setObjectName(QStringLiteral("signatureTable"));
+    m_signatureTable->setModel(m_signature);
+    m_signatureTable->verticalHeader()->hide();
+    m_signatureTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_signatureTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_signatureTable->horizontalHeader()->setSectionResizeMode(SignatureModel::FrequencyColumn, QHeaderView::Stretch);
+    m_signatureTable->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_signatureTable->setWordWrap(true);
+    m_tabs->addTab(m_signatureTable, tr("Signature"));
+
+    m_calls = new CallListModel(this);
+    m_callTable = new QTableView(this);
+    m_callTable->setObjectName(QStringLiteral("callTable"));
+    m_callTable->setModel(m_calls);
+    m_callTable->verticalHeader()->hide();
+    m_callTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_callTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_callTable->horizontalHeader()->setStretchLastSection(true);
+    m_tabs->addTab(m_callTable, tr("Calls"));
+
+    m_pipeline = new PipelineChart(this);
+    m_partition = new PartitionEditor(this);
+    auto* pipeSplit = new QSplitter(Qt::Vertical, this);
+    pipeSplit->addWidget(m_pipeline->widget());
+    pipeSplit->addWidget(m_partition);
+    pipeSplit->setSizes({330, 170});
+    // Both scroll or shrink: the pane must fit a 1280×720 projector with the other stages.
+    m_pipeline->widget()->setMinimumHeight(120);
+    m_partition->setMinimumHeight(90);
+    m_tabs->addTab(pipeSplit, tr("Pipeline"));
+
+    m_figures = new FigureTableModel(this);
+    m_figureTable = new QTableView(this);
+    m_figureTable->setObjectName(QStringLiteral("stage3Figures"));
+    m_figureTable->setModel(m_figures);
+    m_figureTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_figureTable->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_figureTable->verticalHeader()->hide();
+    m_figureTable->horizontalHeader()->setSectionResizeMode(FigureTableModel::LabelColumn, QHeaderView::Stretch);
+    m_figureTable->horizontalHeader()->setSectionResizeMode(FigureTableModel::ValueColumn, QHeaderView::ResizeToContents);
+    m_figureTable->setColumnHidden(FigureTableModel::IdColumn, true);
+    m_chain = new QTextBrowser(this);
+    m_chain->setObjectName(QStringLiteral("stage3Chain"));
+    m_chain->setPlaceholderText(tr("Click a figure (or a cell of the signature) to see where its number comes from."));
+    auto* figureSplit = new QSplitter(Qt::Vertical, this);
+    figureSplit->addWidget(m_figureTable);
+    figureSplit->addWidget(m_chain);
+    figureSplit->setSizes({300, 200});
+    m_tabs->addTab(figureSplit, tr("Figures"));
+
+    // The mesh on top across the full width (it is what a drag changes), the tables and charts below.
+    auto* right = new QSplitter(Qt::Vertical, this);
+    right->setChildrenCollapsible(false);
+    right->addWidget(center);
+    right->addWidget(m_tabs);
+    right->setStretchFactor(0, 1);
+    right->setStretchFactor(1, 1);
+    right->setSizes({400, 420});
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->setChildrenCollapsible(false);
+    split->addWidget(formScroll);
+    split->addWidget(right);
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 1);
+    split->setSizes({330, 1070});
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_caption);
+    layout->addWidget(split, 1);
+
+    // The drawing asks; the document decides (an undoable command) and the new mesh comes back.
+    connect(m_mesh, &MeshView::swapRequested, this, [this](int a, int b) { m_document->swapGpus(a, b); });
+    connect(m_partition, &PartitionEditor::partitionEdited, this,
+            [this](const std::vector<std::uint64_t>& p) { m_document->setLayerPartition(p); });
+    connect(m_figureTable, &QAbstractItemView::clicked, this, [this](const QModelIndex& index) {
+        showFigure(m_figures->data(index, FigureTableModel::FigureIdRole).toString());
+    });
+    connect(m_signatureTable, &QAbstractItemView::clicked, this, [this](const QModelIndex& index) {
+        const QString id = m_signature->data(index, SignatureModel::FigureIdRole).toString();
+        if (!id.isEmpty() && showFigure(id))
+            m_tabs->setCurrentIndex(3);
+    });
+    connect(m_document, &Document::scenarioChanged, this, &ParallelPane::showScenario);
+    connect(m_document, &Document::derived, this, &ParallelPane::onDerived);
+
+    showScenario();
+    if (m_document->derivation())
+        onDerived(m_document->derivation());
+    else
+        m_caption->setText(tr("Deriving the parallel plan…"));
+}
+
+void ParallelPane::buildForm(QWidget* form)
+{
+    auto* layout = new QVBoxLayout(form);
+    auto addForm = [&](const QString& title) {
+        auto* box = new QGroupBox(title, form);
+        auto* f = new QFormLayout(box);
+        f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        layout->addWidget(box);
+        return f;
+    };
+    auto track = [this](QWidget* w, const char* path) { m_fieldPaths.emplace_back(w, QString::fromLatin1(path)); };
+
+    QFormLayout* cluster = addForm(tr("Cluster"));
+    m_nodes = countBox(form, tr("Machines in the job"), 1 << 20);
+    m_nodes->setObjectName(QStringLiteral("nodes"));
+    m_gpusPerNode = countBox(form, tr("GPUs in each machine (NVLink/PCIe inside, the network between)"), 1024);
+    m_gpusPerNode->setObjectName(QStringLiteral("gpusPerNode"));
+    cluster->addRow(tr("Nodes"), m_nodes);
+    cluster->addRow(tr("GPUs per node"), m_gpusPerNode);
+    track(m_nodes, "hardware.nodes");
+    track(m_gpusPerNode, "hardware.gpus_per_node");
+    connect(m_nodes, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!m_updating)
+            m_document->setCluster(std::uint64_t(v), m_document->scenario().hardware.gpusPerNode);
+    });
+    connect(m_gpusPerNode, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!m_updating)
+            m_document->setCluster(m_document->scenario().hardware.nodes, std::uint64_t(v));
+    });
+
+    QFormLayout* degrees = addForm(tr("Parallel degrees"));
+    static const char* const labels[] = {QT_TR_NOOP("Data parallel (DP)"), QT_TR_NOOP("Pipeline stages (PP)"),
+                                         QT_TR_NOOP("Tensor parallel (TP)"), QT_TR_NOOP("Expert parallel (EP)")};
+    static const char* const tips[] = {
+        QT_TR_NOOP("Model replicas, each on its share of the batch; gradients are averaged every optimizer step"),
+        QT_TR_NOOP("Consecutive groups of layers on different GPUs; activations pass stage to stage per micro-batch"),
+        QT_TR_NOOP("Each layer's matrices split over GPUs (Megatron); AllReduces inside every layer"),
+        QT_TR_NOOP("Experts spread over GPUs, carved out of DP; tokens travel by All-to-All")};
+    static const char* const paths[] = {"parallel.dp", "parallel.pp", "parallel.tp", "parallel.ep"};
+    static const char* const names[] = {"dpDegree", "ppDegree", "tpDegree", "epDegree"};
+    for (int i = 0; i < 4; ++i) {
+        m_degrees[i] = countBox(form, tr(tips[i]), 1 << 20);
+        m_degrees[i]->setObjectName(QString::fromLatin1(names[i]));
+        degrees->addRow(tr(labels[i]), m_degrees[i]);
+        track(m_degrees[i], paths[i]);
+        connect(m_degrees[i], &QSpinBox::valueChanged, this, [this, i](int v) {
+            if (!m_updating)
+                m_document->setDegree(static_cast<Strategy>(i), std::uint64_t(v));
+        });
+    }
+    m_product = new QLabel(form);
+    m_product->setObjectName(QStringLiteral("degreeProduct"));
+    m_product->setWordWrap(true);
+    degrees->addRow(m_product);
+
+    QFormLayout* state = addForm(tr("Model state"));
+    m_sharding = new QComboBox(form);
+    m_sharding->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_sharding->setMinimumContentsLength(12);
+    m_sharding->setObjectName(QStringLiteral("sharding"));
+    for (const ShardingChoice& c : kShardings)
+        m_sharding->addItem(tr(c.label), QString::fromLatin1(parallel::toString(c.value).data()));
+    state->addRow(tr("Sharding"), m_sharding);
+    track(m_sharding, "parallel.sharding");
+    connect(m_sharding, &QComboBox::currentIndexChanged, this, [this](int) {
+        if (!m_updating)
+            m_document->setField(Field::Sharding, FieldValue(m_sharding->currentData().toString().toStdString()));
+    });
+    m_shardGroup = new QSpinBox(form);
+    m_shardGroup->setObjectName(QStringLiteral("shardGroup"));
+    m_shardGroup->setRange(0, 1 << 20);
+    m_shardGroup->setSpecialValueText(tr("one node"));
+    m_shardGroup->setKeyboardTracking(false);
+    m_shardGroup->setToolTip(tr("FSDP hybrid shard: DP ranks that shard the model among themselves (0: the DP ranks of one node)"));
+    state->addRow(tr("Shard group"), m_shardGroup);
+    track(m_shardGroup, "parallel.shard_group_size");
+    connect(m_shardGroup, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!m_updating)
+            m_document->setField(Field::ShardGroupSize, FieldValue(std::uint64_t(v)));
+    });
+    m_sequenceParallel = new QCheckBox(tr("Sequence parallelism"), form);
+    m_sequenceParallel->setObjectName(QStringLiteral("sequenceParallel"));
+    m_sequenceParallel->setToolTip(tr("Megatron SP: each TP AllReduce becomes a ReduceScatter + AllGather (same bytes, "
+                                      "activations between layers split over the TP ranks)"));
+    m_sequenceParallel->setProperty("normalToolTip", m_sequenceParallel->toolTip());
+    state->addRow(m_sequenceParallel);
+    track(m_sequenceParallel, "parallel.sequence_parallel");
+    connect(m_sequenceParallel, &QCheckBox::toggled, this, [this](bool on) {
+        if (!m_updating)
+            m_document->setField(Field::SequenceParallel, FieldValue(on));
+    });
+
+    QFormLayout* pipe = addForm(tr("Pipeline"));
+    m_schedule = new QComboBox(form);
+    m_schedule->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_schedule->setMinimumContentsLength(12);
+    m_schedule->setObjectName(QStringLiteral("schedule"));
+    for (const ScheduleChoice& c : kSchedules)
+        m_schedule->addItem(tr(c.label), QString::fromLatin1(parallel::toString(c.value).data()));
+    pipe->addRow(tr("Schedule"), m_schedule);
+    track(m_schedule, "parallel.schedule");
+    m_virtualStages = countBox(form, tr("Model chunks per GPU with interleaving (v): the bubble shrinks by v"), 1024);
+    m_virtualStages->setObjectName(QStringLiteral("virtualStages"));
+    pipe->addRow(tr("Virtual stages v"), m_virtualStages);
+    track(m_virtualStages, "parallel.virtual_stages");
+    auto pushSchedule = [this] {
+        if (m_updating)
+            return;
+        const auto schedule = parallel::scheduleFromString(m_schedule->currentData().toString().toStdString());
+        const bool interleaved = schedule == PipelineSchedule::Interleaved;
+        m_document->setPipelineSchedule(schedule.value_or(PipelineSchedule::OneFOneB),
+                                        interleaved ? std::uint64_t(m_virtualStages->value()) : 1);
+    };
+    connect(m_schedule, &QComboBox::currentIndexChanged, this, pushSchedule);
+    connect(m_virtualStages, &QSpinBox::valueChanged, this, pushSchedule);
+    m_efficiency = new QDoubleSpinBox(form);
+    m_efficiency->setObjectName(QStringLiteral("computeEfficiency"));
+    m_efficiency->setRange(1, 100);
+    m_efficiency->setDecimals(0);
+    m_efficiency->setSuffix(QStringLiteral(" %"));
+    m_efficiency->setKeyboardTracking(false);
+    m_efficiency->setToolTip(tr("Achieved share of the GPU's peak FLOP/s for the per-layer times (Megatron-LM reaches 44–52 %)"));
+    pipe->addRow(tr("Achieved FLOP/s"), m_efficiency);
+    track(m_efficiency, "parallel.compute_efficiency");
+    connect(m_efficiency, &QDoubleSpinBox::valueChanged, this, [this](double percent) {
+        if (!m_updating)
+            m_document->setField(Field::ComputeEfficiency, FieldValue(percent / 100.0));
+    });
+
+    QFormLayout* view = addForm(tr("View"));
+    m_colorBy = new QComboBox(form);
+    m_colorBy->setObjectName(QStringLiteral("colorBy"));
+    m_colorBy->addItem(tr("DP replica"), int(MeshView::ColorBy::DpReplica));
+    m_colorBy->addItem(tr("PP stage"), int(MeshView::ColorBy::PpStage));
+    m_colorBy->addItem(tr("TP group"), int(MeshView::ColorBy::TpGroup));
+    m_colorBy->addItem(tr("EP group"), int(MeshView::ColorBy::EpGroup));
+    view->addRow(tr("Color GPUs by"), m_colorBy);
+    connect(m_colorBy, &QComboBox::currentIndexChanged, this, [this](int) {
+        if (!m_updating)
+            m_colorChosen = true;
+        m_mesh->setColorBy(static_cast<MeshView::ColorBy>(m_colorBy->currentData().toInt()));
+    });
+    m_token = new QSpinBox(form);
+    m_token->setObjectName(QStringLiteral("followToken"));
+    m_token->setRange(0, INT_MAX);
+    m_token->setKeyboardTracking(false);
+    m_token->setToolTip(tr("A token of the text (0-based): where it is trained"));
+    view->addRow(tr("Follow token #"), m_token);
+    connect(m_token, &QSpinBox::valueChanged, this, [this](int) { updateToken(); });
+
+    m_problems = new QLabel(form);
+    m_problems->setObjectName(QStringLiteral("planProblems"));
+    m_problems->setWordWrap(true);
+    m_problems->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
+    m_problems->hide();
+    layout->insertWidget(2, m_problems); // right under the degrees, where most reasons point
+    layout->addStretch(1);
+}
+
+void ParallelPane::showScenario()
+{
+    const scenario::Scenario& s = m_document->scenario();
+    const parallel::ParallelPlan& p = s.parallel;
+    m_updating = true;
+    const QSignalBlocker b1(m_nodes), b2(m_gpusPerNode), b3(m_sharding), b4(m_shardGroup), b5(m_sequenceParallel),
+        b6(m_schedule), b7(m_virtualStages), b8(m_efficiency);
+    m_nodes->setValue(int(std::min<std::uint64_t>(s.hardware.nodes, INT_MAX)));
+    m_gpusPerNode->setValue(int(std::min<std::uint64_t>(s.hardware.gpusPerNode, INT_MAX)));
+    const std::uint64_t values[] = {p.dp, p.pp, p.tp, p.ep};
+    for (int i = 0; i < 4; ++i) {
+        const QSignalBlocker block(m_degrees[i]);
+        m_degrees[i]->setValue(int(std::min<std::uint64_t>(values[i], INT_MAX)));
+    }
+    m_sharding->setCurrentIndex(m_sharding->findData(QString::fromLatin1(parallel::toString(p.sharding).data())));
+    m_shardGroup->setValue(int(std::min<std::uint64_t>(p.shardGroupSize, INT_MAX)));
+    m_shardGroup->setEnabled(p.sharding == Sharding::FsdpHybrid);
+    m_sequenceParallel->setChecked(p.sequenceParallel);
+    m_sequenceParallel->setEnabled(p.tp > 1 || p.sequenceParallel);
+    m_schedule->setCurrentIndex(m_schedule->findData(QString::fromLatin1(parallel::toString(p.schedule).data())));
+    m_virtualStages->setValue(int(std::min<std::uint64_t>(p.virtualStages, INT_MAX)));
+    m_virtualStages->setEnabled(p.schedule == PipelineSchedule::Interleaved);
+    m_efficiency->setValue(p.computeEfficiency * 100.0);
+    const std::uint64_t product = p.dp * p.pp * p.tp, gpus = s.hardware.gpuCount();
+    m_product->setText(tr("dp × pp × tp = %1 × %2 × %3 = %4 of %5 GPUs")
+                           .arg(p.dp)
+                           .arg(p.pp)
+                           .arg(p.tp)
+                           .arg(product)
+                           .arg(gpus));
+    m_product->setStyleSheet(product == gpus ? QString() : QStringLiteral("QLabel { color: #b91c1c; }"));
+    m_updating = false;
+}
+
+void ParallelPane::onDerived(const std::shared_ptr<const scenario::Derivation>& derivation)
+{
+    m_derivation = derivation;
+    showProblems();
+    const parallel::PlanDerivation* plan = derivation ? derivation->stage3.get() : nullptr;
+    if (plan && !m_colorChosen) {
+        // Until the user picks one: colour by the dimension that splits the GPUs first (DP, then PP, then TP).
+        const MeshView::ColorBy by = plan->plan.dp > 1   ? MeshView::ColorBy::DpReplica
+                                     : plan->plan.pp > 1 ? MeshView::ColorBy::PpStage
+                                                         : MeshView::ColorBy::TpGroup;
+        m_updating = true;
+        m_colorBy->setCurrentIndex(m_colorBy->findData(int(by)));
+        m_updating = false;
+    }
+    if (plan) {
+        m_mesh->setMesh(derivation->cluster, plan->mesh, plan->plan, &plan->comm.groups);
+        m_signature->setCommPlan(plan->comm, plan->figures);
+        m_calls->setCommPlan(plan->comm);
+        m_pipeline->setTimeline(plan->timeline);
+        const std::uint64_t v = plan->plan.schedule == PipelineSchedule::Interleaved ? plan->plan.virtualStages : 1;
+        m_partition->setPartition(plan->plan.layerPartition, derivation->model.layers, v);
+        m_partition->setEnabled(plan->plan.pp > 1);
+        m_figures->setFigures(plan->figures);
+        const QString shown = m_chain->property("figureId").toString();
+        if (!shown.isEmpty() && !showFigure(shown))
+            m_chain->clear();
+        if (m_derivation) {
+            const std::size_t tokens = m_derivation->tokens().size();
+            const QSignalBlocker block(m_token);
+            m_token->setMaximum(int(std::min<std::size_t>(tokens == 0 ? 0 : tokens - 1, INT_MAX)));
+        }
+    }
+    // An impossible plan keeps the last valid drawing; the caption and the red notes say why.
+    updateCaption();
+    updateToken();
+}
+
+void ParallelPane::showProblems()
+{
+    QHash<QString, QStringList> byPath;
+    QStringList all;
+    if (m_derivation)
+        for (const Error& e : m_derivation->planErrors) {
+            byPath[qs(e.where.jsonPath)] << qs(e.message);
+            all << qs(e.toString());
+        }
+    // A path like "parallel.assignment[5]" belongs to the drawing; "parallel.layer_partition[2]" to the editor.
+    for (const auto& [widget, path] : m_fieldPaths) {
+        const QStringList messages = byPath.value(path);
+        widget->setStyleSheet(messages.isEmpty() ? QString() : QString::fromLatin1(kInvalidStyle));
+        widget->setToolTip(messages.isEmpty() ? widget->property("normalToolTip").toString() : messages.join(QLatin1Char('\n')));
+        widget->setProperty("invalid", !messages.isEmpty());
+    }
+    m_problems->setText(all.isEmpty() ? QString() : tr("This plan cannot run:\n• %1").arg(all.join(QStringLiteral("\n• "))));
+    m_problems->setVisible(!all.isEmpty());
+}
+
+QString ParallelPane::problemAt(const QString& jsonPath) const
+{
+    QStringList out;
+    if (m_derivation)
+        for (const Error& e : m_derivation->planErrors)
+            if (qs(e.where.jsonPath) == jsonPath)
+                out << qs(e.message);
+    return out.join(QLatin1Char('\n'));
+}
+
+void ParallelPane::updateCaption()
+{
+    if (!m_derivation) {
+        m_caption->setText(tr("Deriving the parallel plan…"));
+        return;
+    }
+    const scenario::Derivation& d = *m_derivation;
+    const parallel::PlanDerivation* plan = d.stage3.get();
+    if (!plan) {
+        m_caption->setText(tr("This arrangement of %1 GPUs cannot train %2: the reasons are in red on the left. "
+                              "The drawing shows the last plan that could.")
+                               .arg(d.cluster.gpuCount())
+                               .arg(qs(d.model.name)));
+        return;
+    }
+    const parallel::ParallelPlan& p = plan->plan;
+    QStringList parts;
+    parts << tr("%1 GPUs on %2 node(s): %3 data-parallel replica(s) × %4 pipeline stage(s) × %5-way tensor parallelism%6.")
+                 .arg(d.cluster.gpuCount())
+                 .arg(d.cluster.nodes)
+                 .arg(p.dp)
+                 .arg(p.pp)
+                 .arg(p.tp)
+                 .arg(p.ep > 1 ? tr(", experts over %1 GPUs").arg(p.ep) : QString());
+    const double nacc = plan->figures.valueOf("dp.n_acc");
+    if (nacc == nacc)
+        parts << tr("Each replica runs %1 micro-batch(es) per optimizer step.").arg(count(nacc));
+    for (const parallel::StrategySignature& r : plan->comm.signature) {
+        if (!r.present)
+            continue;
+        parts << tr("%1: %2 per GPU per step — %3%4.")
+                     .arg(strategyName(r.strategy), bytes(r.bytesPerGpuPerStep), qs(r.frequency),
+                          r.groupsCrossingNodes > 0 ? tr(", %1 of %2 groups leave their node").arg(r.groupsCrossingNodes).arg(r.groups)
+                                                    : QString());
+    }
+    m_caption->setText(parts.join(QLatin1Char(' ')));
+}
+
+void ParallelPane::updateToken()
+{
+    const parallel::PlanDerivation* plan = m_derivation ? m_derivation->stage3.get() : nullptr;
+    if (!plan || m_derivation->tokens().empty()) {
+        m_tokenLine->clear();
+        return;
+    }
+    followToken(std::uint64_t(m_token->value()));
+}
+
+bool ParallelPane::followToken(std::uint64_t index)
+{
+    const parallel::PlanDerivation* plan = m_derivation ? m_derivation->stage3.get() : nullptr;
+    if (!plan || index >= m_derivation->tokens().size())
+        return false;
+    if (std::uint64_t(m_token->value()) != index) {
+        const QSignalBlocker block(m_token);
+        m_token->setValue(int(std::min<std::uint64_t>(index, INT_MAX)));
+    }
+    const text::TokenSpan& span = m_derivation->tokens()[index];
+    const std::string& text = m_derivation->stage1->tokenized->text;
+    QString piece = QString::fromUtf8(text.data() + span.begin, qsizetype(span.end - span.begin)).toHtmlEscaped();
+    piece.replace(QLatin1Char('\n'), QStringLiteral("↵"));
+    const parallel::TokenPlacement t = parallel::placeToken(*plan, m_derivation->model, m_document->scenario().batch, index);
+    QStringList gpus;
+    for (std::size_t i = 0; i < t.gpus.size() && i < 16; ++i)
+        gpus << QString::number(t.gpus[i]);
+    if (t.gpus.size() > 16)
+        gpus << tr("… (%1 GPUs)").arg(t.gpus.size());
+    QString line = tr("Token #%1 <b>“%2”</b> (id %3) is position %4 of sequence %5: optimizer step %6, DP replica %7, "
+                      "micro-batch %8, row %9. Its activations live on GPUs %10.")
+                       .arg(index)
+                       .arg(piece)
+                       .arg(span.id)
+                       .arg(t.position)
+                       .arg(t.sequence)
+                       .arg(t.step)
+                       .arg(t.dpReplica)
+                       .arg(t.microBatch)
+                       .arg(t.row)
+                       .arg(gpus.join(QStringLiteral(", ")));
+    if (t.slices.size() > 1) {
+        const auto& s0 = t.slices.front();
+        line += tr(" Inside each layer, tensor-parallel rank 0 of %1 computes heads %2–%3 and columns %4–%5 of its hidden vector.")
+                    .arg(t.slices.size())
+                    .arg(s0.headBegin)
+                    .arg(s0.headEnd - 1)
+                    .arg(s0.colBegin)
+                    .arg(s0.colEnd - 1);
+    }
+    m_tokenLine->setText(line);
+    return true;
+}
+
+bool ParallelPane::showFigure(const QString& id)
+{
+    if (!m_derivation || !m_derivation->figures.find(id.toStdString()))
+        return false;
+    for (int r = 0; r < m_figures->rowCount(); ++r) {
+        const QModelIndex index = m_figures->index(r, FigureTableModel::LabelColumn);
+        if (m_figures->data(index, FigureTableModel::FigureIdRole).toString() == id) {
+            m_figureTable->selectRow(r);
+            m_figureTable->scrollTo(index);
+            break;
+        }
+    }
+    m_chain->setHtml(derivationChainHtml(m_derivation->figures, id));
+    m_chain->setProperty("figureId", id);
+    return true;
+}
+
+} // namespace tw::ui

@@ -1,0 +1,109 @@
+#pragma once
+// Stage 3, "GPUs": the cluster and the parallel plan. The GPUs drawn as cards in their nodes (drag
+// one onto another to swap their places), the degrees, sharding and pipeline schedule as a form,
+// the communication signature, every collective call of one optimizer step, the pipeline timeline
+// with its bubbles and the layer-partition editor, the stage's figures with their derivation
+// chains, and where a chosen token of the text is trained. Every edit is a Document command; every
+// number comes from the Derivation (core's stage 3).
+
+#include <QWidget>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSpinBox;
+class QTabWidget;
+class QTableView;
+class QTextBrowser;
+
+namespace tw::scenario {
+struct Derivation;
+}
+
+namespace tw::ui {
+
+class CallListModel;
+class Document;
+class FigureTableModel;
+class MeshView;
+class PartitionEditor;
+class PipelineChart;
+class SignatureModel;
+
+class ParallelPane : public QWidget {
+    Q_OBJECT
+public:
+    explicit ParallelPane(Document* document, QWidget* parent = nullptr);
+
+    // Selects a figure in the table and shows its derivation chain (false when unknown).
+    bool showFigure(const QString& id);
+    // Follows token `index` of the text to its replica, micro-batch and GPUs (false when out of range).
+    bool followToken(std::uint64_t index);
+
+    [[nodiscard]] Document* document() const { return m_document; }
+    [[nodiscard]] MeshView* meshView() const { return m_mesh; }
+    [[nodiscard]] SignatureModel* signatureModel() const { return m_signature; }
+    [[nodiscard]] CallListModel* callModel() const { return m_calls; }
+    [[nodiscard]] PipelineChart* pipelineChart() const { return m_pipeline; }
+    [[nodiscard]] PartitionEditor* partitionEditor() const { return m_partition; }
+    [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
+    [[nodiscard]] QSpinBox* degreeBox(int strategy) const { return m_degrees[strategy]; } // parallel::Strategy order
+    [[nodiscard]] QSpinBox* nodesBox() const { return m_nodes; }
+    [[nodiscard]] QSpinBox* gpusPerNodeBox() const { return m_gpusPerNode; }
+    [[nodiscard]] QComboBox* shardingBox() const { return m_sharding; }
+    [[nodiscard]] QComboBox* scheduleBox() const { return m_schedule; }
+    [[nodiscard]] QLabel* caption() const { return m_caption; }
+    [[nodiscard]] QLabel* planProblems() const { return m_problems; }
+    [[nodiscard]] QLabel* tokenLine() const { return m_tokenLine; }
+    [[nodiscard]] QTextBrowser* chain() const { return m_chain; }
+    [[nodiscard]] FigureTableModel* figureModel() const { return m_figures; }
+    // The problems shown next to a form field (its JSON path, "parallel.tp"); empty when none.
+    [[nodiscard]] QString problemAt(const QString& jsonPath) const;
+
+private:
+    void buildForm(QWidget* form);
+    void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
+    void showScenario();
+    void showProblems();
+    void updateCaption();
+    void updateToken();
+
+    Document* m_document;
+    std::shared_ptr<const scenario::Derivation> m_derivation;
+    bool m_updating = false; // programmatic widget updates emit no edits
+    bool m_colorChosen = false; // the user picked a colouring: keep it
+    QSpinBox* m_nodes = nullptr;
+    QSpinBox* m_gpusPerNode = nullptr;
+    QSpinBox* m_degrees[4] = {nullptr, nullptr, nullptr, nullptr};
+    QLabel* m_product = nullptr;
+    QComboBox* m_sharding = nullptr;
+    QSpinBox* m_shardGroup = nullptr;
+    QCheckBox* m_sequenceParallel = nullptr;
+    QComboBox* m_schedule = nullptr;
+    QSpinBox* m_virtualStages = nullptr;
+    QDoubleSpinBox* m_efficiency = nullptr;
+    QComboBox* m_colorBy = nullptr;
+    QSpinBox* m_token = nullptr;
+    QLabel* m_tokenLine = nullptr;
+    QLabel* m_caption = nullptr;
+    QLabel* m_problems = nullptr;
+    std::vector<std::pair<QWidget*, QString>> m_fieldPaths; // editor → JSON path, for problems
+    MeshView* m_mesh = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    SignatureModel* m_signature = nullptr;
+    QTableView* m_signatureTable = nullptr;
+    CallListModel* m_calls = nullptr;
+    QTableView* m_callTable = nullptr;
+    PipelineChart* m_pipeline = nullptr;
+    PartitionEditor* m_partition = nullptr;
+    FigureTableModel* m_figures = nullptr;
+    QTableView* m_figureTable = nullptr;
+    QTextBrowser* m_chain = nullptr;
+};
+
+} // namespace tw::ui
