@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <string>
 
 using json = nlohmann::json;
@@ -46,6 +47,8 @@ class TestCliPlan : public QObject {
 private slots:
     void paperExamples_data();
     void paperExamples();
+    void paperRoundedValuesSideBySide_data();
+    void paperRoundedValuesSideBySide();
     void dataParallelSignature();
     void overridesMakeTensorParallel();
     void impossibleTensorParallelism();
@@ -99,6 +102,69 @@ void TestCliPlan::paperExamples()
     const json* g = figure(all, id.toStdString());
     QVERIFY2(g, qPrintable(id));
     QCOMPARE((*g)["value"].get<double>(), (*f)["value"].get<double>());
+}
+
+// Rounds to `digits` significant digits (the paper writes "≈50 MB", "50.3 MB").
+static double significant(double v, int digits)
+{
+    const double scale = std::pow(10.0, digits - 1 - std::floor(std::log10(std::fabs(v))));
+    return std::round(v * scale) / scale;
+}
+
+void TestCliPlan::paperRoundedValuesSideBySide_data()
+{
+    // Each row: the exact figure, the paper's rounded one, and how the paper got from one to the other
+    // (REFERENCE.md, "The paper's worked examples"). "digits N": the exact value rounded to N
+    // significant digits is the paper's; "operand": the paper multiplied an already rounded operand,
+    // named with its exact value.
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<double>("exact");
+    QTest::addColumn<double>("paper");
+    QTest::addColumn<QString>("relation");
+    QTest::addColumn<double>("operandExact");
+    QTest::addColumn<double>("operandPaper");
+    // 5.1: "128M params × 2 B ≈ 256 MB": the paper's P = 128M; GPT-2 small has 124,439,808 (tied).
+    QTest::newRow("5.1 M_DP") << "paper-dp" << "dp.grad_allreduce_bytes" << 248879616.0 << 256e6 << "operand"
+                              << 124439808.0 << 128e6;
+    QTest::newRow("5.1 N_acc") << "paper-dp" << "dp.n_acc" << 2.0 << 2.0 << "digits 1" << 0.0 << 0.0;
+    // 5.2: "≈50 MB" per boundary, "2 × 50 = 100 MB" forward + backward.
+    QTest::newRow("5.2 boundary") << "paper-pp" << "pp.boundary_bytes_fwd" << 50331648.0 << 50e6 << "digits 2" << 0.0 << 0.0;
+    QTest::newRow("5.2 fw+bw") << "paper-pp" << "pp.boundary_bytes_fwd_bwd" << 100663296.0 << 100e6 << "digits 2" << 0.0 << 0.0;
+    QTest::newRow("5.2 bottleneck") << "paper-pp" << "pp.bottleneck_stage_time" << 0.48 << 0.48 << "digits 2" << 0.0 << 0.0;
+    // 5.3: "≈50.3 MB every 1.5 ms".
+    QTest::newRow("5.3 payload") << "paper-tp" << "tp.allreduce_bytes" << 50331648.0 << 50.3e6 << "digits 3" << 0.0 << 0.0;
+    QTest::newRow("5.3 interval") << "paper-tp" << "tp.allreduce_interval" << 0.0015 << 0.0015 << "digits 2" << 0.0 << 0.0;
+    // MoE: "4 × (7/8) × 50 = 175 MB": the paper multiplied the rounded 50 MB (exact 50,331,648 B).
+    QTest::newRow("MoE per layer") << "paper-moe" << "ep.alltoall_bytes_per_layer" << 176160768.0 << 175e6 << "operand"
+                                   << 50331648.0 << 50e6;
+}
+
+void TestCliPlan::paperRoundedValuesSideBySide()
+{
+    QFETCH(QString, preset);
+    QFETCH(QString, id);
+    QFETCH(double, exact);
+    QFETCH(double, paper);
+    QFETCH(QString, relation);
+    QFETCH(double, operandExact);
+    QFETCH(double, operandPaper);
+    const CliRun r = runCli({QStringLiteral("plan"), QStringLiteral("--preset"), preset, QStringLiteral("--json")});
+    QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+    const json doc = parseJson(r.out);
+    const json* f = figure(doc, id.toStdString());
+    QVERIFY2(f, qPrintable(id));
+    const double value = (*f)["value"].get<double>();
+    QVERIFY2(qAbs(value - exact) <= 1e-12 * qMax(1.0, exact), qPrintable(QString::number(value, 'g', 17)));
+    if (relation.startsWith(QStringLiteral("digits "))) {
+        const int digits = relation.mid(7).toInt();
+        QCOMPARE(significant(value, digits), paper);
+    } else {
+        // The exact figure is the paper's formula on the exact operand; the paper's, on its rounded one.
+        QVERIFY(relation == QStringLiteral("operand"));
+        QVERIFY2(qAbs(value / operandExact * operandPaper - paper) <= 1e-6 * paper,
+                 qPrintable(QStringLiteral("%1 / %2 × %3 ≠ %4").arg(value).arg(operandExact).arg(operandPaper).arg(paper)));
+    }
 }
 
 void TestCliPlan::dataParallelSignature()
