@@ -113,15 +113,6 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
 
     m_mesh = new MeshView(this);
     m_mesh->setObjectName(QStringLiteral("meshView"));
-    m_tokenLine = new QLabel(this);
-    m_tokenLine->setObjectName(QStringLiteral("tokenLine"));
-    m_tokenLine->setWordWrap(true);
-    m_tokenLine->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    auto* center = new QWidget(this);
-    auto* centerLayout = new QVBoxLayout(center);
-    centerLayout->setContentsMargins(0, 0, 0, 0);
-    centerLayout->addWidget(m_mesh, 1);
-    centerLayout->addWidget(m_tokenLine);
 
     m_tabs = new QTabWidget(this);
     m_signature = new SignatureModel(this);
@@ -179,7 +170,7 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
     // The mesh on top across the full width (it is what a drag changes), the tables and charts below.
     auto* right = new QSplitter(Qt::Vertical, this);
     right->setChildrenCollapsible(false);
-    right->addWidget(center);
+    right->addWidget(m_mesh);
     right->addWidget(m_tabs);
     right->setStretchFactor(0, 1);
     right->setStretchFactor(1, 1);
@@ -366,6 +357,12 @@ void ParallelPane::buildForm(QWidget* form)
     m_token->setKeyboardTracking(false);
     m_token->setToolTip(tr("A token of the text (0-based): where it is trained"));
     view->addRow(tr("Follow token #"), m_token);
+    // Where the token is trained: below its spin box, wrapped in the form's width (the form scrolls).
+    m_tokenLine = new QLabel(form);
+    m_tokenLine->setObjectName(QStringLiteral("tokenLine"));
+    m_tokenLine->setWordWrap(true);
+    m_tokenLine->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    view->addRow(m_tokenLine);
     connect(m_token, &QSpinBox::valueChanged, this, [this](int) { updateToken(); });
 
     m_problems = new QLabel(form);
@@ -541,9 +538,9 @@ bool ParallelPane::followToken(std::uint64_t index)
     piece.replace(QLatin1Char('\n'), QStringLiteral("↵"));
     const parallel::TokenPlacement t = parallel::placeToken(*plan, m_derivation->model, m_document->scenario().batch, index);
     QStringList gpus;
-    for (std::size_t i = 0; i < t.gpus.size() && i < 16; ++i)
+    for (std::size_t i = 0; i < t.gpus.size() && i < 8; ++i)
         gpus << QString::number(t.gpus[i]);
-    if (t.gpus.size() > 16)
+    if (t.gpus.size() > 8)
         gpus << tr("… (%1 GPUs)").arg(t.gpus.size());
     QString line = tr("Token #%1 <b>“%2”</b> (id %3) is position %4 of sequence %5: optimizer step %6, DP replica %7, "
                       "micro-batch %8, row %9. Its activations live on GPUs %10.")
