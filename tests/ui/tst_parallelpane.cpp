@@ -14,6 +14,7 @@
 #include "scenario/derive.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -206,6 +207,19 @@ void TestParallelPane::partitionEditorEditsTheDocument()
     QCOMPARE(m_doc->scenario().parallel.layerPartition, (std::vector<std::uint64_t>{2, 1, 1, 2, 2, 2, 1, 1}));
     QVERIFY(m_doc->derivation()->stage3);
     // Stage 0 now holds 2 layers: 2 × (80 + 160) ms = 0.48 s per micro-batch.
+    QCOMPARE(m_doc->derivation()->figures.valueOf("pp.stage_time.s0"), 0.48);
+    // The layer time: 40 ms forward per layer halves stage 0's time, 2 × (40 + 80) ms = 0.24 s; undo restores 0.48 s.
+    QDoubleSpinBox* time = m_pane->layerTimeBox();
+    QCOMPARE(time->value(), 80.0); // the preset's 0.08 s
+    time->setFocus();
+    time->selectAll();
+    QTest::keyClicks(time, QStringLiteral("40"));
+    QTest::keyClick(time, Qt::Key_Return);
+    QVERIFY(m_doc->waitForDerivation());
+    QCOMPARE(m_doc->scenario().parallel.layerForwardSeconds, (std::vector<double>{0.04}));
+    QCOMPARE(m_doc->derivation()->figures.valueOf("pp.stage_time.s0"), 0.24);
+    m_doc->undo();
+    QVERIFY(m_doc->waitForDerivation());
     QCOMPARE(m_doc->derivation()->figures.valueOf("pp.stage_time.s0"), 0.48);
     // The even default again.
     QTest::mouseClick(editor->evenButton(), Qt::LeftButton);

@@ -338,6 +338,27 @@ void ParallelPane::buildForm(QWidget* form)
             m_document->setField(Field::ComputeEfficiency, FieldValue(percent / 100.0));
     });
 
+    m_layerTime = new QDoubleSpinBox(form);
+    m_layerTime->setObjectName(QStringLiteral("layerForwardTime"));
+    m_layerTime->setRange(0, 1e6);
+    m_layerTime->setDecimals(3);
+    m_layerTime->setSuffix(QStringLiteral(" ms"));
+    m_layerTime->setSpecialValueText(tr("from FLOPs"));
+    m_layerTime->setKeyboardTracking(false);
+    m_layerTime->setToolTip(tr("Forward time of one layer for one micro-batch, overriding FLOPs ÷ achieved FLOP/s "
+                               "(backward = 2 × forward). The paper's Example 5.2 implies 80 ms, Example 5.3 3 ms."));
+    m_layerTime->setProperty("normalToolTip", m_layerTime->toolTip());
+    pipe->addRow(tr("Layer forward time"), m_layerTime);
+    track(m_layerTime, "parallel.layer_forward_time_s");
+    connect(m_layerTime, &QDoubleSpinBox::valueChanged, this, [this](double ms) {
+        if (m_updating)
+            return;
+        parallel::ParallelPlan plan = m_document->scenario().parallel;
+        plan.layerForwardSeconds = ms > 0 ? std::vector<double>{ms / 1000.0} : std::vector<double>{};
+        m_document->editPlan(m_document->scenario().hardware, plan,
+                             ms > 0 ? tr("Set layer forward time") : tr("Use the compute model for layer times"), 9);
+    });
+
     QFormLayout* view = addForm(tr("View"));
     m_colorBy = new QComboBox(form);
     m_colorBy->setObjectName(QStringLiteral("colorBy"));
@@ -380,7 +401,7 @@ void ParallelPane::showScenario()
     const parallel::ParallelPlan& p = s.parallel;
     m_updating = true;
     const QSignalBlocker b1(m_nodes), b2(m_gpusPerNode), b3(m_sharding), b4(m_shardGroup), b5(m_sequenceParallel),
-        b6(m_schedule), b7(m_virtualStages), b8(m_efficiency);
+        b6(m_schedule), b7(m_virtualStages), b8(m_efficiency), b9(m_layerTime);
     m_nodes->setValue(int(std::min<std::uint64_t>(s.hardware.nodes, INT_MAX)));
     m_gpusPerNode->setValue(int(std::min<std::uint64_t>(s.hardware.gpusPerNode, INT_MAX)));
     const std::uint64_t values[] = {p.dp, p.pp, p.tp, p.ep};
@@ -397,6 +418,12 @@ void ParallelPane::showScenario()
     m_virtualStages->setValue(int(std::min<std::uint64_t>(p.virtualStages, INT_MAX)));
     m_virtualStages->setEnabled(p.schedule == PipelineSchedule::Interleaved);
     m_efficiency->setValue(p.computeEfficiency * 100.0);
+    // One override for every layer is editable here; per-layer lists (from a file) show their first value.
+    m_layerTime->setValue(p.layerForwardSeconds.empty() ? 0.0 : p.layerForwardSeconds.front() * 1000.0);
+    m_layerTime->setToolTip(p.layerForwardSeconds.size() > 1
+                                ? tr("This scenario sets %1 per-layer times (shown: layer 0); editing sets one time for every layer.")
+                                      .arg(p.layerForwardSeconds.size())
+                                : m_layerTime->property("normalToolTip").toString());
     const std::uint64_t product = p.dp * p.pp * p.tp, gpus = s.hardware.gpuCount();
     m_product->setText(tr("dp × pp × tp = %1 × %2 × %3 = %4 of %5 GPUs")
                            .arg(p.dp)

@@ -57,6 +57,7 @@ public:
     [[nodiscard]] QSpinBox* gpusPerNodeBox() const { return m_gpusPerNode; }
     [[nodiscard]] QComboBox* shardingBox() const { return m_sharding; }
     [[nodiscard]] QComboBox* scheduleBox() const { return m_schedule; }
+    [[nodiscard]] QDoubleSpinBox* layerTimeBox() const { return m_layerTime; }
     [[nodiscard]] QLabel* caption() const { return m_caption; }
     [[nodiscard]] QLabel* planProblems() const { return m_problems; }
     [[nodiscard]] QLabel* tokenLine() const { return m_tokenLine; }
@@ -87,6 +88,7 @@ private:
     QComboBox* m_schedule = nullptr;
     QSpinBox* m_virtualStages = nullptr;
     QDoubleSpinBox* m_efficiency = nullptr;
+    QDoubleSpinBox* m_layerTime = nullptr; // one forward time per layer for every layer (ms); 0 = the compute model
     QComboBox* m_colorBy = nullptr;
     QSpinBox* m_token = nullptr;
     QLabel* m_tokenLine = nullptr;
