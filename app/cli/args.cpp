@@ -1,8 +1,11 @@
 #include "args.h"
 
+#include "base/editdistance.h"
+#include "base/unitparse.h"
 #include "scenario/presets.h"
 #include "text/bpetrainer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <optional>
@@ -93,7 +96,7 @@ std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::st
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan or presets";
+constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, collective or presets";
 
 std::string commandName(Command command)
 {
@@ -110,6 +113,8 @@ std::string commandName(Command command)
         return "explain";
     case Command::Plan:
         return "plan";
+    case Command::Collective:
+        return "collective";
     case Command::Presets:
         return "presets";
     case Command::None:
@@ -298,6 +303,233 @@ Result<bool> parseTrainOption(ArgCursor& cur, std::string_view name, std::option
     return false;
 }
 
+
+// Lowercase, '_' as '-': "AllReduce", "all_reduce" and "all-reduce" name the same thing.
+std::string normalizedName(std::string_view s, bool dropDashes)
+{
+    std::string out;
+    for (char c : s) {
+        if (c == '_')
+            c = '-';
+        if (dropDashes && (c == '-' || c == '/'))
+            continue;
+        out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+    }
+    return out;
+}
+
+// "a, b or c".
+std::string listOr(const std::vector<std::string>& names)
+{
+    std::string out;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return out;
+}
+
+// The names close to a misspelled one: a small edit distance, or containing it.
+std::vector<std::string> closeNames(std::string_view given, const std::vector<std::string>& names)
+{
+    const std::string g = normalizedName(given, false);
+    const std::size_t limit = std::max<std::size_t>(2, g.size() / 4);
+    std::vector<std::pair<std::size_t, std::string>> scored;
+    for (const std::string& n : names) {
+        const std::size_t d = editDistance(g, n);
+        if (d <= limit || (g.size() >= 3 && n.find(g) != std::string::npos))
+            scored.push_back({d, n});
+    }
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < scored.size() && i < 3; ++i)
+        out.push_back(scored[i].second);
+    return out;
+}
+
+std::string didYouMean(const std::vector<std::string>& close)
+{
+    return close.empty() ? std::string() : " (did you mean " + listOr(close) + "?)";
+}
+
+std::vector<std::string> opNames()
+{
+    std::vector<std::string> out;
+    for (collective::Op op : {collective::Op::AllReduce, collective::Op::ReduceScatter, collective::Op::AllGather,
+                              collective::Op::Broadcast, collective::Op::Reduce, collective::Op::AllToAll,
+                              collective::Op::SendRecv})
+        out.emplace_back(collective::toString(op));
+    return out;
+}
+
+std::vector<std::string> algorithmNames(const std::vector<collective::Algorithm>& list)
+{
+    std::vector<std::string> out;
+    for (collective::Algorithm a : list)
+        out.emplace_back(collective::toString(a));
+    return out;
+}
+
+// Every algorithm of every operation, each name once, in the order of the operations.
+std::vector<std::string> allAlgorithmNames()
+{
+    std::vector<std::string> out;
+    for (const std::string& op : opNames())
+        for (const std::string& a : algorithmNames(collective::algorithmsFor(*collective::opFromString(op))))
+            if (std::find(out.begin(), out.end(), a) == out.end())
+                out.push_back(a);
+    return out;
+}
+
+// --op NAME: the JSON/CLI name, or the display name in any case ("AllReduce", "all-to-all").
+Result<collective::Op> parseOpName(std::string_view name, std::string_view text)
+{
+    if (auto op = collective::opFromString(text))
+        return *op;
+    const std::vector<std::string> names = opNames();
+    for (const std::string& n : names)
+        if (normalizedName(n, true) == normalizedName(text, true))
+            return *collective::opFromString(n);
+    if (text.empty())
+        return usageError("empty value; expected " + listOr(names), std::string(name));
+    return usageError(quoted(text) + " is not an operation" + didYouMean(closeNames(text, names)) + "; expected "
+                          + listOr(names),
+                      std::string(name));
+}
+
+// --algo NAME for the operation: an algorithm it has, or a message with the ones it has.
+Result<collective::Algorithm> parseAlgorithmName(std::string_view name, std::string_view text, collective::Op op)
+{
+    const auto& available = collective::algorithmsFor(op);
+    const std::vector<std::string> names = algorithmNames(available);
+    const std::string opName(collective::toString(op));
+    std::optional<collective::Algorithm> a = collective::algorithmFromString(text);
+    if (!a) {
+        for (const std::string& n : allAlgorithmNames())
+            if (normalizedName(n, true) == normalizedName(text, true))
+                a = collective::algorithmFromString(n);
+    }
+    if (!a) {
+        if (text.empty())
+            return usageError("empty value; " + opName + " has " + listOr(names), std::string(name));
+        std::vector<std::string> close = closeNames(text, names);
+        if (close.empty())
+            close = closeNames(text, allAlgorithmNames());
+        return usageError(quoted(text) + " is not an algorithm" + didYouMean(close) + "; " + opName + " has "
+                              + listOr(names),
+                          std::string(name));
+    }
+    if (std::find(available.begin(), available.end(), *a) == available.end())
+        return usageError(opName + " has no " + std::string(collective::toString(*a)) + " algorithm; it has "
+                              + listOr(names) + " (see tokenwire-cli collective --list)",
+                          std::string(name));
+    return *a;
+}
+
+// What `collective` has seen so far: options given twice are refused; --algo is resolved once --op is known.
+struct CollectiveSeen {
+    std::vector<std::string> given;
+    std::optional<std::string> algorithm;
+    bool ranks = false, bytes = false;
+
+    Result<bool> once(std::string_view name)
+    {
+        if (std::find(given.begin(), given.end(), name) != given.end())
+            return usageError("given twice", std::string(name));
+        given.emplace_back(name);
+        return true;
+    }
+};
+
+// Options of `collective`; returns false when `name` is not one of them.
+Result<bool> parseCollectiveOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl,
+                                   CollectiveOptions& o, CollectiveSeen& seen)
+{
+    const bool flag = name == "--json" || name == "--steps" || name == "--list";
+    const bool valued = name == "--op" || name == "--algo" || name == "--ranks" || name == "--bytes" || name == "--alpha"
+        || name == "--bandwidth" || name == "--root" || name == "--ranks-per-node" || name == "--chunks";
+    if (name == "--units")
+        return parseUnits(cur, name, inl, o.units);
+    if (!flag && !valued)
+        return false;
+    if (auto first = seen.once(name); !first)
+        return first.error();
+    if (flag) {
+        if (inl)
+            return usageError("takes no value", std::string(name));
+        (name == "--json" ? o.json : name == "--steps" ? o.steps : o.list) = true;
+        return true;
+    }
+    auto v = cur.value(name, inl);
+    if (!v)
+        return v.error();
+    const std::string_view text = v.value();
+    auto withField = [&](const Error& e) { return usageError(e.message, std::string(name)); };
+    if (name == "--op") {
+        auto op = parseOpName(name, text);
+        if (!op)
+            return op.error();
+        o.spec.op = op.value();
+        o.opGiven = true;
+    } else if (name == "--algo") {
+        seen.algorithm = std::string(text);
+    } else if (name == "--ranks" || name == "--ranks-per-node" || name == "--chunks") {
+        auto n = parseUnsigned(name, text, 1, std::uint64_t{1} << 20);
+        if (!n)
+            return n.error();
+        (name == "--ranks" ? o.spec.ranks : name == "--chunks" ? o.spec.pipelineChunks : o.spec.ranksPerNode) = n.value();
+        seen.ranks = seen.ranks || name == "--ranks";
+    } else if (name == "--root") {
+        auto n = parseUnsigned(name, text, 0, (std::uint64_t{1} << 20) - 1);
+        if (!n)
+            return n.error();
+        o.spec.root = static_cast<std::uint32_t>(n.value());
+    } else if (name == "--bytes") {
+        auto b = parseBytes(text);
+        if (!b)
+            return withField(b.error());
+        o.spec.bytes = b.value();
+        seen.bytes = true;
+    } else if (name == "--alpha") {
+        auto t = parseSeconds(text);
+        if (!t)
+            return withField(t.error());
+        o.alphaSeconds = t.value();
+    } else {
+        auto r = parseBandwidth(text);
+        if (!r)
+            return withField(r.error());
+        o.bandwidth = r.value();
+    }
+    return true;
+}
+
+// After the last argument: --list alone (or with --op, --json), or a whole spec with its algorithm.
+Result<bool> finishCollective(CollectiveOptions& o, CollectiveSeen& seen)
+{
+    if (o.list) {
+        for (const std::string& n : seen.given)
+            if (n != "--list" && n != "--op" && n != "--json")
+                return usageError("--list prints the operations and their algorithms; it takes only --op and --json",
+                                  n);
+        return true;
+    }
+    const std::string ops = listOr(opNames());
+    if (!o.opGiven)
+        return usageError("missing; collective needs the operation: " + ops + " (or --list)", "--op");
+    if (seen.algorithm) {
+        auto a = parseAlgorithmName("--algo", *seen.algorithm, o.spec.op);
+        if (!a)
+            return a.error();
+        o.spec.algorithm = a.value();
+    } else {
+        o.spec.algorithm = collective::algorithmsFor(o.spec.op).front();
+    }
+    if (!seen.ranks)
+        return usageError("missing; collective needs the number of ranks N (1…1,048,576)", "--ranks");
+    if (!seen.bytes)
+        return usageError("missing; collective needs the buffer size M, such as 256MB, 48MiB or 4096 (bytes)", "--bytes");
+    return true;
+}
+
 } // namespace
 
 Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
@@ -306,6 +538,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
     ArgCursor cur(args);
     bool formatSet = false;
     bool optionsEnded = false;
+    CollectiveSeen collectiveSeen;
     std::string* input = nullptr;
 
     while (!cur.atEnd()) {
@@ -335,6 +568,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 known = parseScenarioOption(cur, name, inl, inv.scenario);
             else if (inv.command == Command::Plan)
                 known = parsePlanOption(cur, name, inl, inv.scenario);
+            else if (inv.command == Command::Collective)
+                known = parseCollectiveOption(cur, name, inl, inv.collective, collectiveSeen);
             if (!known)
                 return known.error();
             if (!known.value())
@@ -358,6 +593,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 input = &inv.scenario.figureId;
             } else if (arg == "plan") {
                 inv.command = Command::Plan;
+            } else if (arg == "collective") {
+                inv.command = Command::Collective;
             } else if (arg == "presets") {
                 inv.command = Command::Presets;
             } else if (arg == "help") {
@@ -369,8 +606,9 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
         }
         if (!input)
             return usageError("unexpected argument '" + std::string(arg) + "': " + commandName(inv.command)
-                              + (inv.command == Command::Presets ? " takes no argument"
-                                                                 : " reads --scenario FILE or --preset NAME"));
+                              + (inv.command == Command::Presets      ? " takes no argument"
+                                 : inv.command == Command::Collective ? " takes options only (see --help)"
+                                                                      : " reads --scenario FILE or --preset NAME"));
         if (inv.command == Command::Explain) {
             if (!input->empty())
                 return usageError("unexpected argument '" + std::string(arg) + "': explain traces one figure ID");
@@ -392,6 +630,12 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
         return usageError("missing command; expected " + std::string(kCommandList) + " (see --help)");
     if (inv.command == Command::Presets)
         return inv;
+    if (inv.command == Command::Collective) {
+        auto done = finishCollective(inv.collective, collectiveSeen);
+        if (!done)
+            return done.error();
+        return inv;
+    }
     if (inv.command == Command::Derive || inv.command == Command::Tensors || inv.command == Command::Explain
         || inv.command == Command::Plan) {
         if (inv.command == Command::Explain && inv.scenario.figureId.empty())
@@ -523,6 +767,55 @@ An impossible plan (8-way TP of 12 heads, dp x pp x tp not the GPU count, ...) i
 every reason and the valid choices; the exit status is then 1.
 Exit status: 0 a valid plan, 1 unreadable scenario or impossible plan, 2 wrong usage.
 )";
+    case Command::Collective:
+        return R"(Usage: tokenwire-cli collective --op OP [--algo NAME] --ranks N --bytes SIZE [--alpha TIME]
+                         [--bandwidth RATE] [--root R] [--ranks-per-node K] [--chunks C]
+                         [--json] [--steps] [--units si|iec]
+       tokenwire-cli collective --list [--op OP] [--json]
+
+Stage 4: schedules one collective call step by step with the algorithm NAME and counts it from the
+schedule itself: steps, bytes on the wire, bytes each rank sends and receives, the alpha-beta time
+(Hockney: the sum over steps of alpha + the step's largest message / beta), algbw = M / time and
+busbw = algbw x factor (nccl-tests: 2(N-1)/N AllReduce, (N-1)/N ReduceScatter, AllGather,
+All-to-All, 1 Broadcast, Reduce, Send/Recv; n/a for N = 1), and the closed form when there is one.
+In one step a rank sends at most one message and receives at most one (single-port, full duplex).
+
+Options:
+  --op OP                allreduce, reducescatter, allgather, broadcast, reduce, alltoall or sendrecv
+  --algo NAME            an algorithm of OP (default: the first --list shows for it: ring for
+                         allreduce, reducescatter and allgather; binomial for broadcast and reduce;
+                         pairwise for alltoall)
+  --ranks N              number of ranks, 1-16,384 (sendrecv: 2, rank 0 sends to rank 1)
+  --bytes SIZE           M, the buffer: AllReduce's buffer, AllGather's output, ReduceScatter's
+                         input, each rank's All-to-All send buffer, the root's Broadcast/Reduce
+                         buffer, the Send/Recv message. 256MB (10^6), 48MiB (2^20), 1.5GB, 4096 or
+                         4096B (bytes); units B, kB/KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB;
+                         whole bytes below 2^53
+  --alpha TIME           per-message latency alpha (default 10us); units s, ms, us (or µs), ns
+  --bandwidth RATE       link bandwidth beta (default 10Gbps = 1.25 GB/s); b = bits (Gbps, Gb/s,
+                         Gbit/s), B = bytes (GB/s, GBps), KiB/s ... TiB/s; a plain number is B/s
+  --root R               root rank of broadcast, reduce and reduce-broadcast (default 0)
+  --ranks-per-node K     hierarchical: K consecutive ranks share a node (default: one node)
+  --chunks C             pipeline chunks of binary-tree, double-binary-tree and chain
+                         (default: the algorithm's own)
+  --steps                also print the whole schedule, step by step: phase, src -> dst, chunk,
+                         bytes, reduce or copy (large N gives long outputs)
+  --json                 one JSON object: op, algorithm, ranks, bytes, root, ranks_per_node,
+                         pipeline_chunks, alpha_s, bandwidth_bytes_per_s, steps, transfers,
+                         total_bytes, per_rank_sent_bytes, per_rank_received_bytes,
+                         max_rank_sent_bytes, time_s, algbw, busbw (B/s), busbw_factor (null for
+                         N = 1), closed_form (null or {formula, per_rank_sent_bytes, total_bytes,
+                         steps, matches}); with --steps also chunks ({index, offset, bytes, origin,
+                         destination}) and schedule ([{step, phase, transfers: [{src, dst, chunk,
+                         bytes, reduce}]}], steps numbered from 1). Sizes are plain bytes.
+  --units si|iec         table sizes in MB (10^6 B, the default) or MiB (2^20 B)
+  --list                 every operation with its algorithms (the default first), one sentence each
+  -h, --help             this text
+
+Exit status: 0 done, 1 a spec the algorithm cannot schedule (every reason is printed: a root out
+of range, ranks per node that do not divide N, sendrecv with N other than 2, ...), 2 wrong usage
+(an unknown operation or algorithm, an algorithm OP does not have, a bad size, time or rate).
+)";
     case Command::Presets:
         return R"(Usage: tokenwire-cli presets
 
@@ -543,6 +836,7 @@ Commands:
   tensors      the tensor inventory of one training step of a scenario
   explain      the derivation chain of one figure back to the inputs
   plan         the parallel plan: validation, communication signature, collective calls
+  collective   one collective call scheduled step by step: bytes per rank, steps, time, busbw
   presets      the scenarios shipped with the program
 
 Options:

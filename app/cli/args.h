@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "base/units.h"
+#include "collective/schedule.h"
 #include "text/dataset.h"
 
 #include <cstddef>
@@ -14,7 +15,7 @@
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Presets };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Collective, Presets };
 
 enum class OutputFormat { Table, Json, Count };
 
@@ -47,6 +48,19 @@ struct ScenarioOptions {
     bool operator==(const ScenarioOptions&) const = default;
 };
 
+// collective: one collective call scheduled step by step and counted, or --list.
+struct CollectiveOptions {
+    bool list = false;               // --list: every operation with its algorithms
+    bool opGiven = false;            // --op given (--list --op filters the list)
+    collective::ScheduleSpec spec;   // --op --algo --ranks --bytes --root --ranks-per-node --chunks
+    double alphaSeconds = 10e-6;     // --alpha, per message
+    double bandwidth = 10e9 / 8;     // --bandwidth, B/s (10 Gb/s)
+    bool json = false;
+    bool steps = false;              // --steps: the whole schedule, step by step
+    DisplayUnits units;
+    bool operator==(const CollectiveOptions&) const = default;
+};
+
 struct Invocation {
     Command command = Command::None;
     bool help = false;    // --help on the tool (command None) or on a command
@@ -54,6 +68,7 @@ struct Invocation {
     TokenizeOptions tokenize;
     TrainBpeOptions trainBpe;
     ScenarioOptions scenario; // derive, tensors, explain, plan
+    CollectiveOptions collective;
     bool operator==(const Invocation&) const = default;
 };
 

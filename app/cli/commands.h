@@ -1,6 +1,6 @@
 #pragma once
-// The commands of tokenwire-cli (tokenize, train-bpe, derive, tensors, explain, plan, presets), over the
-// Qt-free core.
+// The commands of tokenwire-cli (tokenize, train-bpe, derive, tensors, explain, plan, collective,
+// presets), over the Qt-free core.
 
 #include <iosfwd>
 
@@ -10,6 +10,7 @@ struct Invocation;
 struct TokenizeOptions;
 struct TrainBpeOptions;
 struct ScenarioOptions;
+struct CollectiveOptions;
 
 // Exit statuses: done, unreadable or corrupt input (or output), wrong usage.
 inline constexpr int kExitOk = 0;
@@ -29,6 +30,9 @@ inline constexpr int kExitUsage = 2;
 // Stage 3: the plan's validation, communication signature and collective calls (table or JSON);
 // exit 1 when the plan cannot run.
 [[nodiscard]] int runPlan(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
+// Stage 4: one collective call scheduled and counted (table or JSON, the schedule with --steps), or
+// --list; exit 1 when collective::validate refuses the spec.
+[[nodiscard]] int runCollective(const CollectiveOptions& options, std::ostream& out, std::ostream& err);
 // Lists the presets: names, a blank line, then "name — description" lines.
 [[nodiscard]] int runPresets(std::ostream& out);
 // The whole tool: parses argv, runs the command, writes "tokenwire-cli: …" errors to err.

@@ -240,6 +240,7 @@ struct PlanKey {
     const ModelStage* stage2 = nullptr;
     parallel::Cluster cluster;
     parallel::ParallelPlan plan;
+    collective::AlgorithmChoice collectives;
     bool operator==(const PlanKey&) const = default;
 };
 
@@ -401,7 +402,7 @@ Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, con
     }
 
     // Stage 3: the plan on the cluster.
-    PlanKey pkey{stage2.get(), s.hardware.cluster(), s.parallel};
+    PlanKey pkey{stage2.get(), s.hardware.cluster(), s.parallel, s.collectives};
     {
         std::lock_guard lock(c.mutex);
         if (auto hit = c.derivations.find(pkey))
@@ -430,7 +431,21 @@ Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, con
             parallel::derivePlan(s.parallel, pkey.cluster, stage2->model, s.batch, stage2->gpu, d->figures));
         for (const Figure& f : plan->figures.all())
             d->figures.add(f);
+        auto bound = std::make_shared<collective::CollectiveDerivation>(
+            collective::bindPlan(plan->comm, pkey.cluster, s.collectives, d->figures));
+        for (const Figure& f : bound->figures.all())
+            d->figures.add(f);
+        for (const Error& e : bound->uncounted)
+            d->problems.push_back(e);
+        for (const collective::BoundCall& b : bound->calls)
+            if (b.fellBack) {
+                d->problems.push_back(fieldError("collectives.allreduce",
+                                                 "hierarchical AllReduce needs each group's GPUs spread evenly over "
+                                                 "its nodes; groups that are not use ring"));
+                break;
+            }
         d->stage3 = std::move(plan);
+        d->stage4 = std::move(bound);
     }
     for (const Error& e : d->planErrors)
         d->problems.push_back(e); // also listed with the other notes (each names its "parallel.*" path)

@@ -1,13 +1,14 @@
 #pragma once
 // The whole derivation of a scenario: stage 1 (text → tokens → dataset figures), stage 2 (model,
-// tensors, memory, FLOPs) and stage 3 (parallel plan, communication, pipeline), every number a
-// Figure in one closed provenance graph. Pure and
+// tensors, memory, FLOPs), stage 3 (parallel plan, communication, pipeline) and stage 4 (each call's
+// schedule counted), every number a Figure in one closed provenance graph. Pure and
 // deterministic; a Deriver memoizes each stage on its inputs so an edit of the model does not
 // re-tokenize the text.
 
 #include "base/error.h"
 #include "base/figure.h"
 #include "base/progress.h"
+#include "collective/binding.h"
 #include "model/tensors.h"
 #include "parallel/plan.h"
 #include "scenario.h"
@@ -45,6 +46,8 @@ struct Derivation {
     // Stage 3, or null when the plan cannot run (planErrors says why, each naming its "parallel.*" path).
     std::shared_ptr<const parallel::PlanDerivation> stage3;
     std::vector<Error> planErrors;
+    // Stage 4: every call of stage 3 counted with its algorithm's schedule (null without a stage 3).
+    std::shared_ptr<const collective::CollectiveDerivation> stage4;
     parallel::Cluster cluster;
     FigureSet figures;             // stage 1 + the scenario's other inputs + stages 2 and 3: a closed graph
     std::vector<Error> problems;   // warnings and notes (nothing here stops the derivation)

@@ -154,6 +154,8 @@ std::vector<Error> validate(const Scenario& s)
             known += g.id + ", ";
         errors.push_back(at("hardware.gpu", "unknown GPU \"" + s.hardware.gpu + "\" (expected one of " + known + "or custom)"));
     }
+    for (Error& e : collective::validate(s.collectives))
+        errors.push_back(std::move(e));
     checkRange(errors, "hardware.nodes", s.hardware.nodes, 1, kMaxGpuCount);
     checkRange(errors, "hardware.gpus_per_node", s.hardware.gpusPerNode, 1, kMaxGpusPerNode);
     if (s.hardware.nodes >= 1 && s.hardware.gpusPerNode >= 1 && s.hardware.nodes <= kMaxGpuCount

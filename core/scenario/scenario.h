@@ -2,6 +2,7 @@
 // The one source of truth: every input of all five stages. The GUI edits it (with undo), saves and
 // loads it; the CLI derives from it. Display units are not part of it (a viewer preference).
 
+#include "collective/binding.h"
 #include "model/gpucatalog.h"
 #include "model/model.h"
 #include "model/tensors.h"
@@ -17,7 +18,7 @@
 
 namespace tw::scenario {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // Where stage 1's text comes from: a sample embedded in the program, a file, or text typed inline.
 struct TextSource {
@@ -59,7 +60,8 @@ struct Scenario {
     model::BatchShape batch;
     Hardware hardware;
     parallel::ParallelPlan parallel;  // stage 3: degrees, sharding, pipeline schedule, GPU placement
-    // Filled by later issues: collective algorithms, topology.
+    collective::AlgorithmChoice collectives; // stage 4: the algorithm of each collective, α and β
+    // Filled by later issues: topology.
     bool operator==(const Scenario&) const = default;
 };
 

@@ -13,8 +13,8 @@
 #include <map>
 #include <set>
 
-// Schema (version 2), base units throughout:
-// { "schema_version": 2, "name", "description",
+// Schema (version 3), base units throughout:
+// { "schema_version": 3, "name", "description",
 //   "text": {"source": "sample"|"file"|"inline", "sample", "path", "text", "documents"},
 //   "tokenizer": {"kind": "gpt2"|"trained"|"file", "vocab_size", "path"},
 //   "model_vocab_from_tokenizer": bool,
@@ -28,7 +28,9 @@
 //   "parallel": {"dp", "pp", "tp", "ep", "sharding": "ddp"|"zero1"|"zero2"|"zero3"|"fsdp-full"|"fsdp-hybrid",
 //                "shard_group_size", "sequence_parallel", "schedule": "gpipe"|"1f1b"|"interleaved",
 //                "virtual_stages", "layer_partition": [..], "layer_forward_time_s": [..],
-//                "compute_efficiency", "bucket_bytes", "assignment": [[dp, pp, tp] per GPU]} }
+//                "compute_efficiency", "bucket_bytes", "assignment": [[dp, pp, tp] per GPU]},
+//   "collectives": {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast" (algorithm names),
+//                   "alpha_s", "bandwidth" (B/s)} }
 // Without "parallel", every GPU is a data-parallel replica (dp = nodes × GPUs per node).
 // Keys a kind does not use are written only when they differ from their default, so a round trip
 // keeps every field.
@@ -547,6 +549,22 @@ Scenario readScenario(const Json& root, Reader& r)
     });
     par.finish();
 
+    collective::AlgorithmChoice& ch = s.collectives;
+    Reader::Object col = top.object("collectives");
+    for (collective::Op op : {collective::Op::AllReduce, collective::Op::ReduceScatter, collective::Op::AllGather,
+                              collective::Op::AllToAll, collective::Op::Broadcast}) {
+        collective::Algorithm a = ch.forOp(op);
+        std::string names;
+        for (collective::Algorithm v : collective::algorithmsFor(op))
+            names += (names.empty() ? "" : ", ") + std::string(collective::toString(v));
+        col.name<collective::Algorithm>(std::string(collective::toString(op)), a, collective::algorithmFromString,
+                                        "algorithm", names);
+        ch.set(op, a);
+    }
+    col.real("alpha_s", ch.link.alphaSeconds);
+    col.real("bandwidth", ch.link.bandwidth);
+    col.finish();
+
     top.finish();
     return s;
 }
@@ -605,8 +623,11 @@ void migrate1to2(Json& doc, Reader& r)
         doc["parallel"] = Json{{"dp", n}};
 }
 
+// Version 2 had no "collectives": the defaults (ring, pairwise, binomial; 10 µs, 10 Gb/s) apply.
+void migrate2to3(Json&, Reader&) {}
+
 using Migration = void (*)(Json&, Reader&);
-constexpr Migration kMigrations[] = {migrate0to1, migrate1to2};
+constexpr Migration kMigrations[] = {migrate0to1, migrate1to2, migrate2to3};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per older schema version");
 
 // Integral doubles below 2^53 as JSON integers (80000000000, not 80000000000.0).
@@ -806,6 +827,15 @@ std::string scenarioToJson(const Scenario& s)
         par["assignment"] = std::move(a);
     }
     j["parallel"] = std::move(par);
+
+    const collective::AlgorithmChoice& ch = s.collectives;
+    Json col;
+    for (collective::Op op : {collective::Op::AllReduce, collective::Op::ReduceScatter, collective::Op::AllGather,
+                              collective::Op::AllToAll, collective::Op::Broadcast})
+        col[std::string(collective::toString(op))] = collective::toString(ch.forOp(op));
+    col["alpha_s"] = numberJson(ch.link.alphaSeconds);
+    col["bandwidth"] = numberJson(ch.link.bandwidth);
+    j["collectives"] = std::move(col);
     return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

@@ -19,17 +19,16 @@
 #include <string_view>
 #include <vector>
 
+#include "benchutil.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using tw::bench::Clock;
+using tw::bench::msSince;
 
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-double median(std::vector<double> v)
+double median(const std::vector<double>& v)
 {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return tw::bench::stats(v).median;
 }
 
 } // namespace

@@ -18,22 +18,14 @@
 #include <string_view>
 #include <vector>
 
+#include "benchutil.h"
+
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-struct Stats {
-    double median = 0, min = 0, max = 0;
-};
-
-Stats stats(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v.front(), v.back()};
-}
+using tw::bench::Clock;
+using tw::bench::msSince;
+using tw::bench::stats;
+using tw::bench::Stats;
 
 struct Case {
     tw::parallel::ParallelPlan plan;
@@ -66,15 +58,8 @@ Case makeCase(std::uint64_t gpus)
 int main(int argc, char** argv)
 {
     int runs = 15;
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--runs" && i + 1 < argc)
-            runs = std::max(1, std::atoi(argv[++i]));
-        else {
-            std::fprintf(stderr, "usage: bench_plan [--runs N]\n");
-            return 2;
-        }
-    }
+    if (!tw::bench::parseRuns(argc, argv, "bench_plan", runs))
+        return 2;
     const auto model = tw::model::knownModel("gpt3-175b");
     const auto gpu = tw::model::findGpu("h100-sxm");
     if (!model || !gpu) {
