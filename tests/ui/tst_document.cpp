@@ -62,6 +62,7 @@ private slots:
     void commandUndoRedo_data();
     void commandUndoRedo();
     void consecutiveEditsMerge();
+    void algorithmFieldRefusesOtherCollectives();
     void editsApartOrOfOtherFieldsStaySeparate();
     void unchangedOrMistypedValuesPushNothing();
     void loadPresetIsOneStep();
@@ -163,6 +164,13 @@ void TestDocument::commandUndoRedo_data()
     row("sequence parallel", Field::SequenceParallel, true, "Set sequence parallelism");
     row("shard group", Field::ShardGroupSize, std::uint64_t{4}, "Set shard group size");
     row("compute efficiency", Field::ComputeEfficiency, 0.5, "Set compute efficiency");
+    row("allreduce algorithm", Field::AllReduceAlgorithm, std::string("rabenseifner"), "Choose AllReduce algorithm");
+    row("reducescatter algorithm", Field::ReduceScatterAlgorithm, std::string("recursive-halving"), "Choose ReduceScatter algorithm");
+    row("allgather algorithm", Field::AllGatherAlgorithm, std::string("bruck"), "Choose AllGather algorithm");
+    row("alltoall algorithm", Field::AllToAllAlgorithm, std::string("bruck"), "Choose All-to-All algorithm");
+    row("broadcast algorithm", Field::BroadcastAlgorithm, std::string("chain"), "Choose Broadcast algorithm");
+    row("link latency", Field::LinkAlpha, 2e-6, "Set link latency");
+    row("link bandwidth", Field::LinkBandwidth, 50e9, "Set link bandwidth");
     row("T", Field::SequenceLength, std::uint64_t{512}, "Set sequence length");
     row("B", Field::MicroBatch, std::uint64_t{8}, "Set micro-batch");
     row("G", Field::GlobalBatchTokens, std::uint64_t{1} << 20, "Set global batch");
@@ -191,6 +199,19 @@ void TestDocument::commandUndoRedo()
     doc.undoStack()->redo();
     QCOMPARE(doc.scenario(), after);
     QVERIFY(doc.isModified());
+    QVERIFY(doc.waitForDerivation());
+}
+
+void TestDocument::algorithmFieldRefusesOtherCollectives()
+{
+    Document doc;
+    // Bruck is an AllGather / All-to-All algorithm, not an AllReduce one; "spiral" is no algorithm.
+    QVERIFY(!doc.setField(Field::AllReduceAlgorithm, std::string("bruck")));
+    QVERIFY(!doc.setField(Field::AllReduceAlgorithm, std::string("spiral")));
+    QVERIFY(!doc.setField(Field::BroadcastAlgorithm, std::string("ring")));
+    QCOMPARE(doc.undoStack()->count(), 0);
+    QVERIFY(doc.setField(Field::AllReduceAlgorithm, std::string("double-binary-tree")));
+    QVERIFY(doc.scenario().collectives.allReduce == tw::collective::Algorithm::DoubleBinaryTree);
     QVERIFY(doc.waitForDerivation());
 }
 

@@ -2,6 +2,7 @@
 
 #include <QCoreApplication>
 
+#include <algorithm>
 #include <functional>
 
 namespace tw::ui {
@@ -79,6 +80,36 @@ FieldInfo customGpuReal(Field f, const char* path, const char* command, const ch
                 if (!x)
                     return false;
                 s.hardware.custom.*member = *x;
+                return true;
+            }};
+}
+
+// The algorithm of one collective: only the algorithms that collective has are accepted.
+FieldInfo algorithm(Field f, collective::Op op, const char* path, const char* command, const char* label)
+{
+    return {f, path, command, label,
+            [op](const Scenario& s) { return FieldValue(std::string(collective::toString(s.collectives.forOp(op)))); },
+            [op](Scenario& s, const FieldValue& v) {
+                const auto* name = as<std::string>(v);
+                const auto a = name ? collective::algorithmFromString(*name) : std::nullopt;
+                if (!a)
+                    return false;
+                const auto& valid = collective::algorithmsFor(op);
+                if (std::find(valid.begin(), valid.end(), *a) == valid.end())
+                    return false;
+                s.collectives.set(op, *a);
+                return true;
+            }};
+}
+
+FieldInfo linkReal(Field f, const char* path, const char* command, const char* label, double collective::LinkModel::*member)
+{
+    return {f, path, command, label, [member](const Scenario& s) { return FieldValue(s.collectives.link.*member); },
+            [member](Scenario& s, const FieldValue& v) {
+                const auto* x = as<double>(v);
+                if (!x)
+                    return false;
+                s.collectives.link.*member = *x;
                 return true;
             }};
 }
@@ -237,6 +268,21 @@ const std::vector<FieldInfo>& table()
              s.parallel.computeEfficiency = *x;
              return true;
          }},
+        algorithm(Field::AllReduceAlgorithm, collective::Op::AllReduce, "collectives.allreduce",
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Choose AllReduce algorithm"), QT_TRANSLATE_NOOP("tw::ui::Field", "AllReduce")),
+        algorithm(Field::ReduceScatterAlgorithm, collective::Op::ReduceScatter, "collectives.reducescatter",
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Choose ReduceScatter algorithm"),
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "ReduceScatter")),
+        algorithm(Field::AllGatherAlgorithm, collective::Op::AllGather, "collectives.allgather",
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Choose AllGather algorithm"), QT_TRANSLATE_NOOP("tw::ui::Field", "AllGather")),
+        algorithm(Field::AllToAllAlgorithm, collective::Op::AllToAll, "collectives.alltoall",
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Choose All-to-All algorithm"), QT_TRANSLATE_NOOP("tw::ui::Field", "All-to-All")),
+        algorithm(Field::BroadcastAlgorithm, collective::Op::Broadcast, "collectives.broadcast",
+                  QT_TRANSLATE_NOOP("tw::ui::Field", "Choose Broadcast algorithm"), QT_TRANSLATE_NOOP("tw::ui::Field", "Broadcast")),
+        linkReal(Field::LinkAlpha, "collectives.alpha_s", QT_TRANSLATE_NOOP("tw::ui::Field", "Set link latency"),
+                 QT_TRANSLATE_NOOP("tw::ui::Field", "Latency α"), &collective::LinkModel::alphaSeconds),
+        linkReal(Field::LinkBandwidth, "collectives.bandwidth", QT_TRANSLATE_NOOP("tw::ui::Field", "Set link bandwidth"),
+                 QT_TRANSLATE_NOOP("tw::ui::Field", "Bandwidth β"), &collective::LinkModel::bandwidth),
     };
     return fields;
 }
@@ -258,6 +304,20 @@ const std::vector<Field>& allFields()
         return out;
     }();
     return fields;
+}
+
+std::optional<Field> algorithmField(collective::Op op)
+{
+    switch (op) {
+    case collective::Op::AllReduce: return Field::AllReduceAlgorithm;
+    case collective::Op::ReduceScatter: return Field::ReduceScatterAlgorithm;
+    case collective::Op::AllGather: return Field::AllGatherAlgorithm;
+    case collective::Op::AllToAll: return Field::AllToAllAlgorithm;
+    case collective::Op::Broadcast: return Field::BroadcastAlgorithm;
+    case collective::Op::Reduce:
+    case collective::Op::SendRecv: break;
+    }
+    return std::nullopt;
 }
 
 QString fieldJsonPath(Field field)

@@ -5,6 +5,8 @@
 
 #include "scenario/scenario.h"
 
+#include <optional>
+
 #include <QString>
 
 #include <cstdint>
@@ -55,6 +57,13 @@ enum class Field {
     SequenceParallel,
     ShardGroupSize,
     ComputeEfficiency,
+    AllReduceAlgorithm,  // stage 4: the algorithm each collective of the plan runs with (JSON names)
+    ReduceScatterAlgorithm,
+    AllGatherAlgorithm,
+    AllToAllAlgorithm,
+    BroadcastAlgorithm,
+    LinkAlpha,           // s
+    LinkBandwidth,       // B/s
 };
 
 // Counts, fractions and base-unit quantities (B, FLOP/s), switches and names (enums travel as their
@@ -70,5 +79,7 @@ using FieldValue = std::variant<std::uint64_t, double, bool, std::string>;
 // names no known enum value.
 bool setFieldValue(scenario::Scenario& scenario, Field field, const FieldValue& value);
 [[nodiscard]] QString toDisplayString(const FieldValue& value);
+// The field holding the scenario's algorithm for a collective (none for Reduce and Send/Recv).
+[[nodiscard]] std::optional<Field> algorithmField(collective::Op op);
 
 } // namespace tw::ui
