@@ -2,11 +2,14 @@
 
 #include "document/document.h"
 #include "document/documentactions.h"
+#include "panes/collectivepane.h"
 #include "panes/parallelpane.h"
 #include "panes/placeholderpane.h"
+#include "charts/collectivecharts.h"
 #include "panes/tensorpane.h"
 #include "panes/textpane.h"
 #include "stagenavigator.h"
+#include "views/scheduleview.h"
 #include "views/transformerview.h"
 
 #include <QApplication>
@@ -40,12 +43,8 @@ MainWindow::MainWindow(QWidget* parent)
     m_stages->addWidget(m_tensorPane);
     m_parallelPane = new ParallelPane(m_document, m_stages);
     m_stages->addWidget(m_parallelPane);
-    m_stages->addWidget(new PlaceholderPane(
-        tr("4 · Collectives"),
-        tr("AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, All-to-All and Send/Recv, step by step: "
-           "how the algorithm (naive, ring, tree, recursive doubling…) decides which bytes cross which pair "
-           "of ranks in which step."),
-        m_stages));
+    m_collectivePane = new CollectivePane(m_document, m_stages);
+    m_stages->addWidget(m_collectivePane);
     m_stages->addWidget(new PlaceholderPane(
         tr("5 · Wire"),
         tr("PCIe, NVLink/NVSwitch and InfiniBand/RoCE/Ethernet links in a topology: the load on each link, "
@@ -149,6 +148,8 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
     window.tensorPane()->showFigure(QStringLiteral("memory.activations_bytes"));
     window.parallelPane()->showFigure(QStringLiteral("dp.grad_allreduce_bytes"));
     window.parallelPane()->followToken(70);
+    window.collectivePane()->choosePlanCall(0);
+    window.collectivePane()->view()->setStep(window.collectivePane()->view()->stepCount() / 2);
     for (int i = 0; i < window.stageCount(); ++i) {
         window.setStage(i);
         QApplication::processEvents();
@@ -183,6 +184,19 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
             *error = QObject::tr("cannot write the stage 2 pictures in %1").arg(dir);
         return false;
     }
+    // Stage 4's tabs: the algorithm comparison, the table, the plan's traffic.
+    window.setStage(3);
+    CollectivePane* coll = window.collectivePane();
+    for (int tab = 1; ok && tab < coll->tabs()->count(); ++tab) {
+        coll->tabs()->setCurrentIndex(tab);
+        QApplication::processEvents();
+        if (tab == 1) {
+            coll->charts()->setSpec(coll->spec(), window.document()->scenario().collectives.link);
+            QApplication::processEvents();
+        }
+        ok = window.grab().save(QDir(dir).filePath(QStringLiteral("stage4-tab%1.png").arg(tab + 1)));
+    }
+    coll->tabs()->setCurrentIndex(0);
     // Stage 3's tabs: the calls, the pipeline timeline, the figures.
     window.setStage(2);
     ParallelPane* plan = window.parallelPane();

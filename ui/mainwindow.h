@@ -11,6 +11,7 @@ namespace tw::ui {
 class Document;
 class DocumentActions;
 class StageNavigator;
+class CollectivePane;
 class ParallelPane;
 class TensorPane;
 class TextPane;
@@ -26,6 +27,7 @@ public:
     [[nodiscard]] TextPane* textPane() const { return m_textPane; }
     [[nodiscard]] TensorPane* tensorPane() const { return m_tensorPane; }
     [[nodiscard]] ParallelPane* parallelPane() const { return m_parallelPane; }
+    [[nodiscard]] CollectivePane* collectivePane() const { return m_collectivePane; }
     [[nodiscard]] StageNavigator* navigator() const { return m_navigator; }
     [[nodiscard]] Document* document() const { return m_document; }
     [[nodiscard]] DocumentActions* actions() const { return m_actions; }
@@ -45,6 +47,7 @@ private:
     TextPane* m_textPane = nullptr;
     TensorPane* m_tensorPane = nullptr;
     ParallelPane* m_parallelPane = nullptr;
+    CollectivePane* m_collectivePane = nullptr;
 };
 
 // Renders the window with each stage selected to dir/stage1.png … (offscreen is fine); false and

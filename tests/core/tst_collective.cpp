@@ -4,6 +4,7 @@
 // Hockney α–β times and nccl-tests bus bandwidth; validation messages; the Schedule API.
 
 #include "../support/testsupport.h"
+#include "../support/testsupport.h"
 #include "collective/algorithms_p.h"
 #include "collective/schedule.h"
 
@@ -25,19 +26,7 @@ Q_DECLARE_METATYPE(tw::collective::detail::Defect)
 
 namespace {
 
-ScheduleSpec specOf(Op op, Algorithm a, std::uint64_t n, double bytes, std::uint32_t root = 0, std::uint64_t perNode = 0,
-                    std::uint64_t chunks = 0)
-{
-    ScheduleSpec s;
-    s.op = op;
-    s.algorithm = a;
-    s.ranks = n;
-    s.bytes = bytes;
-    s.root = root;
-    s.ranksPerNode = perNode;
-    s.pipelineChunks = chunks;
-    return s;
-}
+using tw::test::specOf;
 
 std::string name(const ScheduleSpec& s)
 {

@@ -2,6 +2,7 @@
 // Small helpers the Qt Test suites share (header-only, Qt-free).
 
 #include "base/error.h"
+#include "collective/schedule.h"
 #include "parallel/plan.h"
 
 #include <cstdint>
@@ -33,6 +34,21 @@ inline parallel::ParallelPlan planOf(std::uint64_t dp, std::uint64_t pp, std::ui
     p.tp = tp;
     p.ep = ep;
     return p;
+}
+
+// A collective call with these fields and the others at their defaults.
+inline collective::ScheduleSpec specOf(collective::Op op, collective::Algorithm a, std::uint64_t n, double bytes,
+                                       std::uint32_t root = 0, std::uint64_t perNode = 0, std::uint64_t chunks = 0)
+{
+    collective::ScheduleSpec s;
+    s.op = op;
+    s.algorithm = a;
+    s.ranks = n;
+    s.bytes = bytes;
+    s.root = root;
+    s.ranksPerNode = perNode;
+    s.pipelineChunks = chunks;
+    return s;
 }
 
 } // namespace tw::test

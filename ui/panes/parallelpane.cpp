@@ -2,6 +2,7 @@
 
 #include "charts/pipelinechart.h"
 #include "document/document.h"
+#include "panes/panekit.h"
 #include "views/figuretablemodel.h"
 #include "views/meshview.h"
 #include "views/partitioneditor.h"
@@ -95,21 +96,10 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
     , m_document(document)
 {
     setObjectName(QStringLiteral("parallelPane"));
-    m_caption = new QLabel(this);
-    m_caption->setObjectName(QStringLiteral("parallelCaption"));
-    m_caption->setWordWrap(true);
-    m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    QFont big = font();
-    big.setPointSizeF(big.pointSizeF() * 1.15);
-    m_caption->setFont(big);
-
+    m_caption = panekit::caption(this, "parallelCaption");
     auto* form = new QWidget(this);
     buildForm(form);
-    auto* formScroll = new QScrollArea(this);
-    formScroll->setWidget(form);
-    formScroll->setWidgetResizable(true);
-    formScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    formScroll->setMinimumWidth(330);
+    QScrollArea* formScroll = panekit::formScroll(form, this);
 
     m_mesh = new MeshView(this);
     m_mesh->setObjectName(QStringLiteral("meshView"));

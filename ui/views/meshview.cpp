@@ -1,5 +1,7 @@
 #include "meshview.h"
 
+#include "palette.h"
+
 #include "parallel/plan.h"
 
 #include <QApplication>
@@ -25,15 +27,11 @@ namespace tw::ui {
 
 namespace {
 
-// Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour-vision
-// deficiency. Black is left out of the fills; the warning red is drawn dashed so it never depends
-// on hue alone.
-const QColor kPalette[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00), QColor(0x00, 0x9E, 0x73),
-                           QColor(0xCC, 0x79, 0xA7), QColor(0x56, 0xB4, 0xE9), QColor(0xD5, 0x5E, 0x00),
-                           QColor(0xF0, 0xE4, 0x42)};
-constexpr int kPaletteSize = int(std::size(kPalette));
-const QColor kInk(0x11, 0x18, 0x27);
-const QColor kMuted(0x47, 0x55, 0x69);
+// The shared colour-blind-safe palette (views/palette.h).
+const auto& kPalette = palette::kCategorical;
+constexpr int kPaletteSize = palette::kCategoricalSize;
+const QColor kInk = palette::kInk;
+const QColor kMuted = palette::kMuted;
 const QColor kWarn(0xC0, 0x10, 0x10);
 
 QColor mix(const QColor& a, const QColor& b, double t) // t = share of a

@@ -1,0 +1,136 @@
+// The stage 4 pane driven like a user, offscreen: it plays the stage 3 plan's calls by default
+// (Example 5.1's gradient AllReduce), steps with the buttons, changes the scenario's algorithm as an
+// undoable edit (stage 4's totals follow), takes a payload override ("48MiB") and refuses a bad one
+// with the parser's message. Expected values are REFERENCE.md's closed forms, derived in comments.
+
+#include "document/document.h"
+#include "panes/collectivepane.h"
+#include "views/scheduleview.h"
+
+#include "scenario/derive.h"
+
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTest>
+#include <QUndoStack>
+
+using tw::collective::Algorithm;
+using tw::collective::Op;
+using tw::ui::CollectivePane;
+using tw::ui::Document;
+
+class TestCollectivePane : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init();
+    void cleanup();
+    void playsThePlansGradientAllReduce();
+    void buttonsStepTheSchedule();
+    void algorithmIsAnUndoableScenarioEdit();
+    void payloadOverride();
+
+private:
+    Document* m_doc = nullptr;
+    CollectivePane* m_pane = nullptr;
+};
+
+void TestCollectivePane::init()
+{
+    m_doc = new Document;
+    QVERIFY(m_doc->loadPreset(QStringLiteral("paper-dp")));
+    m_pane = new CollectivePane(m_doc);
+    m_pane->resize(1400, 850);
+    m_pane->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_pane));
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+}
+
+void TestCollectivePane::cleanup()
+{
+    delete m_pane;
+    delete m_doc;
+}
+
+void TestCollectivePane::playsThePlansGradientAllReduce()
+{
+    // Example 5.1: the only call of the plan is the DP gradient AllReduce of P·s = 248,879,616 B over 8 GPUs.
+    QVERIFY(m_pane->callBox()->count() >= 2); // the plan's call(s) and "Your own call"
+    QVERIFY(m_pane->spec().op == Op::AllReduce);
+    QVERIFY(m_pane->spec().algorithm == Algorithm::Ring);
+    QCOMPARE(m_pane->spec().ranks, std::uint64_t{8});
+    QCOMPARE(m_pane->spec().bytes, 248879616.0);
+    // Ring: 2(N−1) = 14 steps; busiest rank 2·7/8·M = 435,539,328 B ("435.5 MB"); 3.484 GB on the wire.
+    QCOMPARE(m_pane->view()->stepCount(), 14);
+    const QString counts = m_pane->countsLabel()->text();
+    QVERIFY2(counts.contains(QStringLiteral("14 steps")), qPrintable(counts));
+    QVERIFY2(counts.contains(QStringLiteral("435.5 MB")), qPrintable(counts));
+    QVERIFY2(counts.contains(QStringLiteral("3.484 GB")), qPrintable(counts));
+    QVERIFY2(counts.contains(QStringLiteral("the schedule matches")), qPrintable(counts));
+}
+
+void TestCollectivePane::buttonsStepTheSchedule()
+{
+    tw::ui::ScheduleView* view = m_pane->view();
+    QCOMPARE(view->currentStep(), 0);
+    QVERIFY(!m_pane->stepBackButton()->isEnabled());
+    QTest::mouseClick(m_pane->stepForwardButton(), Qt::LeftButton);
+    QTest::mouseClick(m_pane->stepForwardButton(), Qt::LeftButton);
+    QCOMPARE(view->currentStep(), 2);
+    // Ring step 2 is still the reduce-scatter: every rank sends one chunk to its right neighbour.
+    QCOMPARE(view->phase(), QStringLiteral("reduce-scatter"));
+    QVERIFY(m_pane->stepBackButton()->isEnabled());
+    QTest::mouseClick(m_pane->stepBackButton(), Qt::LeftButton);
+    QCOMPARE(view->currentStep(), 1);
+}
+
+void TestCollectivePane::algorithmIsAnUndoableScenarioEdit()
+{
+    const double ringWire = m_doc->derivation()->figures.valueOf("collective.dp.wire_bytes_per_step");
+    QComboBox* algo = m_pane->algorithmBox();
+    const int naive = algo->findData(QStringLiteral("naive"));
+    QVERIFY(naive >= 0);
+    algo->setCurrentIndex(naive);
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(m_doc->scenario().collectives.allReduce == Algorithm::Naive);
+    QVERIFY(m_pane->spec().algorithm == Algorithm::Naive);
+    // Direct exchange: N(N−1)·M = 56·M versus the ring's 14·M on the wire.
+    QCOMPARE(m_doc->derivation()->figures.valueOf("collective.dp.wire_bytes_per_step"), 4 * ringWire);
+    QCOMPARE(m_pane->view()->stepCount(), 7); // N − 1 steps
+    m_doc->undo();
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(m_doc->scenario().collectives.allReduce == Algorithm::Ring);
+    QVERIFY(m_pane->spec().algorithm == Algorithm::Ring);
+    QCOMPARE(m_doc->derivation()->figures.valueOf("collective.dp.wire_bytes_per_step"), ringWire);
+}
+
+void TestCollectivePane::payloadOverride()
+{
+    QLineEdit* edit = m_pane->bytesEdit();
+    edit->setFocus();
+    edit->selectAll();
+    QTest::keyClicks(edit, QStringLiteral("48MiB"));
+    QTest::keyClick(edit, Qt::Key_Return);
+    QCOMPARE(m_pane->spec().bytes, 50331648.0); // 48 · 2^20
+    QCOMPARE(m_pane->callBox()->currentIndex(), m_pane->callBox()->count() - 1); // "Your own call"
+    // A bad size: the parser's message beside the field; the last valid call keeps playing.
+    edit->selectAll();
+    QTest::keyClicks(edit, QStringLiteral("12 parsecs"));
+    QTest::keyClick(edit, Qt::Key_Return);
+    QVERIFY(m_pane->bytesProblem()->isVisible());
+    QVERIFY2(m_pane->bytesProblem()->text().contains(QStringLiteral("parsecs")), qPrintable(m_pane->bytesProblem()->text()));
+    QCOMPARE(m_pane->spec().bytes, 50331648.0);
+    // Back to the plan's call.
+    QVERIFY(m_pane->choosePlanCall(0));
+    QCOMPARE(m_pane->spec().bytes, 248879616.0);
+    QVERIFY(!m_pane->bytesProblem()->isVisible());
+}
+
+QTEST_MAIN(TestCollectivePane)
+#include "tst_collectivepane.moc"

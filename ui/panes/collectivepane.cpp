@@ -1,0 +1,530 @@
+#include "collectivepane.h"
+
+#include "charts/collectivecharts.h"
+#include "document/document.h"
+#include "panes/panekit.h"
+#include "views/figuretablemodel.h"
+#include "views/scheduleview.h"
+#include "views/signaturemodel.h"
+#include "views/steplistmodel.h"
+
+#include "base/unitparse.h"
+#include "base/units.h"
+#include "scenario/derive.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+namespace tw::ui {
+
+namespace {
+
+using collective::Algorithm;
+using collective::Op;
+
+QString qs(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+
+QString bytes(double v)
+{
+    return qs(formatBytes(v));
+}
+
+constexpr Op kOps[] = {Op::AllReduce, Op::ReduceScatter, Op::AllGather, Op::Broadcast, Op::Reduce, Op::AllToAll,
+                       Op::SendRecv};
+
+} // namespace
+
+CollectivePane::CollectivePane(Document* document, QWidget* parent)
+    : QWidget(parent)
+    , m_document(document)
+{
+    setObjectName(QStringLiteral("collectivePane"));
+    m_caption = panekit::caption(this, "collectiveCaption");
+    auto* form = new QWidget(this);
+    buildForm(form);
+    QScrollArea* formScroll = panekit::formScroll(form, this);
+
+    m_view = new ScheduleView(this);
+    m_view->setObjectName(QStringLiteral("scheduleView"));
+    m_view->setMinimumHeight(200);
+
+    m_tabs = new QTabWidget(this);
+    m_steps = new StepListModel(this);
+    m_steps->follow(m_view);
+    m_tabs->addTab(panekit::table(this, m_steps, "stepTable"), tr("This step"));
+    m_charts = new CollectiveCharts(this);
+    // The three comparisons one under the other at a readable height; the page scrolls.
+    auto* chartsPage = new QWidget(this);
+    auto* chartsLayout = new QVBoxLayout(chartsPage);
+    chartsLayout->setContentsMargins(0, 0, 0, 0);
+    for (QCustomPlot* plot : m_charts->plots()) {
+        plot->setMinimumHeight(320);
+        chartsLayout->addWidget(plot);
+    }
+    auto* chartsScroll = new QScrollArea(this);
+    chartsScroll->setWidget(chartsPage);
+    chartsScroll->setWidgetResizable(true);
+    chartsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_tabs->addTab(chartsScroll, tr("Compare algorithms"));
+    m_algorithms = new AlgorithmTableModel(this);
+    m_tabs->addTab(panekit::table(this, m_algorithms, "algorithmTable"), tr("Algorithms"));
+    m_figures = new FigureTableModel(this);
+    m_figureTable = panekit::table(this, m_figures, "stage4Figures");
+    m_figureTable->horizontalHeader()->setSectionResizeMode(FigureTableModel::LabelColumn, QHeaderView::Stretch);
+    m_figureTable->setColumnHidden(FigureTableModel::IdColumn, true);
+    m_chain = new QTextBrowser(this);
+    m_chain->setObjectName(QStringLiteral("stage4Chain"));
+    m_chain->setPlaceholderText(tr("Click a figure to see where its number comes from."));
+    auto* figureSplit = new QSplitter(Qt::Horizontal, this);
+    figureSplit->addWidget(m_figureTable);
+    figureSplit->addWidget(m_chain);
+    m_tabs->addTab(figureSplit, tr("Plan traffic"));
+    m_tabs->setMinimumHeight(150);
+
+    auto* right = new QSplitter(Qt::Vertical, this);
+    right->setChildrenCollapsible(false);
+    right->addWidget(m_view);
+    right->addWidget(m_tabs);
+    right->setSizes({480, 300});
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->setChildrenCollapsible(false);
+    split->addWidget(formScroll);
+    split->addWidget(right);
+    split->setStretchFactor(1, 1);
+    split->setSizes({330, 1070});
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_caption);
+    layout->addWidget(split, 1);
+
+    // The comparison charts count hundreds of schedules: only when shown, and after edits settle.
+    m_chartTimer = new QTimer(this);
+    m_chartTimer->setSingleShot(true);
+    m_chartTimer->setInterval(200);
+    connect(m_chartTimer, &QTimer::timeout, this, [this] {
+        if (m_tabs->currentIndex() == 1 && collective::validate(m_spec).empty())
+            m_charts->setSpec(m_spec, m_document->scenario().collectives.link);
+    });
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int) { scheduleCharts(); });
+    connect(m_view, &ScheduleView::stepChanged, this, [this](int, int) { updateStepLabel(); });
+    connect(m_view, &ScheduleView::playingChanged, this,
+            [this](bool playing) { m_play->setText(playing ? tr("❚❚ Pause") : tr("▶ Play")); });
+    connect(m_figureTable, &QAbstractItemView::clicked, this, [this](const QModelIndex& index) {
+        showFigure(m_figures->data(index, FigureTableModel::FigureIdRole).toString());
+    });
+    connect(m_document, &Document::scenarioChanged, this, &CollectivePane::showScenario);
+    connect(m_document, &Document::derived, this, &CollectivePane::onDerived);
+
+    showScenario();
+    if (m_document->derivation())
+        onDerived(m_document->derivation());
+}
+
+void CollectivePane::buildForm(QWidget* form)
+{
+    auto* layout = new QVBoxLayout(form);
+    auto addForm = [&](const QString& title) {
+        auto* box = new QGroupBox(title, form);
+        auto* f = new QFormLayout(box);
+        f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        layout->addWidget(box);
+        return f;
+    };
+
+    QFormLayout* call = addForm(tr("The call"));
+    m_call = new QComboBox(form);
+    m_call->setObjectName(QStringLiteral("planCall"));
+    m_call->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_call->setMinimumContentsLength(14);
+    m_call->setToolTip(tr("A collective of the stage 3 plan (its payload and group), or your own"));
+    call->addRow(tr("From the plan"), m_call);
+    connect(m_call, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (!m_updating && index >= 0 && index < int(m_planCalls.size()))
+            choosePlanCall(index);
+    });
+    m_op = new QComboBox(form);
+    m_op->setObjectName(QStringLiteral("collectiveOp"));
+    for (Op op : kOps)
+        m_op->addItem(qs(collective::displayName(op)), int(op));
+    call->addRow(tr("Collective"), m_op);
+    m_algorithm = new QComboBox(form);
+    m_algorithm->setObjectName(QStringLiteral("collectiveAlgorithm"));
+    m_algorithm->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_algorithm->setMinimumContentsLength(14);
+    call->addRow(tr("Algorithm"), m_algorithm);
+    m_ranks = new QSpinBox(form);
+    m_ranks->setObjectName(QStringLiteral("ranks"));
+    m_ranks->setRange(1, 16384);
+    m_ranks->setKeyboardTracking(false);
+    call->addRow(tr("Ranks N"), m_ranks);
+    m_bytes = new QLineEdit(form);
+    m_bytes->setObjectName(QStringLiteral("payload"));
+    m_bytes->setToolTip(tr("The payload M: 256MB, 48MiB, 1.5 GB or plain bytes"));
+    call->addRow(tr("Payload M"), m_bytes);
+    m_bytesProblem = new QLabel(form);
+    m_bytesProblem->setObjectName(QStringLiteral("payloadProblem"));
+    m_bytesProblem->setWordWrap(true);
+    m_bytesProblem->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
+    m_bytesProblem->hide();
+    call->addRow(m_bytesProblem);
+    m_ranksPerNode = new QSpinBox(form);
+    m_ranksPerNode->setObjectName(QStringLiteral("ranksPerNode"));
+    m_ranksPerNode->setRange(0, 16384);
+    m_ranksPerNode->setSpecialValueText(tr("one node"));
+    m_ranksPerNode->setKeyboardTracking(false);
+    m_ranksPerNode->setToolTip(tr("Hierarchical: consecutive ranks per node"));
+    call->addRow(tr("Ranks per node"), m_ranksPerNode);
+    m_root = new QSpinBox(form);
+    m_root->setObjectName(QStringLiteral("root"));
+    m_root->setRange(0, 16383);
+    m_root->setKeyboardTracking(false);
+    call->addRow(tr("Root"), m_root);
+
+    connect(m_op, &QComboBox::currentIndexChanged, this, [this](int) {
+        if (m_updating)
+            return;
+        fillAlgorithms();
+        editSpec();
+    });
+    connect(m_algorithm, &QComboBox::currentIndexChanged, this, [this](int) {
+        if (m_updating)
+            return;
+        const Op op = static_cast<Op>(m_op->currentData().toInt());
+        const auto a = collective::algorithmFromString(m_algorithm->currentData().toString().toStdString());
+        // The scenario's algorithm for this collective (stage 4's totals for the plan follow, undoably);
+        // Reduce and Send/Recv have no scenario field and stay local to the played call.
+        if (const auto field = algorithmField(op); field && a)
+            m_document->setField(*field, FieldValue(std::string(collective::toString(*a))));
+        editSpec();
+    });
+    connect(m_ranks, &QSpinBox::valueChanged, this, [this](int) {
+        if (!m_updating)
+            editSpec();
+    });
+    connect(m_ranksPerNode, &QSpinBox::valueChanged, this, [this](int) {
+        if (!m_updating)
+            editSpec();
+    });
+    connect(m_root, &QSpinBox::valueChanged, this, [this](int) {
+        if (!m_updating)
+            editSpec();
+    });
+    connect(m_bytes, &QLineEdit::editingFinished, this, [this] {
+        if (!m_updating)
+            editSpec();
+    });
+
+    QFormLayout* link = addForm(tr("Link (α–β)"));
+    m_alpha = new QDoubleSpinBox(form);
+    m_alpha->setObjectName(QStringLiteral("alpha"));
+    m_alpha->setRange(0, 1e6);
+    m_alpha->setDecimals(3);
+    m_alpha->setSuffix(QStringLiteral(" µs"));
+    m_alpha->setKeyboardTracking(false);
+    m_alpha->setToolTip(tr("Latency α per message (Hockney model)"));
+    link->addRow(tr("Latency α"), m_alpha);
+    m_bandwidth = new QDoubleSpinBox(form);
+    m_bandwidth->setObjectName(QStringLiteral("bandwidth"));
+    m_bandwidth->setRange(0.001, 1e6);
+    m_bandwidth->setDecimals(3);
+    m_bandwidth->setSuffix(QStringLiteral(" Gb/s"));
+    m_bandwidth->setKeyboardTracking(false);
+    m_bandwidth->setToolTip(tr("Bandwidth β of every link (10 Gb/s = 1.25 GB/s)"));
+    link->addRow(tr("Bandwidth β"), m_bandwidth);
+    connect(m_alpha, &QDoubleSpinBox::valueChanged, this, [this](double us) {
+        if (!m_updating)
+            m_document->setField(Field::LinkAlpha, FieldValue(us * 1e-6));
+    });
+    connect(m_bandwidth, &QDoubleSpinBox::valueChanged, this, [this](double gbps) {
+        if (!m_updating)
+            m_document->setField(Field::LinkBandwidth, FieldValue(gbps * 1e9 / 8));
+    });
+
+    QFormLayout* play = addForm(tr("Play"));
+    auto* buttons = new QWidget(form);
+    auto* row = new QHBoxLayout(buttons);
+    row->setContentsMargins(0, 0, 0, 0);
+    m_back = new QPushButton(tr("◀ Step"), buttons);
+    m_back->setObjectName(QStringLiteral("stepBack"));
+    m_play = new QPushButton(tr("▶ Play"), buttons);
+    m_play->setObjectName(QStringLiteral("play"));
+    m_forward = new QPushButton(tr("Step ▶"), buttons);
+    m_forward->setObjectName(QStringLiteral("stepForward"));
+    row->addWidget(m_back);
+    row->addWidget(m_play);
+    row->addWidget(m_forward);
+    play->addRow(buttons);
+    m_speed = new QSlider(Qt::Horizontal, form);
+    m_speed->setObjectName(QStringLiteral("speed"));
+    m_speed->setRange(1, 40); // tenths of a step per second … 4 steps per second
+    m_speed->setValue(10);
+    play->addRow(tr("Speed"), m_speed);
+    m_stepLabel = new QLabel(form);
+    m_stepLabel->setObjectName(QStringLiteral("stepLabel"));
+    play->addRow(m_stepLabel);
+    connect(m_back, &QPushButton::clicked, this, [this] { m_view->stepBack(); });
+    connect(m_forward, &QPushButton::clicked, this, [this] { m_view->stepForward(); });
+    connect(m_play, &QPushButton::clicked, this, [this] { m_view->isPlaying() ? m_view->pause() : m_view->play(); });
+    connect(m_speed, &QSlider::valueChanged, this, [this](int v) { m_view->setSpeed(v / 10.0); });
+
+    QFormLayout* counts = addForm(tr("Counted from the schedule"));
+    m_counts = new QLabel(form);
+    m_counts->setObjectName(QStringLiteral("counts"));
+    m_counts->setWordWrap(true);
+    m_counts->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    counts->addRow(m_counts);
+    layout->addStretch(1);
+}
+
+void CollectivePane::fillAlgorithms()
+{
+    const Op op = static_cast<Op>(m_op->currentData().toInt());
+    const QSignalBlocker block(m_algorithm);
+    m_algorithm->clear();
+    for (Algorithm a : collective::algorithmsFor(op))
+        m_algorithm->addItem(qs(collective::toString(a)), qs(collective::toString(a)));
+    const Algorithm chosen = m_document->scenario().collectives.forOp(op);
+    const int at = m_algorithm->findData(qs(collective::toString(chosen)));
+    m_algorithm->setCurrentIndex(at >= 0 ? at : 0);
+    for (int i = 0; i < m_algorithm->count(); ++i)
+        m_algorithm->setItemData(i, qs(collective::describe(op, collective::algorithmsFor(op)[std::size_t(i)])),
+                                 Qt::ToolTipRole);
+}
+
+void CollectivePane::showScenario()
+{
+    const collective::AlgorithmChoice& c = m_document->scenario().collectives;
+    m_updating = true;
+    {
+        const QSignalBlocker b1(m_alpha), b2(m_bandwidth);
+        m_alpha->setValue(c.link.alphaSeconds * 1e6);
+        m_bandwidth->setValue(c.link.bandwidth * 8 / 1e9);
+    }
+    fillAlgorithms();
+    m_updating = false;
+    // The scenario's algorithm for the played collective may have changed (undo): play that one.
+    const Algorithm chosen = c.forOp(m_spec.op);
+    if (algorithmField(m_spec.op) && chosen != m_spec.algorithm) {
+        collective::ScheduleSpec s = m_spec;
+        s.algorithm = chosen;
+        applySpec(s);
+    } else {
+        updateCounts(); // α or β
+    }
+}
+
+void CollectivePane::onDerived(const std::shared_ptr<const scenario::Derivation>& derivation)
+{
+    m_derivation = derivation;
+    const parallel::PlanDerivation* plan = derivation ? derivation->stage3.get() : nullptr;
+    const collective::CollectiveDerivation* bound = derivation ? derivation->stage4.get() : nullptr;
+    m_figures->setFigures(bound ? bound->figures : FigureSet{});
+    // The plan's calls, one entry per distinct (strategy, collective, what, group size, payload), the
+    // ones moving the most bytes first.
+    struct Entry {
+        int call;
+        double weight;
+        QString text;
+    };
+    std::vector<Entry> entries;
+    if (plan && bound) {
+        for (const collective::BoundCall& b : bound->calls) {
+            const parallel::CollectiveCall& c = plan->comm.calls[b.call];
+            const QString text = tr("%1 · %2 · %3 · %4 over %5 GPUs")
+                                     .arg(strategyName(c.strategy), collectiveName(c.kind), qs(c.what),
+                                          bytes(c.payloadBytes))
+                                     .arg(b.spec.ranks);
+            const bool seen = std::any_of(entries.begin(), entries.end(), [&](const Entry& e) { return e.text == text; });
+            if (!seen)
+                entries.push_back({int(b.call), b.wireBytes * c.groupCount * double(c.repeat), text});
+        }
+    }
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.weight > b.weight; });
+    const QString previous = m_call->currentText();
+    m_updating = true;
+    m_call->clear();
+    m_planCalls.clear();
+    for (const Entry& e : entries) {
+        m_planCalls.push_back(e.call);
+        m_call->addItem(e.text);
+        m_call->setItemData(m_call->count() - 1, e.text, Qt::ToolTipRole);
+    }
+    m_call->addItem(tr("Your own call"));
+    m_updating = false;
+    if (!m_custom && !m_planCalls.empty()) {
+        const int again = m_call->findText(previous);
+        choosePlanCall(again >= 0 && again < int(m_planCalls.size()) ? again : 0);
+    } else if (m_custom || m_planCalls.empty()) {
+        const QSignalBlocker block(m_call);
+        m_call->setCurrentIndex(m_call->count() - 1);
+        if (!collective::validate(m_spec).empty() || m_spec.bytes == 0) {
+            collective::ScheduleSpec s; // a first custom call: a ring AllReduce of 8 ranks
+            s.bytes = 64e6;
+            applySpec(s);
+        }
+    }
+}
+
+bool CollectivePane::choosePlanCall(int index)
+{
+    if (!m_derivation || !m_derivation->stage4 || index < 0 || index >= int(m_planCalls.size()))
+        return false;
+    const collective::BoundCall& b = m_derivation->stage4->calls[std::size_t(m_planCalls[std::size_t(index)])];
+    m_custom = false;
+    {
+        const QSignalBlocker block(m_call);
+        m_call->setCurrentIndex(index);
+    }
+    applySpec(b.spec);
+    return true;
+}
+
+void CollectivePane::editSpec()
+{
+    collective::ScheduleSpec s = m_spec;
+    s.op = static_cast<Op>(m_op->currentData().toInt());
+    if (const auto a = collective::algorithmFromString(m_algorithm->currentData().toString().toStdString()))
+        s.algorithm = *a;
+    s.ranks = std::uint64_t(m_ranks->value());
+    s.ranksPerNode = std::uint64_t(m_ranksPerNode->value());
+    s.root = std::uint32_t(m_root->value());
+    const auto parsed = parseBytes(m_bytes->text().toStdString());
+    if (!parsed) {
+        m_bytesProblem->setText(qs(parsed.error().message));
+        m_bytesProblem->show();
+        m_bytes->setStyleSheet(QStringLiteral("QLineEdit { border: 2px solid #b91c1c; }"));
+        return; // the last valid call keeps playing
+    }
+    m_bytesProblem->hide();
+    m_bytes->setStyleSheet(QString());
+    s.bytes = parsed.value();
+    if (s == m_spec)
+        return;
+    m_custom = true;
+    {
+        const QSignalBlocker block(m_call);
+        m_call->setCurrentIndex(m_call->count() - 1);
+    }
+    applySpec(s);
+}
+
+void CollectivePane::applySpec(const collective::ScheduleSpec& spec)
+{
+    m_spec = spec;
+    m_updating = true;
+    {
+        const QSignalBlocker b1(m_op), b2(m_ranks), b3(m_ranksPerNode), b4(m_root), b5(m_bytes);
+        m_op->setCurrentIndex(m_op->findData(int(spec.op)));
+        fillAlgorithms();
+        const QSignalBlocker b6(m_algorithm);
+        m_algorithm->setCurrentIndex(m_algorithm->findData(qs(collective::toString(spec.algorithm))));
+        m_ranks->setValue(int(std::min<std::uint64_t>(spec.ranks, INT_MAX)));
+        m_ranksPerNode->setValue(int(std::min<std::uint64_t>(spec.ranksPerNode, INT_MAX)));
+        m_ranksPerNode->setEnabled(spec.algorithm == Algorithm::Hierarchical);
+        m_root->setValue(int(spec.root));
+        m_root->setEnabled(spec.op == Op::Broadcast || spec.op == Op::Reduce || spec.algorithm == Algorithm::ReduceBroadcast);
+        m_bytes->setText(QString::number(spec.bytes, 'f', 0));
+    }
+    m_updating = false;
+    m_bytesProblem->hide();
+    m_bytes->setStyleSheet(QString());
+    m_view->setSpec(spec);
+    m_algorithms->setSpec(spec, m_document->scenario().collectives.link);
+    updateCounts();
+    updateStepLabel();
+    scheduleCharts();
+}
+
+void CollectivePane::scheduleCharts()
+{
+    if (m_tabs->currentIndex() == 1)
+        m_chartTimer->start();
+}
+
+void CollectivePane::updateCounts()
+{
+    const collective::LinkModel link = m_document->scenario().collectives.link;
+    if (const auto errors = collective::validate(m_spec); !errors.empty()) {
+        m_counts->setText(qs(errors.front().toString()));
+        m_caption->setText(tr("This call cannot be scheduled: %1").arg(qs(errors.front().message)));
+        return;
+    }
+    const collective::Counts c = collective::count(m_spec, link);
+    const collective::ClosedForm closed = collective::closedForm(m_spec);
+    QStringList lines;
+    lines << tr("%1 steps, %2 transfers").arg(c.steps).arg(c.transfers);
+    lines << tr("Bytes on the wire: %1").arg(bytes(c.totalBytes));
+    lines << tr("Busiest rank sends: %1").arg(bytes(c.maxRankSentBytes));
+    lines << tr("α–β time: %1").arg(qs(formatSeconds(c.timeSeconds)));
+    if (c.busbw)
+        lines << tr("algbw %1/s, busbw %2/s (× %3)")
+                     .arg(bytes(*c.algbw), bytes(*c.busbw))
+                     .arg(*c.busbwFactor, 0, 'g', 4);
+    if (!closed.formula.empty()) {
+        const bool matches = (!closed.totalBytes || std::fabs(*closed.totalBytes - c.totalBytes) <= 0.5 * double(c.steps + 1))
+                             && (!closed.steps || *closed.steps == c.steps);
+        lines << tr("Closed form (REFERENCE.md): %1 — %2")
+                     .arg(qs(closed.formula), matches ? tr("the schedule matches") : tr("differs (uneven chunks)"));
+    }
+    m_counts->setText(lines.join(QLatin1Char('\n')));
+    const QString from = m_custom || m_call->currentIndex() < 0 || m_call->currentIndex() >= int(m_planCalls.size())
+                             ? tr("your own call")
+                             : m_call->currentText();
+    m_caption->setText(tr("%1 %2 of %3 over %4 ranks (%5): %6 steps; each rank sends up to %7, %8 cross the wire in "
+                          "all; %9 at α = %10 µs and β = %11 Gb/s.")
+                           .arg(qs(collective::toString(m_spec.algorithm)), qs(collective::displayName(m_spec.op)),
+                                bytes(m_spec.bytes))
+                           .arg(m_spec.ranks)
+                           .arg(from)
+                           .arg(c.steps)
+                           .arg(bytes(c.maxRankSentBytes), bytes(c.totalBytes), qs(formatSeconds(c.timeSeconds)))
+                           .arg(link.alphaSeconds * 1e6, 0, 'g', 4)
+                           .arg(link.bandwidth * 8 / 1e9, 0, 'g', 4));
+}
+
+void CollectivePane::updateStepLabel()
+{
+    m_stepLabel->setText(tr("Step %1 of %2%3")
+                             .arg(m_view->currentStep())
+                             .arg(m_view->stepCount())
+                             .arg(m_view->phase().isEmpty() ? QString() : QStringLiteral(" · ") + m_view->phase()));
+    m_back->setEnabled(m_view->currentStep() > 0);
+    m_forward->setEnabled(m_view->currentStep() < m_view->stepCount());
+}
+
+bool CollectivePane::showFigure(const QString& id)
+{
+    if (!m_derivation || !m_derivation->figures.find(id.toStdString()))
+        return false;
+    m_chain->setHtml(derivationChainHtml(m_derivation->figures, id));
+    m_chain->setProperty("figureId", id);
+    return true;
+}
+
+} // namespace tw::ui

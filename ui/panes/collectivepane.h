@@ -1,0 +1,116 @@
+#pragma once
+// Stage 4, "Collectives": one collective call played step by step. By default the call is one of
+// the stage 3 plan's (e.g. "the gradient AllReduce of Example 5.1"); its payload and ranks can be
+// overridden. The algorithm of each collective is the scenario's (an undoable edit that also
+// changes stage 4's totals for the whole plan); α and β are the scenario's link. Beside the drawing:
+// the current step's transfers, the counts of the schedule (steps, bytes on the wire, busiest rank,
+// α–β time, busbw) against REFERENCE.md's closed form, the comparison of every algorithm against N
+// and M, and the plan's traffic per strategy counted from the real schedules.
+
+#include "collective/schedule.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QTabWidget;
+class QTableView;
+class QTextBrowser;
+class QTimer;
+
+namespace tw::scenario {
+struct Derivation;
+}
+
+namespace tw::ui {
+
+class AlgorithmTableModel;
+class CollectiveCharts;
+class Document;
+class FigureTableModel;
+class ScheduleView;
+class StepListModel;
+
+class CollectivePane : public QWidget {
+    Q_OBJECT
+public:
+    explicit CollectivePane(Document* document, QWidget* parent = nullptr);
+
+    // The call being played (the plan's, or the user's override).
+    [[nodiscard]] const collective::ScheduleSpec& spec() const { return m_spec; }
+    // Picks the plan's call at `index` of the "Call" list (0 = the plan's largest), false when out of range.
+    bool choosePlanCall(int index);
+    // Selects a figure of the plan's traffic and shows its derivation chain (false when unknown).
+    bool showFigure(const QString& id);
+
+    [[nodiscard]] ScheduleView* view() const { return m_view; }
+    [[nodiscard]] QComboBox* callBox() const { return m_call; }
+    [[nodiscard]] QComboBox* opBox() const { return m_op; }
+    [[nodiscard]] QComboBox* algorithmBox() const { return m_algorithm; }
+    [[nodiscard]] QSpinBox* ranksBox() const { return m_ranks; }
+    [[nodiscard]] QLineEdit* bytesEdit() const { return m_bytes; }
+    [[nodiscard]] QLabel* bytesProblem() const { return m_bytesProblem; }
+    [[nodiscard]] QPushButton* stepForwardButton() const { return m_forward; }
+    [[nodiscard]] QPushButton* stepBackButton() const { return m_back; }
+    [[nodiscard]] QPushButton* playButton() const { return m_play; }
+    [[nodiscard]] QLabel* countsLabel() const { return m_counts; }
+    [[nodiscard]] QLabel* caption() const { return m_caption; }
+    [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
+    [[nodiscard]] CollectiveCharts* charts() const { return m_charts; }
+    [[nodiscard]] StepListModel* stepModel() const { return m_steps; }
+    [[nodiscard]] FigureTableModel* figureModel() const { return m_figures; }
+
+private:
+    void buildForm(QWidget* form);
+    void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
+    void showScenario();
+    void fillAlgorithms();
+    void applySpec(const collective::ScheduleSpec& spec); // the call to play: view, counts, charts
+    void editSpec();                                     // the form changed the override
+    void updateCounts();
+    void updateStepLabel();
+    void scheduleCharts();
+
+    Document* m_document;
+    std::shared_ptr<const scenario::Derivation> m_derivation;
+    collective::ScheduleSpec m_spec;
+    std::vector<int> m_planCalls; // the "Call" list's plan entries: indices into CommPlan::calls
+    bool m_updating = false;
+    bool m_custom = false;        // the user overrode the plan's call
+
+    QComboBox* m_call = nullptr;
+    QComboBox* m_op = nullptr;
+    QComboBox* m_algorithm = nullptr;
+    QSpinBox* m_ranks = nullptr;
+    QLineEdit* m_bytes = nullptr;
+    QLabel* m_bytesProblem = nullptr;
+    QSpinBox* m_ranksPerNode = nullptr;
+    QSpinBox* m_root = nullptr;
+    QDoubleSpinBox* m_alpha = nullptr;
+    QDoubleSpinBox* m_bandwidth = nullptr;
+    QPushButton* m_back = nullptr;
+    QPushButton* m_play = nullptr;
+    QPushButton* m_forward = nullptr;
+    QSlider* m_speed = nullptr;
+    QLabel* m_stepLabel = nullptr;
+    QLabel* m_counts = nullptr;
+    QLabel* m_caption = nullptr;
+    ScheduleView* m_view = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    StepListModel* m_steps = nullptr;
+    CollectiveCharts* m_charts = nullptr;
+    AlgorithmTableModel* m_algorithms = nullptr;
+    FigureTableModel* m_figures = nullptr;
+    QTableView* m_figureTable = nullptr;
+    QTextBrowser* m_chain = nullptr;
+    QTimer* m_chartTimer = nullptr;
+};
+
+} // namespace tw::ui
