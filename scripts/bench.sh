@@ -215,6 +215,14 @@ if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
    && cmake --build --preset release --target bench_meshview >>"$build_log" 2>&1; then
   QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_meshview" | tee -a "$work/plan.txt"
 fi
+echo "== (f) stage 4: schedules of 1,024 and 4,096 ranks (targets 50 ms / 1 s, memory flat); the animation (60 fps at 64 ranks) =="
+if cmake --build --preset release --target bench_collective >>"$build_log" 2>&1; then
+  "$bin/tests/bench/bench_collective" | tee -a "$work/plan.txt"
+fi
+if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
+   && cmake --build --preset release --target bench_scheduleview >>"$build_log" 2>&1; then
+  QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_scheduleview" | tee -a "$work/plan.txt"
+fi
 load_end="$(load_average)"
 
 # Every RESULT line of (d) into the results.
@@ -289,8 +297,8 @@ else
     "$TOKENWIRE_ROOT/docs/benchmarks"
   if [ -s "$work/plan.txt" ]; then
     # Stage 3's tables as the programs printed them (same run, same machine).
-    { printf '\n## Stage 3: the parallel plan (bench_plan, bench_meshview)\n\n'
-      printf 'Targets: derivePlan for 1,024 GPUs < 5 ms, 65,536 GPUs < 200 ms; a GPU swap redrawn within one frame (16 ms) at 256 GPUs.\n\n```\n'
+    { printf '\n## Stages 3 and 4: the parallel plan and the collective schedules (bench_plan, bench_meshview, bench_collective, bench_scheduleview)\n\n'
+      printf 'Targets: derivePlan for 1,024 GPUs < 5 ms, 65,536 GPUs < 200 ms; a GPU swap redrawn within one frame (16 ms) at 256 GPUs; ring AllReduce schedules of 1,024 ranks < 50 ms and 4,096 ranks < 1 s with flat memory; the animation at 60 fps with 64 ranks.\n\n```\n'
       cat "$work/plan.txt"
       printf '```\n'; } >>"$TOKENWIRE_ROOT/docs/benchmarks.md"
   fi
