@@ -1,0 +1,204 @@
+#include "linkload.h"
+
+#include "overhead.h"
+
+#include "base/units.h"
+#include "collective/schedule.h"
+
+#include <array>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+namespace tw::network {
+
+namespace {
+
+Error at(const std::string& path, std::string message)
+{
+    Location where;
+    where.jsonPath = path;
+    return makeError(std::move(message), std::move(where));
+}
+
+// One distinct schedule reduced to its (source rank, destination rank) pairs.
+struct PairList {
+    struct Pair {
+        std::uint32_t src = 0, dst = 0;
+        double payload = 0, transfers = 0;
+    };
+    std::vector<Pair> pairs;
+    std::vector<double> wire; // pairs × protocols present in the topology
+    bool streamed = false;    // too many pairs: regenerate per group
+};
+
+using SpecKey = std::tuple<int, int, std::uint64_t, double, std::uint32_t, std::uint64_t, std::uint64_t>;
+
+SpecKey specKey(const collective::ScheduleSpec& s)
+{
+    return {int(s.op), int(s.algorithm), s.ranks, s.bytes, s.root, s.ranksPerNode, s.pipelineChunks};
+}
+
+} // namespace
+
+Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPlan& plan,
+                               const collective::CollectiveDerivation& collectives, const Progress& progress)
+{
+    LinkLoads out;
+    out.links.resize(topology.links().size());
+
+    // The protocols present, compactly numbered, so a pair's wire bytes are computed once per protocol.
+    std::array<int, kProtocolCount> protoIndex;
+    protoIndex.fill(-1);
+    std::vector<Protocol> protos;
+    std::vector<std::uint8_t> linkProto(topology.links().size());
+    for (LinkId l = 0; l < topology.links().size(); ++l) {
+        const auto p = static_cast<std::size_t>(topology.link(l).protocol);
+        if (protoIndex[p] < 0) {
+            protoIndex[p] = static_cast<int>(protos.size());
+            protos.push_back(topology.link(l).protocol);
+        }
+        linkProto[l] = static_cast<std::uint8_t>(protoIndex[p]);
+    }
+    const std::size_t K = protos.size();
+
+    // Calls with the same groups and schedule merge; their repeats add up per strategy.
+    struct Entry {
+        std::uint32_t firstGroup = 0, groupCount = 0;
+        collective::ScheduleSpec spec;
+        double weight[4] = {0, 0, 0, 0};
+    };
+    std::vector<Entry> entries;
+    std::map<std::tuple<std::uint32_t, std::uint32_t, SpecKey>, std::size_t> merged;
+    for (std::size_t i = 0; i < plan.calls.size(); ++i) {
+        const parallel::CollectiveCall& c = plan.calls[i];
+        if (c.groupCount == 0 || c.repeat == 0)
+            continue;
+        const std::string where = "calls[" + std::to_string(i) + "]";
+        if (i >= collectives.calls.size())
+            return at(where, "stage 4 has no schedule for call " + std::to_string(i) + " (" + c.what + ")");
+        const collective::BoundCall& b = collectives.calls[i];
+        if (!b.counted) {
+            out.skipped.push_back(at("collectives." + std::string(collective::toString(b.spec.op)),
+                                     std::string(collective::displayName(b.spec.op)) + " of "
+                                         + formatInteger(static_cast<std::int64_t>(b.spec.ranks)) + " GPUs (" + c.what
+                                         + ") is not on the fabric: stage 4 could not schedule it"));
+            continue;
+        }
+        if (std::uint64_t{c.firstGroup} + c.groupCount > plan.groups.size())
+            return at(where, "groups [" + std::to_string(c.firstGroup) + ", "
+                                 + std::to_string(std::uint64_t{c.firstGroup} + c.groupCount)
+                                 + ") are outside the plan's " + std::to_string(plan.groups.size()) + " groups");
+        for (std::uint32_t g = c.firstGroup; g < c.firstGroup + c.groupCount; ++g)
+            if (plan.groups[g].members.size() != b.spec.ranks)
+                return at(where, "group " + std::to_string(g) + " has " + std::to_string(plan.groups[g].members.size())
+                                     + " GPUs, the schedule " + std::to_string(b.spec.ranks) + " ranks");
+        const auto key = std::make_tuple(c.firstGroup, c.groupCount, specKey(b.spec));
+        auto [it, fresh] = merged.emplace(key, entries.size());
+        if (fresh)
+            entries.push_back({c.firstGroup, c.groupCount, b.spec, {0, 0, 0, 0}});
+        entries[it->second].weight[static_cast<std::size_t>(c.strategy)] += static_cast<double>(c.repeat);
+    }
+
+    Router router(topology);
+    std::map<SpecKey, PairList> schedules;
+    std::vector<collective::Transfer> step;
+    std::vector<double> wireOne(K);
+
+    auto addPath = [&](const std::vector<LinkId>& path, double payload, const double* wire, double transfers,
+                       const double* w, double wsum) {
+        for (LinkId l : path) {
+            LinkLoad& load = out.links[l];
+            for (int s = 0; s < 4; ++s)
+                if (w[s] != 0)
+                    load.payloadBytes[s] += payload * w[s];
+            load.wireBytes += wire[linkProto[l]] * wsum;
+            load.transfers += transfers * wsum;
+        }
+    };
+
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+        if (progress.stopRequested())
+            return at("", "stopped");
+        progress(static_cast<double>(e) / static_cast<double>(entries.size()));
+        const Entry& entry = entries[e];
+        const double wsum = entry.weight[0] + entry.weight[1] + entry.weight[2] + entry.weight[3];
+
+        auto [sit, fresh] = schedules.try_emplace(specKey(entry.spec));
+        PairList& pl = sit->second;
+        if (fresh) {
+            ++out.distinctSchedules;
+            collective::Schedule schedule(entry.spec);
+            std::unordered_map<std::uint64_t, std::uint32_t> index;
+            while (schedule.next(step)) {
+                for (const collective::Transfer& t : step) {
+                    const std::uint64_t k = std::uint64_t{t.src} * entry.spec.ranks + t.dst;
+                    auto [pit, added] = index.try_emplace(k, static_cast<std::uint32_t>(pl.pairs.size()));
+                    if (added) {
+                        if (pl.pairs.size() >= kMaxCachedPairs) {
+                            pl.streamed = true;
+                            break;
+                        }
+                        pl.pairs.push_back({t.src, t.dst, 0, 0});
+                        pl.wire.resize(pl.wire.size() + K, 0.0);
+                    }
+                    PairList::Pair& p = pl.pairs[pit->second];
+                    p.payload += t.bytes;
+                    p.transfers += 1;
+                    for (std::size_t q = 0; q < K; ++q)
+                        pl.wire[pit->second * K + q] += wireBytes(protos[q], t.bytes);
+                }
+                if (pl.streamed)
+                    break;
+            }
+            if (pl.streamed) {
+                pl.pairs = {};
+                pl.wire = {};
+            }
+        }
+
+        for (std::uint32_t g = entry.firstGroup; g < entry.firstGroup + entry.groupCount; ++g) {
+            const std::vector<std::uint32_t>& members = plan.groups[g].members;
+            auto one = [&](std::uint32_t src, std::uint32_t dst, double payload, const double* wire,
+                           double transfers) -> Status {
+                auto path = router.route(members[src], members[dst], g);
+                if (!path.ok())
+                    return path.error();
+                ++out.routedPairs;
+                addPath(*path.value(), payload, wire, transfers, entry.weight, wsum);
+                for (int s = 0; s < 4; ++s)
+                    out.injectedBytes[s] += payload * entry.weight[s];
+                return Ok{};
+            };
+            if (!pl.streamed) {
+                for (std::size_t i = 0; i < pl.pairs.size(); ++i) {
+                    const PairList::Pair& p = pl.pairs[i];
+                    if (Status st = one(p.src, p.dst, p.payload, &pl.wire[i * K], p.transfers); !st.ok())
+                        return st.error();
+                }
+            } else {
+                collective::Schedule schedule(entry.spec);
+                while (schedule.next(step)) {
+                    if (progress.stopRequested())
+                        return at("", "stopped");
+                    for (const collective::Transfer& t : step) {
+                        for (std::size_t q = 0; q < K; ++q)
+                            wireOne[q] = wireBytes(protos[q], t.bytes);
+                        if (Status st = one(t.src, t.dst, t.bytes, wireOne.data(), 1); !st.ok())
+                            return st.error();
+                    }
+                }
+            }
+        }
+    }
+    progress(1.0);
+
+    for (const LinkLoad& l : out.links) {
+        for (int s = 0; s < 4; ++s)
+            out.payloadBytes[s] += l.payloadBytes[s];
+        out.wireBytes += l.wireBytes;
+    }
+    return out;
+}
+
+} // namespace tw::network

@@ -1,0 +1,51 @@
+#pragma once
+// Stage 5: which links a transfer from one GPU to another crosses.
+// Metric: Dijkstra by latency, in whole nanoseconds (each link's latency rounded to ns, so equal paths
+// have exactly equal costs); GPUs and host memory are never transit nodes (only a path's ends).
+// Staging: when the topology stages through host memory (no GPUDirect P2P) and the two GPUs are not
+// NVLink peers of one server, the path is GPU → host memory of its server (→ host memory of the
+// destination's server, across servers) → GPU, each leg a shortest path.
+// ECMP: at every node with several next hops on a shortest path (ascending link id), the choice is
+// h mod k, with h = FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) over the 20 bytes,
+// little-endian, of (source GPU u32, destination GPU u32, flow id u64, current node id u32) — a switch
+// hashing the flow's header with its own seed. Every run picks the same paths.
+
+#include "topology.h"
+
+#include "base/error.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace tw::network {
+
+// FNV-1a 64 of the bytes above (exposed for tests and the UI's explanation).
+[[nodiscard]] std::uint64_t ecmpHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flowId, NodeId node);
+
+// Routes with a cache: distances to each destination node (one reverse Dijkstra per destination, kept)
+// and the paths already asked for. Holds a reference to the topology, which must outlive it. Not
+// thread-safe: one router per thread.
+class Router {
+public:
+    explicit Router(const Topology& topology);
+    ~Router();
+    Router(Router&&) noexcept;
+    Router& operator=(Router&&) noexcept;
+
+    // The links from GPU src to GPU dst (empty when src == dst), or an error naming both GPUs when no
+    // path joins them or a GPU id is out of range. The reference stays valid until the router dies.
+    [[nodiscard]] Result<const std::vector<LinkId>*> route(std::uint32_t srcGpu, std::uint32_t dstGpu,
+                                                           std::uint64_t flowId);
+    [[nodiscard]] std::size_t cachedPaths() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m;
+};
+
+// One route without keeping a cache.
+[[nodiscard]] Result<std::vector<LinkId>> route(const Topology& topology, std::uint32_t srcGpu, std::uint32_t dstGpu,
+                                                std::uint64_t flowId = 0);
+
+} // namespace tw::network

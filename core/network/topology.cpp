@@ -1,0 +1,604 @@
+#include "topology.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <utility>
+
+namespace tw::network {
+
+namespace {
+
+Error at(const std::string& path, std::string message)
+{
+    Location where;
+    where.jsonPath = path;
+    return makeError(std::move(message), std::move(where));
+}
+
+std::string I(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
+
+std::string inQuotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+constexpr Protocol kAllProtocols[] = {
+    Protocol::PcieGen3,     Protocol::PcieGen4,     Protocol::PcieGen5,      Protocol::NvLink3,
+    Protocol::NvLink4,      Protocol::InfinibandHdr, Protocol::InfinibandNdr, Protocol::RoCEv2,
+    Protocol::Ethernet10G,  Protocol::Ethernet25G,  Protocol::Ethernet100G,  Protocol::Ethernet400G,
+    Protocol::TcpLoopback,  Protocol::MemoryBus,
+};
+
+template <class Pred>
+std::string protocolNames(Pred keep)
+{
+    std::string out;
+    for (Protocol p : kAllProtocols)
+        if (keep(p))
+            out += (out.empty() ? "" : ", ") + std::string(toString(p));
+    return out;
+}
+
+constexpr double GB = 1e9;
+constexpr double Gb = 1e9 / 8;
+
+} // namespace
+
+std::string_view toString(NodeKind k)
+{
+    switch (k) {
+    case NodeKind::Gpu: return "gpu";
+    case NodeKind::PcieSwitch: return "pcie-switch";
+    case NodeKind::RootComplex: return "root-complex";
+    case NodeKind::NvSwitch: return "nvswitch";
+    case NodeKind::Nic: return "nic";
+    case NodeKind::LeafSwitch: return "leaf";
+    case NodeKind::SpineSwitch: return "spine";
+    case NodeKind::HostMemory: return "host-memory";
+    }
+    return "gpu";
+}
+
+std::string_view toString(Protocol p)
+{
+    switch (p) {
+    case Protocol::PcieGen3: return "pcie-gen3";
+    case Protocol::PcieGen4: return "pcie-gen4";
+    case Protocol::PcieGen5: return "pcie-gen5";
+    case Protocol::NvLink3: return "nvlink3";
+    case Protocol::NvLink4: return "nvlink4";
+    case Protocol::InfinibandHdr: return "ib-hdr";
+    case Protocol::InfinibandNdr: return "ib-ndr";
+    case Protocol::RoCEv2: return "rocev2";
+    case Protocol::Ethernet10G: return "ethernet-10g";
+    case Protocol::Ethernet25G: return "ethernet-25g";
+    case Protocol::Ethernet100G: return "ethernet-100g";
+    case Protocol::Ethernet400G: return "ethernet-400g";
+    case Protocol::TcpLoopback: return "tcp-loopback";
+    case Protocol::MemoryBus: return "memory-bus";
+    }
+    return "pcie-gen4";
+}
+
+std::optional<Protocol> protocolFromString(std::string_view s)
+{
+    for (Protocol p : kAllProtocols)
+        if (toString(p) == s)
+            return p;
+    return std::nullopt;
+}
+
+std::string_view displayName(Protocol p)
+{
+    switch (p) {
+    case Protocol::PcieGen3: return "PCIe Gen3 x16";
+    case Protocol::PcieGen4: return "PCIe Gen4 x16";
+    case Protocol::PcieGen5: return "PCIe Gen5 x16";
+    case Protocol::NvLink3: return "NVLink 3";
+    case Protocol::NvLink4: return "NVLink 4";
+    case Protocol::InfinibandHdr: return "InfiniBand HDR";
+    case Protocol::InfinibandNdr: return "InfiniBand NDR";
+    case Protocol::RoCEv2: return "RoCEv2";
+    case Protocol::Ethernet10G: return "10 Gb/s Ethernet (TCP)";
+    case Protocol::Ethernet25G: return "25 Gb/s Ethernet (TCP)";
+    case Protocol::Ethernet100G: return "100 Gb/s Ethernet (TCP)";
+    case Protocol::Ethernet400G: return "400 Gb/s Ethernet (TCP)";
+    case Protocol::TcpLoopback: return "TCP over loopback";
+    case Protocol::MemoryBus: return "host memory bus";
+    }
+    return "";
+}
+
+// REFERENCE.md "Stage 5": typical link rates per direction.
+BytesPerSecond nominalBandwidth(Protocol p)
+{
+    switch (p) {
+    case Protocol::PcieGen3: return 16 * GB;
+    case Protocol::PcieGen4: return 32 * GB;
+    case Protocol::PcieGen5: return 64 * GB;
+    case Protocol::NvLink3: return 300 * GB;
+    case Protocol::NvLink4: return 450 * GB;
+    case Protocol::InfinibandHdr: return 200 * Gb;
+    case Protocol::InfinibandNdr: return 400 * Gb;
+    case Protocol::RoCEv2: return 100 * Gb;
+    case Protocol::Ethernet10G: return 10 * Gb;
+    case Protocol::Ethernet25G: return 25 * Gb;
+    case Protocol::Ethernet100G: return 100 * Gb;
+    case Protocol::Ethernet400G: return 400 * Gb;
+    case Protocol::TcpLoopback: return 0;
+    case Protocol::MemoryBus: return 204.8 * GB; // 8 channels × DDR4-3200 × 8 B
+    }
+    return 0;
+}
+
+Seconds nominalLatency(Protocol p)
+{
+    switch (p) {
+    case Protocol::PcieGen3:
+    case Protocol::PcieGen4:
+    case Protocol::PcieGen5: return 1e-6;
+    case Protocol::NvLink3:
+    case Protocol::NvLink4: return 0.5e-6;
+    case Protocol::InfinibandHdr:
+    case Protocol::InfinibandNdr: return 1e-6;
+    case Protocol::RoCEv2: return 2e-6;
+    case Protocol::Ethernet10G:
+    case Protocol::Ethernet25G:
+    case Protocol::Ethernet100G:
+    case Protocol::Ethernet400G: return 15e-6;
+    case Protocol::TcpLoopback: return 10e-6;
+    case Protocol::MemoryBus: return 0.1e-6;
+    }
+    return 0;
+}
+
+bool isPcie(Protocol p) { return p == Protocol::PcieGen3 || p == Protocol::PcieGen4 || p == Protocol::PcieGen5; }
+bool isNvLink(Protocol p) { return p == Protocol::NvLink3 || p == Protocol::NvLink4; }
+bool isNetwork(Protocol p)
+{
+    switch (p) {
+    case Protocol::InfinibandHdr:
+    case Protocol::InfinibandNdr:
+    case Protocol::RoCEv2:
+    case Protocol::Ethernet10G:
+    case Protocol::Ethernet25G:
+    case Protocol::Ethernet100G:
+    case Protocol::Ethernet400G: return true;
+    default: return false;
+    }
+}
+
+std::string_view toString(TopologyKind k)
+{
+    switch (k) {
+    case TopologyKind::PcieServer: return "pcie-server";
+    case TopologyKind::NvSwitchNode: return "nvswitch-node";
+    case TopologyKind::LeafSpine: return "leaf-spine";
+    case TopologyKind::PaperTestbed: return "paper-testbed";
+    }
+    return "nvswitch-node";
+}
+
+std::optional<TopologyKind> topologyKindFromString(std::string_view s)
+{
+    for (TopologyKind k : {TopologyKind::PcieServer, TopologyKind::NvSwitchNode, TopologyKind::LeafSpine,
+                           TopologyKind::PaperTestbed})
+        if (toString(k) == s)
+            return k;
+    return std::nullopt;
+}
+
+std::string_view toString(IntraNode k) { return k == IntraNode::Pcie ? "pcie" : "nvswitch"; }
+std::optional<IntraNode> intraNodeFromString(std::string_view s)
+{
+    if (s == "pcie")
+        return IntraNode::Pcie;
+    if (s == "nvswitch")
+        return IntraNode::NvSwitch;
+    return std::nullopt;
+}
+
+std::string_view toString(NicPlacement k) { return k == NicPlacement::PerGpu ? "per-gpu" : "per-node"; }
+std::optional<NicPlacement> nicPlacementFromString(std::string_view s)
+{
+    if (s == "per-gpu")
+        return NicPlacement::PerGpu;
+    if (s == "per-node")
+        return NicPlacement::PerNode;
+    return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+std::vector<Error> validate(const TopologySpec& spec, const parallel::Cluster& cluster)
+{
+    std::vector<Error> errors;
+    const std::string kind(toString(spec.kind));
+    if (cluster.nodes == 0 || cluster.gpusPerNode == 0) {
+        errors.push_back(at("topology", "the cluster has no GPUs (" + I(cluster.nodes) + " nodes × "
+                                            + I(cluster.gpusPerNode) + " GPUs per node)"));
+        return errors;
+    }
+    if (cluster.gpusPerNode > kMaxTopologyGpus || cluster.nodes > kMaxTopologyGpus / cluster.gpusPerNode)
+        errors.push_back(at("topology", "a cluster of " + I(cluster.nodes) + " nodes × " + I(cluster.gpusPerNode)
+                                            + " GPUs is more than the fabric model holds (" + I(kMaxTopologyGpus)
+                                            + " GPUs)"));
+    if ((spec.kind == TopologyKind::PcieServer || spec.kind == TopologyKind::NvSwitchNode) && cluster.nodes != 1)
+        errors.push_back(at("topology.kind", kind + " is one server, but the cluster has " + I(cluster.nodes)
+                                                 + " nodes (use leaf-spine for several servers)"));
+    if (spec.kind == TopologyKind::PaperTestbed && cluster.gpusPerNode != 1)
+        errors.push_back(at("topology.kind", "paper-testbed has one GPU per node, but the cluster has "
+                                                 + I(cluster.gpusPerNode) + " GPUs per node"));
+    if (!isPcie(spec.pcie))
+        errors.push_back(at("topology.pcie", inQuotes(toString(spec.pcie)) + " is not a PCIe generation (expected "
+                                                 + protocolNames(isPcie) + ")"));
+    const bool usesNvLink = spec.kind == TopologyKind::NvSwitchNode
+        || (spec.kind == TopologyKind::LeafSpine && spec.intraNode == IntraNode::NvSwitch);
+    if (usesNvLink && !isNvLink(spec.nvlink))
+        errors.push_back(at("topology.nvlink", inQuotes(toString(spec.nvlink)) + " is not an NVLink generation (expected "
+                                                   + protocolNames(isNvLink) + ")"));
+    if (spec.kind != TopologyKind::PaperTestbed && spec.gpusPerPcieSwitch > 1024)
+        errors.push_back(at("topology.gpus_per_pcie_switch",
+                            I(spec.gpusPerPcieSwitch) + " GPUs on one PCIe switch is more than 1,024"));
+    if (spec.kind == TopologyKind::LeafSpine) {
+        if (!isNetwork(spec.nicProtocol))
+            errors.push_back(at("topology.nic_protocol", inQuotes(toString(spec.nicProtocol))
+                                                             + " is not a network protocol (expected "
+                                                             + protocolNames(isNetwork) + ")"));
+        if (!(spec.nicBandwidth > 0) || !std::isfinite(spec.nicBandwidth))
+            errors.push_back(at("topology.nic_bandwidth", "must be a finite number of bytes per second > 0, got "
+                                                              + formatCount(spec.nicBandwidth, 3)));
+        if (!(spec.oversubscription >= 1) || !std::isfinite(spec.oversubscription))
+            errors.push_back(at("topology.oversubscription",
+                                "must be a finite ratio ≥ 1 (1 = non-blocking, 2 = uplinks of half the downlink "
+                                "capacity), got "
+                                    + formatCount(spec.oversubscription, 3)));
+        if (spec.nicsPerLeaf == 0)
+            errors.push_back(at("topology.nics_per_leaf", "a leaf needs at least one NIC port"));
+        if (spec.spines == 0)
+            errors.push_back(at("topology.spines", "a leaf–spine fabric needs at least one spine"));
+        if (spec.spines > 4096)
+            errors.push_back(at("topology.spines", I(spec.spines) + " spines is more than 4,096"));
+    }
+    return errors;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The graph
+
+NodeId Topology::addNode(Node node)
+{
+    const auto id = static_cast<NodeId>(m_nodes.size());
+    if (node.kind == NodeKind::Gpu && node.gpu >= 0) {
+        const auto g = static_cast<std::size_t>(node.gpu);
+        if (m_gpu.size() <= g)
+            m_gpu.resize(g + 1, kNoNode);
+        m_gpu[g] = id;
+    }
+    if (node.kind == NodeKind::HostMemory)
+        m_host.emplace_back(node.server, id);
+    m_nodes.push_back(std::move(node));
+    m_out.emplace_back();
+    m_in.emplace_back();
+    return id;
+}
+
+LinkId Topology::addLinkPair(NodeId a, NodeId b, BytesPerSecond bandwidth, Seconds latency, Protocol protocol)
+{
+    auto idOf = [&](NodeId x, NodeId y) {
+        const Node& nx = m_nodes[x];
+        const Node& ny = m_nodes[y];
+        std::string second = ny.name;
+        if (nx.server >= 0 && nx.server == ny.server) {
+            if (const auto dot = second.find('.'); dot != std::string::npos)
+                second = second.substr(dot + 1);
+        }
+        return nx.name + "-" + second;
+    };
+    const auto ab = static_cast<LinkId>(m_links.size());
+    const LinkId ba = ab + 1;
+    m_links.push_back({a, b, bandwidth, latency, protocol, ba, idOf(a, b)});
+    m_links.push_back({b, a, bandwidth, latency, protocol, ab, idOf(b, a)});
+    m_out[a].push_back(ab);
+    m_in[b].push_back(ab);
+    m_out[b].push_back(ba);
+    m_in[a].push_back(ba);
+    return ab;
+}
+
+std::optional<LinkId> Topology::findLink(std::string_view id) const
+{
+    for (LinkId l = 0; l < m_links.size(); ++l)
+        if (m_links[l].id == id)
+            return l;
+    return std::nullopt;
+}
+
+std::optional<LinkId> Topology::findLink(NodeId from, NodeId to) const
+{
+    for (LinkId l : m_out[from])
+        if (m_links[l].to == to)
+            return l;
+    return std::nullopt;
+}
+
+std::optional<NodeId> Topology::findNode(std::string_view name) const
+{
+    for (NodeId n = 0; n < m_nodes.size(); ++n)
+        if (m_nodes[n].name == name)
+            return n;
+    return std::nullopt;
+}
+
+std::size_t Topology::countNodes(NodeKind k) const
+{
+    std::size_t n = 0;
+    for (const Node& node : m_nodes)
+        n += node.kind == k;
+    return n;
+}
+
+std::optional<NodeId> Topology::hostMemory(std::int64_t server) const
+{
+    for (const auto& [s, id] : m_host)
+        if (s == server)
+            return id;
+    return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Builders
+
+namespace {
+
+struct Server {
+    NodeId rc = 0, host = 0;
+    std::vector<NodeId> gpuParent; // per local GPU: its PCIe switch, or the root complex
+};
+
+std::string prefix(std::uint64_t server) { return "n" + std::to_string(server) + "."; }
+
+Link pcieLink(Protocol p) { return {0, 0, nominalBandwidth(p), nominalLatency(p), p, 0, {}}; }
+
+// One server: root complex (the CPU) with host memory, PCIe switches of gpusPerPcieSwitch GPUs
+// (none when 0: the GPUs sit on the root complex), and for NVSwitch servers the NVSwitch.
+Server addServer(Topology& t, std::uint64_t s, std::uint64_t gpus, std::uint64_t gpusPerSwitch, Protocol pcie,
+                 std::optional<Protocol> nvlink)
+{
+    const auto server = static_cast<std::int64_t>(s);
+    const std::string p = prefix(s);
+    Server out;
+    out.rc = t.addNode({NodeKind::RootComplex, p + "rc", -1, server});
+    out.host = t.addNode({NodeKind::HostMemory, p + "host", -1, server});
+    t.addLinkPair(out.rc, out.host, nominalBandwidth(Protocol::MemoryBus), nominalLatency(Protocol::MemoryBus),
+                  Protocol::MemoryBus);
+    const Link pl = pcieLink(pcie);
+    std::vector<NodeId> switches;
+    if (gpusPerSwitch > 0) {
+        const std::uint64_t n = (gpus + gpusPerSwitch - 1) / gpusPerSwitch;
+        for (std::uint64_t k = 0; k < n; ++k) {
+            switches.push_back(t.addNode({NodeKind::PcieSwitch, p + "pcie" + std::to_string(k), -1, server}));
+            t.addLinkPair(out.rc, switches.back(), pl.bandwidth, pl.latency, pcie);
+        }
+    }
+    std::optional<NodeId> nvswitch;
+    if (nvlink)
+        nvswitch = t.addNode({NodeKind::NvSwitch, p + "nvswitch", -1, server});
+    for (std::uint64_t k = 0; k < gpus; ++k) {
+        const NodeId g = t.addNode({NodeKind::Gpu, p + "gpu" + std::to_string(k), static_cast<std::int64_t>(s * gpus + k),
+                                    server});
+        const NodeId parent = gpusPerSwitch > 0 ? switches[k / gpusPerSwitch] : out.rc;
+        out.gpuParent.push_back(parent);
+        if (nvswitch)
+            t.addLinkPair(g, *nvswitch, nominalBandwidth(*nvlink), nominalLatency(*nvlink), *nvlink);
+        t.addLinkPair(g, parent, pl.bandwidth, pl.latency, pcie);
+    }
+    return out;
+}
+
+Topology buildLeafSpine(const TopologySpec& spec, const parallel::Cluster& cluster)
+{
+    Topology t;
+    const bool nv = spec.intraNode == IntraNode::NvSwitch;
+    const std::uint64_t per = cluster.gpusPerNode;
+    const bool rail = spec.nicPlacement == NicPlacement::PerGpu;
+    const std::uint64_t groups = (cluster.nodes + spec.nicsPerLeaf - 1) / spec.nicsPerLeaf;
+    const std::uint64_t leafCount = groups * (rail ? per : 1);
+    std::vector<NodeId> nics; // per server: its NICs, in order
+    std::vector<std::uint64_t> nicLeaf;
+    for (std::uint64_t s = 0; s < cluster.nodes; ++s) {
+        const Server srv = addServer(t, s, per, spec.gpusPerPcieSwitch, spec.pcie,
+                                     nv ? std::optional<Protocol>(spec.nvlink) : std::nullopt);
+        const std::string p = prefix(s);
+        const Link pl = pcieLink(spec.pcie);
+        const std::uint64_t group = s / spec.nicsPerLeaf;
+        if (rail) {
+            for (std::uint64_t k = 0; k < per; ++k) {
+                const NodeId nic = t.addNode({NodeKind::Nic, p + "nic" + std::to_string(k), -1, static_cast<std::int64_t>(s)});
+                t.addLinkPair(srv.gpuParent[k], nic, pl.bandwidth, pl.latency, spec.pcie);
+                nics.push_back(nic);
+                nicLeaf.push_back(group * per + k);
+            }
+        } else {
+            const NodeId nic = t.addNode({NodeKind::Nic, p + "nic0", -1, static_cast<std::int64_t>(s)});
+            t.addLinkPair(srv.rc, nic, pl.bandwidth, pl.latency, spec.pcie);
+            nics.push_back(nic);
+            nicLeaf.push_back(group);
+        }
+    }
+    std::vector<NodeId> leaves;
+    for (std::uint64_t l = 0; l < leafCount; ++l)
+        leaves.push_back(t.addNode({NodeKind::LeafSwitch, "leaf" + std::to_string(l), -1, -1}));
+    const Seconds lat = nominalLatency(spec.nicProtocol);
+    for (std::size_t i = 0; i < nics.size(); ++i)
+        t.addLinkPair(nics[i], leaves[nicLeaf[i]], spec.nicBandwidth, lat, spec.nicProtocol);
+    if (leafCount > 1) {
+        // Each leaf's uplink capacity is its downlink capacity (nicsPerLeaf ports) ÷ oversubscription,
+        // spread evenly over one uplink to every spine.
+        const BytesPerSecond up = static_cast<double>(spec.nicsPerLeaf) * spec.nicBandwidth
+            / (spec.oversubscription * static_cast<double>(spec.spines));
+        std::vector<NodeId> spines;
+        for (std::uint64_t k = 0; k < spec.spines; ++k)
+            spines.push_back(t.addNode({NodeKind::SpineSwitch, "spine" + std::to_string(k), -1, -1}));
+        for (NodeId leaf : leaves)
+            for (NodeId spine : spines)
+                t.addLinkPair(leaf, spine, up, lat, spec.nicProtocol);
+    }
+    t.stagesThroughHost = !spec.gpuDirectP2P;
+    t.nvlinkPeers = nv;
+    return t;
+}
+
+Topology buildTestbed(const parallel::Cluster& cluster, Protocol pcie)
+{
+    Topology t;
+    const NodeId sw = t.addNode({NodeKind::LeafSwitch, "switch", -1, -1});
+    for (std::uint64_t s = 0; s < cluster.nodes; ++s) {
+        const Server srv = addServer(t, s, 1, 0, pcie, std::nullopt);
+        const NodeId nic = t.addNode({NodeKind::Nic, prefix(s) + "nic0", -1, static_cast<std::int64_t>(s)});
+        const Link pl = pcieLink(pcie);
+        t.addLinkPair(srv.rc, nic, pl.bandwidth, pl.latency, pcie);
+        t.addLinkPair(nic, sw, nominalBandwidth(Protocol::Ethernet10G), nominalLatency(Protocol::Ethernet10G),
+                      Protocol::Ethernet10G);
+    }
+    t.stagesThroughHost = true; // TCP sockets: GPU buffers are copied to host memory and back
+    return t;
+}
+
+} // namespace
+
+Result<Topology> build(const TopologySpec& spec, const parallel::Cluster& cluster)
+{
+    if (const std::vector<Error> errors = validate(spec, cluster); !errors.empty())
+        return errors.front();
+    Topology t;
+    switch (spec.kind) {
+    case TopologyKind::PcieServer:
+        addServer(t, 0, cluster.gpusPerNode, spec.gpusPerPcieSwitch, spec.pcie, std::nullopt);
+        t.stagesThroughHost = !spec.gpuDirectP2P;
+        break;
+    case TopologyKind::NvSwitchNode:
+        addServer(t, 0, cluster.gpusPerNode, spec.gpusPerPcieSwitch, spec.pcie, spec.nvlink);
+        t.stagesThroughHost = !spec.gpuDirectP2P;
+        t.nvlinkPeers = true;
+        break;
+    case TopologyKind::LeafSpine: t = buildLeafSpine(spec, cluster); break;
+    case TopologyKind::PaperTestbed: t = buildTestbed(cluster, spec.pcie); break;
+    }
+    t.spec = spec;
+    t.cluster = cluster;
+    return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+std::string topologyToJson(const TopologySpec& s)
+{
+    nlohmann::ordered_json j;
+    j["kind"] = toString(s.kind);
+    j["gpus_per_pcie_switch"] = s.gpusPerPcieSwitch;
+    j["gpudirect_p2p"] = s.gpuDirectP2P;
+    j["pcie"] = toString(s.pcie);
+    j["nvlink"] = toString(s.nvlink);
+    j["intra_node"] = toString(s.intraNode);
+    j["nic_placement"] = toString(s.nicPlacement);
+    j["nic_protocol"] = toString(s.nicProtocol);
+    j["nic_bandwidth"] = s.nicBandwidth;
+    j["oversubscription"] = s.oversubscription;
+    j["nics_per_leaf"] = s.nicsPerLeaf;
+    j["spines"] = s.spines;
+    return j.dump();
+}
+
+Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& path)
+{
+    using Json = nlohmann::json;
+    const Json j = Json::parse(json, nullptr, false);
+    if (j.is_discarded())
+        return at(path, "not valid JSON");
+    if (!j.is_object())
+        return at(path, std::string("expected an object, got ") + j.type_name());
+    TopologySpec s;
+    const std::string base = path.empty() ? "" : path + ".";
+    static const char* const known[] = {"kind",          "gpus_per_pcie_switch", "gpudirect_p2p", "pcie",
+                                        "nvlink",        "intra_node",           "nic_placement", "nic_protocol",
+                                        "nic_bandwidth", "oversubscription",     "nics_per_leaf", "spines"};
+    for (const auto& [key, value] : j.items()) {
+        bool found = false;
+        for (const char* k : known)
+            found = found || key == k;
+        if (!found) {
+            std::string expected;
+            for (const char* k : known)
+                expected += (expected.empty() ? "" : ", ") + std::string(k);
+            return at(base + key, "unknown key (expected " + expected + ")");
+        }
+    }
+    std::optional<Error> error;
+    auto text = [&](const char* key, auto parse, const char* what, std::string expected, auto& field) {
+        if (error || !j.contains(key))
+            return;
+        const Json& v = j.at(key);
+        if (!v.is_string()) {
+            error = at(base + key, std::string("expected a string, got ") + v.type_name());
+            return;
+        }
+        const auto parsed = parse(v.template get<std::string>());
+        if (!parsed) {
+            error = at(base + key, std::string("unknown ") + what + " " + inQuotes(v.template get<std::string>())
+                                       + " (expected " + expected + ")");
+            return;
+        }
+        field = *parsed;
+    };
+    auto whole = [&](const char* key, std::uint64_t& field) {
+        if (error || !j.contains(key))
+            return;
+        const Json& v = j.at(key);
+        if (v.is_number_unsigned())
+            field = v.get<std::uint64_t>();
+        else if (v.is_number_integer())
+            error = at(base + key, "expected a whole number ≥ 0, got " + v.dump());
+        else if (v.is_number_float() && v.get<double>() >= 0 && v.get<double>() < 1.8e19
+                 && std::floor(v.get<double>()) == v.get<double>())
+            field = static_cast<std::uint64_t>(v.get<double>());
+        else
+            error = at(base + key, std::string("expected a whole number ≥ 0, got ") + (v.is_number() ? v.dump() : v.type_name()));
+    };
+    auto number = [&](const char* key, double& field) {
+        if (error || !j.contains(key))
+            return;
+        const Json& v = j.at(key);
+        if (!v.is_number())
+            error = at(base + key, std::string("expected a number, got ") + v.type_name());
+        else
+            field = v.get<double>();
+    };
+    auto boolean = [&](const char* key, bool& field) {
+        if (error || !j.contains(key))
+            return;
+        const Json& v = j.at(key);
+        if (!v.is_boolean())
+            error = at(base + key, std::string("expected true or false, got ") + v.type_name());
+        else
+            field = v.get<bool>();
+    };
+    auto any = [](Protocol) { return true; };
+    text("kind", topologyKindFromString, "kind", "pcie-server, nvswitch-node, leaf-spine, paper-testbed", s.kind);
+    whole("gpus_per_pcie_switch", s.gpusPerPcieSwitch);
+    boolean("gpudirect_p2p", s.gpuDirectP2P);
+    text("pcie", protocolFromString, "protocol", protocolNames(any), s.pcie);
+    text("nvlink", protocolFromString, "protocol", protocolNames(any), s.nvlink);
+    text("intra_node", intraNodeFromString, "intra-node fabric", "pcie, nvswitch", s.intraNode);
+    text("nic_placement", nicPlacementFromString, "NIC placement", "per-gpu, per-node", s.nicPlacement);
+    text("nic_protocol", protocolFromString, "protocol", protocolNames(any), s.nicProtocol);
+    number("nic_bandwidth", s.nicBandwidth);
+    number("oversubscription", s.oversubscription);
+    whole("nics_per_leaf", s.nicsPerLeaf);
+    whole("spines", s.spines);
+    if (error)
+        return *error;
+    return s;
+}
+
+} // namespace tw::network

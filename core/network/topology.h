@@ -1,0 +1,191 @@
+#pragma once
+// Stage 5: the fabric under the stage 3 cluster — GPUs, PCIe switches, root complexes (the CPU),
+// host memory, NVSwitches, NICs, leaf and spine switches — as a graph of directed links, each with
+// its bandwidth per direction, latency and protocol. One factory, build(), turns a TopologySpec
+// (the value the scenario holds) into a Topology. Rates: REFERENCE.md "Stage 5".
+//
+// Latencies (one-way, per link, switch traversal included in the link that enters the switch);
+// first-order figures for a teaching model, not measurements:
+//   PCIe (any generation)      1 µs    (a PCIe switch hop, TLP processing on both ends)
+//   NVLink 3/4 (to NVSwitch)   0.5 µs
+//   InfiniBand HDR/NDR         1 µs    (NIC ↔ leaf and leaf ↔ spine, cut-through switch)
+//   RoCEv2                     2 µs
+//   Ethernet + TCP             15 µs   (kernel TCP stack and a store-and-forward switch)
+//   TCP over loopback          10 µs
+//   host memory bus            0.1 µs  (root complex ↔ DRAM; 8 channels DDR4-3200 = 204.8 GB/s)
+//
+// GPU g of the cluster is local GPU g % gpusPerNode of server g / gpusPerNode (parallel::Cluster).
+// One NVSwitch node stands for all the NVSwitch chips of a server (DGX H100 has four); its link to
+// each GPU carries that GPU's whole NVLink bandwidth.
+
+#include "base/error.h"
+#include "base/units.h"
+#include "parallel/plan.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tw::network {
+
+using NodeId = std::uint32_t;
+using LinkId = std::uint32_t;
+inline constexpr NodeId kNoNode = 0xffffffffu;
+
+enum class NodeKind { Gpu, PcieSwitch, RootComplex, NvSwitch, Nic, LeafSwitch, SpineSwitch, HostMemory };
+
+// The link protocols. Ethernet links carry TCP/IPv4 (their overhead is TCP's, see overhead.h);
+// RoCEv2 runs on Ethernet at the rate the spec gives. MemoryBus is the root complex ↔ host DRAM
+// path that staging without GPUDirect P2P crosses (no packet overhead).
+enum class Protocol {
+    PcieGen3, PcieGen4, PcieGen5,
+    NvLink3, NvLink4,
+    InfinibandHdr, InfinibandNdr,
+    RoCEv2,
+    Ethernet10G, Ethernet25G, Ethernet100G, Ethernet400G,
+    TcpLoopback,
+    MemoryBus,
+};
+inline constexpr int kProtocolCount = 14;
+
+// JSON / CLI names: "gpu", "pcie-switch", "root-complex", "nvswitch", "nic", "leaf", "spine", "host-memory".
+[[nodiscard]] std::string_view toString(NodeKind k);
+// "pcie-gen3", "pcie-gen4", "pcie-gen5", "nvlink3", "nvlink4", "ib-hdr", "ib-ndr", "rocev2",
+// "ethernet-10g", "ethernet-25g", "ethernet-100g", "ethernet-400g", "tcp-loopback", "memory-bus".
+[[nodiscard]] std::string_view toString(Protocol p);
+[[nodiscard]] std::optional<Protocol> protocolFromString(std::string_view s);
+[[nodiscard]] std::string_view displayName(Protocol p); // "PCIe Gen4 x16", "NVLink 4", "InfiniBand NDR" …
+
+// Nominal rate per direction (B/s): PCIe x16 Gen3 16, Gen4 32, Gen5 64 GB/s; NVLink 3 300, NVLink 4
+// 450 GB/s per GPU; IB HDR 200, NDR 400 Gb/s; Ethernet 10/25/100/400 Gb/s; RoCEv2 100 Gb/s (its rate
+// is the spec's); loopback 0 (not a wire: memory speed, set by the caller); memory bus 204.8 GB/s.
+[[nodiscard]] BytesPerSecond nominalBandwidth(Protocol p);
+// One-way latency of a link of this protocol (the table above).
+[[nodiscard]] Seconds nominalLatency(Protocol p);
+
+[[nodiscard]] bool isPcie(Protocol p);
+[[nodiscard]] bool isNvLink(Protocol p);
+[[nodiscard]] bool isNetwork(Protocol p); // InfiniBand, RoCEv2, Ethernet: what a NIC can speak
+
+struct Node {
+    NodeKind kind = NodeKind::Gpu;
+    std::string name;            // "n0.gpu3", "n0.pcie1", "n0.rc", "n0.host", "n0.nvswitch", "n0.nic2", "leaf2", "spine0"
+    std::int64_t gpu = -1;       // the GPU's global id (GPUs only)
+    std::int64_t server = -1;    // the server index of in-server parts, -1 for leaves and spines
+};
+
+struct Link {
+    NodeId from = 0, to = 0;
+    BytesPerSecond bandwidth = 0; // this direction
+    Seconds latency = 0;
+    Protocol protocol = Protocol::PcieGen4;
+    LinkId reverse = 0;           // the other direction of the pair
+    std::string id;               // "n0.gpu3-nvswitch" (its reverse "n0.nvswitch-gpu3"), "n1.nic0-leaf0", "leaf2-spine0"
+};
+
+enum class TopologyKind { PcieServer, NvSwitchNode, LeafSpine, PaperTestbed };
+enum class IntraNode { Pcie, NvSwitch };          // the servers of a leaf–spine fabric
+enum class NicPlacement { PerGpu, PerNode };      // per GPU = rail-optimized
+
+// "pcie-server", "nvswitch-node", "leaf-spine", "paper-testbed"; "pcie", "nvswitch"; "per-gpu", "per-node".
+[[nodiscard]] std::string_view toString(TopologyKind k);
+[[nodiscard]] std::optional<TopologyKind> topologyKindFromString(std::string_view s);
+[[nodiscard]] std::string_view toString(IntraNode k);
+[[nodiscard]] std::optional<IntraNode> intraNodeFromString(std::string_view s);
+[[nodiscard]] std::string_view toString(NicPlacement k);
+[[nodiscard]] std::optional<NicPlacement> nicPlacementFromString(std::string_view s);
+
+// What the scenario holds (JSON "topology"). Fields a kind does not use are ignored.
+//   pcie-server:   one server, GPUs behind PCIe switches (gpusPerPcieSwitch each; 0 = on the root
+//                  complex's own lanes), switches on the root complex, host memory on the root complex.
+//   nvswitch-node: one DGX-like server: every GPU on the NVSwitch (NVLink) and, for host and NIC
+//                  traffic, on a PCIe switch as in pcie-server.
+//   leaf-spine:    cluster.nodes servers of kind intraNode; NICs per GPU (on the GPU's PCIe switch,
+//                  NIC k of every server on the rail-k leaf of its group) or one per server (on the root
+//                  complex); nicsPerLeaf NIC ports per leaf; every leaf has one uplink to each spine of
+//                  nicsPerLeaf·nicBandwidth / (oversubscription·spines) (no spines with one leaf).
+//   paper-testbed: the paper's appendix A.3 — single-GPU servers (GPU on the root complex, PCIe),
+//                  one 10 Gb/s Ethernet NIC each, one switch; TCP sockets, so GPU data always stages
+//                  through host memory (no GPUDirect).
+// gpuDirectP2P off: GPU ↔ GPU traffic that would cross PCIe stages through host memory (GPU → root
+// complex → host memory → root complex → GPU), and across servers the NICs read and write host
+// memory (no GPUDirect RDMA). NVLink traffic is unaffected.
+struct TopologySpec {
+    TopologyKind kind = TopologyKind::NvSwitchNode;
+    std::uint64_t gpusPerPcieSwitch = 2;
+    bool gpuDirectP2P = true;
+    Protocol pcie = Protocol::PcieGen4;
+    Protocol nvlink = Protocol::NvLink4;
+    IntraNode intraNode = IntraNode::NvSwitch;
+    NicPlacement nicPlacement = NicPlacement::PerGpu;
+    Protocol nicProtocol = Protocol::InfinibandNdr;
+    BytesPerSecond nicBandwidth = 400e9 / 8; // per NIC per direction
+    double oversubscription = 1.0;           // leaf downlink : uplink capacity, ≥ 1
+    std::uint64_t nicsPerLeaf = 32;
+    std::uint64_t spines = 4;
+    bool operator==(const TopologySpec&) const = default;
+};
+
+// The fabric's limit (nodes of the graph grow ~3× with the GPUs).
+inline constexpr std::uint64_t kMaxTopologyGpus = std::uint64_t{1} << 17;
+
+// Every reason the spec cannot be built for this cluster, each naming its JSON path under
+// "topology." (zero or non-finite bandwidth, oversubscription < 1, a protocol of the wrong family,
+// a single-server kind for several nodes, a testbed with more than one GPU per node …).
+[[nodiscard]] std::vector<Error> validate(const TopologySpec& spec, const parallel::Cluster& cluster);
+
+class Topology {
+public:
+    NodeId addNode(Node node);
+    // Adds the pair a → b and b → a (same rate, latency and protocol); returns the a → b link. The
+    // ids are "<a>-<b>", b's server prefix dropped when both are parts of the same server.
+    LinkId addLinkPair(NodeId a, NodeId b, BytesPerSecond bandwidth, Seconds latency, Protocol protocol);
+
+    [[nodiscard]] const std::vector<Node>& nodes() const { return m_nodes; }
+    [[nodiscard]] const std::vector<Link>& links() const { return m_links; }
+    [[nodiscard]] const Node& node(NodeId n) const { return m_nodes[n]; }
+    [[nodiscard]] const Link& link(LinkId l) const { return m_links[l]; }
+    [[nodiscard]] const std::vector<LinkId>& outLinks(NodeId n) const { return m_out[n]; } // ascending ids
+    [[nodiscard]] const std::vector<LinkId>& inLinks(NodeId n) const { return m_in[n]; }
+    [[nodiscard]] std::optional<LinkId> findLink(std::string_view id) const;
+    [[nodiscard]] std::optional<LinkId> findLink(NodeId from, NodeId to) const;
+    [[nodiscard]] std::optional<NodeId> findNode(std::string_view name) const;
+    [[nodiscard]] std::size_t countNodes(NodeKind k) const;
+
+    [[nodiscard]] std::uint64_t gpuCount() const { return m_gpu.size(); }
+    // The node of GPU `gpu` (< gpuCount()); kNoNode for an id a hand-made topology skipped.
+    [[nodiscard]] NodeId gpuNode(std::uint64_t gpu) const { return m_gpu[gpu]; }
+    // Host memory of a server (the staging point without P2P); nullopt when the server has none.
+    [[nodiscard]] std::optional<NodeId> hostMemory(std::int64_t server) const;
+
+    // Whether GPU ↔ GPU traffic stages through host memory (see TopologySpec::gpuDirectP2P).
+    bool stagesThroughHost = false;
+    // Whether GPUs of one server reach each other over NVLink (then they never stage, P2P or not).
+    bool nvlinkPeers = false;
+    TopologySpec spec;          // what it was built from (default for hand-made topologies)
+    parallel::Cluster cluster;
+
+private:
+    std::vector<Node> m_nodes;
+    std::vector<Link> m_links;
+    std::vector<std::vector<LinkId>> m_out, m_in;
+    std::vector<NodeId> m_gpu; // GPU id → node
+    std::vector<std::pair<std::int64_t, NodeId>> m_host;
+};
+
+// The one factory: validates, then builds the spec's kind for the cluster (node count and GPUs per
+// node come from the cluster). The first validation error when it cannot.
+[[nodiscard]] Result<Topology> build(const TopologySpec& spec, const parallel::Cluster& cluster);
+
+// JSON of a TopologySpec (an object; every field written):
+//   {"kind": "leaf-spine", "gpus_per_pcie_switch": 2, "gpudirect_p2p": true, "pcie": "pcie-gen4",
+//    "nvlink": "nvlink4", "intra_node": "nvswitch", "nic_placement": "per-gpu", "nic_protocol": "ib-ndr",
+//    "nic_bandwidth": 5e10, "oversubscription": 1, "nics_per_leaf": 32, "spines": 4}
+// Missing keys keep their defaults; unknown keys, wrong types and unknown names are errors with their
+// path below `path` ("topology.kind: unknown kind \"mesh\" (expected …)").
+[[nodiscard]] std::string topologyToJson(const TopologySpec& spec);
+[[nodiscard]] Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& path = "topology");
+
+} // namespace tw::network
