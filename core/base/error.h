@@ -55,4 +55,12 @@ using Status = Result<Ok>;
     return Error{std::move(message), std::move(where)};
 }
 
+// An error about the value at a JSON path of a document ("parallel.tp", "topology.kind").
+[[nodiscard]] inline Error errorAt(std::string jsonPath, std::string message)
+{
+    Location where;
+    where.jsonPath = std::move(jsonPath);
+    return makeError(std::move(message), std::move(where));
+}
+
 } // namespace tw

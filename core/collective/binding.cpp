@@ -14,13 +14,6 @@ namespace {
 std::string I(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
 std::string Bytes(double v) { return formatCount(v, 0) + " B"; }
 
-Error at(const std::string& path, std::string message)
-{
-    Location where;
-    where.jsonPath = path;
-    return makeError(std::move(message), std::move(where));
-}
-
 // GPUs of the group per node, when every node of the group holds the same number and they are
 // listed node by node (what hierarchical needs); 0 otherwise.
 std::uint64_t evenRanksPerNode(const std::vector<std::uint32_t>& members, const parallel::Cluster& cluster)
@@ -92,14 +85,14 @@ std::vector<Error> validate(const AlgorithmChoice& choice)
             names += (names.empty() ? "" : ", ") + std::string(toString(v));
         }
         if (!ok)
-            errors.push_back(at("collectives." + std::string(toString(op)),
+            errors.push_back(errorAt("collectives." + std::string(toString(op)),
                                 std::string(displayName(op)) + " has no algorithm \"" + std::string(toString(a))
                                     + "\" (expected " + names + ")"));
     }
     if (!(choice.link.alphaSeconds >= 0) || !std::isfinite(choice.link.alphaSeconds))
-        errors.push_back(at("collectives.alpha_s", "must be a finite number of seconds ≥ 0"));
+        errors.push_back(errorAt("collectives.alpha_s", "must be a finite number of seconds ≥ 0"));
     if (!(choice.link.bandwidth > 0) || !std::isfinite(choice.link.bandwidth))
-        errors.push_back(at("collectives.bandwidth", "must be a finite number of bytes per second > 0"));
+        errors.push_back(errorAt("collectives.bandwidth", "must be a finite number of bytes per second > 0"));
     return errors;
 }
 
@@ -154,7 +147,7 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
             BoundCall counted = b;
             if (const std::vector<Error> errors = validate(s); !errors.empty()) {
                 counted.counted = false;
-                out.uncounted.push_back(at("collectives." + std::string(toString(s.op)),
+                out.uncounted.push_back(errorAt("collectives." + std::string(toString(s.op)),
                                            std::string(displayName(s.op)) + " of " + I(s.ranks) + " GPUs ("
                                                + plan.calls[i].what + ") is not scheduled: " + errors.front().message
                                                + "; its bytes and time are left out of stage 4"));

@@ -14,13 +14,6 @@ namespace tw::network {
 
 namespace {
 
-Error at(const std::string& path, std::string message)
-{
-    Location where;
-    where.jsonPath = path;
-    return makeError(std::move(message), std::move(where));
-}
-
 // One distinct schedule reduced to its (source rank, destination rank) pairs.
 struct PairList {
     struct Pair {
@@ -76,22 +69,22 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
             continue;
         const std::string where = "calls[" + std::to_string(i) + "]";
         if (i >= collectives.calls.size())
-            return at(where, "stage 4 has no schedule for call " + std::to_string(i) + " (" + c.what + ")");
+            return errorAt(where, "stage 4 has no schedule for call " + std::to_string(i) + " (" + c.what + ")");
         const collective::BoundCall& b = collectives.calls[i];
         if (!b.counted) {
-            out.skipped.push_back(at("collectives." + std::string(collective::toString(b.spec.op)),
+            out.skipped.push_back(errorAt("collectives." + std::string(collective::toString(b.spec.op)),
                                      std::string(collective::displayName(b.spec.op)) + " of "
                                          + formatInteger(static_cast<std::int64_t>(b.spec.ranks)) + " GPUs (" + c.what
                                          + ") is not on the fabric: stage 4 could not schedule it"));
             continue;
         }
         if (std::uint64_t{c.firstGroup} + c.groupCount > plan.groups.size())
-            return at(where, "groups [" + std::to_string(c.firstGroup) + ", "
+            return errorAt(where, "groups [" + std::to_string(c.firstGroup) + ", "
                                  + std::to_string(std::uint64_t{c.firstGroup} + c.groupCount)
                                  + ") are outside the plan's " + std::to_string(plan.groups.size()) + " groups");
         for (std::uint32_t g = c.firstGroup; g < c.firstGroup + c.groupCount; ++g)
             if (plan.groups[g].members.size() != b.spec.ranks)
-                return at(where, "group " + std::to_string(g) + " has " + std::to_string(plan.groups[g].members.size())
+                return errorAt(where, "group " + std::to_string(g) + " has " + std::to_string(plan.groups[g].members.size())
                                      + " GPUs, the schedule " + std::to_string(b.spec.ranks) + " ranks");
         const auto key = std::make_tuple(c.firstGroup, c.groupCount, specKey(b.spec));
         auto [it, fresh] = merged.emplace(key, entries.size());
@@ -119,7 +112,7 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
 
     for (std::size_t e = 0; e < entries.size(); ++e) {
         if (progress.stopRequested())
-            return at("", "stopped");
+            return errorAt("", "stopped");
         progress(static_cast<double>(e) / static_cast<double>(entries.size()));
         const Entry& entry = entries[e];
         const double wsum = entry.weight[0] + entry.weight[1] + entry.weight[2] + entry.weight[3];
@@ -180,7 +173,7 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
                 collective::Schedule schedule(entry.spec);
                 while (schedule.next(step)) {
                     if (progress.stopRequested())
-                        return at("", "stopped");
+                        return errorAt("", "stopped");
                     for (const collective::Transfer& t : step) {
                         for (std::size_t q = 0; q < K; ++q)
                             wireOne[q] = wireBytes(protos[q], t.bytes);

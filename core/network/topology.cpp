@@ -9,13 +9,6 @@ namespace tw::network {
 
 namespace {
 
-Error at(const std::string& path, std::string message)
-{
-    Location where;
-    where.jsonPath = path;
-    return makeError(std::move(message), std::move(where));
-}
-
 std::string I(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
 
 std::string inQuotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
@@ -214,50 +207,50 @@ std::vector<Error> validate(const TopologySpec& spec, const parallel::Cluster& c
     std::vector<Error> errors;
     const std::string kind(toString(spec.kind));
     if (cluster.nodes == 0 || cluster.gpusPerNode == 0) {
-        errors.push_back(at("topology", "the cluster has no GPUs (" + I(cluster.nodes) + " nodes × "
+        errors.push_back(errorAt("topology", "the cluster has no GPUs (" + I(cluster.nodes) + " nodes × "
                                             + I(cluster.gpusPerNode) + " GPUs per node)"));
         return errors;
     }
     if (cluster.gpusPerNode > kMaxTopologyGpus || cluster.nodes > kMaxTopologyGpus / cluster.gpusPerNode)
-        errors.push_back(at("topology", "a cluster of " + I(cluster.nodes) + " nodes × " + I(cluster.gpusPerNode)
+        errors.push_back(errorAt("topology", "a cluster of " + I(cluster.nodes) + " nodes × " + I(cluster.gpusPerNode)
                                             + " GPUs is more than the fabric model holds (" + I(kMaxTopologyGpus)
                                             + " GPUs)"));
     if ((spec.kind == TopologyKind::PcieServer || spec.kind == TopologyKind::NvSwitchNode) && cluster.nodes != 1)
-        errors.push_back(at("topology.kind", kind + " is one server, but the cluster has " + I(cluster.nodes)
+        errors.push_back(errorAt("topology.kind", kind + " is one server, but the cluster has " + I(cluster.nodes)
                                                  + " nodes (use leaf-spine for several servers)"));
     if (spec.kind == TopologyKind::PaperTestbed && cluster.gpusPerNode != 1)
-        errors.push_back(at("topology.kind", "paper-testbed has one GPU per node, but the cluster has "
+        errors.push_back(errorAt("topology.kind", "paper-testbed has one GPU per node, but the cluster has "
                                                  + I(cluster.gpusPerNode) + " GPUs per node"));
     if (!isPcie(spec.pcie))
-        errors.push_back(at("topology.pcie", inQuotes(toString(spec.pcie)) + " is not a PCIe generation (expected "
+        errors.push_back(errorAt("topology.pcie", inQuotes(toString(spec.pcie)) + " is not a PCIe generation (expected "
                                                  + protocolNames(isPcie) + ")"));
     const bool usesNvLink = spec.kind == TopologyKind::NvSwitchNode
         || (spec.kind == TopologyKind::LeafSpine && spec.intraNode == IntraNode::NvSwitch);
     if (usesNvLink && !isNvLink(spec.nvlink))
-        errors.push_back(at("topology.nvlink", inQuotes(toString(spec.nvlink)) + " is not an NVLink generation (expected "
+        errors.push_back(errorAt("topology.nvlink", inQuotes(toString(spec.nvlink)) + " is not an NVLink generation (expected "
                                                    + protocolNames(isNvLink) + ")"));
     if (spec.kind != TopologyKind::PaperTestbed && spec.gpusPerPcieSwitch > 1024)
-        errors.push_back(at("topology.gpus_per_pcie_switch",
+        errors.push_back(errorAt("topology.gpus_per_pcie_switch",
                             I(spec.gpusPerPcieSwitch) + " GPUs on one PCIe switch is more than 1,024"));
     if (spec.kind == TopologyKind::LeafSpine) {
         if (!isNetwork(spec.nicProtocol))
-            errors.push_back(at("topology.nic_protocol", inQuotes(toString(spec.nicProtocol))
+            errors.push_back(errorAt("topology.nic_protocol", inQuotes(toString(spec.nicProtocol))
                                                              + " is not a network protocol (expected "
                                                              + protocolNames(isNetwork) + ")"));
         if (!(spec.nicBandwidth > 0) || !std::isfinite(spec.nicBandwidth))
-            errors.push_back(at("topology.nic_bandwidth", "must be a finite number of bytes per second > 0, got "
+            errors.push_back(errorAt("topology.nic_bandwidth", "must be a finite number of bytes per second > 0, got "
                                                               + formatCount(spec.nicBandwidth, 3)));
         if (!(spec.oversubscription >= 1) || !std::isfinite(spec.oversubscription))
-            errors.push_back(at("topology.oversubscription",
+            errors.push_back(errorAt("topology.oversubscription",
                                 "must be a finite ratio ≥ 1 (1 = non-blocking, 2 = uplinks of half the downlink "
                                 "capacity), got "
                                     + formatCount(spec.oversubscription, 3)));
         if (spec.nicsPerLeaf == 0)
-            errors.push_back(at("topology.nics_per_leaf", "a leaf needs at least one NIC port"));
+            errors.push_back(errorAt("topology.nics_per_leaf", "a leaf needs at least one NIC port"));
         if (spec.spines == 0)
-            errors.push_back(at("topology.spines", "a leaf–spine fabric needs at least one spine"));
+            errors.push_back(errorAt("topology.spines", "a leaf–spine fabric needs at least one spine"));
         if (spec.spines > 4096)
-            errors.push_back(at("topology.spines", I(spec.spines) + " spines is more than 4,096"));
+            errors.push_back(errorAt("topology.spines", I(spec.spines) + " spines is more than 4,096"));
     }
     return errors;
 }
@@ -515,9 +508,9 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
     using Json = nlohmann::json;
     const Json j = Json::parse(json, nullptr, false);
     if (j.is_discarded())
-        return at(path, "not valid JSON");
+        return errorAt(path, "not valid JSON");
     if (!j.is_object())
-        return at(path, std::string("expected an object, got ") + j.type_name());
+        return errorAt(path, std::string("expected an object, got ") + j.type_name());
     TopologySpec s;
     const std::string base = path.empty() ? "" : path + ".";
     static const char* const known[] = {"kind",          "gpus_per_pcie_switch", "gpudirect_p2p", "pcie",
@@ -531,7 +524,7 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
             std::string expected;
             for (const char* k : known)
                 expected += (expected.empty() ? "" : ", ") + std::string(k);
-            return at(base + key, "unknown key (expected " + expected + ")");
+            return errorAt(base + key, "unknown key (expected " + expected + ")");
         }
     }
     std::optional<Error> error;
@@ -540,12 +533,12 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
             return;
         const Json& v = j.at(key);
         if (!v.is_string()) {
-            error = at(base + key, std::string("expected a string, got ") + v.type_name());
+            error = errorAt(base + key, std::string("expected a string, got ") + v.type_name());
             return;
         }
         const auto parsed = parse(v.template get<std::string>());
         if (!parsed) {
-            error = at(base + key, std::string("unknown ") + what + " " + inQuotes(v.template get<std::string>())
+            error = errorAt(base + key, std::string("unknown ") + what + " " + inQuotes(v.template get<std::string>())
                                        + " (expected " + expected + ")");
             return;
         }
@@ -558,19 +551,19 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
         if (v.is_number_unsigned())
             field = v.get<std::uint64_t>();
         else if (v.is_number_integer())
-            error = at(base + key, "expected a whole number ≥ 0, got " + v.dump());
+            error = errorAt(base + key, "expected a whole number ≥ 0, got " + v.dump());
         else if (v.is_number_float() && v.get<double>() >= 0 && v.get<double>() < 1.8e19
                  && std::floor(v.get<double>()) == v.get<double>())
             field = static_cast<std::uint64_t>(v.get<double>());
         else
-            error = at(base + key, std::string("expected a whole number ≥ 0, got ") + (v.is_number() ? v.dump() : v.type_name()));
+            error = errorAt(base + key, std::string("expected a whole number ≥ 0, got ") + (v.is_number() ? v.dump() : v.type_name()));
     };
     auto number = [&](const char* key, double& field) {
         if (error || !j.contains(key))
             return;
         const Json& v = j.at(key);
         if (!v.is_number())
-            error = at(base + key, std::string("expected a number, got ") + v.type_name());
+            error = errorAt(base + key, std::string("expected a number, got ") + v.type_name());
         else
             field = v.get<double>();
     };
@@ -579,7 +572,7 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
             return;
         const Json& v = j.at(key);
         if (!v.is_boolean())
-            error = at(base + key, std::string("expected true or false, got ") + v.type_name());
+            error = errorAt(base + key, std::string("expected true or false, got ") + v.type_name());
         else
             field = v.get<bool>();
     };

@@ -12,26 +12,19 @@ namespace tw::scenario {
 
 namespace {
 
-Error at(const std::string& path, std::string message)
-{
-    Location where;
-    where.jsonPath = path;
-    return makeError(std::move(message), std::move(where));
-}
-
 std::string integer(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
 
 void checkRange(std::vector<Error>& errors, const std::string& path, std::uint64_t value, std::uint64_t lo,
                 std::uint64_t hi)
 {
     if (value < lo || value > hi)
-        errors.push_back(at(path, "must be between " + integer(lo) + " and " + integer(hi) + ", got " + integer(value)));
+        errors.push_back(errorAt(path, "must be between " + integer(lo) + " and " + integer(hi) + ", got " + integer(value)));
 }
 
 void checkNoNul(std::vector<Error>& errors, const std::string& path, const std::string& value)
 {
     if (value.find('\0') != std::string::npos)
-        errors.push_back(at(path, "must not contain a NUL character (\\u0000)"));
+        errors.push_back(errorAt(path, "must not contain a NUL character (\\u0000)"));
 }
 
 } // namespace
@@ -97,17 +90,17 @@ std::vector<Error> validate(const Scenario& s)
             std::string known;
             for (const auto& id : text::sampleIds())
                 known += (known.empty() ? "" : " or ") + id;
-            errors.push_back(at("text.sample", "unknown sample \"" + s.text.sample + "\" (expected " + known + ")"));
+            errors.push_back(errorAt("text.sample", "unknown sample \"" + s.text.sample + "\" (expected " + known + ")"));
         }
         break;
     case TextSource::Kind::File:
         if (s.text.path.empty())
-            errors.push_back(at("text.path", "must name a text file"));
+            errors.push_back(errorAt("text.path", "must name a text file"));
         checkNoNul(errors, "text.path", s.text.path);
         break;
     case TextSource::Kind::Inline:
         if (s.text.text.size() > text::kMaxTextBytes)
-            errors.push_back(at("text.text", "longer than " + integer(text::kMaxTextBytes) + " B, the most tokenized in one piece"));
+            errors.push_back(errorAt("text.text", "longer than " + integer(text::kMaxTextBytes) + " B, the most tokenized in one piece"));
         break;
     }
     checkRange(errors, "text.documents", s.text.documents, 1, kMaxDocuments);
@@ -119,7 +112,7 @@ std::vector<Error> validate(const Scenario& s)
         break;
     case TokenizerChoice::Kind::File:
         if (s.tokenizer.path.empty())
-            errors.push_back(at("tokenizer.path", "must name a tokenizer.json file"));
+            errors.push_back(errorAt("tokenizer.path", "must name a tokenizer.json file"));
         checkNoNul(errors, "tokenizer.path", s.tokenizer.path);
         break;
     }
@@ -132,7 +125,7 @@ std::vector<Error> validate(const Scenario& s)
     checkRange(errors, "batch.global_batch_tokens", s.batch.globalBatchTokens, 1, kMaxGlobalBatchTokens);
     if (s.model.family == model::Family::Gpt2 && s.batch.sequenceLength > s.model.maxPositions
         && s.batch.sequenceLength <= kMaxSequenceLength)
-        errors.push_back(at("batch.sequence_length", "must be at most model.max_positions (" + integer(s.model.maxPositions)
+        errors.push_back(errorAt("batch.sequence_length", "must be at most model.max_positions (" + integer(s.model.maxPositions)
                                                          + ") for a gpt2 model (learned positions), got "
                                                          + integer(s.batch.sequenceLength)));
     // The largest activations ([B,T,V] logits, [B,a,T,T] scores, [B,T,d_ff]) in fp32 stay below 2^62 B.
@@ -141,7 +134,7 @@ std::vector<Error> validate(const Scenario& s)
     const double widest = std::max({double(s.model.vocabSize), double(s.model.hiddenSize), double(s.model.ffnSize),
                                     double(s.model.heads) * T});
     if (B * T * widest * 4.0 >= std::ldexp(1.0, 62))
-        errors.push_back(at("batch.micro_batch", "B = " + integer(s.batch.microBatch) + " sequences of T = "
+        errors.push_back(errorAt("batch.micro_batch", "B = " + integer(s.batch.microBatch) + " sequences of T = "
                                                      + integer(s.batch.sequenceLength)
                                                      + " tokens make tensors of 2^62 bytes or more with this model"));
 
@@ -152,7 +145,7 @@ std::vector<Error> validate(const Scenario& s)
         std::string known;
         for (const auto& g : model::gpuCatalog())
             known += g.id + ", ";
-        errors.push_back(at("hardware.gpu", "unknown GPU \"" + s.hardware.gpu + "\" (expected one of " + known + "or custom)"));
+        errors.push_back(errorAt("hardware.gpu", "unknown GPU \"" + s.hardware.gpu + "\" (expected one of " + known + "or custom)"));
     }
     for (Error& e : collective::validate(s.collectives))
         errors.push_back(std::move(e));
@@ -160,7 +153,7 @@ std::vector<Error> validate(const Scenario& s)
     checkRange(errors, "hardware.gpus_per_node", s.hardware.gpusPerNode, 1, kMaxGpusPerNode);
     if (s.hardware.nodes >= 1 && s.hardware.gpusPerNode >= 1 && s.hardware.nodes <= kMaxGpuCount
         && s.hardware.gpusPerNode <= kMaxGpusPerNode && s.hardware.gpuCount() > kMaxGpuCount)
-        errors.push_back(at("hardware.nodes", integer(s.hardware.nodes) + " nodes × " + integer(s.hardware.gpusPerNode)
+        errors.push_back(errorAt("hardware.nodes", integer(s.hardware.nodes) + " nodes × " + integer(s.hardware.gpusPerNode)
                                                   + " GPUs = " + integer(s.hardware.gpuCount()) + " GPUs; the most is "
                                                   + integer(kMaxGpuCount)));
     return errors;
