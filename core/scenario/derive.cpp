@@ -466,6 +466,84 @@ Result<std::shared_ptr<const Derivation>> derive(const Scenario& scenario, const
     return deriver.derive(scenario, progress);
 }
 
+Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& s, const Derivation& d, const Progress& progress)
+{
+    if (!d.stage3 || !d.stage4)
+        return fieldError("parallel", "stage 5 needs a parallel plan that can run (see stage 3)");
+    const parallel::Cluster cluster = s.hardware.cluster();
+    if (std::vector<Error> errors = network::validate(s.topology, cluster); !errors.empty())
+        return joinErrors(errors);
+    auto built = network::build(s.topology, cluster);
+    if (!built)
+        return built.error();
+    auto out = std::make_shared<NetworkStage>();
+    out->topology = std::make_shared<const network::Topology>(std::move(built).value());
+    auto loads = network::mapLinkLoads(*out->topology, d.stage3->comm, *d.stage4, progress);
+    if (!loads)
+        return loads.error();
+    out->loads = std::move(loads).value();
+
+    // Figures: the busiest link, what enters the network between servers, the protocols' overhead.
+    const network::Topology& t = *out->topology;
+    FigureSet& f = out->figures;
+    std::size_t busiest = 0;
+    double interNode[4] = {0, 0, 0, 0};
+    for (std::size_t l = 0; l < out->loads.links.size(); ++l) {
+        const network::LinkLoad& load = out->loads.links[l];
+        if (load.wireBytes > out->loads.links[busiest].wireBytes)
+            busiest = l;
+        // Bytes into the network: a NIC's link to its switch (each inter-server byte crosses exactly one;
+        // the NIC's link into its own server on the receiving side is not a network link).
+        const network::Link& link = t.link(network::LinkId(l));
+        if (t.node(link.from).kind == network::NodeKind::Nic && network::isNetwork(link.protocol))
+            for (int st = 0; st < 4; ++st)
+                interNode[st] += load.payloadBytes[st];
+    }
+    const std::string kindName(network::toString(s.topology.kind));
+    f.add({"net.links", "Links (each direction)", double(t.links().size()), "",
+           "the " + kindName + " fabric of " + integer(cluster.nodes) + " × " + integer(cluster.gpusPerNode) + " GPUs: "
+               + integer(t.nodes().size()) + " nodes, " + integer(t.links().size()) + " directed links",
+           {}});
+    if (!t.links().empty()) {
+        const network::Link& b = t.link(network::LinkId(busiest));
+        const network::LinkLoad& load = out->loads.links[busiest];
+        f.add({"net.busiest_link_bytes", "Busiest link: bytes on the wire per step", load.wireBytes, "B",
+               b.id + " (" + std::string(network::displayName(b.protocol)) + "): " + formatBytes(load.payload())
+                   + " of payload, " + formatBytes(load.wireBytes) + " with packet overhead",
+               {}});
+        f.add({"net.busiest_link_seconds", "Busiest link: time to carry its bytes", load.wireBytes / b.bandwidth, "s",
+               "wire bytes / bandwidth = " + formatBytes(load.wireBytes) + " / " + formatBytes(b.bandwidth) + "/s = "
+                   + formatSeconds(load.wireBytes / b.bandwidth) + " (a lower bound on the step's communication)",
+               {"net.busiest_link_bytes"}});
+    }
+    static const char* const names[] = {"dp", "pp", "tp", "ep"};
+    static const char* const labels[] = {"DP", "PP", "TP", "EP"};
+    double interTotal = 0;
+    std::vector<std::string> interIds;
+    for (int st = 0; st < 4; ++st) {
+        if (!d.stage3->comm.signature[std::size_t(st)].present)
+            continue;
+        const std::string id = std::string("net.internode_bytes.") + names[st];
+        f.add({id, std::string(labels[st]) + " bytes entering the network per step", interNode[st], "B",
+               "Σ of " + std::string(labels[st]) + " payload on the links leaving a NIC = " + formatBytes(interNode[st])
+                   + (interNode[st] == 0 ? " (all of it stays inside the servers)" : ""),
+               {}});
+        interTotal += interNode[st];
+        interIds.push_back(id);
+    }
+    f.add({"net.internode_bytes", "Bytes entering the network per step", interTotal, "B",
+           "Σ over the strategies = " + formatBytes(interTotal), interIds});
+    double payload = 0;
+    for (double p : out->loads.payloadBytes)
+        payload += p;
+    if (out->loads.wireBytes > 0)
+        f.add({"net.overhead_share", "Protocol overhead on the wire", 1.0 - payload / out->loads.wireBytes, "",
+               "1 − payload / wire bytes, over every link = 1 − " + formatBytes(payload) + " / "
+                   + formatBytes(out->loads.wireBytes),
+               {}});
+    return std::shared_ptr<const NetworkStage>(std::move(out));
+}
+
 std::vector<ChainStep> derivationTree(const FigureSet& figures, const std::string& id)
 {
     std::vector<ChainStep> out;

@@ -10,6 +10,8 @@
 #include "base/progress.h"
 #include "collective/binding.h"
 #include "model/tensors.h"
+#include "network/linkload.h"
+#include "network/topology.h"
 #include "parallel/plan.h"
 #include "scenario.h"
 #include "text/bpe.h"
@@ -91,6 +93,18 @@ private:
 
 // One derivation without memoization.
 [[nodiscard]] Result<std::shared_ptr<const Derivation>> derive(const Scenario& scenario, const Progress& progress = {});
+
+// Stage 5's first part: the scenario's fabric built for its cluster and the step's traffic mapped onto
+// its links (every transfer of every scheduled call, routed). Separate from derive() because it is
+// the costly part (≈0.2 s for 1,024 GPUs) and only stage 5 needs it. Errors: a topology that cannot
+// hold the cluster (paths "topology.*"), no stage 3 plan, a disconnected pair, a stop request.
+struct NetworkStage {
+    std::shared_ptr<const network::Topology> topology;
+    network::LinkLoads loads;
+    FigureSet figures; // "net.*": the busiest link, bytes entering the network by strategy, wire overhead
+};
+[[nodiscard]] Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& scenario, const Derivation& derivation,
+                                                                      const Progress& progress = {});
 
 // A figure's derivation tree back to the inputs, depth first: each figure once (a figure met again
 // comes back with repeated = true and no children).

@@ -171,6 +171,13 @@ void fitPlanToCluster(Scenario& s)
     if (p.shardGroupSize != 0 && p.dp % p.shardGroupSize != 0)
         p.shardGroupSize = 0;
     dropStalePlanParts(s);
+    // Several servers need a network: a one-server topology becomes a leaf–spine of such servers.
+    if (s.hardware.nodes > 1 && (s.topology.kind == network::TopologyKind::NvSwitchNode
+                                 || s.topology.kind == network::TopologyKind::PcieServer)) {
+        s.topology.intraNode = s.topology.kind == network::TopologyKind::PcieServer ? network::IntraNode::Pcie
+                                                                                     : network::IntraNode::NvSwitch;
+        s.topology.kind = network::TopologyKind::LeafSpine;
+    }
 }
 
 void dropStalePlanParts(Scenario& s)

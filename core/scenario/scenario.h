@@ -6,6 +6,7 @@
 #include "model/gpucatalog.h"
 #include "model/model.h"
 #include "model/tensors.h"
+#include "network/topology.h"
 #include "parallel/plan.h"
 
 #include "base/error.h"
@@ -18,7 +19,7 @@
 
 namespace tw::scenario {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // Where stage 1's text comes from: a sample embedded in the program, a file, or text typed inline.
 struct TextSource {
@@ -61,7 +62,7 @@ struct Scenario {
     Hardware hardware;
     parallel::ParallelPlan parallel;  // stage 3: degrees, sharding, pipeline schedule, GPU placement
     collective::AlgorithmChoice collectives; // stage 4: the algorithm of each collective, α and β
-    // Filled by later issues: topology.
+    network::TopologySpec topology;          // stage 5: the fabric the cluster's GPUs sit in
     bool operator==(const Scenario&) const = default;
 };
 
@@ -87,7 +88,8 @@ inline constexpr std::uint64_t kMaxGpusPerNode = 1024;
 
 // After the cluster changed size: keeps pp and tp and gives DP the rest when pp·tp divides the GPUs
 // (ep kept when it still divides dp, else 1), and drops an explicit placement that no longer fits.
-// Leaves the plan alone when pp·tp does not divide the GPUs (stage 3 then says why).
+// Leaves the plan alone when pp·tp does not divide the GPUs (stage 3 then says why). A one-server
+// topology becomes a leaf–spine fabric of such servers when the cluster has several nodes.
 void fitPlanToCluster(Scenario& scenario);
 
 // Sets one parallel degree. When pp or tp changes, DP takes the rest of the GPUs if that divides

@@ -13,8 +13,8 @@
 #include <map>
 #include <set>
 
-// Schema (version 3), base units throughout:
-// { "schema_version": 3, "name", "description",
+// Schema (version 4), base units throughout:
+// { "schema_version": 4, "name", "description",
 //   "text": {"source": "sample"|"file"|"inline", "sample", "path", "text", "documents"},
 //   "tokenizer": {"kind": "gpt2"|"trained"|"file", "vocab_size", "path"},
 //   "model_vocab_from_tokenizer": bool,
@@ -30,7 +30,8 @@
 //                "virtual_stages", "layer_partition": [..], "layer_forward_time_s": [..],
 //                "compute_efficiency", "bucket_bytes", "assignment": [[dp, pp, tp] per GPU]},
 //   "collectives": {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast" (algorithm names),
-//                   "alpha_s", "bandwidth" (B/s)} }
+//                   "alpha_s", "bandwidth" (B/s)},
+//   "topology": {"kind", … (network/topology.h: topologyToJson)} }
 // Without "parallel", every GPU is a data-parallel replica (dp = nodes × GPUs per node).
 // Keys a kind does not use are written only when they differ from their default, so a round trip
 // keeps every field.
@@ -565,6 +566,17 @@ Scenario readScenario(const Json& root, Reader& r)
     col.real("bandwidth", ch.link.bandwidth);
     col.finish();
 
+    // The topology's own reader (network/topology.h) reports its problems with "topology.*" paths.
+    if (const Json* t = top.get("topology")) {
+        auto spec = network::topologyFromJson(t->dump(), "topology");
+        if (spec)
+            s.topology = spec.value();
+        else
+            r.fail(spec.error().where.jsonPath.empty() ? "topology" : spec.error().where.jsonPath, spec.error().message);
+    } else if (s.hardware.nodes > 1) {
+        s.topology.kind = network::TopologyKind::LeafSpine; // several servers need a network between them
+    }
+
     top.finish();
     return s;
 }
@@ -626,8 +638,12 @@ void migrate1to2(Json& doc, Reader& r)
 // Version 2 had no "collectives": the defaults (ring, pairwise, binomial; 10 µs, 10 Gb/s) apply.
 void migrate2to3(Json&, Reader&) {}
 
+// Version 3 had no "topology": one server is the default NVSwitch node, several are a leaf–spine
+// fabric of NVSwitch nodes (read above when the key is absent).
+void migrate3to4(Json&, Reader&) {}
+
 using Migration = void (*)(Json&, Reader&);
-constexpr Migration kMigrations[] = {migrate0to1, migrate1to2, migrate2to3};
+constexpr Migration kMigrations[] = {migrate0to1, migrate1to2, migrate2to3, migrate3to4};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per older schema version");
 
 // Integral doubles below 2^53 as JSON integers (80000000000, not 80000000000.0).
@@ -836,6 +852,7 @@ std::string scenarioToJson(const Scenario& s)
     col["alpha_s"] = numberJson(ch.link.alphaSeconds);
     col["bandwidth"] = numberJson(ch.link.bandwidth);
     j["collectives"] = std::move(col);
+    j["topology"] = Json::parse(network::topologyToJson(s.topology));
     return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

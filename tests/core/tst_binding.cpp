@@ -125,7 +125,7 @@ void TestBinding::jsonRoundTripAndMigration()
     s.collectives.allToAll = Algorithm::Bruck;
     s.collectives.link = {2.5e-6, 50e9};
     const std::string json = tw::scenario::scenarioToJson(s);
-    QVERIFY(json.find("\"schema_version\": 3") != std::string::npos);
+    QVERIFY(json.find("\"schema_version\": 4") != std::string::npos);
     const auto back = tw::scenario::loadScenario(json, "x.json");
     QVERIFY(back.errors.empty());
     QVERIFY(*back.scenario == s);

@@ -619,7 +619,7 @@ void TestDocument::corruptOrFutureFileLeavesDocumentUntouched()
     const int steps = doc.undoStack()->count();
 
     std::string future = tw::scenario::scenarioToJson(tw::scenario::preset("llama2-7b").value());
-    const auto at = future.find("\"schema_version\": 3");
+    const auto at = future.find("\"schema_version\": 4");
     QVERIFY(at != std::string::npos);
     future.replace(at, 19, "\"schema_version\": 99");
     const struct {
