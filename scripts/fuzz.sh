@@ -6,7 +6,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-ALL_TARGETS=(gpt2_roundtrip trained_roundtrip gpt2_files tokenizer_json utf8 scenario_json units_parse)
+ALL_TARGETS=(gpt2_roundtrip trained_roundtrip gpt2_files tokenizer_json utf8 scenario_json units_parse topology_json)
 seconds=60
 if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
   seconds="$1"

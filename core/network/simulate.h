@@ -1,0 +1,133 @@
+#pragma once
+// Stage 5: a flow-level simulation of one training step on the fabric. Every transfer of every
+// scheduled collective (stage 4's step generators, the same ones the counter and the animation use)
+// becomes a flow along its routed path; concurrent flows share each link by max-min fairness; compute
+// blocks come from stage 3's pipeline timeline and per-layer times; the stage 3 pipeline schedule sets
+// the order of the blocks on each GPU. The model, every simplification stated:
+//
+// Flows
+//   - A transfer becomes one flow on Router's path (flow id = the group's index, as linkload.h).
+//   - Latency: the flow waits Σ (link latencies on its path) at its start, then sends at its fair rate
+//     (so one transfer alone takes Σ latency + bytes / bottleneck rate: Hockney's α–β with α = path latency).
+//   - Rates: max-min fairness by progressive filling, recomputed whenever a flow starts sending or ends
+//     (Bertsekas & Gallager, Data Networks, §6.5.2). Each direction of a link is its own resource.
+//   - Protocol overhead: with protocolOverhead (default) a link's capacity for payload is
+//     bandwidth · efficiency(protocol) (overhead.h, full packets; the partial last packet is ignored);
+//     rates and the per-link samples are payload bytes per second.
+// Collectives
+//   - Per rank, not a barrier: a transfer of step k starts when both its source and its destination
+//     rank have finished every transfer of theirs in steps < k and have reached the call (arrived);
+//     a rank is done with the call after its last step.
+//   - Megatron TP and MoE EP collectives block compute on their GPU (arXiv 2104.04473 §3): a layer's
+//     forward (backward) time is cut into n equal segments for its n TP/EP calls, each call after its
+//     segment (e.g. "after attention" at half the layer, "after the MLP" at its end).
+//   - Calls outside the layers (layer −1) belong to the embedding (first chunk: start of the forward,
+//     end of the backward) or, when the call's description names the head, to the head (last chunk: end
+//     of the forward, start of the backward). The head's compute is a segment of its own.
+//   - ZeRO-3 / FSDP: a unit's parameter AllGather blocks the GPU before the unit's forward (backward);
+//     no prefetch. Its gradient ReduceScatter goes to the GPU's communication stream after the unit's
+//     backward and does not block compute.
+//   - DDP (and ZeRO-1/2, FSDP hybrid replica, tied-embedding) end-of-backward calls: split into buckets
+//     of plan.bucketBytes (PyTorch DDP, 25 MiB default); gradients are taken as produced at a constant
+//     rate over the stage's backward compute of a micro-batch (the plan has no per-layer gradient
+//     bytes; the embedding's gradient, ready last in reality, is spread), and bucket i starts when the
+//     first min((i+1)·bucket, M) bytes are produced — in the last micro-batch for once-per-step calls
+//     (no_sync during accumulation), in every micro-batch for calls repeated per micro-batch (ZeRO-2).
+//   - The communication stream: one per GPU, its collectives run one after another in issue order
+//     (one NCCL stream); it competes for links but does not block compute. The step ends on a GPU when
+//     its compute is done, its stream is drained and its optimizer-phase calls (ZeRO parameter
+//     AllGather, blocking) are done.
+//   - Pipeline Send/Recv: the receiver has its receive posted (Megatron's batched isend/irecv); the
+//     transfer starts when the sender's block ends and does not block the sender; the receiver's block
+//     waits until it has arrived. Waiting before the send started is idle (bubble), after it exposed PP.
+// Outputs, per GPU (intervals recorded for chosen GPUs): compute, exposed communication by strategy
+// (time the GPU's compute waits on a collective, a receive or the stream), idle = step − compute −
+// exposed. Step-level figures are means over GPUs. Symmetry is not exploited: every GPU is simulated.
+
+#include "routing.h"
+#include "topology.h"
+
+#include "base/error.h"
+#include "base/figure.h"
+#include "base/progress.h"
+#include "collective/binding.h"
+#include "parallel/plan.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tw::network {
+
+// Per-GPU intervals are kept for every GPU up to this many GPUs (else only SimulationOptions::recordGpus).
+inline constexpr std::uint64_t kMaxRecordedGpus = 64;
+
+struct SimulationOptions {
+    bool communication = true;            // false: collectives take no time (compute and pipeline order only)
+    bool protocolOverhead = true;         // link payload capacity = bandwidth · efficiency(protocol)
+    double modelFlopsPerStep = 0;         // "compute.flops_per_step" (6·P·tokens + attention); 0: no MFU
+    double peakFlopsPerGpu = 0;           // "compute.gpu_peak_flops"
+    std::vector<std::uint32_t> recordGpus; // GPUs whose intervals to keep; empty: all when ≤ kMaxRecordedGpus
+    bool recordLinks = true;              // per-link rate samples (a sample only when the rate changes)
+    std::uint64_t maxLinkSamples = std::uint64_t{1} << 20; // over all links; beyond it recording stops (truncated)
+    std::uint64_t maxFlows = std::uint64_t{1} << 31;       // refuse larger simulations with an error
+    bool operator==(const SimulationOptions&) const = default;
+};
+
+enum class Activity { Compute, Communication, Idle };
+
+struct GpuInterval {
+    double start = 0, end = 0;            // s from the start of the step
+    Activity activity = Activity::Compute;
+    parallel::Strategy strategy = parallel::Strategy::DP; // communication only
+};
+
+struct GpuTimeline {
+    std::uint32_t gpu = 0;
+    std::vector<GpuInterval> intervals;   // in time order; gaps are idle
+};
+
+// The payload rate on one link direction from `time` until the next sample.
+struct RateSample {
+    double time = 0;
+    double rate = 0; // B/s
+};
+
+struct LinkTimeline {
+    LinkId link = 0;
+    std::vector<RateSample> samples;      // first sample when the link first carries a flow
+};
+
+struct GpuSummary {
+    double compute = 0;                   // s of compute blocks
+    double exposed[4] = {0, 0, 0, 0};     // s waiting on communication, per strategy (DP, PP, TP, EP)
+    double idle = 0;                      // step − compute − exposed (pipeline bubble and tail)
+    double finish = 0;                    // s when this GPU's step ended
+    [[nodiscard]] double exposedTotal() const { return exposed[0] + exposed[1] + exposed[2] + exposed[3]; }
+};
+
+struct StepSimulation {
+    double stepSeconds = 0;               // first compute start (0) to the last GPU's end
+    double computeSeconds = 0;            // mean over GPUs
+    double exposedCommSeconds = 0;        // mean over GPUs
+    double exposedByStrategy[4] = {0, 0, 0, 0}; // mean over GPUs, DP, PP, TP, EP
+    double idleSeconds = 0;               // mean over GPUs (bubble)
+    double commShare = 0;                 // exposed / step (the paper's "AllReduce share" for DDP)
+    double mfu = 0;                       // model FLOPs / (GPUs · peak · step); 0 without the inputs
+    std::vector<GpuSummary> gpus;         // every GPU
+    std::vector<GpuTimeline> gpuTimelines; // the recorded GPUs
+    std::vector<LinkTimeline> linkTimelines; // links that carried traffic (when recordLinks)
+    bool linkTimelineTruncated = false;
+    std::vector<double> linkPayloadBytes; // per LinkId: payload carried during the step
+    std::uint64_t flows = 0, collectiveInstances = 0, rateUpdates = 0;
+    std::vector<Error> skipped;           // calls stage 4 could not schedule (left out)
+    FigureSet figures;                    // "sim.*"
+};
+
+// Simulates one optimizer step of `plan` on `topology` with stage 4's schedules. Errors: a pair of GPUs
+// no path joins (naming them), a link of zero bandwidth on a path, a pipeline timeline without blocks,
+// more flows than options.maxFlows, a stop request ("cancelled").
+[[nodiscard]] Result<StepSimulation> simulateStep(const Topology& topology, const parallel::PlanDerivation& plan,
+                                                  const collective::CollectiveDerivation& collectives,
+                                                  const SimulationOptions& options = {}, const Progress& progress = {});
+
+} // namespace tw::network
