@@ -96,7 +96,7 @@ std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::st
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, collective or presets";
+constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, collective, simulate or presets";
 
 std::string commandName(Command command)
 {
@@ -115,6 +115,8 @@ std::string commandName(Command command)
         return "plan";
     case Command::Collective:
         return "collective";
+    case Command::Simulate:
+        return "simulate";
     case Command::Presets:
         return "presets";
     case Command::None:
@@ -564,7 +566,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
             else if (inv.command == Command::TrainBpe)
                 known = parseTrainOption(cur, name, inl, inv.trainBpe);
             else if (inv.command == Command::Derive || inv.command == Command::Tensors
-                     || inv.command == Command::Explain)
+                     || inv.command == Command::Explain || inv.command == Command::Simulate)
                 known = parseScenarioOption(cur, name, inl, inv.scenario);
             else if (inv.command == Command::Plan)
                 known = parsePlanOption(cur, name, inl, inv.scenario);
@@ -593,6 +595,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 input = &inv.scenario.figureId;
             } else if (arg == "plan") {
                 inv.command = Command::Plan;
+            } else if (arg == "simulate") {
+                inv.command = Command::Simulate;
             } else if (arg == "collective") {
                 inv.command = Command::Collective;
             } else if (arg == "presets") {
@@ -637,7 +641,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
         return inv;
     }
     if (inv.command == Command::Derive || inv.command == Command::Tensors || inv.command == Command::Explain
-        || inv.command == Command::Plan) {
+        || inv.command == Command::Plan || inv.command == Command::Simulate) {
         if (inv.command == Command::Explain && inv.scenario.figureId.empty())
             return usageError("missing figure ID (for example model.parameters; derive lists every id)");
         if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
@@ -816,6 +820,25 @@ Exit status: 0 done, 1 a spec the algorithm cannot schedule (every reason is pri
 of range, ranks per node that do not divide N, sendrecv with N other than 2, ...), 2 wrong usage
 (an unknown operation or algorithm, an algorithm OP does not have, a bad size, time or rate).
 )";
+    case Command::Simulate:
+        return R"(Usage: tokenwire-cli simulate (--scenario FILE | --preset NAME) [--json] [--units si|iec]
+
+Stage 5: one optimizer step of the scenario's plan simulated on its fabric ("topology"): every
+transfer of every scheduled collective is a flow on its routed path, flows share links by max-min
+fairness, compute blocks follow the pipeline schedule, DDP buckets overlap the backward pass.
+Prints the step time, compute, exposed communication (per strategy), the communication share, MFU
+and the busiest links.
+
+Options:
+  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
+  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
+  --json                 one JSON object: step_time_s, compute_s, exposed_comm_s, comm_share, mfu,
+                         links ({id,from,to,type,bytes,wire_bytes,utilization}), figures
+  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
+  -h, --help             this text
+
+Exit status: 0 done, 1 unreadable scenario, impossible plan or fabric, 2 wrong usage.
+)";
     case Command::Presets:
         return R"(Usage: tokenwire-cli presets
 
@@ -837,6 +860,7 @@ Commands:
   explain      the derivation chain of one figure back to the inputs
   plan         the parallel plan: validation, communication signature, collective calls
   collective   one collective call scheduled step by step: bytes per rank, steps, time, busbw
+  simulate     one training step on the scenario's fabric: step time, exposed communication, MFU
   presets      the scenarios shipped with the program
 
 Options:

@@ -15,7 +15,7 @@
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Collective, Presets };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Collective, Simulate, Presets };
 
 enum class OutputFormat { Table, Json, Count };
 

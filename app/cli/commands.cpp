@@ -4,6 +4,7 @@
 #include "base/fileio.h"
 #include "base/units.h"
 #include "collective/schedule.h"
+#include "network/simulate.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 #include "scenario/scenariojson.h"
@@ -688,6 +689,118 @@ int runPlan(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     return out.good() ? kExitOk : kExitInput;
 }
 
+int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
+{
+    scenario::Scenario s;
+    const auto d = deriveFor(o, s, err);
+    if (!d)
+        return kExitInput;
+    if (!d->stage3) {
+        for (const Error& e : d->planErrors)
+            printError(err, e);
+        err << kTool << ": the plan cannot run, so there is no step to simulate (see tokenwire-cli plan)\n";
+        return kExitInput;
+    }
+    const auto net = scenario::deriveNetwork(s, *d);
+    if (!net) {
+        printError(err, net.error());
+        return kExitInput;
+    }
+    network::SimulationOptions options;
+    options.modelFlopsPerStep = d->figures.valueOf("compute.flops_per_step");
+    options.peakFlopsPerGpu = d->figures.valueOf("compute.gpu_peak_flops");
+    if (!(options.modelFlopsPerStep > 0) || !(options.peakFlopsPerGpu > 0))
+        options.modelFlopsPerStep = options.peakFlopsPerGpu = 0; // no MFU without both
+    options.recordGpus = {0};
+    options.recordLinks = false;
+    const auto sim = network::simulateStep(*net.value()->topology, *d->stage3, *d->stage4, options);
+    if (!sim) {
+        printError(err, sim.error());
+        return kExitInput;
+    }
+    const network::StepSimulation& r = sim.value();
+    const network::Topology& t = *net.value()->topology;
+    // Links by payload carried, busiest first.
+    std::vector<std::size_t> order;
+    for (std::size_t l = 0; l < r.linkPayloadBytes.size(); ++l)
+        if (r.linkPayloadBytes[l] > 0)
+            order.push_back(l);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return r.linkPayloadBytes[a] > r.linkPayloadBytes[b]; });
+    auto utilization = [&](std::size_t l) {
+        const double capacity = t.link(network::LinkId(l)).bandwidth * r.stepSeconds;
+        return capacity > 0 ? r.linkPayloadBytes[l] / capacity : 0.0;
+    };
+    if (o.json) {
+        json links = json::array();
+        for (std::size_t l : order) {
+            const network::Link& k = t.link(network::LinkId(l));
+            links.push_back({{"id", k.id},
+                             {"from", t.node(k.from).name},
+                             {"to", t.node(k.to).name},
+                             {"type", std::string(network::toString(k.protocol))},
+                             {"bytes", r.linkPayloadBytes[l]},
+                             {"wire_bytes", net.value()->loads.links[l].wireBytes},
+                             {"utilization", utilization(l)}});
+        }
+        json figures = json::array();
+        for (const Figure& f : r.figures.all())
+            figures.push_back(figureJson(f));
+        for (const Figure& f : net.value()->figures.all())
+            figures.push_back(figureJson(f));
+        const json exposed{{"dp", r.exposedByStrategy[0]},
+                           {"pp", r.exposedByStrategy[1]},
+                           {"tp", r.exposedByStrategy[2]},
+                           {"ep", r.exposedByStrategy[3]}};
+        const json doc{{"scenario", s.name},
+                       {"topology", std::string(network::toString(s.topology.kind))},
+                       {"step_time_s", r.stepSeconds},
+                       {"compute_s", r.computeSeconds},
+                       {"exposed_comm_s", r.exposedCommSeconds},
+                       {"exposed_comm_by_strategy_s", exposed},
+                       {"idle_s", r.idleSeconds},
+                       {"comm_share", r.commShare},
+                       {"mfu", r.mfu},
+                       {"flows", r.flows},
+                       {"links", links},
+                       {"figures", figures}};
+        out << dumpJson(doc) << '\n';
+        return out.good() ? kExitOk : kExitInput;
+    }
+    out << "Scenario:   " << s.name << '\n';
+    out << "Model:      " << d->model.name << " on " << gpuLine(s, *d) << ", " << network::toString(s.topology.kind)
+        << " fabric (" << t.nodes().size() << " nodes, " << t.links().size() << " directed links)\n\n";
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"Step time", formatSeconds(r.stepSeconds)});
+    rows.push_back({"Compute (mean per GPU)", formatSeconds(r.computeSeconds)});
+    rows.push_back({"Exposed communication", formatSeconds(r.exposedCommSeconds)});
+    static const char* const names[] = {"  DP", "  PP", "  TP", "  EP"};
+    for (int st = 0; st < 4; ++st)
+        if (r.exposedByStrategy[st] > 0)
+            rows.push_back({names[st], formatSeconds(r.exposedByStrategy[st])});
+    rows.push_back({"Idle (pipeline bubble, tail)", formatSeconds(r.idleSeconds)});
+    auto percent = [](double share) { return formatCount(100.0 * share, share < 0.01 ? 3 : 1) + " %"; };
+    rows.push_back({"Communication share", percent(r.commShare)});
+    if (r.mfu > 0)
+        rows.push_back({"MFU", percent(r.mfu)});
+    rows.push_back({"Flows simulated", formatInteger(static_cast<std::int64_t>(r.flows))});
+    printRows(out, rows);
+    out << "\nBusiest links (payload per step, utilization over the step):\n";
+    rows.clear();
+    rows.push_back({"Link", "Type", "Payload", "On the wire", "Utilization"});
+    for (std::size_t i = 0; i < order.size() && i < 12; ++i) {
+        const std::size_t l = order[i];
+        const network::Link& k = t.link(network::LinkId(l));
+        rows.push_back({k.id, std::string(network::displayName(k.protocol)), formatBytes(r.linkPayloadBytes[l], o.units),
+                        formatBytes(net.value()->loads.links[l].wireBytes, o.units),
+                        percent(utilization(l))});
+    }
+    printRows(out, rows);
+    for (const Error& e : r.skipped)
+        out << "Note: " << e.toString() << '\n';
+    return out.good() ? kExitOk : kExitInput;
+}
+
 int runTensors(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
 {
     scenario::Scenario s;
@@ -1157,6 +1270,8 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
         return runExplain(i.scenario, out, err);
     case Command::Plan:
         return runPlan(i.scenario, out, err);
+    case Command::Simulate:
+        return runSimulate(i.scenario, out, err);
     case Command::Collective:
         return runCollective(i.collective, out, err);
     case Command::Presets:

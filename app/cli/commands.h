@@ -33,6 +33,9 @@ inline constexpr int kExitUsage = 2;
 // Stage 4: one collective call scheduled and counted (table or JSON, the schedule with --steps), or
 // --list; exit 1 when collective::validate refuses the spec.
 [[nodiscard]] int runCollective(const CollectiveOptions& options, std::ostream& out, std::ostream& err);
+// Stage 5: one step simulated on the scenario's fabric (table or JSON); exit 1 when the plan or the
+// fabric cannot run.
+[[nodiscard]] int runSimulate(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
 // Lists the presets: names, a blank line, then "name — description" lines.
 [[nodiscard]] int runPresets(std::ostream& out);
 // The whole tool: parses argv, runs the command, writes "tokenwire-cli: …" errors to err.

@@ -123,6 +123,11 @@ struct StepSimulation {
     FigureSet figures;                    // "sim.*"
 };
 
+// Max-min fair rates (B/s) of flows over links of the given capacities (progressive filling, the
+// simulator's own routine); a flow with an empty path gets +∞.
+[[nodiscard]] std::vector<double> maxMinFairRates(const std::vector<double>& linkCapacity,
+                                                  const std::vector<std::vector<LinkId>>& flowPaths);
+
 // Simulates one optimizer step of `plan` on `topology` with stage 4's schedules. Errors: a pair of GPUs
 // no path joins (naming them), a link of zero bandwidth on a path, a pipeline timeline without blocks,
 // more flows than options.maxFlows, a stop request ("cancelled").

@@ -1,0 +1,407 @@
+// Stage 5: the flow-level simulation of one training step (network/simulate.h) — max-min fairness
+// derived by hand, a pure-compute step against the pipeline timeline, a pure-communication step
+// against stage 4's α–β count, DDP buckets overlapping the backward pass, the paper's testbed trend
+// (A.3), determinism, and bad input (a disconnected fabric, a stop request).
+
+#include "collective/binding.h"
+#include "network/overhead.h"
+#include "network/routing.h"
+#include "network/simulate.h"
+#include "network/topology.h"
+#include "scenario/derive.h"
+#include "scenario/presets.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <stop_token>
+
+using namespace tw::network;
+using tw::parallel::Cluster;
+using tw::parallel::Strategy;
+
+namespace {
+
+Topology make(const TopologySpec& spec, const Cluster& cluster)
+{
+    auto t = build(spec, cluster);
+    if (!t.ok())
+        qFatal("build: %s", t.error().toString().c_str());
+    return std::move(t).value();
+}
+
+std::shared_ptr<const tw::scenario::Derivation> derived(const tw::scenario::Scenario& s)
+{
+    auto d = tw::scenario::derive(s);
+    if (!d.ok())
+        qFatal("derive: %s", d.error().toString().c_str());
+    if (!d.value()->stage3 || !d.value()->stage4)
+        qFatal("no plan: %s", d.value()->planErrors.empty() ? "?" : d.value()->planErrors.front().toString().c_str());
+    return d.value();
+}
+
+StepSimulation simulate(const Topology& t, const tw::scenario::Derivation& d, SimulationOptions o = {})
+{
+    auto r = simulateStep(t, *d.stage3, *d.stage4, o);
+    if (!r.ok())
+        qFatal("simulate: %s", r.error().toString().c_str());
+    return std::move(r).value();
+}
+
+// A step with no compute and one collective: one group of GPUs 0 … n−1, an AllReduce of M bytes at the
+// end of the backward pass in one bucket (a one-stage pipeline of one micro-batch whose blocks take 0 s).
+struct OneCollective {
+    tw::parallel::PlanDerivation plan;
+    tw::collective::CollectiveDerivation coll;
+};
+
+OneCollective oneAllReduce(std::uint32_t n, double M, const Cluster& cluster)
+{
+    OneCollective c;
+    auto& p = c.plan;
+    p.plan.dp = n;
+    p.plan.pp = 1;
+    p.plan.layerPartition = {1};
+    p.plan.bucketBytes = M; // one bucket
+    p.layerForwardSeconds = {0.0};
+    p.mesh.resize(n);
+    tw::parallel::Group g;
+    g.strategy = Strategy::DP;
+    g.kind = "dp";
+    for (std::uint32_t i = 0; i < n; ++i) {
+        g.members.push_back(i);
+        p.mesh[i].dp = i;
+    }
+    p.comm.groups.push_back(g);
+    tw::parallel::CollectiveCall call;
+    call.kind = tw::parallel::CollectiveKind::AllReduce;
+    call.strategy = Strategy::DP;
+    call.phase = tw::model::Phase::Backward;
+    call.firstGroup = 0;
+    call.groupCount = 1;
+    call.payloadBytes = M;
+    call.what = "gradient AllReduce";
+    p.comm.calls.push_back(call);
+    p.timeline = tw::parallel::pipelineTimeline(tw::parallel::PipelineSchedule::OneFOneB, 1, 1, 1, {0.0}, {0.0});
+    c.coll = tw::collective::bindPlan(p.comm, cluster, {});
+    return c;
+}
+
+// GPT-2 small DDP on the paper's testbed: n single-GPU nodes, fp32 gradients, B = 8, one micro-batch per
+// GPU (weak scaling, as a DDP testbed runs).
+tw::scenario::Scenario testbed(std::uint64_t n)
+{
+    auto s = tw::scenario::preset("paper-dp").value();
+    s.hardware.nodes = n;
+    s.hardware.gpusPerNode = 1;
+    s.parallel.dp = n;
+    s.model.gradients = tw::model::Precision::Fp32;
+    s.batch.microBatch = 8;
+    s.batch.globalBatchTokens = 8 * 1024 * n;
+    s.topology.kind = TopologyKind::PaperTestbed;
+    s.topology.nicProtocol = Protocol::Ethernet10G;
+    s.topology.nicBandwidth = 10e9 / 8;
+    return s;
+}
+
+} // namespace
+
+class TestSimulate : public QObject {
+    Q_OBJECT
+private slots:
+    void maxMinFairness();
+    void pureComputeSingleGpu();
+    void pureComputePipeline();
+    void pureCommunicationRing_data();
+    void pureCommunicationRing();
+    void ddpBucketsOverlapBackward();
+    void testbedShareRisesWithN();
+    void deterministic();
+    void timelinesAreConsistent();
+    void disconnected();
+    void cancelled();
+};
+
+void TestSimulate::maxMinFairness()
+{
+    // Links: 0 = 10 GB/s shared, 1 = 2 GB/s elsewhere.
+    const std::vector<double> cap = {10e9, 2e9};
+    // Two flows on link 0: neither has another constraint, so each gets 10/2 = 5 GB/s.
+    auto two = maxMinFairRates(cap, {{0}, {0}});
+    QCOMPARE(two.size(), std::size_t(2));
+    QCOMPARE(two[0], 5e9);
+    QCOMPARE(two[1], 5e9);
+    // A third flow crosses link 0 and link 1. Progressive filling: link 1's share is 2/1 = 2 GB/s, link
+    // 0's 10/3 ≈ 3.33: link 1 is the bottleneck, the third flow is fixed at 2. Link 0 has 10 − 2 = 8 left
+    // for the other two: 4 + 4 (and 4 + 4 + 2 = 10 fills it: no flow can grow without another shrinking).
+    auto three = maxMinFairRates(cap, {{0}, {0}, {0, 1}});
+    QCOMPARE(three[0], 4e9);
+    QCOMPARE(three[1], 4e9);
+    QCOMPARE(three[2], 2e9);
+    // Disjoint flows each get their link.
+    auto apart = maxMinFairRates(cap, {{0}, {1}});
+    QCOMPARE(apart[0], 10e9);
+    QCOMPARE(apart[1], 2e9);
+}
+
+void TestSimulate::pureComputeSingleGpu()
+{
+    // One GPU, no group of more than one: no communication at all. The step is the pipeline's makespan,
+    // here N_acc·(forward + backward) of the one stage.
+    auto s = tw::scenario::preset("paper-dp").value();
+    s.hardware.nodes = 1;
+    s.hardware.gpusPerNode = 1;
+    s.parallel.dp = 1;
+    s.batch.globalBatchTokens = 32 * 1024 * 4; // 4 micro-batches
+    s.topology.kind = TopologyKind::PcieServer;
+    auto d = derived(s);
+    const Topology t = make(s.topology, d->cluster);
+    const StepSimulation r = simulate(t, *d);
+    const auto& tl = d->stage3->timeline;
+    QVERIFY(tl.makespan > 0);
+    QVERIFY(std::abs(r.stepSeconds - tl.makespan) <= 1e-9 * tl.makespan);
+    QVERIFY(std::abs(r.stepSeconds - 4 * (tl.stageForwardSeconds[0] + tl.stageBackwardSeconds[0])) <= 1e-9 * tl.makespan);
+    QVERIFY(std::abs(r.computeSeconds - r.stepSeconds) <= 1e-9 * tl.makespan);
+    QCOMPARE(r.exposedCommSeconds, 0.0);
+    QCOMPARE(r.flows, std::uint64_t(0));
+}
+
+void TestSimulate::pureComputePipeline()
+{
+    // Example 5.2's 8 stages (80 ms per layer, partition [1,1,2,2,2,2,1,1], 1F1B, 2 micro-batches) with
+    // communication switched off: the re-simulation must reproduce the stage 3 timeline exactly, and the
+    // idle time per GPU is the bubble: makespan − busy.
+    auto s = tw::scenario::preset("paper-pp").value();
+    s.topology.kind = TopologyKind::NvSwitchNode;
+    auto d = derived(s);
+    const Topology t = make(s.topology, d->cluster);
+    SimulationOptions o;
+    o.communication = false;
+    const StepSimulation r = simulate(t, *d, o);
+    const auto& tl = d->stage3->timeline;
+    QVERIFY(std::abs(r.stepSeconds - tl.makespan) <= 1e-9 * tl.makespan);
+    for (std::size_t g = 0; g < r.gpus.size(); ++g) {
+        const double busy = tl.stageBusySeconds[d->stage3->mesh[g].pp];
+        QVERIFY(std::abs(r.gpus[g].compute - busy) <= 1e-9 * tl.makespan);
+        QVERIFY(std::abs(r.gpus[g].idle - (tl.makespan - busy)) <= 1e-9 * tl.makespan);
+    }
+    // With communication on, the PP Send/Recv only delay blocks: the step cannot be shorter.
+    const StepSimulation c = simulate(t, *d);
+    QVERIFY(c.stepSeconds > tl.makespan);
+    QVERIFY(c.exposedByStrategy[1] > 0);
+    QCOMPARE(c.exposedByStrategy[2], 0.0);
+}
+
+void TestSimulate::pureCommunicationRing_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<bool>("overhead");
+    QTest::newRow("nvswitch 8") << int(TopologyKind::NvSwitchNode) << 8 << true;
+    QTest::newRow("nvswitch 4, no overhead") << int(TopologyKind::NvSwitchNode) << 4 << false;
+    QTest::newRow("testbed 5") << int(TopologyKind::PaperTestbed) << 5 << true;
+}
+
+void TestSimulate::pureCommunicationRing()
+{
+    // One ring AllReduce of M = n·2^20 B (equal chunks M/n) and nothing else. Every ring step, each rank
+    // sends one chunk to its successor; on a uniform fabric each flow's path has the same latency α (Σ of
+    // its links' latencies) and its links carry no other flow of the step (NVSwitch: GPU→switch and
+    // switch→GPU are per GPU; testbed: per node NIC and PCIe legs), so each flow runs at the link's payload
+    // rate β = bandwidth·efficiency and the step takes α + (M/n)/β for every rank alike; per-rank step
+    // dependencies then chain 2(n−1) such steps: T = 2(n−1)·(α + M/(n·β)), which is exactly stage 4's
+    // count() with LinkModel{α, β}.
+    QFETCH(int, kind);
+    QFETCH(int, n);
+    QFETCH(bool, overhead);
+    TopologySpec spec;
+    spec.kind = TopologyKind(kind);
+    const Cluster cluster = spec.kind == TopologyKind::PaperTestbed ? Cluster{std::uint64_t(n), 1} : Cluster{1, std::uint64_t(n)};
+    if (spec.kind == TopologyKind::PaperTestbed) {
+        spec.nicProtocol = Protocol::Ethernet10G;
+        spec.nicBandwidth = 10e9 / 8;
+    }
+    const Topology t = make(spec, cluster);
+    const double M = n * double(1 << 20);
+    const OneCollective c = oneAllReduce(std::uint32_t(n), M, cluster);
+    SimulationOptions o;
+    o.protocolOverhead = overhead;
+    auto r = simulateStep(t, c.plan, c.coll, o);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+
+    // α and β of the path 0 → 1 (all ring paths are alike on these fabrics).
+    auto path = route(t, 0, 1, 0).value();
+    double alpha = 0, beta = 1e300;
+    for (LinkId l : path) {
+        alpha += t.link(l).latency;
+        beta = std::min(beta, t.link(l).bandwidth * (overhead ? efficiency(t.link(l).protocol) : 1.0));
+    }
+    tw::collective::LinkModel link{alpha, beta};
+    const double expected = tw::collective::count(c.coll.calls[0].spec, link).timeSeconds;
+    QVERIFY(expected > 0);
+    QVERIFY2(std::abs(r.value().stepSeconds - expected) <= 1e-9 * expected,
+             qPrintable(QStringLiteral("simulated %1, α–β %2").arg(r.value().stepSeconds, 0, 'g', 17).arg(expected, 0, 'g', 17)));
+    // Nothing else happens: the whole step is exposed DP communication.
+    QVERIFY(std::abs(r.value().exposedByStrategy[0] - expected) <= 1e-9 * expected);
+    QVERIFY(std::abs(r.value().commShare - 1.0) <= 1e-9);
+    QCOMPARE(r.value().flows, std::uint64_t(2 * (n - 1) * n));
+}
+
+void TestSimulate::ddpBucketsOverlapBackward()
+{
+    // paper-dp on one NVSwitch node: 8 DDP replicas, 2 micro-batches, gradients of 248,879,616 B in
+    // 25 MiB buckets during the last micro-batch's backward. Exposed DP time must be below the time all
+    // buckets take back to back (they overlap the backward) and at least the last bucket's AllReduce
+    // alone (it starts only when the backward has ended).
+    auto s = tw::scenario::preset("paper-dp").value();
+    s.topology.kind = TopologyKind::NvSwitchNode;
+    auto d = derived(s);
+    const Topology t = make(s.topology, d->cluster);
+    const StepSimulation r = simulate(t, *d);
+
+    auto path = route(t, 0, 1, 0).value();
+    double alpha = 0, beta = 1e300;
+    for (LinkId l : path) {
+        alpha += t.link(l).latency;
+        beta = std::min(beta, t.link(l).bandwidth * efficiency(t.link(l).protocol));
+    }
+    const tw::collective::LinkModel link{alpha, beta};
+    const auto& call = d->stage4->calls[0];
+    QVERIFY(d->stage3->comm.calls[0].strategy == Strategy::DP);
+    const double M = call.spec.bytes, bucket = d->stage3->plan.bucketBytes;
+    const auto buckets = std::uint64_t(std::ceil(M / bucket));
+    QCOMPARE(buckets, std::uint64_t(10)); // 248,879,616 / 26,214,400 = 9.49…
+    double total = 0, last = 0;
+    for (std::uint64_t b = 0; b < buckets; ++b) {
+        auto spec = call.spec;
+        spec.bytes = std::min(bucket, M - double(b) * bucket);
+        last = tw::collective::count(spec, link).timeSeconds;
+        total += last;
+    }
+    QVERIFY(r.exposedByStrategy[0] < total);
+    QVERIFY(r.exposedByStrategy[0] >= last * (1 - 1e-9));
+    QCOMPARE(r.collectiveInstances, buckets);
+    // The compute is the timeline's: no pipeline, so the step is compute + exposed DP.
+    QVERIFY(std::abs(r.stepSeconds - (d->stage3->timeline.makespan + r.exposedByStrategy[0])) <= 1e-9 * r.stepSeconds);
+    QVERIFY(r.mfu == 0); // no FLOP inputs given
+    SimulationOptions o;
+    o.modelFlopsPerStep = d->figures.valueOf("compute.flops_per_step");
+    o.peakFlopsPerGpu = d->figures.valueOf("compute.gpu_peak_flops");
+    const StepSimulation m = simulate(t, *d, o);
+    QVERIFY(m.mfu > 0 && m.mfu < 1);
+    QVERIFY(std::abs(m.mfu - o.modelFlopsPerStep / (8 * o.peakFlopsPerGpu * m.stepSeconds)) <= 1e-12);
+    QVERIFY(m.figures.find("sim.mfu"));
+}
+
+void TestSimulate::testbedShareRisesWithN()
+{
+    // The paper's A.3 testbed shape: single-GPU nodes on one 10 Gb/s Ethernet switch, DDP of GPT-2 small
+    // with fp32 gradients (≈498 MB). Compute per GPU is fixed (weak scaling), the ring AllReduce time
+    // 2(N−1)/N·M/β + 2(N−1)·α grows with N, so the AllReduce share must rise from N = 2 to 7.
+    double previous = 0;
+    for (std::uint64_t n = 2; n <= 7; ++n) {
+        auto s = testbed(n);
+        auto d = derived(s);
+        const Topology t = make(s.topology, d->cluster);
+        const StepSimulation r = simulate(t, *d);
+        QVERIFY2(r.commShare > previous, qPrintable(QStringLiteral("N = %1: share %2 after %3").arg(n).arg(r.commShare).arg(previous)));
+        QVERIFY(r.commShare < 1);
+        QVERIFY(std::abs(r.commShare - r.exposedByStrategy[0] / r.stepSeconds) <= 1e-12);
+        previous = r.commShare;
+    }
+}
+
+void TestSimulate::deterministic()
+{
+    auto s = testbed(4);
+    auto d = derived(s);
+    const Topology t = make(s.topology, d->cluster);
+    const StepSimulation a = simulate(t, *d), b = simulate(t, *d);
+    QCOMPARE(a.stepSeconds, b.stepSeconds);
+    QCOMPARE(a.flows, b.flows);
+    QCOMPARE(a.linkPayloadBytes, b.linkPayloadBytes);
+    QCOMPARE(a.linkTimelines.size(), b.linkTimelines.size());
+    for (std::size_t i = 0; i < a.linkTimelines.size(); ++i) {
+        QCOMPARE(a.linkTimelines[i].link, b.linkTimelines[i].link);
+        QCOMPARE(a.linkTimelines[i].samples.size(), b.linkTimelines[i].samples.size());
+        for (std::size_t k = 0; k < a.linkTimelines[i].samples.size(); ++k) {
+            QCOMPARE(a.linkTimelines[i].samples[k].time, b.linkTimelines[i].samples[k].time);
+            QCOMPARE(a.linkTimelines[i].samples[k].rate, b.linkTimelines[i].samples[k].rate);
+        }
+    }
+}
+
+void TestSimulate::timelinesAreConsistent()
+{
+    // A 3D-ish case on two NVSwitch nodes: tp 2 × pp 2 × dp 4 (16 GPUs), GPT-2 small. Per GPU the recorded
+    // intervals tile [0, step] and their sums are the summary's; the payload a link carried equals the
+    // integral of its rate samples.
+    auto s = tw::scenario::preset("paper-reference").value();
+    s.hardware.nodes = 2;
+    s.parallel.dp = 4;
+    s.parallel.pp = 2;
+    s.parallel.tp = 2;
+    s.batch.globalBatchTokens = 32 * 1024 * 4 * 4;
+    s.topology.kind = TopologyKind::LeafSpine;
+    auto d = derived(s);
+    const Topology t = make(s.topology, d->cluster);
+    const StepSimulation r = simulate(t, *d);
+    QCOMPARE(r.gpuTimelines.size(), std::size_t(16));
+    QVERIFY(r.exposedByStrategy[2] > 0); // TP AllReduces block compute
+    QVERIFY(r.exposedByStrategy[1] > 0);
+    for (const GpuTimeline& tl : r.gpuTimelines) {
+        double t0 = 0, compute = 0, comm = 0;
+        for (const GpuInterval& iv : tl.intervals) {
+            QVERIFY(std::abs(iv.start - t0) <= 1e-12 * r.stepSeconds);
+            QVERIFY(iv.end >= iv.start);
+            t0 = iv.end;
+            if (iv.activity == Activity::Compute)
+                compute += iv.end - iv.start;
+            else if (iv.activity == Activity::Communication)
+                comm += iv.end - iv.start;
+        }
+        QVERIFY(std::abs(t0 - r.stepSeconds) <= 1e-12 * r.stepSeconds);
+        const GpuSummary& g = r.gpus[tl.gpu];
+        QVERIFY(std::abs(compute - g.compute) <= 1e-9 * r.stepSeconds);
+        QVERIFY(std::abs(comm - g.exposedTotal()) <= 1e-9 * r.stepSeconds);
+    }
+    QVERIFY(!r.linkTimelineTruncated);
+    for (const LinkTimeline& lt : r.linkTimelines) {
+        double integral = 0;
+        for (std::size_t k = 0; k < lt.samples.size(); ++k) {
+            const double end = k + 1 < lt.samples.size() ? lt.samples[k + 1].time : r.stepSeconds;
+            integral += lt.samples[k].rate * (end - lt.samples[k].time);
+        }
+        QVERIFY(std::abs(integral - r.linkPayloadBytes[lt.link]) <= 1e-6 * std::max(1.0, r.linkPayloadBytes[lt.link]));
+    }
+}
+
+void TestSimulate::disconnected()
+{
+    // Two GPUs with no link between them: the first transfer cannot be routed.
+    Topology t;
+    t.addNode({NodeKind::Gpu, "g0", 0, 0});
+    t.addNode({NodeKind::Gpu, "g1", 1, 1});
+    const OneCollective c = oneAllReduce(2, 1024, Cluster{2, 1});
+    auto r = simulateStep(t, c.plan, c.coll);
+    QVERIFY(!r.ok());
+    const std::string m = r.error().toString();
+    QVERIFY2(m.find("GPU 0") != std::string::npos && m.find("GPU 1") != std::string::npos, m.c_str());
+}
+
+void TestSimulate::cancelled()
+{
+    auto s = testbed(3);
+    auto d = derived(s);
+    const Topology t = make(s.topology, d->cluster);
+    std::stop_source stop;
+    stop.request_stop();
+    tw::Progress progress;
+    progress.stop = stop.get_token();
+    auto r = simulateStep(t, *d->stage3, *d->stage4, {}, progress);
+    QVERIFY(!r.ok());
+    QVERIFY(r.error().message.find("cancelled") != std::string::npos);
+}
+
+QTEST_APPLESS_MAIN(TestSimulate)
+#include "tst_simulate.moc"
