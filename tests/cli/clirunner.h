@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <initializer_list>
+
 struct CliRun {
     bool finished = false; // false: timed out or crashed
     int exitCode = -1;
@@ -20,6 +22,15 @@ struct CliRun {
             .arg(QString::fromUtf8(out.left(3000)), QString::fromUtf8(err.left(3000)));
     }
 };
+
+// The arguments of a run, from C strings.
+inline QStringList args(std::initializer_list<const char*> list)
+{
+    QStringList out;
+    for (const char* s : list)
+        out << QString::fromUtf8(s);
+    return out;
+}
 
 // Runs tokenwire-cli with args (and stdin bytes when given) to its end.
 inline CliRun runCli(const QStringList& args, const QByteArray* stdinData = nullptr)

@@ -16,14 +16,6 @@ using json = nlohmann::json;
 
 namespace {
 
-QStringList args(std::initializer_list<const char*> list)
-{
-    QStringList out;
-    for (const char* s : list)
-        out << QString::fromUtf8(s);
-    return out;
-}
-
 QString s(const char* utf8)
 {
     return QString::fromUtf8(utf8);

@@ -35,14 +35,6 @@ const json* figure(const json& doc, const std::string& id)
     return nullptr;
 }
 
-QStringList args(std::initializer_list<const char*> list)
-{
-    QStringList out;
-    for (const char* s : list)
-        out << QString::fromUtf8(s);
-    return out;
-}
-
 } // namespace
 
 class TestCliDerive : public QObject {

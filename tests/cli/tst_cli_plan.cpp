@@ -15,14 +15,6 @@ using json = nlohmann::json;
 
 namespace {
 
-QStringList args(std::initializer_list<const char*> list)
-{
-    QStringList out;
-    for (const char* s : list)
-        out << QString::fromUtf8(s);
-    return out;
-}
-
 const json* figure(const json& doc, const std::string& id)
 {
     for (const auto& f : doc["figures"])

@@ -25,14 +25,6 @@ private slots:
 
 namespace {
 
-QStringList args(std::initializer_list<const char*> list)
-{
-    QStringList out;
-    for (const char* s : list)
-        out << QString::fromUtf8(s);
-    return out;
-}
-
 json simulate(const QStringList& a, const QByteArray* input = nullptr)
 {
     const CliRun r = runCli(a, input);
