@@ -1,4 +1,5 @@
 #include "simulate.h"
+#include "simulate_p.h"
 
 #include "overhead.h"
 
@@ -74,9 +75,16 @@ struct CallClass {
     bool backward = false;
 };
 
+// A routed transfer of a schedule in a group: its path and Σ link latency (routed once, on first use).
+struct PathInfo {
+    const std::vector<LinkId>* path = nullptr;
+    double latency = 0;
+};
+
 struct Instance {
     Key key;
     const Sched* sched = nullptr;
+    std::vector<PathInfo>* paths = nullptr; // per transfer, shared by every instance of (group, schedule)
     const std::vector<std::uint32_t>* members = nullptr;
     Role role = Role::Blocking;
     Strategy strategy = Strategy::DP;
@@ -93,6 +101,15 @@ struct Flow {
     const std::vector<LinkId>* path = nullptr;
     double remaining = 0, rate = 0, finishAt = kInf;
     std::uint32_t activePos = kNone;
+    double upd = 0;          // fast path: `remaining` is as of this time (advanced lazily)
+    std::uint32_t gen = 0;   // fast path: bumped at every rate change (stale heap entries)
+};
+
+// Fast path: a flow's predicted finish (stale when gen or finishAt no longer match the flow).
+struct FinishEntry {
+    double time = 0;
+    std::uint32_t flow = 0, gen = 0;
+    bool operator>(const FinishEntry& o) const { return time != o.time ? time > o.time : flow > o.flow; }
 };
 
 enum class OpKind : std::uint8_t { Compute, Blocking, Stream, Send, Recv };
@@ -151,8 +168,8 @@ std::size_t sIdx(Strategy s) { return static_cast<std::size_t>(s); }
 class Engine {
 public:
     Engine(const Topology& t, const parallel::PlanDerivation& p, const collective::CollectiveDerivation& c,
-           const SimulationOptions& o, const Progress& pr)
-        : topo(t), plan(p), coll(c), opt(o), progress(pr), router(t)
+           const SimulationOptions& o, const Progress& pr, bool referenceAlgorithm)
+        : topo(t), plan(p), coll(c), opt(o), progress(pr), router(t), reference(referenceAlgorithm)
     {
     }
 
@@ -165,6 +182,7 @@ private:
     const SimulationOptions& opt;
     const Progress& progress;
     Router router;
+    const bool reference; // the original full recomputation (simulate_p.h)
     StepSimulation out;
     std::optional<Error> failure;
 
@@ -178,6 +196,7 @@ private:
     std::vector<Gpu> gpus;
     std::vector<double> capacity;        // per link, payload B/s
     std::map<SpecKey, std::unique_ptr<Sched>> scheds;
+    std::map<std::pair<std::uint32_t, const Sched*>, std::vector<PathInfo>> pathCache; // (group, schedule)
     std::unordered_map<Key, std::uint32_t, KeyHash> live; // key → instance slot
     std::vector<std::unique_ptr<Instance>> instances;
     std::vector<std::uint32_t> freeInstances, released; // released: reusable after the current event
@@ -191,6 +210,7 @@ private:
     std::deque<std::uint32_t> runnable;
     bool ratesChanged = false;
     double now = 0;
+    std::uint64_t blocksFinished = 0; // Σ gpus[g].block (progress)
 
     // Link accounting.
     std::vector<double> linkRate;
@@ -201,6 +221,20 @@ private:
     std::vector<std::uint32_t> cnt;
     std::vector<double> capLeft, newRate;
     std::vector<std::uint32_t> touched;
+
+    // Fast path (not reference): rates are recomputed only for the connected component (flows sharing
+    // links, transitively) of the links whose flow set changed; max-min fair rates of other components
+    // cannot change. Finish times in a heap with lazy invalidation; remaining bytes and link payloads
+    // advanced lazily.
+    struct LinkEntry {
+        std::uint32_t flow, index; // index into the flow's path
+    };
+    std::vector<std::vector<LinkEntry>> linkFlows;      // per link: active flows crossing it
+    std::vector<std::vector<std::uint32_t>> flowLinkPos; // per flow, per path index: position in linkFlows
+    std::vector<char> linkDirty, linkVisited, flowMark;
+    std::vector<std::uint32_t> dirtyLinks, compFlows, compLinks, fillUnfrozen, fillKeep, fillFrozen;
+    std::vector<double> linkSince; // payload accumulated up to this time at linkRate
+    std::priority_queue<FinishEntry, std::vector<FinishEntry>, std::greater<>> finishQueue;
 
     Status prepare();
     void classify();
@@ -220,6 +254,14 @@ private:
     void record(std::uint32_t g, double start, double end, Activity a, Strategy s);
     void recomputeRates();
     void advanceTo(double t);
+    void activate(std::uint32_t f);
+    void deactivate(std::uint32_t f);
+    void recomputeComponent();
+    void fillComponent();
+    void recordSample(LinkId l);
+    void sampleLink(LinkId l, double sum);
+    double nextFinish();
+    void advanceFast(double t);
     void drain();
     void fail(Error e)
     {
@@ -298,6 +340,12 @@ Status Engine::prepare()
     cnt.assign(topo.links().size(), 0);
     capLeft.assign(topo.links().size(), 0.0);
     out.linkPayloadBytes.assign(topo.links().size(), 0.0);
+    if (!reference) {
+        linkFlows.assign(topo.links().size(), {});
+        linkDirty.assign(topo.links().size(), 0);
+        linkVisited.assign(topo.links().size(), 0);
+        linkSince.assign(topo.links().size(), 0.0);
+    }
     return Ok{};
 }
 
@@ -560,6 +608,12 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
         }
         inst.key = key;
         inst.sched = schedule(spec);
+        {
+            auto [pc, added] = pathCache.try_emplace({key.group, inst.sched});
+            if (added)
+                pc->second.resize(inst.sched->transfers.size());
+            inst.paths = &pc->second;
+        }
         inst.members = &plan.comm.groups[key.group].members;
         inst.role = role;
         inst.strategy = strategyOf(key.call);
@@ -638,7 +692,9 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
         fail(errorAt("", "the step has more than " + formatInteger(static_cast<std::int64_t>(opt.maxFlows))
                              + " flows to simulate"));
     Flow& flow = flows[f];
+    const std::uint32_t gen = flow.gen;
     flow = Flow{};
+    flow.gen = gen + 1;
     flow.instance = slot;
     flow.transfer = t;
     flow.remaining = tr.bytes;
@@ -646,34 +702,37 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
         doneFlows.push_back(f);
         return;
     }
-    const auto& members = *inst.members;
-    auto path = router.route(members[tr.src], members[tr.dst], inst.key.group);
-    if (!path.ok()) {
-        fail(path.error());
-        doneFlows.push_back(f);
-        return;
-    }
-    flow.path = path.value();
-    double latency = 0;
-    for (LinkId l : *flow.path) {
-        latency += topo.link(l).latency;
-        if (!(capacity[l] > 0)) {
-            fail(errorAt("topology", "link " + topo.link(l).id + " has no bandwidth: the transfer from GPU "
-                                         + formatInteger(members[tr.src]) + " to GPU " + formatInteger(members[tr.dst])
-                                         + " cannot cross it"));
+    PathInfo& cached = (*inst.paths)[t];
+    if (!cached.path) {
+        const auto& members = *inst.members;
+        auto path = router.route(members[tr.src], members[tr.dst], inst.key.group);
+        if (!path.ok()) {
+            fail(path.error());
             doneFlows.push_back(f);
             return;
         }
+        double sum = 0;
+        for (LinkId l : *path.value()) {
+            sum += topo.link(l).latency;
+            if (!(capacity[l] > 0)) {
+                fail(errorAt("topology", "link " + topo.link(l).id + " has no bandwidth: the transfer from GPU "
+                                             + formatInteger(members[tr.src]) + " to GPU " + formatInteger(members[tr.dst])
+                                             + " cannot cross it"));
+                doneFlows.push_back(f);
+                return;
+            }
+        }
+        cached.path = path.value();
+        cached.latency = sum;
     }
+    flow.path = cached.path;
+    const double latency = cached.latency;
     if (latency > 0)
         events.push({now + latency, seq++, 1, f});
     else if (flow.remaining <= 0 || flow.path->empty())
         doneFlows.push_back(f);
-    else {
-        flow.activePos = static_cast<std::uint32_t>(active.size());
-        active.push_back(f);
-        ratesChanged = true;
-    }
+    else
+        activate(f);
 }
 
 void Engine::transferDone(std::uint32_t f)
@@ -780,6 +839,7 @@ void Engine::runGpu(std::uint32_t g)
             const std::vector<Op>& tmpl = gpu.templates[std::size_t(b.chunk) * 2 + (b.backward ? 1 : 0)];
             if (gpu.op >= tmpl.size()) {
                 ++gpu.block;
+                ++blocksFinished;
                 gpu.op = 0;
                 continue;
             }
@@ -965,23 +1025,7 @@ void Engine::recomputeRates()
         if (capLeft[l] == linkRate[l])
             return;
         linkRate[l] = capLeft[l];
-        if (!opt.recordLinks || out.linkTimelineTruncated)
-            return;
-        if (samples >= opt.maxLinkSamples) {
-            out.linkTimelineTruncated = true;
-            return;
-        }
-        if (linkTimeline[l] < 0) {
-            linkTimeline[l] = static_cast<int>(out.linkTimelines.size());
-            out.linkTimelines.push_back({l, {}});
-        }
-        auto& s = out.linkTimelines[std::size_t(linkTimeline[l])].samples;
-        if (!s.empty() && s.back().time == now)
-            s.back().rate = linkRate[l];
-        else {
-            s.push_back({now, linkRate[l]});
-            ++samples;
-        }
+        recordSample(l);
     };
     for (LinkId l : busyLinks)
         sample(l);
@@ -1014,6 +1058,227 @@ void Engine::advanceTo(double t)
             fl.remaining = std::max(0.0, fl.remaining - fl.rate * dt);
             ++i;
         }
+    }
+    now = t;
+}
+
+void Engine::activate(std::uint32_t f)
+{
+    Flow& fl = flows[f];
+    fl.activePos = static_cast<std::uint32_t>(active.size());
+    active.push_back(f);
+    ratesChanged = true;
+    if (reference)
+        return;
+    fl.upd = now;
+    if (flowLinkPos.size() < flows.size())
+        flowLinkPos.resize(flows.size());
+    if (flowMark.size() < flows.size())
+        flowMark.resize(flows.size(), 0);
+    const std::vector<LinkId>& path = *fl.path;
+    auto& pos = flowLinkPos[f];
+    pos.resize(path.size());
+    for (std::uint32_t i = 0; i < path.size(); ++i) {
+        const LinkId l = path[i];
+        pos[i] = static_cast<std::uint32_t>(linkFlows[l].size());
+        linkFlows[l].push_back({f, i});
+        if (!linkDirty[l]) {
+            linkDirty[l] = 1;
+            dirtyLinks.push_back(l);
+        }
+    }
+}
+
+// Fast path: the flow leaves the active set (its rate no longer counts on its links).
+void Engine::deactivate(std::uint32_t f)
+{
+    Flow& fl = flows[f];
+    const std::uint32_t i = fl.activePos;
+    flows[active.back()].activePos = i;
+    active[i] = active.back();
+    active.pop_back();
+    fl.activePos = kNone;
+    ratesChanged = true;
+    const std::vector<LinkId>& path = *fl.path;
+    const auto& pos = flowLinkPos[f];
+    for (std::uint32_t k = 0; k < path.size(); ++k) {
+        const LinkId l = path[k];
+        auto& list = linkFlows[l];
+        const LinkEntry last = list.back();
+        list[pos[k]] = last;
+        flowLinkPos[last.flow][last.index] = pos[k];
+        list.pop_back();
+        if (!linkDirty[l]) {
+            linkDirty[l] = 1;
+            dirtyLinks.push_back(l);
+        }
+    }
+}
+
+// Progressive filling over compFlows (the algorithm of progressiveFill, with the engine's scratch):
+// newRate[i] for compFlows[i]; touched = the component's links.
+void Engine::fillComponent()
+{
+    const auto& ids = compFlows;
+    touched.clear();
+    newRate.assign(ids.size(), 0.0);
+    for (std::uint32_t i = 0; i < ids.size(); ++i)
+        for (LinkId l : *flows[ids[i]].path)
+            if (cnt[l]++ == 0) {
+                touched.push_back(l);
+                capLeft[l] = capacity[l];
+            }
+    fillUnfrozen.resize(ids.size());
+    for (std::uint32_t i = 0; i < ids.size(); ++i)
+        fillUnfrozen[i] = i;
+    while (!fillUnfrozen.empty()) {
+        double share = kInf;
+        for (LinkId l : touched)
+            if (cnt[l] > 0)
+                share = std::min(share, std::max(0.0, capLeft[l]) / cnt[l]);
+        fillKeep.clear();
+        fillFrozen.clear();
+        for (std::uint32_t i : fillUnfrozen) {
+            bool bottleneck = false;
+            for (LinkId l : *flows[ids[i]].path)
+                if (std::max(0.0, capLeft[l]) / cnt[l] <= share * (1 + 1e-12)) {
+                    bottleneck = true;
+                    break;
+                }
+            (bottleneck ? fillFrozen : fillKeep).push_back(i);
+        }
+        for (std::uint32_t i : fillFrozen) {
+            newRate[i] = share;
+            for (LinkId l : *flows[ids[i]].path) {
+                capLeft[l] -= share;
+                --cnt[l];
+            }
+        }
+        fillUnfrozen.swap(fillKeep);
+        // Links whose flows are all frozen leave the scan.
+        std::size_t w = 0;
+        for (LinkId l : touched)
+            if (cnt[l] > 0)
+                touched[w++] = l;
+        touched.resize(w);
+    }
+    for (LinkId l : touched)
+        cnt[l] = 0;
+}
+
+void Engine::sampleLink(LinkId l, double sum)
+{
+    if (sum == linkRate[l])
+        return;
+    if (now > linkSince[l] && linkRate[l] > 0)
+        out.linkPayloadBytes[l] += linkRate[l] * (now - linkSince[l]);
+    linkSince[l] = now;
+    linkRate[l] = sum;
+    recordSample(l);
+}
+
+// Appends link l's new rate to its timeline (one sample per change; the last one replaced when the
+// rate changes twice at the same instant), up to opt.maxLinkSamples.
+void Engine::recordSample(LinkId l)
+{
+    if (!opt.recordLinks || out.linkTimelineTruncated)
+        return;
+    if (samples >= opt.maxLinkSamples) {
+        out.linkTimelineTruncated = true;
+        return;
+    }
+    if (linkTimeline[l] < 0) {
+        linkTimeline[l] = static_cast<int>(out.linkTimelines.size());
+        out.linkTimelines.push_back({l, {}});
+    }
+    auto& s = out.linkTimelines[std::size_t(linkTimeline[l])].samples;
+    if (!s.empty() && s.back().time == now)
+        s.back().rate = linkRate[l];
+    else {
+        s.push_back({now, linkRate[l]});
+        ++samples;
+    }
+}
+
+// Fast path: new max-min fair rates for the flows connected (through shared links, transitively) to
+// the links whose flow set changed since the last recomputation.
+void Engine::recomputeComponent()
+{
+    ++out.rateUpdates;
+    compFlows.clear();
+    compLinks.clear();
+    for (LinkId l : dirtyLinks) {
+        linkDirty[l] = 0;
+        if (!linkVisited[l]) {
+            linkVisited[l] = 1;
+            compLinks.push_back(l);
+        }
+    }
+    dirtyLinks.clear();
+    for (std::size_t i = 0; i < compLinks.size(); ++i)
+        for (const LinkEntry& e : linkFlows[compLinks[i]]) {
+            if (flowMark[e.flow])
+                continue;
+            flowMark[e.flow] = 1;
+            compFlows.push_back(e.flow);
+            for (LinkId l : *flows[e.flow].path)
+                if (!linkVisited[l]) {
+                    linkVisited[l] = 1;
+                    compLinks.push_back(l);
+                }
+        }
+    for (std::uint32_t f : compFlows) {
+        Flow& fl = flows[f];
+        if (now > fl.upd)
+            fl.remaining = std::max(0.0, fl.remaining - fl.rate * (now - fl.upd));
+        fl.upd = now;
+    }
+    fillComponent();
+    for (LinkId l : compLinks)
+        capLeft[l] = 0; // reuse as the new sum
+    for (std::size_t i = 0; i < compFlows.size(); ++i) {
+        const std::uint32_t f = compFlows[i];
+        Flow& fl = flows[f];
+        fl.rate = newRate[i];
+        fl.finishAt = fl.rate > 0 ? now + fl.remaining / fl.rate : kInf;
+        ++fl.gen;
+        if (fl.finishAt < kInf)
+            finishQueue.push({fl.finishAt, f, fl.gen});
+        for (LinkId l : *fl.path)
+            capLeft[l] += fl.rate;
+        flowMark[f] = 0;
+    }
+    for (LinkId l : compLinks) {
+        sampleLink(l, capLeft[l]);
+        linkVisited[l] = 0;
+    }
+}
+
+double Engine::nextFinish()
+{
+    while (!finishQueue.empty()) {
+        const FinishEntry& e = finishQueue.top();
+        const Flow& fl = flows[e.flow];
+        if (fl.activePos != kNone && fl.gen == e.gen)
+            return e.time;
+        finishQueue.pop();
+    }
+    return kInf;
+}
+
+void Engine::advanceFast(double t)
+{
+    const double eps = 1e-13 * std::max(std::abs(t), 1e-9);
+    while (!finishQueue.empty() && finishQueue.top().time <= t + eps) {
+        const FinishEntry e = finishQueue.top();
+        finishQueue.pop();
+        Flow& fl = flows[e.flow];
+        if (fl.activePos == kNone || fl.gen != e.gen)
+            continue;
+        fl.remaining = 0;
+        fl.upd = t;
+        deactivate(e.flow);
+        doneFlows.push_back(e.flow);
     }
     now = t;
 }
@@ -1054,17 +1319,27 @@ Result<StepSimulation> Engine::run()
         if (failure)
             return *failure;
         if (ratesChanged) {
-            recomputeRates();
+            if (reference)
+                recomputeRates();
+            else
+                recomputeComponent();
             ratesChanged = false;
         }
         double tFlow = kInf;
-        for (std::uint32_t f : active)
-            tFlow = std::min(tFlow, flows[f].finishAt);
+        if (reference) {
+            for (std::uint32_t f : active)
+                tFlow = std::min(tFlow, flows[f].finishAt);
+        } else {
+            tFlow = nextFinish();
+        }
         const double tEvent = events.empty() ? kInf : events.top().time;
         const double t = std::min(tFlow, tEvent);
         if (t == kInf)
             break;
-        advanceTo(t);
+        if (reference)
+            advanceTo(t);
+        else
+            advanceFast(t);
         while (!events.empty() && events.top().time <= now) {
             const Event e = events.top();
             events.pop();
@@ -1075,23 +1350,25 @@ Result<StepSimulation> Engine::run()
                 if (fl.remaining <= 0 || fl.path->empty()) {
                     doneFlows.push_back(e.id);
                 } else {
-                    fl.activePos = static_cast<std::uint32_t>(active.size());
-                    active.push_back(e.id);
-                    ratesChanged = true;
+                    activate(e.id);
                 }
             }
         }
         if ((++iterations & 1023) == 0) {
             if (progress.stopRequested())
                 return errorAt("", "cancelled");
-            double doneBlocks = 0;
-            for (const Gpu& g : gpus)
-                doneBlocks += static_cast<double>(g.block);
+            const double doneBlocks = static_cast<double>(blocksFinished);
             progress(std::min(0.99, doneBlocks / std::max(1.0, totalBlocks * static_cast<double>(gpus.size()) / P)));
         }
     }
     if (progress.stopRequested())
         return errorAt("", "cancelled");
+    if (!reference) // payload still owed at the last rates (zero once every flow ended)
+        for (LinkId l = 0; l < linkRate.size(); ++l)
+            if (linkRate[l] > 0 && now > linkSince[l]) {
+                out.linkPayloadBytes[l] += linkRate[l] * (now - linkSince[l]);
+                linkSince[l] = now;
+            }
     for (std::uint32_t g = 0; g < gpus.size(); ++g)
         if (gpus[g].wait != Wait::Done)
             return errorAt("", "the simulation stalled: GPU " + formatInteger(g)
@@ -1196,7 +1473,17 @@ Result<StepSimulation> simulateStep(const Topology& topology, const parallel::Pl
 {
     if (progress.stopRequested())
         return errorAt("", "cancelled");
-    Engine engine(topology, plan, collectives, options, progress);
+    Engine engine(topology, plan, collectives, options, progress, false);
+    return engine.run();
+}
+
+Result<StepSimulation> simulateStepReference(const Topology& topology, const parallel::PlanDerivation& plan,
+                                             const collective::CollectiveDerivation& collectives,
+                                             const SimulationOptions& options, const Progress& progress)
+{
+    if (progress.stopRequested())
+        return errorAt("", "cancelled");
+    Engine engine(topology, plan, collectives, options, progress, true);
     return engine.run();
 }
 

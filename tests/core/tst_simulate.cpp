@@ -7,6 +7,7 @@
 #include "network/overhead.h"
 #include "network/routing.h"
 #include "network/simulate.h"
+#include "network/simulate_p.h"
 #include "network/topology.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
@@ -120,6 +121,8 @@ private slots:
     void timelinesAreConsistent();
     void disconnected();
     void cancelled();
+    void matchesReference_data();
+    void matchesReference();
 };
 
 void TestSimulate::maxMinFairness()
@@ -401,6 +404,68 @@ void TestSimulate::cancelled()
     auto r = simulateStep(t, *d->stage3, *d->stage4, {}, progress);
     QVERIFY(!r.ok());
     QVERIFY(r.error().message.find("cancelled") != std::string::npos);
+}
+
+void TestSimulate::matchesReference_data()
+{
+    QTest::addColumn<int>("which");
+    QTest::newRow("testbed dp 4") << 0;
+    QTest::newRow("paper-reference dp 8") << 1;
+    QTest::newRow("tp 2 x pp 2 x dp 4 leaf-spine") << 2;
+    QTest::newRow("tp 2 x pp 2 x dp 4 leaf-spine, no overhead") << 3;
+    QTest::newRow("tp 4 x pp 2 x dp 4 leaf-spine, 4 nodes") << 4;
+}
+
+void TestSimulate::matchesReference()
+{
+    // The optimized simulation (rates recomputed per connected component of flows, finish-time heap,
+    // lazy advancing, cached routes) against the original full recomputation: same step, per-GPU
+    // summaries, flows, instances and link payloads up to floating-point reassociation.
+    QFETCH(int, which);
+    tw::scenario::Scenario s;
+    SimulationOptions o;
+    if (which == 0) {
+        s = testbed(4);
+    } else {
+        s = tw::scenario::preset("paper-reference").value();
+        if (which >= 2) {
+            s.hardware.nodes = which == 4 ? 4 : 2;
+            s.parallel.dp = 4;
+            s.parallel.pp = 2;
+            s.parallel.tp = which == 4 ? 4 : 2;
+            s.batch.globalBatchTokens = 32 * 1024 * 4 * 4;
+            s.topology.kind = TopologyKind::LeafSpine;
+        }
+        o.protocolOverhead = which != 3;
+    }
+    auto d = derived(s);
+    const Topology t = make(s.topology, d->cluster);
+    const StepSimulation a = simulate(t, *d, o);
+    auto rr = simulateStepReference(t, *d->stage3, *d->stage4, o);
+    QVERIFY(rr.ok());
+    const StepSimulation& b = rr.value();
+    auto near = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max({std::abs(x), std::abs(y), 1e-300}); };
+    QVERIFY2(near(a.stepSeconds, b.stepSeconds), qPrintable(QStringLiteral("%1 vs %2").arg(a.stepSeconds, 0, 'g', 17).arg(b.stepSeconds, 0, 'g', 17)));
+    QVERIFY(a.stepSeconds > 0);
+    QCOMPARE(a.flows, b.flows);
+    QCOMPARE(a.collectiveInstances, b.collectiveInstances);
+    QCOMPARE(a.rateUpdates, b.rateUpdates);
+    QCOMPARE(a.gpus.size(), b.gpus.size());
+    const double tol = 1e-9 * b.stepSeconds;
+    for (std::size_t g = 0; g < a.gpus.size(); ++g) {
+        QVERIFY(std::abs(a.gpus[g].compute - b.gpus[g].compute) <= tol);
+        QVERIFY(std::abs(a.gpus[g].idle - b.gpus[g].idle) <= tol);
+        QVERIFY(std::abs(a.gpus[g].finish - b.gpus[g].finish) <= tol);
+        for (int k = 0; k < 4; ++k)
+            QVERIFY(std::abs(a.gpus[g].exposed[k] - b.gpus[g].exposed[k]) <= tol);
+    }
+    QVERIFY(std::abs(a.commShare - b.commShare) <= 1e-9);
+    QCOMPARE(a.linkPayloadBytes.size(), b.linkPayloadBytes.size());
+    for (std::size_t l = 0; l < a.linkPayloadBytes.size(); ++l)
+        QVERIFY2(std::abs(a.linkPayloadBytes[l] - b.linkPayloadBytes[l]) <= 1e-9 * std::max(1.0, b.linkPayloadBytes[l]),
+                 qPrintable(QStringLiteral("link %1: %2 vs %3").arg(l).arg(a.linkPayloadBytes[l]).arg(b.linkPayloadBytes[l])));
+    QCOMPARE(a.gpuTimelines.size(), b.gpuTimelines.size());
+    QCOMPARE(a.linkTimelines.size(), b.linkTimelines.size());
 }
 
 QTEST_APPLESS_MAIN(TestSimulate)
