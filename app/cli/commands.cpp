@@ -971,19 +971,7 @@ ClosedFormCheck compare(const collective::ClosedForm& cf, const collective::Coun
 {
     ClosedFormCheck out;
     out.present = cf.perRankSentBytes || cf.totalBytes || cf.steps;
-    auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); };
-    auto bytesDiff = [&](const char* what, double counted, double closed) {
-        out.differences.push_back(std::string(what) + ": counted " + formatCount(counted) + " B, closed form "
-                                  + formatCount(closed) + " B (" + (counted > closed ? "+" : "") + formatCount(counted - closed)
-                                  + " B)");
-    };
-    if (cf.perRankSentBytes && !near(c.maxRankSentBytes, *cf.perRankSentBytes))
-        bytesDiff("most bytes one rank sends", c.maxRankSentBytes, *cf.perRankSentBytes);
-    if (cf.totalBytes && !near(c.totalBytes, *cf.totalBytes))
-        bytesDiff("total bytes", c.totalBytes, *cf.totalBytes);
-    if (cf.steps && c.steps != *cf.steps)
-        out.differences.push_back("steps: counted " + formatInteger(static_cast<std::int64_t>(c.steps)) + ", closed form "
-                                  + formatInteger(static_cast<std::int64_t>(*cf.steps)));
+    out.differences = collective::differencesFromClosedForm(cf, c);
     return out;
 }
 

@@ -158,4 +158,9 @@ struct ClosedForm {
 };
 [[nodiscard]] ClosedForm closedForm(const ScheduleSpec& spec);
 
+// Where a schedule's counts differ from the closed form (relative 1e-9 for bytes, exact steps), one
+// sentence each ("total bytes: counted 14 B, closed form 13.33 B (+0.67 B)"); empty when they agree
+// or the closed form says nothing.
+[[nodiscard]] std::vector<std::string> differencesFromClosedForm(const ClosedForm& closed, const Counts& counts);
+
 } // namespace tw::collective

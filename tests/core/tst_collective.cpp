@@ -44,6 +44,7 @@ class TestCollective : public QObject {
     Q_OBJECT
 
 private slots:
+    void differencesFromClosedForm();
     void checkerPasses_data();
     void checkerPasses();
     void checkerCatchesBrokenSchedules_data();
@@ -503,6 +504,21 @@ void TestCollective::names()
     QVERIFY(algorithmsFor(Op::AllToAll).front() == Algorithm::Pairwise);
     QVERIFY(!opFromString("all-reduce"));
     QVERIFY(!algorithmFromString("Ring"));
+}
+
+void TestCollective::differencesFromClosedForm()
+{
+    using tw::collective::Algorithm;
+    using tw::collective::Op;
+    // Ring AllReduce of 8 ranks and 8,192 B: even chunks, the closed form holds exactly.
+    auto even = specOf(Op::AllReduce, Algorithm::Ring, 8, 8192);
+    QVERIFY(tw::collective::differencesFromClosedForm(tw::collective::closedForm(even), tw::collective::count(even)).empty());
+    // N = 3, M = 10 B: chunks of 4, 3, 3 B. The busiest rank sends its two largest chunks in each phase:
+    // 4 + 3 + 4 + 3 = 14 B, while 2(N−1)/N·M = 40/3 = 13.33 B; the steps (4) agree.
+    auto uneven = specOf(Op::AllReduce, Algorithm::Ring, 3, 10);
+    const auto diffs = tw::collective::differencesFromClosedForm(tw::collective::closedForm(uneven), tw::collective::count(uneven));
+    QCOMPARE(diffs.size(), std::size_t{1});
+    QVERIFY2(diffs[0].find("most bytes one rank sends: counted 14 B") == 0, diffs[0].c_str());
 }
 
 QTEST_APPLESS_MAIN(TestCollective)

@@ -487,10 +487,13 @@ void CollectivePane::updateCounts()
                      .arg(bytes(*c.algbw), bytes(*c.busbw))
                      .arg(*c.busbwFactor, 0, 'g', 4);
     if (!closed.formula.empty()) {
-        const bool matches = (!closed.totalBytes || std::fabs(*closed.totalBytes - c.totalBytes) <= 0.5 * double(c.steps + 1))
-                             && (!closed.steps || *closed.steps == c.steps);
+        const std::vector<std::string> differences = collective::differencesFromClosedForm(closed, c);
+        QStringList why;
+        for (const std::string& d : differences)
+            why << qs(d);
         lines << tr("Closed form (REFERENCE.md): %1 — %2")
-                     .arg(qs(closed.formula), matches ? tr("the schedule matches") : tr("differs (uneven chunks)"));
+                     .arg(qs(closed.formula), differences.empty() ? tr("the schedule matches")
+                                                                  : tr("differs: %1").arg(why.join(QStringLiteral("; "))));
     }
     m_counts->setText(lines.join(QLatin1Char('\n')));
     const QString from = m_custom || m_call->currentIndex() < 0 || m_call->currentIndex() >= int(m_planCalls.size())
