@@ -13,7 +13,9 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -990,8 +992,48 @@ void Builder::buildSignature()
         gpuBytes[s].assign(gpus, 0.0);
         gpuCalls[s].assign(gpus, 0.0);
     }
-    // Per GPU: Σ repeat·(bytes one member sends) over the calls it takes part in.
+    // Per GPU: Σ repeat·(bytes one member sends) over the calls it takes part in. Calls over the same
+    // groups (every layer's TP AllReduces of one stage …) are summed first when the range's groups have
+    // one size, so each GPU is visited once per range rather than once per call.
+    struct RangeSum {
+        double bytes = 0, calls = 0;
+    };
+    std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, RangeSum> ranges;
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::size_t> rangeSize; // 0: sizes differ
+    auto uniformSize = [&](std::uint32_t first, std::uint32_t count) {
+        auto [it, fresh] = rangeSize.try_emplace({first, count}, 0);
+        if (fresh && count > 0) {
+            const std::size_t n = comm.groups[first].members.size();
+            bool same = true;
+            for (std::uint32_t gi = first; gi < first + count && same; ++gi)
+                same = comm.groups[gi].members.size() == n;
+            it->second = same ? n : 0;
+        }
+        return it->second;
+    };
     for (const CollectiveCall& c : comm.calls) {
+        if (c.kind == CollectiveKind::SendRecv || c.groupCount == 0)
+            continue;
+        const std::size_t n = uniformSize(c.firstGroup, c.groupCount);
+        if (n == 0)
+            continue;
+        RangeSum& r = ranges[{strategyIndex(c.strategy), c.firstGroup, c.groupCount}];
+        r.bytes += static_cast<double>(c.repeat) * c.bytesSentPerMember(n);
+        r.calls += static_cast<double>(c.repeat);
+    }
+    for (const auto& [key, r] : ranges) {
+        const auto [s, first, count] = key;
+        double* bytes = gpuBytes[s].data();
+        double* calls = gpuCalls[s].data();
+        for (std::uint32_t gi = first; gi < first + count; ++gi)
+            for (std::uint32_t g : comm.groups[gi].members) {
+                bytes[g] += r.bytes;
+                calls[g] += r.calls;
+            }
+    }
+    for (const CollectiveCall& c : comm.calls) {
+        if (c.kind != CollectiveKind::SendRecv && (c.groupCount == 0 || uniformSize(c.firstGroup, c.groupCount) != 0))
+            continue; // summed above
         const std::size_t s = strategyIndex(c.strategy);
         double* bytes = gpuBytes[s].data();
         double* calls = gpuCalls[s].data();
