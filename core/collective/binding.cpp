@@ -168,7 +168,8 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
         b.timeSeconds = hit->second.timeSeconds;
         const std::size_t st = static_cast<std::size_t>(c.strategy);
         // All groups of a call run side by side: bytes add up over groups, time does not.
-        out.wireBytesPerStep[st] += b.wireBytes * c.groupCount * static_cast<double>(c.repeat);
+        b.stepWireBytes = b.wireBytes * c.groupCount * static_cast<double>(c.repeat);
+        out.wireBytesPerStep[st] += b.stepWireBytes;
         out.secondsPerStep[st] += b.timeSeconds * static_cast<double>(c.repeat);
         out.calls.push_back(b);
     }

@@ -42,6 +42,7 @@ struct BoundCall {
     double wireBytes = 0;         // Σ of the schedule's transfers
     double maxRankSentBytes = 0;
     double timeSeconds = 0;       // α–β
+    double stepWireBytes = 0;     // the call's bytes on the wire per optimizer step: wireBytes × groups × repeat
     bool fellBack = false;        // hierarchical asked, but the group's GPUs are not spread evenly over nodes: ring
     bool counted = true;          // false: the schedule could not be generated (validate refused it, e.g. too many ranks)
 };

@@ -266,6 +266,7 @@ std::uint32_t Schedule::chunkCount() const { return m->gen->chunkCount(); }
 Chunk Schedule::chunk(std::uint32_t index) const { return index < chunkCount() ? m->gen->chunk(index) : Chunk{}; }
 const ScheduleSpec& Schedule::spec() const { return m->spec; }
 std::string Schedule::phaseOf(std::uint64_t step) const { return m->gen->phaseOf(step); }
+bool Schedule::sendsInput() const { return m->gen->sendsInput(); }
 
 Counts count(const ScheduleSpec& spec, const LinkModel& link)
 {

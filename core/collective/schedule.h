@@ -112,6 +112,10 @@ public:
     [[nodiscard]] std::uint32_t chunkCount() const;
     [[nodiscard]] Chunk chunk(std::uint32_t index) const;
     [[nodiscard]] const ScheduleSpec& spec() const;
+    // True when every transfer carries the sender's original input rather than what it holds at that
+    // step (naive direct exchange: each receiver adds every other rank's input once); the checker and
+    // the animation replay it that way.
+    [[nodiscard]] bool sendsInput() const;
     // Phase names of a step for the UI ("reduce-scatter", "all-gather", "fold in", "broadcast" …).
     [[nodiscard]] std::string phaseOf(std::uint64_t step) const;
 

@@ -95,9 +95,7 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     m_algorithms = new AlgorithmTableModel(this);
     m_tabs->addTab(panekit::table(this, m_algorithms, "algorithmTable"), tr("Algorithms"));
     m_figures = new FigureTableModel(this);
-    m_figureTable = panekit::table(this, m_figures, "stage4Figures");
-    m_figureTable->horizontalHeader()->setSectionResizeMode(FigureTableModel::LabelColumn, QHeaderView::Stretch);
-    m_figureTable->setColumnHidden(FigureTableModel::IdColumn, true);
+    m_figureTable = panekit::figureTable(this, m_figures, "stage4Figures");
     m_chain = new QTextBrowser(this);
     m_chain->setObjectName(QStringLiteral("stage4Chain"));
     m_chain->setPlaceholderText(tr("Click a figure to see where its number comes from."));
@@ -362,7 +360,7 @@ void CollectivePane::onDerived(const std::shared_ptr<const scenario::Derivation>
                                      .arg(b.spec.ranks);
             const bool seen = std::any_of(entries.begin(), entries.end(), [&](const Entry& e) { return e.text == text; });
             if (!seen)
-                entries.push_back({int(b.call), b.wireBytes * c.groupCount * double(c.repeat), text});
+                entries.push_back({int(b.call), b.stepWireBytes, text});
         }
     }
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.weight > b.weight; });

@@ -1,5 +1,7 @@
 #include "panekit.h"
 
+#include "views/figuretablemodel.h"
+
 #include <QHeaderView>
 #include <QLabel>
 #include <QScrollArea>
@@ -38,6 +40,17 @@ QTableView* table(QWidget* parent, QAbstractItemModel* model, const char* object
     t->setSelectionBehavior(QAbstractItemView::SelectRows);
     t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     t->horizontalHeader()->setStretchLastSection(true);
+    return t;
+}
+
+QTableView* figureTable(QWidget* parent, QAbstractItemModel* figures, const char* objectName)
+{
+    QTableView* t = table(parent, figures, objectName);
+    t->setSelectionMode(QAbstractItemView::SingleSelection);
+    t->horizontalHeader()->setStretchLastSection(false);
+    t->horizontalHeader()->setSectionResizeMode(FigureTableModel::LabelColumn, QHeaderView::Stretch);
+    t->horizontalHeader()->setSectionResizeMode(FigureTableModel::ValueColumn, QHeaderView::ResizeToContents);
+    t->setColumnHidden(FigureTableModel::IdColumn, true);
     return t;
 }
 

@@ -16,5 +16,7 @@ QLabel* caption(QWidget* pane, const char* objectName);
 QScrollArea* formScroll(QWidget* form, QWidget* pane, int minWidth = 330);
 // Rows selected whole, columns fit their contents, the last one stretches.
 QTableView* table(QWidget* parent, QAbstractItemModel* model, const char* objectName);
+// A FigureTableModel's table: one figure per row, the label stretched, the value fitted, the id hidden.
+QTableView* figureTable(QWidget* parent, QAbstractItemModel* figures, const char* objectName);
 
 } // namespace tw::ui::panekit

@@ -106,25 +106,15 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
 
     m_tabs = new QTabWidget(this);
     m_signature = new SignatureModel(this);
-    m_signatureTable = new QTableView(this);
-    m_signatureTable->setObjectName(QStringLiteral("signatureTable"));
-    m_signatureTable->setModel(m_signature);
-    m_signatureTable->verticalHeader()->hide();
-    m_signatureTable->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_signatureTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_signatureTable = panekit::table(this, m_signature, "signatureTable");
+    m_signatureTable->horizontalHeader()->setStretchLastSection(false);
     m_signatureTable->horizontalHeader()->setSectionResizeMode(SignatureModel::FrequencyColumn, QHeaderView::Stretch);
     m_signatureTable->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_signatureTable->setWordWrap(true);
     m_tabs->addTab(m_signatureTable, tr("Signature"));
 
     m_calls = new CallListModel(this);
-    m_callTable = new QTableView(this);
-    m_callTable->setObjectName(QStringLiteral("callTable"));
-    m_callTable->setModel(m_calls);
-    m_callTable->verticalHeader()->hide();
-    m_callTable->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_callTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_callTable->horizontalHeader()->setStretchLastSection(true);
+    m_callTable = panekit::table(this, m_calls, "callTable");
     m_tabs->addTab(m_callTable, tr("Calls"));
 
     m_pipeline = new PipelineChart(this);
@@ -139,15 +129,7 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
     m_tabs->addTab(pipeSplit, tr("Pipeline"));
 
     m_figures = new FigureTableModel(this);
-    m_figureTable = new QTableView(this);
-    m_figureTable->setObjectName(QStringLiteral("stage3Figures"));
-    m_figureTable->setModel(m_figures);
-    m_figureTable->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_figureTable->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_figureTable->verticalHeader()->hide();
-    m_figureTable->horizontalHeader()->setSectionResizeMode(FigureTableModel::LabelColumn, QHeaderView::Stretch);
-    m_figureTable->horizontalHeader()->setSectionResizeMode(FigureTableModel::ValueColumn, QHeaderView::ResizeToContents);
-    m_figureTable->setColumnHidden(FigureTableModel::IdColumn, true);
+    m_figureTable = panekit::figureTable(this, m_figures, "stage3Figures");
     m_chain = new QTextBrowser(this);
     m_chain->setObjectName(QStringLiteral("stage3Chain"));
     m_chain->setPlaceholderText(tr("Click a figure (or a cell of the signature) to see where its number comes from."));

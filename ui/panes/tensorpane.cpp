@@ -2,6 +2,7 @@
 
 #include "charts/modelcharts.h"
 #include "document/document.h"
+#include "panes/panekit.h"
 #include "views/figuretablemodel.h"
 #include "views/messagebar.h"
 #include "views/modelform.h"
@@ -103,15 +104,7 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
     m_tabs->addTab(m_charts->parametersWidget(), tr("Parameters"));
     m_tabs->addTab(m_charts->memoryWidget(), tr("Memory per GPU"));
     m_figures = new FigureTableModel(this);
-    m_table = new QTableView(this);
-    m_table->setObjectName(QStringLiteral("stage2Figures"));
-    m_table->setModel(m_figures);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setSectionResizeMode(FigureTableModel::LabelColumn, QHeaderView::Stretch);
-    m_table->horizontalHeader()->setSectionResizeMode(FigureTableModel::ValueColumn, QHeaderView::ResizeToContents);
-    m_table->setColumnHidden(FigureTableModel::IdColumn, true);
+    m_table = panekit::figureTable(this, m_figures, "stage2Figures");
     m_chain = new QTextBrowser(this);
     m_chain->setObjectName(QStringLiteral("figureChain"));
     m_chain->setPlaceholderText(tr("Click a figure (or a bar of a chart) to see where its number comes from."));

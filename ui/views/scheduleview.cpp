@@ -485,9 +485,8 @@ void ScheduleView::buildModel()
     m_aggregated = m_n > std::uint64_t(kMaxCellRanks);
     m_allToAll = m_spec.op == Op::AllToAll;
     m_reduction = m_spec.op == Op::AllReduce || m_spec.op == Op::ReduceScatter || m_spec.op == Op::Reduce;
-    // Direct exchange sends each rank's own input, not what it has summed so far (describe(): "every
-    // rank sends its whole buffer to every other rank").
-    m_sendsInput = m_spec.op == Op::AllReduce && m_spec.algorithm == Algorithm::Naive;
+    // Direct exchange sends each rank's own input, not what it has summed so far: core says which.
+    m_sendsInput = m_valid && m_sched.sendsInput();
     m_all = m_n >= 64 ? ~Origins(0) : (Origins(1) << m_n) - 1;
     if (!m_valid || m_aggregated || m_n == 0)
         return;
