@@ -8,6 +8,10 @@ export TOKENWIRE_GPT2_DIR="$TOKENWIRE_CACHE/gpt2"
 TOKENWIRE_PACKAGES=(cmake ninja-build pkg-config g++ qt6-base-dev libqcustomplot-dev nlohmann-json3-dev
   libpcre2-dev xvfb xauth fonts-dejavu-core ccache imagemagick)
 
+# Open MPI for tools/measure (real collectives on loopback, issue #10) and its smoke test: test.sh and
+# measure.sh install them; run.sh does not (the GUI does not need MPI).
+TOKENWIRE_MEASURE_PACKAGES=(openmpi-bin libopenmpi-dev)
+
 tw_log() { printf '\033[1m[tokenwire]\033[0m %s\n' "$*" >&2; }
 
 tw_as_root() {

@@ -6,6 +6,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 tw_install_deps
+tw_apt_install "${TOKENWIRE_MEASURE_PACKAGES[@]}"
 tw_fetch_gpt2
 tw_build debug
 export QT_QPA_PLATFORM=offscreen

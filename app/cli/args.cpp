@@ -3,6 +3,7 @@
 #include "base/editdistance.h"
 #include "base/unitparse.h"
 #include "scenario/presets.h"
+#include "scenario/sweep.h"
 #include "text/bpetrainer.h"
 
 #include <algorithm>
@@ -96,7 +97,7 @@ std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::st
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, collective, simulate or presets";
+constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, collective, simulate, sweep, presets or validate";
 
 std::string commandName(Command command)
 {
@@ -117,8 +118,12 @@ std::string commandName(Command command)
         return "collective";
     case Command::Simulate:
         return "simulate";
+    case Command::Sweep:
+        return "sweep";
     case Command::Presets:
         return "presets";
+    case Command::Validate:
+        return "validate";
     case Command::None:
         break;
     }
@@ -222,6 +227,58 @@ Result<bool> parsePlanOption(ArgCursor& cur, std::string_view name, std::optiona
         return true;
     }
     return parseScenarioOption(cur, name, inl, o);
+}
+
+// Options of `sweep`; returns false when `name` is not one of them. A malformed --gpus is wrong usage
+// (exit 2), as a malformed value of any other option is.
+Result<bool> parseSweepOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl,
+                              SweepCommandOptions& o, bool& gpusGiven)
+{
+    if (name == "--gpus") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        if (gpusGiven)
+            return usageError("given twice", std::string(name));
+        auto list = scenario::parseGpuList(v.value());
+        if (!list)
+            return usageError(list.error().message, std::string(name));
+        o.gpus = std::move(list).value();
+        gpusGiven = true;
+        return true;
+    }
+    if (name == "--strong" || name == "--csv") {
+        if (inl)
+            return usageError("takes no value", std::string(name));
+        (name == "--strong" ? o.strong : o.csv) = true;
+        if (o.csv && o.scenario.json)
+            return usageError("--json and --csv cannot be used together", std::string(name));
+        return true;
+    }
+    if (name == "--json" && o.csv)
+        return usageError("--json and --csv cannot be used together", std::string(name));
+    return parseScenarioOption(cur, name, inl, o.scenario);
+}
+
+// Options of `validate`; returns false when `name` is not one of them.
+Result<bool> parseValidateOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl, ValidateOptions& o)
+{
+    if (name == "--json") {
+        if (inl)
+            return usageError("takes no value", std::string(name));
+        o.json = true;
+        return true;
+    }
+    if (name == "--data") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        if (v.value().empty())
+            return usageError("empty value; expected a measured dataset (JSON) FILE", std::string(name));
+        o.dataFile = std::string(v.value());
+        return true;
+    }
+    return false;
 }
 
 // Options of `tokenize`; returns false when `name` is not one of them.
@@ -541,6 +598,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
     bool formatSet = false;
     bool optionsEnded = false;
     CollectiveSeen collectiveSeen;
+    bool gpusGiven = false;
     std::string* input = nullptr;
 
     while (!cur.atEnd()) {
@@ -572,6 +630,10 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 known = parsePlanOption(cur, name, inl, inv.scenario);
             else if (inv.command == Command::Collective)
                 known = parseCollectiveOption(cur, name, inl, inv.collective, collectiveSeen);
+            else if (inv.command == Command::Sweep)
+                known = parseSweepOption(cur, name, inl, inv.sweep, gpusGiven);
+            else if (inv.command == Command::Validate)
+                known = parseValidateOption(cur, name, inl, inv.validate);
             if (!known)
                 return known.error();
             if (!known.value())
@@ -597,10 +659,14 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 inv.command = Command::Plan;
             } else if (arg == "simulate") {
                 inv.command = Command::Simulate;
+            } else if (arg == "sweep") {
+                inv.command = Command::Sweep;
             } else if (arg == "collective") {
                 inv.command = Command::Collective;
             } else if (arg == "presets") {
                 inv.command = Command::Presets;
+            } else if (arg == "validate") {
+                inv.command = Command::Validate;
             } else if (arg == "help") {
                 inv.help = true;
             } else {
@@ -611,6 +677,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
         if (!input)
             return usageError("unexpected argument '" + std::string(arg) + "': " + commandName(inv.command)
                               + (inv.command == Command::Presets      ? " takes no argument"
+                                 : inv.command == Command::Validate   ? " takes options only (see --help)"
                                  : inv.command == Command::Collective ? " takes options only (see --help)"
                                                                       : " reads --scenario FILE or --preset NAME"));
         if (inv.command == Command::Explain) {
@@ -632,7 +699,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
         return inv;
     if (inv.command == Command::None)
         return usageError("missing command; expected " + std::string(kCommandList) + " (see --help)");
-    if (inv.command == Command::Presets)
+    if (inv.command == Command::Presets || inv.command == Command::Validate)
         return inv;
     if (inv.command == Command::Collective) {
         auto done = finishCollective(inv.collective, collectiveSeen);
@@ -646,6 +713,13 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
             return usageError("missing figure ID (for example model.parameters; derive lists every id)");
         if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
             return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        return inv;
+    }
+    if (inv.command == Command::Sweep) {
+        if (inv.sweep.scenario.scenarioFile.empty() && inv.sweep.scenario.preset.empty())
+            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        if (!gpusGiven)
+            return usageError("missing; sweep needs the cluster sizes, such as 1,2,4,8 or 1-7", "--gpus");
         return inv;
     }
     if (inv.command == Command::TrainBpe && inv.trainBpe.vocabSize == 0)
@@ -839,6 +913,55 @@ Options:
 
 Exit status: 0 done, 1 unreadable scenario, impossible plan or fabric, 2 wrong usage.
 )";
+    case Command::Sweep:
+        return R"(Usage: tokenwire-cli sweep (--scenario FILE | --preset NAME) --gpus LIST [--strong]
+                         [--json | --csv] [--units si|iec]
+
+Stage 5's scaling sweep: the scenario on each cluster size of LIST, one simulated optimizer step
+each (as `simulate`), with the paper's appendix A.3 quantities: step time, exposed communication
+share ("AllReduce share" for a DDP plan), tokens/s, speedup and efficiency against the smallest size
+that ran. Weak scaling (the default): data parallelism takes the GPUs (dp = GPUs / (pp x tp)), each
+replica keeps its micro-batch and accumulation steps, so the global batch grows with dp. A size up to
+the scenario's GPUs per node is one node; a larger size is whole nodes of that many GPUs. For the
+paper-testbed fabric every GPU is a node, and the paper's measured points (15 % share at 2 nodes;
+24.5 %, 67 % efficiency and 4.69x at 7) are printed next to the prediction with the gap in words.
+
+Options:
+  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
+  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
+  --gpus LIST            cluster sizes: 1,2,4,8 or 1-7 or 1,2,4-8 (at most 64 sizes of 1-4,096 GPUs)
+  --strong               strong scaling: keep the global batch (accumulation shrinks with dp)
+  --json                 one JSON object: scenario, base_gpus, points ({gpus, nodes, dp, pp, tp, ep,
+                         step_time_s, compute_s, exposed_comm_s, comm_share, tokens_per_s, speedup,
+                         efficiency, mfu, ok, error}), measured ({gpus, comm_share, efficiency,
+                         speedup, source}; null when not measured), gaps, figures
+  --csv                  one header line, then one row per size (the point fields of --json)
+  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
+  -h, --help             this text
+
+Example: tokenwire-cli sweep --preset paper-testbed --gpus 1-7
+Exit status: 0 done, 1 unreadable scenario or a size that cannot run (the other sizes are still
+printed; the reasons go to standard error), 2 wrong usage (a malformed --gpus, too many sizes, more
+than 4,096 GPUs).
+)";
+    case Command::Validate:
+        return R"(Usage: tokenwire-cli validate [--data FILE] [--json]
+
+Compares tokenwire's predicted payload bytes with real collectives measured on loopback (Open MPI
+over TCP on lo; tools/measure/tokenwire-measure, scripts/measure.sh): one line per measured row with
+Open MPI's algorithm, the tokenwire schedule it maps to, measured and predicted bytes and the error.
+Rows whose algorithm tokenwire does not model are listed as exclusions with the reason.
+
+Options:
+  --data FILE  a measured dataset (default: data/measurements/openmpi-loopback.json, compiled in)
+  --json       one JSON object: tolerance, rows ({op, algorithm_id, algorithm, ranks, bytes,
+               measured_payload_bytes, predicted_payload_bytes, ratio, error, tokenwire, how, excluded, pass}),
+               misses, exclusions
+  -h, --help   this text
+
+Exit status: 0 every modelled row within 2 % of its measured payload, 1 a miss (or an unreadable
+dataset), 2 wrong usage.
+)";
     case Command::Presets:
         return R"(Usage: tokenwire-cli presets
 
@@ -861,7 +984,9 @@ Commands:
   plan         the parallel plan: validation, communication signature, collective calls
   collective   one collective call scheduled step by step: bytes per rank, steps, time, busbw
   simulate     one training step on the scenario's fabric: step time, exposed communication, MFU
+  sweep        the step on several cluster sizes: speedup, efficiency, communication share
   presets      the scenarios shipped with the program
+  validate     predicted vs measured bytes of real collectives on loopback (exit 1 on a miss > 2 %)
 
 Options:
   -h, --help   this text; `tokenwire-cli COMMAND --help` for a command's options

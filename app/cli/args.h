@@ -15,7 +15,7 @@
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Collective, Simulate, Presets };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Collective, Simulate, Sweep, Presets, Validate };
 
 enum class OutputFormat { Table, Json, Count };
 
@@ -61,6 +61,22 @@ struct CollectiveOptions {
     bool operator==(const CollectiveOptions&) const = default;
 };
 
+// sweep: the scenario on several cluster sizes (--gpus LIST), one simulated step each.
+struct SweepCommandOptions {
+    ScenarioOptions scenario;          // --scenario / --preset, --json, --units
+    std::vector<std::uint64_t> gpus;   // --gpus, parsed by scenario::parseGpuList (ascending)
+    bool strong = false;               // --strong: keep the global batch (strong scaling)
+    bool csv = false;                  // --csv: one header line, one row per size
+    bool operator==(const SweepCommandOptions&) const = default;
+};
+
+// validate: tokenwire's predictions against a measured dataset (issue #10).
+struct ValidateOptions {
+    std::string dataFile; // --data FILE; empty: the committed dataset compiled into the program
+    bool json = false;
+    bool operator==(const ValidateOptions&) const = default;
+};
+
 struct Invocation {
     Command command = Command::None;
     bool help = false;    // --help on the tool (command None) or on a command
@@ -69,6 +85,8 @@ struct Invocation {
     TrainBpeOptions trainBpe;
     ScenarioOptions scenario; // derive, tensors, explain, plan
     CollectiveOptions collective;
+    SweepCommandOptions sweep;
+    ValidateOptions validate;
     bool operator==(const Invocation&) const = default;
 };
 

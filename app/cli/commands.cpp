@@ -3,11 +3,13 @@
 #include "args.h"
 #include "base/fileio.h"
 #include "base/units.h"
+#include "collective/openmpi.h"
 #include "collective/schedule.h"
 #include "network/simulate.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 #include "scenario/scenariojson.h"
+#include "scenario/sweep.h"
 #include "text/bpe.h"
 #include "text/bpetrainer.h"
 #include "text/dataset.h"
@@ -75,7 +77,7 @@ Error fileError(const std::string& path, std::string message)
 
 std::string tooLarge()
 {
-    return "larger than " + formatBytes(static_cast<double>(text::kMaxTextBytes), {ByteUnits::Binary, 4})
+    return "larger than " + formatBytes(static_cast<double>(text::maxTextBytes()), {ByteUnits::Binary, 4})
         + ", the most tokenized in one piece";
 }
 
@@ -88,7 +90,7 @@ Result<std::string> readAll(std::FILE* f, const std::string& path, const std::st
     for (;;) {
         const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
         data.append(chunk.data(), n);
-        if (data.size() > text::kMaxTextBytes)
+        if (data.size() > text::maxTextBytes())
             return fileError(path, what + " is " + tooLarge());
         if (n < chunk.size()) {
             if (std::ferror(f))
@@ -121,7 +123,7 @@ Result<std::string> readInput(const std::string& path, const std::string& what)
     std::size_t sizeHint = 0;
     if (fs::is_regular_file(st)) {
         const auto size = fs::file_size(path, ec);
-        if (!ec && size > text::kMaxTextBytes) {
+        if (!ec && size > text::maxTextBytes()) {
             std::fclose(f);
             return fileError(path, what + " is " + tooLarge());
         }
@@ -762,6 +764,10 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
                        {"comm_share", r.commShare},
                        {"mfu", r.mfu},
                        {"flows", r.flows},
+                       {"simulated_flows", r.simulatedFlows},
+                       {"simulated_gpus", r.simulatedGpus},
+                       {"closed_form_collectives", r.closedFormInstances},
+                       {"symmetry", r.reduction},
                        {"links", links},
                        {"figures", figures}};
         out << dumpJson(doc) << '\n';
@@ -783,7 +789,15 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     rows.push_back({"Communication share", percent(r.commShare)});
     if (r.mfu > 0)
         rows.push_back({"MFU", percent(r.mfu)});
-    rows.push_back({"Flows simulated", formatInteger(static_cast<std::int64_t>(r.flows))});
+    rows.push_back({"Flows in the step", formatInteger(static_cast<std::int64_t>(r.flows))});
+    rows.push_back({"Flows simulated", formatInteger(static_cast<std::int64_t>(r.simulatedFlows))
+                                           + (r.closedFormInstances
+                                                  ? " (+ " + formatInteger(static_cast<std::int64_t>(r.closedFormInstances))
+                                                        + " private collectives in closed form)"
+                                                  : std::string())});
+    rows.push_back({"GPUs simulated", formatInteger(static_cast<std::int64_t>(r.simulatedGpus)) + " of "
+                                          + formatInteger(static_cast<std::int64_t>(r.gpus.size()))
+                                          + (r.symmetryFactor > 1 ? " (" + r.reduction + ")" : std::string())});
     printRows(out, rows);
     out << "\nBusiest links (payload per step, utilization over the step):\n";
     rows.clear();
@@ -799,6 +813,170 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     for (const Error& e : r.skipped)
         out << "Note: " << e.toString() << '\n';
     return out.good() ? kExitOk : kExitInput;
+}
+
+namespace {
+
+// A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break (RFC 4180).
+std::string csvField(const std::string& s)
+{
+    if (s.find_first_of(",\"\n\r") == std::string::npos)
+        return s;
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"')
+            out.push_back('"');
+        out.push_back(c);
+    }
+    out.push_back('"');
+    return out;
+}
+
+// A measured quantity: the number, or null when the paper did not measure it (stored as < 0).
+json measuredJson(double v)
+{
+    return v < 0 ? json(nullptr) : json(v);
+}
+
+} // namespace
+
+int runSweep(const SweepCommandOptions& o, std::ostream& out, std::ostream& err)
+{
+    auto loaded = scenarioFor(o.scenario, err);
+    if (!loaded) {
+        printError(err, loaded.error());
+        return kExitInput;
+    }
+    const scenario::Scenario s = std::move(loaded).value();
+    scenario::SweepOptions options;
+    options.gpus = o.gpus;
+    options.strong = o.strong;
+    auto result = scenario::runSweep(s, options);
+    if (!result) {
+        Error e = result.error();
+        if (e.where.file.empty() && !o.scenario.scenarioFile.empty())
+            e.where.file = displayName(o.scenario.scenarioFile);
+        printError(err, e);
+        return kExitInput;
+    }
+    const scenario::Sweep& w = result.value();
+    bool allRan = true;
+    for (const scenario::SweepPoint& p : w.points)
+        if (!p.ok) {
+            allRan = false;
+            Error e = p.error;
+            e.message = formatInteger(static_cast<std::int64_t>(p.gpus)) + " GPUs cannot run: " + e.message;
+            printError(err, e);
+        }
+    const int status = allRan ? kExitOk : kExitInput;
+    auto pointJson = [](const scenario::SweepPoint& p) {
+        return json{{"gpus", p.gpus},
+                    {"nodes", p.nodes},
+                    {"dp", p.dp},
+                    {"pp", p.pp},
+                    {"tp", p.tp},
+                    {"ep", p.ep},
+                    {"step_time_s", p.stepSeconds},
+                    {"compute_s", p.computeSeconds},
+                    {"exposed_comm_s", p.exposedCommSeconds},
+                    {"comm_share", p.commShare},
+                    {"tokens_per_s", p.tokensPerSecond},
+                    {"speedup", p.speedup},
+                    {"efficiency", p.efficiency},
+                    {"mfu", p.mfu},
+                    {"ok", p.ok},
+                    {"error", p.ok ? json(nullptr) : json(p.error.toString())}};
+    };
+    if (o.scenario.json) {
+        json points = json::array();
+        for (const scenario::SweepPoint& p : w.points)
+            points.push_back(pointJson(p));
+        json measured = json::array();
+        for (const scenario::MeasuredPoint& m : w.measured)
+            measured.push_back({{"gpus", m.gpus},
+                                {"comm_share", measuredJson(m.commShare)},
+                                {"efficiency", measuredJson(m.efficiency)},
+                                {"speedup", measuredJson(m.speedup)},
+                                {"source", m.source}});
+        json figures = json::array();
+        for (const Figure& f : w.figures.all())
+            figures.push_back(figureJson(f));
+        const json doc{{"scenario", s.name},
+                       {"scaling", o.strong ? "strong" : "weak"},
+                       {"base_gpus", w.baseGpus},
+                       {"points", points},
+                       {"measured", measured},
+                       {"gaps", w.gaps},
+                       {"figures", figures}};
+        out << dumpJson(doc) << '\n';
+        return out.good() ? status : kExitInput;
+    }
+    if (o.csv) {
+        static const char* const columns[] = {"gpus", "nodes", "dp", "pp", "tp", "ep", "step_time_s", "compute_s",
+                                              "exposed_comm_s", "comm_share", "tokens_per_s", "speedup", "efficiency",
+                                              "mfu", "ok", "error"};
+        std::string header;
+        for (const char* c : columns)
+            header += (header.empty() ? "" : ",") + std::string(c);
+        out << header << '\n';
+        for (const scenario::SweepPoint& p : w.points) {
+            const json row = pointJson(p);
+            std::string line;
+            for (std::size_t k = 0; k < std::size(columns); ++k) {
+                const json& v = row.at(columns[k]);
+                // Numbers as JSON writes them (shortest form that reads back exactly), text as CSV fields,
+                // null (no error) as an empty field.
+                const std::string cell = v.is_null() ? std::string() : v.is_string() ? csvField(v.get<std::string>()) : v.dump();
+                line += (k == 0 ? "" : ",") + cell;
+            }
+            out << line << '\n';
+        }
+        return out.good() ? status : kExitInput;
+    }
+    auto percentText = [](double share) { return formatCount(100.0 * share, 1) + " %"; };
+    const scenario::Scenario& base = s;
+    out << "Scenario:   " << s.name << '\n';
+    out << "Model:      " << base.model.name << ", " << network::toString(base.topology.kind) << " fabric, "
+        << (o.strong ? "strong scaling (the global batch is kept)"
+                     : "weak scaling (each replica keeps B = " + formatInteger(static_cast<std::int64_t>(base.batch.microBatch))
+                           + " sequences of T = " + formatInteger(static_cast<std::int64_t>(base.batch.sequenceLength))
+                           + " tokens and its accumulation steps)")
+        << '\n';
+    if (w.baseGpus > 0)
+        out << "Speedup and efficiency against " << formatInteger(static_cast<std::int64_t>(w.baseGpus))
+            << (w.baseGpus == 1 ? " GPU" : " GPUs") << " (the smallest size that ran).\n";
+    out << '\n';
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"GPUs", "Nodes", "dp×pp×tp", "Step time", "Comm share", "Tokens/s", "Speedup", "Efficiency"});
+    for (const scenario::SweepPoint& p : w.points) {
+        const std::string gpus = formatInteger(static_cast<std::int64_t>(p.gpus));
+        if (!p.ok) {
+            rows.push_back({gpus, "", "", "cannot run: " + p.error.toString()});
+            continue;
+        }
+        rows.push_back({gpus, formatInteger(static_cast<std::int64_t>(p.nodes)),
+                        formatInteger(static_cast<std::int64_t>(p.dp)) + "×" + formatInteger(static_cast<std::int64_t>(p.pp)) + "×"
+                            + formatInteger(static_cast<std::int64_t>(p.tp)),
+                        formatSeconds(p.stepSeconds), percentText(p.commShare), formatCount(p.tokensPerSecond, 0),
+                        formatCount(p.speedup, 2) + "×", percentText(p.efficiency)});
+    }
+    printRows(out, rows);
+    if (!w.measured.empty()) {
+        out << "\nMeasured (" << w.measured.front().source << "):\n";
+        rows.clear();
+        rows.push_back({"GPUs", "AllReduce share", "Efficiency", "Speedup"});
+        for (const scenario::MeasuredPoint& m : w.measured)
+            rows.push_back({formatInteger(static_cast<std::int64_t>(m.gpus)), m.commShare < 0 ? "—" : percentText(m.commShare),
+                            m.efficiency < 0 ? "—" : percentText(m.efficiency),
+                            m.speedup < 0 ? "—" : formatCount(m.speedup, 2) + "×"});
+        printRows(out, rows);
+    }
+    if (!w.gaps.empty()) {
+        out << "\nModel against measurement:\n";
+        for (const std::string& g : w.gaps)
+            out << "  " << g << '\n';
+    }
+    return out.good() ? status : kExitInput;
 }
 
 int runTensors(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
@@ -1214,6 +1392,122 @@ int runCollective(const CollectiveOptions& o, std::ostream& out, std::ostream& e
     return out.good() ? kExitOk : kExitInput;
 }
 
+namespace {
+
+// "+0.21 %" with the sign always shown.
+std::string signedPercent(double fraction)
+{
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%+.2f %%", fraction * 100);
+    return buffer;
+}
+
+} // namespace
+
+int runValidate(const ValidateOptions& o, std::ostream& out, std::ostream& err)
+{
+    namespace om = collective::openmpi;
+    // The committed dataset is compiled in, so validate works from any directory and in the tests.
+    std::string text;
+    std::string source = "data/measurements/openmpi-loopback.json (compiled in)";
+    if (o.dataFile.empty()) {
+        text = std::string(om::embeddedDataset());
+    } else {
+        auto bytes = readInput(o.dataFile, "the measured dataset");
+        if (!bytes) {
+            printError(err, bytes.error());
+            return kExitInput;
+        }
+        text = std::move(bytes).value();
+        source = displayName(o.dataFile);
+    }
+    auto rows = om::parseDataset(text);
+    if (!rows) {
+        Error e = rows.error();
+        e.where.file = source;
+        printError(err, e);
+        return kExitInput;
+    }
+    const auto comparisons = om::compare(rows.value());
+    std::size_t misses = 0, exclusions = 0;
+    double worst = 0;
+    for (const auto& c : comparisons) {
+        misses += c.pass ? 0 : 1;
+        exclusions += c.excluded ? 1 : 0;
+        if (!c.excluded)
+            worst = std::max(worst, std::fabs(c.error));
+    }
+    if (o.json) {
+        json doc;
+        doc["source"] = source;
+        doc["tolerance"] = om::kTolerance;
+        json list = json::array();
+        for (const auto& c : comparisons) {
+            json j;
+            j["library"] = c.row.library;
+            j["op"] = std::string(collective::toString(c.row.measuredCase.op));
+            j["algorithm_id"] = c.row.measuredCase.algorithmId;
+            j["algorithm"] = c.prediction.algorithmName;
+            j["ranks"] = c.row.measuredCase.ranks;
+            j["bytes"] = c.row.measuredCase.bytes;
+            j["measured_payload_bytes"] = c.row.payloadBytes;
+            j["predicted_payload_bytes"] = c.excluded ? json(nullptr) : json(c.prediction.payloadBytes);
+            j["ratio"] = c.excluded ? json(nullptr) : json(c.ratio);
+            j["error"] = c.excluded ? json(nullptr) : json(c.error);
+            j["tokenwire"] = c.excluded ? json(nullptr) : json(std::string(collective::toString(c.prediction.spec.algorithm)));
+            j["how"] = c.prediction.how;
+            j["excluded"] = c.excluded;
+            j["pass"] = c.pass;
+            list.push_back(std::move(j));
+        }
+        doc["rows"] = std::move(list);
+        doc["misses"] = misses;
+        doc["exclusions"] = exclusions;
+        doc["worst_error"] = worst;
+        out << dumpJson(doc, 2) << '\n';
+    } else {
+        out << "Predicted vs measured payload bytes (one call, Σ over ranks), " << source << "\n\n";
+        std::vector<std::vector<std::string>> table{
+            {"op", "Open MPI algorithm", "N", "bytes", "measured", "predicted", "error", "tokenwire", "status"}};
+        for (const auto& c : comparisons) {
+            const auto& m = c.row.measuredCase;
+            table.push_back({std::string(collective::toString(m.op)),
+                             std::to_string(m.algorithmId) + " " + c.prediction.algorithmName,
+                             std::to_string(m.ranks), formatCount(m.bytes, 0), formatCount(c.row.payloadBytes, 0),
+                             c.excluded ? "—" : formatCount(c.prediction.payloadBytes, 0),
+                             c.excluded ? "—" : signedPercent(c.error),
+                             c.excluded ? "—" : std::string(collective::toString(c.prediction.spec.algorithm)),
+                             c.excluded ? "excluded" : c.pass ? "ok" : "MISS"});
+        }
+        printRows(out, table);
+        out << '\n'
+            << comparisons.size() << " rows: " << comparisons.size() - misses - exclusions << " within "
+            << formatCount(om::kTolerance * 100, 0) << " %, " << exclusions << " excluded, " << misses
+            << " missed; worst error " << formatCount(worst * 100, 2) << " %\n";
+        // Each exclusion's reason once per (op, algorithm).
+        std::vector<std::string> seen;
+        for (const auto& c : comparisons) {
+            if (!c.excluded)
+                continue;
+            const std::string key = std::string(collective::toString(c.row.measuredCase.op)) + " "
+                + std::to_string(c.row.measuredCase.algorithmId) + " " + c.prediction.algorithmName;
+            if (std::find(seen.begin(), seen.end(), key) != seen.end())
+                continue;
+            seen.push_back(key);
+            out << "excluded: " << key << ": " << c.prediction.how << '\n';
+        }
+    }
+    for (const auto& c : comparisons)
+        if (!c.pass)
+            err << kTool << ": miss: " << collective::toString(c.row.measuredCase.op) << ' ' << c.prediction.algorithmName
+                << " N=" << c.row.measuredCase.ranks << " bytes=" << formatCount(c.row.measuredCase.bytes, 0)
+                << ": measured " << formatCount(c.row.payloadBytes, 0) << " B, predicted "
+                << formatCount(c.prediction.payloadBytes, 0) << " B (" << signedPercent(c.error) << ")\n";
+    if (!out.good())
+        return kExitInput;
+    return misses > 0 ? kExitInput : kExitOk;
+}
+
 int runPresets(std::ostream& out)
 {
     const auto list = scenario::presetList();
@@ -1260,10 +1554,14 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
         return runPlan(i.scenario, out, err);
     case Command::Simulate:
         return runSimulate(i.scenario, out, err);
+    case Command::Sweep:
+        return runSweep(i.sweep, out, err);
     case Command::Collective:
         return runCollective(i.collective, out, err);
     case Command::Presets:
         return runPresets(out);
+    case Command::Validate:
+        return runValidate(i.validate, out, err);
     case Command::None:
         break;
     }

@@ -1,6 +1,6 @@
 #pragma once
 // The commands of tokenwire-cli (tokenize, train-bpe, derive, tensors, explain, plan, collective,
-// presets), over the Qt-free core.
+// simulate, sweep, presets), over the Qt-free core.
 
 #include <iosfwd>
 
@@ -11,6 +11,7 @@ struct TokenizeOptions;
 struct TrainBpeOptions;
 struct ScenarioOptions;
 struct CollectiveOptions;
+struct SweepCommandOptions;
 
 // Exit statuses: done, unreadable or corrupt input (or output), wrong usage.
 inline constexpr int kExitOk = 0;
@@ -36,6 +37,13 @@ inline constexpr int kExitUsage = 2;
 // Stage 5: one step simulated on the scenario's fabric (table or JSON); exit 1 when the plan or the
 // fabric cannot run.
 [[nodiscard]] int runSimulate(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
+// Stage 5's scaling sweep: the scenario on each size of --gpus (table, JSON or CSV), the paper's measured
+// points and the gaps; exit 1 when the scenario is unreadable or a size cannot run.
+[[nodiscard]] int runSweep(const SweepCommandOptions& options, std::ostream& out, std::ostream& err);
+struct ValidateOptions;
+// Issue #10: tokenwire's predictions against a measured dataset (table or JSON); exit 1 when any modelled
+// row misses its measured payload by more than 2 % or the dataset is unreadable.
+[[nodiscard]] int runValidate(const ValidateOptions& options, std::ostream& out, std::ostream& err);
 // Lists the presets: names, a blank line, then "name — description" lines.
 [[nodiscard]] int runPresets(std::ostream& out);
 // The whole tool: parses argv, runs the command, writes "tokenwire-cli: …" errors to err.

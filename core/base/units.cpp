@@ -6,10 +6,10 @@
 
 namespace tw {
 
-std::string formatInteger(std::int64_t value)
+namespace {
+
+std::string grouped(const std::string& digits)
 {
-    const bool negative = value < 0;
-    std::string digits = std::to_string(negative ? -(value + 1) + 1ULL : static_cast<unsigned long long>(value));
     std::string out;
     out.reserve(digits.size() + digits.size() / 3 + 1);
     const std::size_t lead = digits.size() % 3;
@@ -18,7 +18,21 @@ std::string formatInteger(std::int64_t value)
             out += ',';
         out += digits[i];
     }
+    return out;
+}
+
+} // namespace
+
+std::string formatInteger(std::int64_t value)
+{
+    const bool negative = value < 0;
+    const std::string out = grouped(std::to_string(negative ? -(value + 1) + 1ULL : static_cast<unsigned long long>(value)));
     return negative ? "-" + out : out;
+}
+
+std::string formatUnsigned(std::uint64_t value)
+{
+    return grouped(std::to_string(value));
 }
 
 static std::string printf2(const char* fmt, double v)

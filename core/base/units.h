@@ -24,6 +24,8 @@ struct DisplayUnits {
 
 // "1,234,567" (commas every three digits; negative numbers keep their sign).
 [[nodiscard]] std::string formatInteger(std::int64_t value);
+// The same for counts read from files, up to 18,446,744,073,709,551,615 (never shown as negative).
+[[nodiscard]] std::string formatUnsigned(std::uint64_t value);
 // A count that may be a fraction: integers with separators, fractions with `decimals` digits.
 [[nodiscard]] std::string formatCount(double value, int decimals = 2);
 // "248.9 MB" or "237.4 MiB"; values below 1 kB/KiB are written in bytes.

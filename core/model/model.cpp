@@ -12,7 +12,7 @@ namespace tw::model {
 
 namespace {
 
-std::string integer(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
+std::string integer(std::uint64_t v) { return formatUnsigned(v); }
 
 Error fieldError(const std::string& path, std::string message)
 {

@@ -98,13 +98,17 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
     std::vector<collective::Transfer> step;
     std::vector<double> wireOne(K);
 
+    static_assert(static_cast<int>(collective::Op::SendRecv) + 1 == kLinkOps);
     auto addPath = [&](const std::vector<LinkId>& path, double payload, const double* wire, double transfers,
-                       const double* w, double wsum) {
+                       const double* w, double wsum, collective::Op op) {
+        const auto o = static_cast<std::size_t>(op);
         for (LinkId l : path) {
             LinkLoad& load = out.links[l];
             for (int s = 0; s < 4; ++s)
-                if (w[s] != 0)
+                if (w[s] != 0) {
                     load.payloadBytes[s] += payload * w[s];
+                    load.opBytes[s][o] += payload * w[s];
+                }
             load.wireBytes += wire[linkProto[l]] * wsum;
             load.transfers += transfers * wsum;
         }
@@ -158,7 +162,7 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
                 if (!path.ok())
                     return path.error();
                 ++out.routedPairs;
-                addPath(*path.value(), payload, wire, transfers, entry.weight, wsum);
+                addPath(*path.value(), payload, wire, transfers, entry.weight, wsum, entry.spec.op);
                 for (int s = 0; s < 4; ++s)
                     out.injectedBytes[s] += payload * entry.weight[s];
                 return Ok{};

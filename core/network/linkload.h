@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/progress.h"
 #include "collective/binding.h"
+#include "collective/schedule.h"
 #include "parallel/plan.h"
 
 #include <cstdint>
@@ -24,8 +25,12 @@
 
 namespace tw::network {
 
+// The collective operations a link's bytes come from, per strategy (index = collective::Op).
+inline constexpr int kLinkOps = 7;
+
 struct LinkLoad {
     Bytes payloadBytes[4] = {0, 0, 0, 0}; // per strategy (DP, PP, TP, EP), per optimizer step
+    Bytes opBytes[4][kLinkOps] = {};      // the same bytes by strategy and collective operation (tooltips: "DP AllReduce")
     Bytes wireBytes = 0;                  // all strategies, with the link protocol's packet overhead
     double transfers = 0;                 // transfers crossing the link per step (× repeat)
     [[nodiscard]] Bytes payload() const { return payloadBytes[0] + payloadBytes[1] + payloadBytes[2] + payloadBytes[3]; }

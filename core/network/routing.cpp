@@ -54,12 +54,15 @@ struct Router::Impl {
     const Topology* topo = nullptr;
     std::vector<std::uint64_t> cost; // per link, ns (≥ 1)
     std::vector<char> transit;       // per node
-    std::unordered_map<NodeId, std::vector<std::uint64_t>> distTo;
+    std::vector<char> network;       // per link: a network protocol (NIC, leaf, spine)
+    std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> distTo; // target | networkOnly << 32
     std::unordered_map<Key, std::vector<LinkId>, KeyHash> paths;
 
-    const std::vector<std::uint64_t>& distances(NodeId target)
+    // Distances to `target` over all links, or over network links only (NIC ↔ leaf ↔ spine).
+    const std::vector<std::uint64_t>& distances(NodeId target, bool networkOnly)
     {
-        auto hit = distTo.find(target);
+        const std::uint64_t key = std::uint64_t{target} | (std::uint64_t{networkOnly} << 32);
+        auto hit = distTo.find(key);
         if (hit != distTo.end())
             return hit->second;
         std::vector<std::uint64_t> dist(topo->nodes().size(), kInf);
@@ -73,6 +76,8 @@ struct Router::Impl {
             if (d > dist[u] || (u != target && !transit[u]))
                 continue; // stale, or a GPU / host memory: a path may start there but not pass through
             for (LinkId l : topo->inLinks(u)) {
+                if (networkOnly && !network[l])
+                    continue;
                 const NodeId v = topo->link(l).from;
                 const std::uint64_t nd = d + cost[l];
                 if (nd < dist[v]) {
@@ -81,14 +86,14 @@ struct Router::Impl {
                 }
             }
         }
-        return distTo.emplace(target, std::move(dist)).first->second;
+        return distTo.emplace(key, std::move(dist)).first->second;
     }
 
     // Appends a shortest path from `from` to `target` to `out`, choosing among equal next hops by ECMP.
     bool walk(NodeId from, NodeId target, std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flow,
-              std::vector<LinkId>& out)
+              std::vector<LinkId>& out, bool networkOnly = false)
     {
-        const std::vector<std::uint64_t>& dist = distances(target);
+        const std::vector<std::uint64_t>& dist = distances(target, networkOnly);
         if (dist[from] == kInf)
             return false;
         NodeId u = from;
@@ -99,7 +104,8 @@ struct Router::Impl {
             many.clear();
             for (LinkId l : topo->outLinks(u)) {
                 const NodeId v = topo->link(l).to;
-                if ((v != target && !transit[v]) || dist[v] == kInf || dist[v] + cost[l] != dist[u])
+                if ((networkOnly && !network[l]) || (v != target && !transit[v]) || dist[v] == kInf
+                    || dist[v] + cost[l] != dist[u])
                     continue;
                 if (k < 64)
                     choices[k] = l;
@@ -127,6 +133,9 @@ Router::Router(const Topology& topology) : m(std::make_unique<Impl>())
     m->transit.reserve(topology.nodes().size());
     for (const Node& n : topology.nodes())
         m->transit.push_back(n.kind != NodeKind::Gpu && n.kind != NodeKind::HostMemory);
+    m->network.reserve(topology.links().size());
+    for (const Link& l : topology.links())
+        m->network.push_back(isNetwork(l.protocol));
 }
 
 Router::~Router() = default;
@@ -154,11 +163,18 @@ Result<const std::vector<LinkId>*> Router::route(std::uint32_t srcGpu, std::uint
         const std::optional<NodeId> hs = staged ? t.hostMemory(ss) : std::nullopt;
         const std::optional<NodeId> hd = staged ? t.hostMemory(ds) : std::nullopt;
         bool ok = true;
+        const NodeId ns = t.gpuNic(srcGpu), nd = t.gpuNic(dstGpu);
         if (hs && hd) {
             ok = m->walk(s, *hs, srcGpu, dstGpu, flowId, path);
             if (ok && *hs != *hd)
                 ok = m->walk(*hs, *hd, srcGpu, dstGpu, flowId, path);
             ok = ok && m->walk(*hd, d, srcGpu, dstGpu, flowId, path);
+        } else if (ss != ds && ns != kNoNode && nd != kNoNode) {
+            // NIC affinity: out through the source GPU's own NIC, across the network only, in through
+            // the destination GPU's own NIC.
+            ok = m->walk(s, ns, srcGpu, dstGpu, flowId, path);
+            ok = ok && m->walk(ns, nd, srcGpu, dstGpu, flowId, path, true);
+            ok = ok && m->walk(nd, d, srcGpu, dstGpu, flowId, path);
         } else {
             ok = m->walk(s, d, srcGpu, dstGpu, flowId, path);
         }

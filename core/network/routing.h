@@ -5,6 +5,11 @@
 // Staging: when the topology stages through host memory (no GPUDirect P2P) and the two GPUs are not
 // NVLink peers of one server, the path is GPU → host memory of its server (→ host memory of the
 // destination's server, across servers) → GPU, each leg a shortest path.
+// NIC affinity: with one NIC per GPU (rail-optimized), traffic between servers leaves through the
+// source GPU's own NIC (Topology::gpuNic: the NIC on its PCIe switch, as NCCL binds each GPU to its
+// nearest NIC) and enters through the destination GPU's own NIC; between the two NICs the path stays
+// on the network (NIC → leaf → spine → leaf → NIC), never back through a server. Each leg is a
+// shortest path.
 // ECMP: at every node with several next hops on a shortest path (ascending link id), the choice is
 // h mod k, with h = FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) over the 20 bytes,
 // little-endian, of (source GPU u32, destination GPU u32, flow id u64, current node id u32) — a switch

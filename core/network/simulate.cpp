@@ -7,13 +7,16 @@
 #include "collective/schedule.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <queue>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -33,6 +36,7 @@ constexpr std::uint32_t kNone = 0xffffffffu;
 // One distinct schedule, generated once: its transfers step by step and, per step and rank, the
 // transfers that rank sends or receives (CSR).
 struct Sched {
+    std::uint32_t index = 0; // creation order
     std::uint32_t ranks = 0, steps = 0;
     std::vector<collective::Transfer> transfers;
     std::vector<std::uint32_t> stepBegin;  // steps + 1
@@ -75,16 +79,48 @@ struct CallClass {
     bool backward = false;
 };
 
+// One link of a flow as the rate allocation sees it: without symmetry the path's links, weight 1; with
+// it, the representative of each link's orbit weighted by how many flows of the flow's orbit cross that
+// link, and the links no allocation can saturate (constrains = false: only their rate is summed).
+struct PathEntry {
+    LinkId link = 0;
+    std::uint32_t weight = 1;
+    bool constrains = true;
+};
+
 // A routed transfer of a schedule in a group: its path and Σ link latency (routed once, on first use).
 struct PathInfo {
     const std::vector<LinkId>* path = nullptr;
+    const std::vector<PathEntry>* entries = nullptr;
     double latency = 0;
+};
+
+// Per (group, schedule): the routed transfers and, under symmetry, each transfer's orbit representative.
+struct GroupSched {
+    std::vector<PathInfo> paths;
+    std::vector<std::uint32_t> transferRep; // empty: every transfer is its own
+    // Closed form (simulate.h "Private collectives"): −1 not decided, 0 no, 1 yes.
+    int closedForm = -1;
+    std::vector<double> duration;                   // per transfer: Σ latency + bytes / bottleneck capacity
+    std::vector<double> lockstep;                   // per rank: done − arrival when all arrive together
+    std::vector<std::pair<LinkId, double>> payload; // bytes per link of one instance
+    std::vector<const std::vector<LinkId>*> route;  // per transfer: its path
+    std::vector<double> latency, rate;              // per transfer: Σ latency, bottleneck capacity
 };
 
 struct Instance {
     Key key;
     const Sched* sched = nullptr;
     std::vector<PathInfo>* paths = nullptr; // per transfer, shared by every instance of (group, schedule)
+    const std::vector<std::uint32_t>* transferRep = nullptr; // symmetry: transfer → its orbit's representative
+    const std::vector<std::uint32_t>* rankRep = nullptr;     // symmetry: rank → its orbit's representative
+    std::uint32_t rankCount = 0;            // ranks simulated (orbits of ranks)
+    GroupSched* groupSched = nullptr;
+    bool closedForm = false;                // private collective: computed when every rank has arrived
+    std::uint32_t arrivals = 0;
+    std::vector<double> arrivedAt;          // closed form: per rank
+    std::vector<std::pair<double, std::uint32_t>> doneAt; // closed form: (time, rank), sorted
+    std::uint32_t doneNext = 0;
     const std::vector<std::uint32_t>* members = nullptr;
     Role role = Role::Blocking;
     Strategy strategy = Strategy::DP;
@@ -99,7 +135,9 @@ struct Instance {
 struct Flow {
     std::uint32_t instance = 0, transfer = 0;
     const std::vector<LinkId>* path = nullptr;
+    const std::vector<PathEntry>* entries = nullptr; // fast path
     double remaining = 0, rate = 0, finishAt = kInf;
+    std::uint8_t strategy = 0;
     std::uint32_t activePos = kNone;
     double upd = 0;          // fast path: `remaining` is as of this time (advanced lazily)
     std::uint32_t gen = 0;   // fast path: bumped at every rate change (stale heap entries)
@@ -159,11 +197,12 @@ struct Gpu {
 struct Event {
     double time = 0;
     std::uint64_t seq = 0;
-    std::uint32_t type = 0, id = 0; // 0 compute done (gpu), 1 flow activates (flow)
+    std::uint32_t type = 0, id = 0; // 0 compute done (gpu), 1 flow activates (flow), 2 closed-form ranks done (instance)
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
 std::size_t sIdx(Strategy s) { return static_cast<std::size_t>(s); }
+
 
 class Engine {
 public:
@@ -194,9 +233,12 @@ private:
 
     std::vector<CallClass> classes;
     std::vector<Gpu> gpus;
+    std::vector<GpuTimeline> timelines;  // recorded representatives (gpus[g].timeline)
+    std::vector<std::uint32_t> recorded; // the GPUs whose timelines are asked for, in order
     std::vector<double> capacity;        // per link, payload B/s
     std::map<SpecKey, std::unique_ptr<Sched>> scheds;
-    std::map<std::pair<std::uint32_t, const Sched*>, std::vector<PathInfo>> pathCache; // (group, schedule)
+    std::unordered_map<std::uint64_t, GroupSched> pathCache; // (group << 32 | schedule index)
+    std::vector<const Sched*> callSchedule; // per call without buckets: its schedule (once asked)
     std::unordered_map<Key, std::uint32_t, KeyHash> live; // key → instance slot
     std::vector<std::unique_ptr<Instance>> instances;
     std::vector<std::uint32_t> freeInstances, released; // released: reusable after the current event
@@ -212,7 +254,35 @@ private:
     double now = 0;
     std::uint64_t blocksFinished = 0; // Σ gpus[g].block (progress)
 
+    // Symmetry (simulate.h): shifts of mesh coordinates that map the step onto itself.
+    struct Shift {
+        int dim = 0;                       // 0 dp, 1 tp
+        std::uint32_t step = 1, order = 1; // coordinate + step (mod size); order = size / step
+        std::vector<std::uint32_t> group;  // per group used: its image
+        std::vector<LinkId> link;          // per constraining link on a path: its image (kNone elsewhere)
+    };
+    bool reduced = false;
+    std::uint32_t order = 1;               // |Γ|
+    std::uint32_t dims[3] = {1, 1, 1};     // dp, pp, tp
+    std::vector<std::uint32_t> gpuAt;      // (pp·dp + dp)·tp + tp → GPU
+    std::vector<Shift> shifts;
+    std::vector<std::uint32_t> gpuRep;     // per GPU: its orbit's representative (itself without symmetry)
+    std::vector<std::uint32_t> groupCanon; // per group: its orbit's canonical group
+    std::vector<std::vector<std::uint32_t>> rankCanon; // per group: rank → rank in the canonical group
+    std::vector<std::vector<std::uint32_t>> rankRepOf; // per canonical group: rank → representative rank
+    std::vector<std::uint32_t> rankOrbits, stabilizer; // per canonical group
+    std::vector<LinkId> linkRep;           // per link: its orbit's representative (kNone: exempt or unused)
+    std::vector<std::uint32_t> linkOrbitSize;
+    std::vector<std::vector<LinkId>> linkOrbitMembers; // per representative link
+    std::vector<char> exempt;              // links no allocation can saturate
+    bool anyExempt = false;
+    std::unordered_map<const std::vector<LinkId>*, std::unique_ptr<std::vector<PathEntry>>> entryCache;
+    // Private links (closed form): per link 0 unused, 1 private to one GPU's side, 2 shared.
+    std::vector<char> linkPrivacy;
+    std::vector<std::uint64_t> linkOwner; // 2·GPU (its sending side) or 2·GPU + 1 (its receiving side)
+
     // Link accounting.
+    std::vector<std::array<double, 4>> linkStrategyRate, strategySum;
     std::vector<double> linkRate;
     std::vector<std::uint32_t> busyLinks; // links with a non-zero rate
     std::vector<int> linkTimeline;        // per link: index into out.linkTimelines or −1
@@ -238,6 +308,18 @@ private:
 
     Status prepare();
     void classify();
+    void analyzeSymmetry();
+    bool verifyShift(Shift& shift, const std::vector<std::array<std::uint32_t, 3>>& triples,
+                     const std::vector<std::vector<const Sched*>>& callScheds, std::string& why);
+    std::uint32_t shiftGpu(std::uint32_t g, const Shift& shift, std::uint64_t times) const;
+    std::vector<const Sched*> schedulesOf(std::uint32_t call);
+    const std::vector<PathEntry>* entriesFor(const std::vector<LinkId>* path, std::uint32_t srcGpu, std::uint32_t dstGpu,
+                                             std::uint32_t group);
+    bool transferOrbits(std::uint32_t group, const Sched& sched, std::vector<std::uint32_t>& rep);
+    void analyzePrivacy();
+    bool decideClosedForm(std::uint32_t group, const Sched& sched, GroupSched& gs);
+    void evaluateClosedForm(std::uint32_t slot);
+    void closedFormDone(std::uint32_t slot);
     Status buildGpus();
     const Sched* schedule(const collective::ScheduleSpec& spec);
     Strategy strategyOf(std::uint32_t call) const { return plan.comm.calls[call].strategy; }
@@ -259,7 +341,7 @@ private:
     void recomputeComponent();
     void fillComponent();
     void recordSample(LinkId l);
-    void sampleLink(LinkId l, double sum);
+    void sampleLink(LinkId l, double sum, const std::array<double, 4>& strategy);
     double nextFinish();
     void advanceFast(double t);
     void drain();
@@ -275,6 +357,7 @@ const Sched* Engine::schedule(const collective::ScheduleSpec& spec)
     auto [it, fresh] = scheds.try_emplace(specKey(spec));
     if (fresh) {
         auto s = std::make_unique<Sched>();
+        s->index = static_cast<std::uint32_t>(scheds.size() - 1);
         collective::Schedule gen(spec);
         s->ranks = static_cast<std::uint32_t>(spec.ranks);
         std::vector<collective::Transfer> step;
@@ -336,6 +419,8 @@ Status Engine::prepare()
         capacity[l] = k.bandwidth * (opt.protocolOverhead ? efficiency(k.protocol) : 1.0);
     }
     linkRate.assign(topo.links().size(), 0.0);
+    linkStrategyRate.assign(topo.links().size(), {0, 0, 0, 0});
+    strategySum.assign(topo.links().size(), {0, 0, 0, 0});
     linkTimeline.assign(topo.links().size(), -1);
     cnt.assign(topo.links().size(), 0);
     capLeft.assign(topo.links().size(), 0.0);
@@ -401,6 +486,776 @@ void Engine::classify()
     }
 }
 
+std::uint32_t Engine::shiftGpu(std::uint32_t g, const Shift& shift, std::uint64_t times) const
+{
+    parallel::MeshCoord c = plan.mesh[g];
+    if (shift.dim == 0)
+        c.dp = static_cast<std::uint32_t>((c.dp + times * shift.step) % dims[0]);
+    else
+        c.tp = static_cast<std::uint32_t>((c.tp + times * shift.step) % dims[2]);
+    return gpuAt[(std::size_t(c.pp) * dims[0] + c.dp) * dims[2] + c.tp];
+}
+
+// The schedules a call's instances use: its own, or one per distinct bucket size (as arrive() cuts them).
+std::vector<const Sched*> Engine::schedulesOf(std::uint32_t call)
+{
+    std::vector<const Sched*> out1;
+    collective::ScheduleSpec spec = coll.calls[call].spec;
+    if (!classes[call].end) {
+        out1.push_back(schedule(spec));
+        return out1;
+    }
+    const double M = spec.bytes;
+    const double bucket = strategyOf(call) == Strategy::DP && plan.plan.bucketBytes > 0 ? plan.plan.bucketBytes : M;
+    const std::uint32_t nb = M > 0 && bucket > 0 ? static_cast<std::uint32_t>(std::ceil(M / bucket)) : 1;
+    for (std::uint32_t b = 0; b < nb; ++b) {
+        spec.bytes = std::round(std::max(0.0, std::min(bucket, M - b * bucket)));
+        const Sched* s = schedule(spec);
+        if (std::find(out1.begin(), out1.end(), s) == out1.end())
+            out1.push_back(s);
+    }
+    return out1;
+}
+
+// Whether `shift` maps the step onto itself (simulate.h "Symmetry"): groups onto groups of the same call,
+// schedules invariant under the rank permutation, routed paths onto image paths link by link (apart from
+// exempt links). Fills shift.group and shift.link.
+bool Engine::verifyShift(Shift& shift, const std::vector<std::array<std::uint32_t, 3>>& triples,
+                         const std::vector<std::vector<const Sched*>>& callScheds, std::string& why)
+{
+    const auto& groups = plan.comm.groups;
+    shift.group.assign(groups.size(), kNone);
+    std::map<std::vector<std::uint32_t>, std::vector<std::uint32_t>> bySet; // sorted members → groups
+    for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
+        if (classes[i].role == Role::Skip)
+            continue;
+        const CollectiveCall& c = plan.comm.calls[i];
+        for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
+            std::vector<std::uint32_t> m = groups[gr].members;
+            std::sort(m.begin(), m.end());
+            auto& v = bySet[m];
+            if (std::find(v.begin(), v.end(), gr) == v.end())
+                v.push_back(gr);
+        }
+    }
+    std::vector<std::uint32_t> pos(plan.mesh.size(), kNone);
+    std::set<std::pair<const Sched*, std::vector<std::uint32_t>>> invariant;
+    std::vector<std::uint32_t> image, rho;
+    for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
+        if (classes[i].role == Role::Skip)
+            continue;
+        const CollectiveCall& c = plan.comm.calls[i];
+        for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
+            const auto& members = groups[gr].members;
+            image.resize(members.size());
+            for (std::size_t r = 0; r < members.size(); ++r)
+                image[r] = shiftGpu(members[r], shift, 1);
+            std::vector<std::uint32_t> sorted = image;
+            std::sort(sorted.begin(), sorted.end());
+            std::uint32_t target = kNone;
+            if (auto hit = bySet.find(sorted); hit != bySet.end())
+                for (std::uint32_t h : hit->second)
+                    if (h >= c.firstGroup && h < c.firstGroup + c.groupCount) {
+                        target = h;
+                        break;
+                    }
+            if (target == kNone) {
+                why = "the image of a group of \"" + c.what + "\" is not a group of that call";
+                return false;
+            }
+            if (shift.group[gr] != kNone && shift.group[gr] != target) {
+                why = "a group maps to different groups in different calls";
+                return false;
+            }
+            shift.group[gr] = target;
+            const auto& tm = groups[target].members;
+            for (std::uint32_t r = 0; r < tm.size(); ++r)
+                pos[tm[r]] = r;
+            rho.resize(members.size());
+            bool identity = true;
+            for (std::size_t r = 0; r < members.size(); ++r) {
+                rho[r] = pos[image[r]];
+                identity = identity && rho[r] == r;
+            }
+            for (std::uint32_t g : tm)
+                pos[g] = kNone;
+            if (classes[i].role == Role::Pp && !identity) {
+                why = "a pipeline pair's sender maps to a receiver";
+                return false;
+            }
+            if (identity)
+                continue;
+            for (const Sched* s : callScheds[i]) {
+                if (invariant.count({s, rho}))
+                    continue;
+                // Step by step, the multiset of (source, destination, bytes) under the rank permutation.
+                std::vector<std::tuple<std::uint32_t, std::uint32_t, double>> a, b;
+                for (std::uint32_t k = 0; k < s->steps; ++k) {
+                    a.clear();
+                    b.clear();
+                    for (std::uint32_t t = s->stepBegin[k]; t < s->stepBegin[k + 1]; ++t) {
+                        const collective::Transfer& tr = s->transfers[t];
+                        a.emplace_back(tr.src, tr.dst, tr.bytes);
+                        b.emplace_back(rho[tr.src], rho[tr.dst], tr.bytes);
+                    }
+                    std::sort(a.begin(), a.end());
+                    std::sort(b.begin(), b.end());
+                    if (a != b) {
+                        why = "the schedule of \"" + c.what + "\" is not invariant under the ranks' permutation";
+                        return false;
+                    }
+                }
+                invariant.insert({s, rho});
+            }
+        }
+    }
+    // Paths: the image transfer's path, link by link on the constraining links.
+    shift.link.assign(topo.links().size(), kNone);
+    std::vector<LinkId> inverse(topo.links().size(), kNone), a, b;
+    for (const auto& [gr, srcGpu, dstGpu] : triples) {
+        auto p = router.route(srcGpu, dstGpu, gr);
+        auto q = router.route(shiftGpu(srcGpu, shift, 1), shiftGpu(dstGpu, shift, 1), shift.group[gr]);
+        if (!p.ok() || !q.ok()) {
+            why = "a path cannot be routed";
+            return false;
+        }
+        double la = 0, lb = 0;
+        a.clear();
+        b.clear();
+        for (LinkId l : *p.value()) {
+            la += topo.link(l).latency;
+            if (!exempt[l])
+                a.push_back(l);
+        }
+        for (LinkId l : *q.value()) {
+            lb += topo.link(l).latency;
+            if (!exempt[l])
+                b.push_back(l);
+        }
+        if (la != lb || a.size() != b.size()) {
+            why = "GPU " + formatInteger(srcGpu) + " → " + formatInteger(dstGpu) + " and its image take different paths";
+            return false;
+        }
+        for (std::size_t k = 0; k < a.size(); ++k) {
+            if (capacity[a[k]] != capacity[b[k]] || (shift.link[a[k]] != kNone && shift.link[a[k]] != b[k])
+                || (inverse[b[k]] != kNone && inverse[b[k]] != a[k])) {
+                why = "link " + topo.link(a[k]).id + " has no consistent image (the fabric or ECMP treats the GPUs differently)";
+                return false;
+            }
+            shift.link[a[k]] = b[k];
+            inverse[b[k]] = a[k];
+        }
+    }
+    return true;
+}
+
+// Finds the symmetry group (simulate.h "Symmetry") and, when it is not trivial, the orbits of GPUs,
+// groups, ranks and links the quotient simulation uses. Leaves `reduced` false (full simulation) and
+// says why in out.reduction whenever a condition fails.
+void Engine::analyzeSymmetry()
+{
+    const std::size_t N = plan.mesh.size();
+    gpuRep.resize(N);
+    std::iota(gpuRep.begin(), gpuRep.end(), 0u);
+    if (reference) {
+        out.reduction = "full simulation (reference engine)";
+        return;
+    }
+    if (!opt.exploitSymmetry) {
+        out.reduction = "full simulation (exploitSymmetry off)";
+        return;
+    }
+    auto refuse = [&](const std::string& why) { out.reduction = "full simulation: " + why; };
+    dims[0] = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, plan.plan.dp));
+    dims[1] = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, plan.plan.pp));
+    dims[2] = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, plan.plan.tp));
+    if (std::uint64_t{dims[0]} * dims[1] * dims[2] != N || N > topo.gpuCount())
+        return refuse("the mesh is not dp × pp × tp GPUs of the topology");
+    if (dims[0] == 1 && dims[2] == 1)
+        return refuse("no data- or tensor-parallel dimension to shift");
+    gpuAt.assign(N, kNone);
+    for (std::uint32_t g = 0; g < N; ++g) {
+        const parallel::MeshCoord& c = plan.mesh[g];
+        if (c.dp >= dims[0] || c.pp >= dims[1] || c.tp >= dims[2])
+            return refuse("a mesh coordinate is out of range");
+        const std::size_t idx = (std::size_t(c.pp) * dims[0] + c.dp) * dims[2] + c.tp;
+        if (gpuAt[idx] != kNone)
+            return refuse("two GPUs share mesh coordinates");
+        gpuAt[idx] = g;
+    }
+    // The calls' schedules, the partition condition and every (group, source GPU, destination GPU) routed.
+    const auto& groups = plan.comm.groups;
+    std::vector<std::vector<const Sched*>> callScheds(plan.comm.calls.size());
+    std::vector<std::uint32_t> stamp(N, kNone);
+    std::set<std::pair<std::uint32_t, const Sched*>> uses;
+    for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
+        if (classes[i].role == Role::Skip)
+            continue;
+        const CollectiveCall& c = plan.comm.calls[i];
+        if (std::uint64_t{c.firstGroup} + c.groupCount > groups.size())
+            return refuse("a call's groups are outside the plan");
+        callScheds[i] = schedulesOf(i);
+        for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
+            if (groups[gr].members.size() != coll.calls[i].spec.ranks)
+                return refuse("a group's size differs from its schedule's ranks");
+            for (std::uint32_t m : groups[gr].members) {
+                if (m >= N)
+                    return refuse("a group member is outside the mesh");
+                if (stamp[m] == i)
+                    return refuse("a GPU is in two groups of one call");
+                stamp[m] = i;
+            }
+            for (const Sched* s : callScheds[i])
+                uses.insert({gr, s});
+        }
+    }
+    std::vector<std::array<std::uint32_t, 3>> triples;
+    for (const auto& [gr, s] : uses) {
+        const auto& members = groups[gr].members;
+        for (const collective::Transfer& t : s->transfers)
+            triples.push_back({gr, members[t.src], members[t.dst]});
+    }
+    std::sort(triples.begin(), triples.end());
+    triples.erase(std::unique(triples.begin(), triples.end()), triples.end());
+
+    // Exempt links: decided by increasing capacity; a link is exempt when a set B of kept links of
+    // strictly smaller capacity meets every path crossing it and Σ capacity(B) ≤ its own (B chosen
+    // greedily, the link meeting most uncovered paths first). Equal capacities never justify each other,
+    // so the decisions do not depend on link numbering (an automorphism maps exempt links to exempt links)
+    // and a path's smallest links always stay.
+    const std::size_t L = topo.links().size();
+    std::vector<const std::vector<LinkId>*> paths;
+    paths.reserve(triples.size());
+    std::vector<std::uint32_t> begin(L + 1, 0);
+    for (const auto& [gr, srcGpu, dstGpu] : triples) {
+        auto p = router.route(srcGpu, dstGpu, gr);
+        if (!p.ok())
+            return refuse("a path cannot be routed");
+        paths.push_back(p.value());
+        for (LinkId l : *p.value())
+            ++begin[l + 1];
+    }
+    for (std::size_t l = 0; l < L; ++l)
+        begin[l + 1] += begin[l];
+    std::vector<std::uint32_t> through(begin[L]), fill(begin.begin(), begin.end() - 1);
+    for (std::uint32_t p = 0; p < paths.size(); ++p)
+        for (LinkId l : *paths[p])
+            through[fill[l]++] = p;
+    std::vector<LinkId> byCapacity;
+    for (LinkId l = 0; l < L; ++l)
+        if (begin[l + 1] > begin[l])
+            byCapacity.push_back(l);
+    std::sort(byCapacity.begin(), byCapacity.end(),
+              [&](LinkId x, LinkId y) { return capacity[x] != capacity[y] ? capacity[x] < capacity[y] : x < y; });
+    exempt.assign(L, 0);
+    std::vector<char> covered;
+    std::unordered_map<LinkId, std::uint32_t> meets;
+    for (LinkId l : byCapacity) {
+        const std::uint32_t n = begin[l + 1] - begin[l];
+        covered.assign(n, 0);
+        std::uint32_t left = n;
+        double sum = 0;
+        while (left > 0 && sum <= capacity[l]) {
+            meets.clear();
+            for (std::uint32_t k = 0; k < n; ++k)
+                if (!covered[k])
+                    for (LinkId m : *paths[through[begin[l] + k]])
+                        if (capacity[m] < capacity[l] && !exempt[m])
+                            ++meets[m];
+            LinkId best = kNone;
+            for (const auto& [m, c] : meets)
+                if (best == kNone || c > meets[best] || (c == meets[best] && (capacity[m] < capacity[best]
+                                                                              || (capacity[m] == capacity[best] && m < best))))
+                    best = m;
+            if (best == kNone)
+                break;
+            sum += capacity[best];
+            for (std::uint32_t k = 0; k < n; ++k)
+                if (!covered[k]) {
+                    const auto& path = *paths[through[begin[l] + k]];
+                    if (std::find(path.begin(), path.end(), best) != path.end()) {
+                        covered[k] = 1;
+                        --left;
+                    }
+                }
+        }
+        exempt[l] = left == 0 && sum <= capacity[l];
+        anyExempt = anyExempt || exempt[l];
+    }
+
+    // Generators: per dimension the smallest step that passes.
+    std::string refusals;
+    for (int dim : {0, 1}) {
+        const std::uint32_t size = dims[dim == 0 ? 0 : 2];
+        for (std::uint32_t step = 1; step < size; ++step) {
+            if (size % step)
+                continue;
+            Shift sh;
+            sh.dim = dim;
+            sh.step = step;
+            sh.order = size / step;
+            std::string why;
+            if (verifyShift(sh, triples, callScheds, why)) {
+                shifts.push_back(std::move(sh));
+                break;
+            }
+            refusals += std::string(refusals.empty() ? "" : "; ") + (dim == 0 ? "dp" : "tp") + " shift "
+                        + formatInteger(step) + ": " + why;
+        }
+    }
+    if (shifts.empty())
+        return refuse(refusals);
+    order = 1;
+    for (const Shift& sh : shifts)
+        order *= sh.order;
+
+    // GPU orbits: the representative has coordinate mod step in each shifted dimension.
+    auto exponent = [&](std::uint32_t g, const Shift& sh) {
+        return (sh.dim == 0 ? plan.mesh[g].dp : plan.mesh[g].tp) / sh.step;
+    };
+    for (std::uint32_t g = 0; g < N; ++g) {
+        std::uint32_t r = g;
+        for (const Shift& sh : shifts)
+            r = shiftGpu(r, sh, sh.order - exponent(g, sh));
+        gpuRep[g] = r;
+    }
+    // Group orbits (breadth first from the first group of each), each group's element from its canonical
+    // group, and its ranks in the canonical group's numbering.
+    groupCanon.assign(groups.size(), kNone);
+    rankCanon.assign(groups.size(), {});
+    rankRepOf.assign(groups.size(), {});
+    rankOrbits.assign(groups.size(), 0);
+    stabilizer.assign(groups.size(), 0);
+    std::vector<std::vector<std::uint32_t>> element(groups.size());
+    std::vector<std::uint32_t> pos(N, kNone);
+    for (std::uint32_t c = 0; c < groups.size(); ++c) {
+        if (shifts[0].group[c] == kNone || groupCanon[c] != kNone)
+            continue;
+        groupCanon[c] = c;
+        element[c].assign(shifts.size(), 0);
+        std::deque<std::uint32_t> queue{c};
+        while (!queue.empty()) {
+            const std::uint32_t gr = queue.front();
+            queue.pop_front();
+            for (std::size_t i = 0; i < shifts.size(); ++i) {
+                const std::uint32_t h = shifts[i].group[gr];
+                if (h == kNone)
+                    return refuse("a group's image is not mapped");
+                if (groupCanon[h] != kNone)
+                    continue;
+                groupCanon[h] = c;
+                element[h] = element[gr];
+                element[h][i] = (element[h][i] + 1) % shifts[i].order;
+                queue.push_back(h);
+            }
+        }
+        // Ranks of the canonical group: orbits are the GPU orbits met (a GPU is in one group per call).
+        const auto& cm = groups[c].members;
+        std::unordered_map<std::uint32_t, std::uint32_t> first;
+        std::vector<std::uint32_t> size(cm.size(), 0);
+        rankRepOf[c].resize(cm.size());
+        for (std::uint32_t r = 0; r < cm.size(); ++r) {
+            auto [it, fresh] = first.try_emplace(gpuRep[cm[r]], r);
+            rankRepOf[c][r] = it->second;
+            rankOrbits[c] += fresh ? 1 : 0;
+            ++size[it->second];
+        }
+        stabilizer[c] = size[0];
+        for (std::uint32_t r = 0; r < cm.size(); ++r)
+            if (rankRepOf[c][r] == r && size[r] != stabilizer[c])
+                return refuse("a group's ranks fall in orbits of different sizes");
+    }
+    for (std::uint32_t gr = 0; gr < groups.size(); ++gr) {
+        if (groupCanon[gr] == kNone)
+            continue;
+        const auto& cm = groups[groupCanon[gr]].members;
+        for (std::uint32_t r = 0; r < cm.size(); ++r)
+            pos[cm[r]] = r;
+        const auto& members = groups[gr].members;
+        rankCanon[gr].resize(members.size());
+        for (std::uint32_t r = 0; r < members.size(); ++r) {
+            std::uint32_t g = members[r];
+            for (std::size_t i = 0; i < shifts.size(); ++i)
+                g = shiftGpu(g, shifts[i], shifts[i].order - element[gr][i]);
+            if (pos[g] == kNone)
+                return refuse("a group's image is inconsistent");
+            rankCanon[gr][r] = pos[g];
+        }
+        for (std::uint32_t g : cm)
+            pos[g] = kNone;
+    }
+    // Link orbits under the shifts' link maps (union–find).
+    std::vector<LinkId> parent(L);
+    std::iota(parent.begin(), parent.end(), 0u);
+    auto find = [&](LinkId x) {
+        while (parent[x] != x)
+            x = parent[x] = parent[parent[x]];
+        return x;
+    };
+    for (const Shift& sh : shifts)
+        for (LinkId l = 0; l < L; ++l)
+            if (sh.link[l] != kNone) {
+                const LinkId a = find(l), b = find(sh.link[l]);
+                if (a != b)
+                    parent[std::max(a, b)] = std::min(a, b);
+            }
+    linkRep.assign(L, kNone);
+    linkOrbitSize.assign(L, 0);
+    linkOrbitMembers.assign(L, {});
+    for (LinkId l = 0; l < L; ++l)
+        if (shifts[0].link[l] != kNone) {
+            linkRep[l] = find(l);
+            linkOrbitMembers[linkRep[l]].push_back(l);
+        }
+    for (LinkId l = 0; l < L; ++l)
+        if (linkRep[l] != kNone) {
+            linkOrbitSize[l] = static_cast<std::uint32_t>(linkOrbitMembers[linkRep[l]].size());
+            if (order % linkOrbitSize[l])
+                return refuse("a link orbit's size does not divide the group's order");
+        }
+    reduced = true;
+    out.symmetryFactor = order;
+    std::string what;
+    for (const Shift& sh : shifts)
+        what += std::string(what.empty() ? "" : " × ") + (sh.dim == 0 ? "dp" : "tp") + " shift "
+                + formatInteger(sh.step) + " (" + formatInteger(sh.order) + ")";
+    out.reduction = what + ": " + formatInteger(static_cast<std::int64_t>(order)) + " GPUs per orbit, "
+                    + formatInteger(static_cast<std::int64_t>(N / order)) + " simulated"
+                    + (refusals.empty() ? "" : " (refused: " + refusals + ")");
+}
+
+// The allocation's view of a path (PathEntry); cached per routed path.
+const std::vector<PathEntry>* Engine::entriesFor(const std::vector<LinkId>* path, std::uint32_t srcGpu,
+                                                 std::uint32_t dstGpu, std::uint32_t group)
+{
+    auto [it, fresh] = entryCache.try_emplace(path);
+    if (!fresh)
+        return it->second.get();
+    auto e = std::make_unique<std::vector<PathEntry>>();
+    if (!reduced) {
+        for (LinkId l : *path)
+            e->push_back({l, 1, true});
+    } else {
+        for (LinkId l : *path) {
+            if (exempt[l])
+                continue;
+            const LinkId r = linkRep[l];
+            const std::uint32_t w = order / linkOrbitSize[l];
+            auto hit = std::find_if(e->begin(), e->end(), [r](const PathEntry& x) { return x.link == r; });
+            if (hit != e->end())
+                hit->weight += w;
+            else
+                e->push_back({r, w, true});
+        }
+        if (anyExempt) {
+            // Exempt links are real links: count the flows of the orbit crossing each (every image routed).
+            std::map<LinkId, std::uint32_t> count;
+            std::vector<std::uint32_t> outer{group};
+            for (std::uint32_t a = 1; a < shifts[0].order; ++a)
+                outer.push_back(shifts[0].group[outer.back()]);
+            for (std::uint32_t a = 0; a < shifts[0].order; ++a) {
+                std::uint32_t gr = outer[a];
+                const std::uint32_t inner = shifts.size() > 1 ? shifts[1].order : 1;
+                for (std::uint32_t b = 0; b < inner; ++b) {
+                    std::uint32_t s = shiftGpu(srcGpu, shifts[0], a), d = shiftGpu(dstGpu, shifts[0], a);
+                    if (shifts.size() > 1) {
+                        s = shiftGpu(s, shifts[1], b);
+                        d = shiftGpu(d, shifts[1], b);
+                        if (b > 0)
+                            gr = shifts[1].group[gr];
+                    }
+                    auto p = router.route(s, d, gr);
+                    if (!p.ok()) {
+                        fail(p.error());
+                        break;
+                    }
+                    for (LinkId l : *p.value())
+                        if (exempt[l])
+                            ++count[l];
+                }
+            }
+            for (const auto& [l, n] : count)
+                e->push_back({l, n, false});
+        }
+    }
+    it->second = std::move(e);
+    return it->second.get();
+}
+
+// Under symmetry: each transfer's orbit representative under the canonical group's stabilizer (the
+// shifts that map the group onto itself, as rank permutations). False when the schedule is not invariant.
+bool Engine::transferOrbits(std::uint32_t group, const Sched& sched, std::vector<std::uint32_t>& rep)
+{
+    const auto& members = plan.comm.groups[group].members;
+    std::unordered_map<std::uint32_t, std::uint32_t> pos;
+    for (std::uint32_t r = 0; r < members.size(); ++r)
+        pos[members[r]] = r;
+    // The stabilizer: for each rank in rank 0's orbit, the element taking member 0 to it.
+    std::vector<std::vector<std::uint32_t>> perms;
+    for (std::uint32_t r = 1; r < members.size(); ++r) {
+        if (rankRepOf[group][r] != 0)
+            continue;
+        std::vector<std::uint32_t> rho(members.size());
+        for (std::uint32_t q = 0; q < members.size(); ++q) {
+            std::uint32_t g = members[q];
+            for (const Shift& sh : shifts) {
+                auto e = [&](std::uint32_t x) { return (sh.dim == 0 ? plan.mesh[x].dp : plan.mesh[x].tp) / sh.step; };
+                g = shiftGpu(g, sh, (e(members[r]) + sh.order - e(members[0])) % sh.order);
+            }
+            auto hit = pos.find(g);
+            if (hit == pos.end())
+                return false;
+            rho[q] = hit->second;
+        }
+        perms.push_back(std::move(rho));
+    }
+    rep.assign(sched.transfers.size(), kNone);
+    std::unordered_multimap<std::uint64_t, std::uint32_t> at;
+    for (std::uint32_t k = 0; k < sched.steps; ++k) {
+        at.clear();
+        for (std::uint32_t t = sched.stepBegin[k]; t < sched.stepBegin[k + 1]; ++t)
+            at.emplace((std::uint64_t{sched.transfers[t].src} << 32) | sched.transfers[t].dst, t);
+        for (std::uint32_t t = sched.stepBegin[k]; t < sched.stepBegin[k + 1]; ++t) {
+            if (rep[t] != kNone)
+                continue;
+            rep[t] = t;
+            const collective::Transfer& tr = sched.transfers[t];
+            for (const auto& rho : perms) {
+                const std::uint64_t key = (std::uint64_t{rho[tr.src]} << 32) | rho[tr.dst];
+                bool found = false;
+                for (auto [i, e] = at.equal_range(key); i != e; ++i)
+                    if (rep[i->second] == kNone && sched.transfers[i->second].bytes == tr.bytes) {
+                        rep[i->second] = t;
+                        found = true;
+                        break;
+                    }
+                if (!found)
+                    return false;
+            }
+        }
+    }
+    return true;
+}
+
+// Private links (simulate.h "Private collectives"): a link is private when every potential flow crossing
+// it belongs to a blocking call and has it as the first link of its path from one GPU (that GPU's sending
+// side) or as the last link into one GPU (its receiving side), and no schedule step has that GPU send
+// (receive) two transfers through it.
+void Engine::analyzePrivacy()
+{
+    const std::size_t L = topo.links().size();
+    const auto& groups = plan.comm.groups;
+    std::set<std::tuple<std::uint32_t, const Sched*, bool>> uses;
+    for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
+        if (classes[i].role == Role::Skip)
+            continue;
+        const CollectiveCall& c = plan.comm.calls[i];
+        if (std::uint64_t{c.firstGroup} + c.groupCount > groups.size())
+            return;
+        const bool blocking = classes[i].role == Role::Blocking || classes[i].role == Role::Optimizer;
+        const auto scheds = schedulesOf(i);
+        for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
+            if (groups[gr].members.size() != coll.calls[i].spec.ranks)
+                return;
+            for (const Sched* sc : scheds)
+                uses.insert({gr, sc, blocking});
+        }
+    }
+    linkPrivacy.assign(L, 0);
+    linkOwner.assign(L, 0);
+    std::vector<LinkId> seenFirst, seenLast;
+    for (const auto& [gr, sc, blocking] : uses) {
+        const auto& members = groups[gr].members;
+        for (std::uint32_t k = 0; k < sc->steps; ++k) {
+            seenFirst.clear();
+            seenLast.clear();
+            for (std::uint32_t t = sc->stepBegin[k]; t < sc->stepBegin[k + 1]; ++t) {
+                const collective::Transfer& tr = sc->transfers[t];
+                const std::uint32_t src = members[tr.src], dst = members[tr.dst];
+                auto p = router.route(src, dst, gr);
+                if (!p.ok())
+                    continue; // the simulation reports it
+                const std::vector<LinkId>& path = *p.value();
+                for (std::size_t i = 0; i < path.size(); ++i) {
+                    const LinkId l = path[i];
+                    const bool own = path.size() > 1 && (i == 0 || i + 1 == path.size());
+                    const std::uint64_t key = i == 0 ? 2 * std::uint64_t{src} : 2 * std::uint64_t{dst} + 1;
+                    if (!blocking || !own)
+                        linkPrivacy[l] = 2;
+                    else if (linkPrivacy[l] == 0) {
+                        linkPrivacy[l] = 1;
+                        linkOwner[l] = key;
+                    } else if (linkOwner[l] != key)
+                        linkPrivacy[l] = 2;
+                }
+                if (path.size() > 1) {
+                    for (auto [l, seen] : {std::pair{path.front(), &seenFirst}, std::pair{path.back(), &seenLast}}) {
+                        if (std::find(seen->begin(), seen->end(), l) != seen->end())
+                            linkPrivacy[l] = 2;
+                        seen->push_back(l);
+                    }
+                }
+            }
+        }
+    }
+}
+
+namespace {
+
+// Per-rank step recurrence of a collective whose flows run alone: a transfer of step k starts when both
+// ends have finished their steps < k and takes its duration; ready[r] becomes rank r's done time.
+void stepRecurrence(const Sched& s, const std::vector<double>& duration, std::vector<double>& ready,
+                    std::vector<double>& scratch, std::vector<std::pair<double, double>>* spans = nullptr)
+{
+    for (std::uint32_t k = 0; k < s.steps; ++k) {
+        scratch = ready;
+        for (std::uint32_t t = s.stepBegin[k]; t < s.stepBegin[k + 1]; ++t) {
+            const collective::Transfer& tr = s.transfers[t];
+            const double start = std::max(ready[tr.src], ready[tr.dst]);
+            const double end = start + duration[t];
+            scratch[tr.src] = std::max(scratch[tr.src], end);
+            scratch[tr.dst] = std::max(scratch[tr.dst], end);
+            if (spans)
+                (*spans)[t] = {start, end};
+        }
+        ready.swap(scratch);
+    }
+}
+
+} // namespace
+
+// Whether instances of this (group, schedule) can be computed in closed form: every link of every
+// transfer private, and every rank's end depending on every rank's arrival (so no rank is done before
+// the last one arrives, when the closed form is evaluated).
+bool Engine::decideClosedForm(std::uint32_t group, const Sched& sched, GroupSched& gs)
+{
+    if (gs.closedForm >= 0)
+        return gs.closedForm == 1;
+    gs.closedForm = 0;
+    if (sched.ranks > 64 || sched.transfers.empty())
+        return false;
+    const auto& members = plan.comm.groups[group].members;
+    gs.duration.assign(sched.transfers.size(), 0.0);
+    gs.route.assign(sched.transfers.size(), nullptr);
+    gs.latency.assign(sched.transfers.size(), 0.0);
+    gs.rate.assign(sched.transfers.size(), 0.0);
+    std::map<LinkId, double> payload;
+    for (std::uint32_t t = 0; t < sched.transfers.size(); ++t) {
+        const collective::Transfer& tr = sched.transfers[t];
+        auto p = router.route(members[tr.src], members[tr.dst], group);
+        if (!p.ok())
+            return false;
+        double latency = 0, bottleneck = kInf;
+        for (LinkId l : *p.value()) {
+            if (linkPrivacy[l] != 1 || !(capacity[l] > 0) || (reduced && (exempt[l] || linkRep[l] == kNone)))
+                return false;
+            latency += topo.link(l).latency;
+            bottleneck = std::min(bottleneck, capacity[l]);
+        }
+        gs.route[t] = p.value();
+        gs.latency[t] = latency;
+        gs.rate[t] = bottleneck;
+        if (!opt.communication)
+            continue;
+        const bool sends = tr.bytes > 0 && !p.value()->empty();
+        gs.duration[t] = latency + (sends ? tr.bytes / bottleneck : 0.0);
+        if (sends)
+            for (LinkId l : *p.value())
+                payload[l] += tr.bytes;
+    }
+    std::vector<double> ready, scratch, zero(sched.transfers.size(), 0.0);
+    for (std::uint32_t j = 0; j < sched.ranks; ++j) {
+        ready.assign(sched.ranks, 0.0);
+        ready[j] = 1;
+        stepRecurrence(sched, zero, ready, scratch);
+        if (*std::min_element(ready.begin(), ready.end()) < 1)
+            return false;
+    }
+    ready.assign(sched.ranks, 0.0);
+    stepRecurrence(sched, gs.duration, ready, scratch);
+    gs.lockstep = ready;
+    gs.payload.assign(payload.begin(), payload.end());
+    gs.closedForm = 1;
+    return true;
+}
+
+// Every rank of a private collective has arrived: each rank's done time from the step recurrence (a
+// shift of the cached one when all arrived together), the payload and, when recorded, the link samples.
+void Engine::evaluateClosedForm(std::uint32_t slot)
+{
+    Instance& inst = *instances[slot];
+    const GroupSched& gs = *inst.groupSched;
+    const Sched& s = *inst.sched;
+    if (inst.rankRep) // symmetry: every rank arrived with its orbit's representative
+        for (std::uint32_t r = 0; r < s.ranks; ++r)
+            inst.arrivedAt[r] = inst.arrivedAt[(*inst.rankRep)[r]];
+    const double first = inst.arrivedAt[0];
+    const bool together = std::all_of(inst.arrivedAt.begin(), inst.arrivedAt.end(), [first](double a) { return a == first; });
+    std::vector<double> ready = inst.arrivedAt, scratch;
+    std::vector<std::pair<double, double>> spans;
+    const bool sample = opt.recordLinks && opt.communication && !out.linkTimelineTruncated;
+    if (sample)
+        spans.resize(s.transfers.size());
+    if (together && !sample) {
+        for (std::uint32_t r = 0; r < s.ranks; ++r)
+            ready[r] = first + gs.lockstep[r];
+    } else {
+        stepRecurrence(s, gs.duration, ready, scratch, sample ? &spans : nullptr);
+    }
+    inst.doneAt.clear();
+    for (std::uint32_t r = 0; r < s.ranks; ++r)
+        if (!inst.rankRep || (*inst.rankRep)[r] == r)
+            inst.doneAt.push_back({std::max(ready[r], now), r});
+    std::sort(inst.doneAt.begin(), inst.doneAt.end());
+    inst.doneNext = 0;
+    if (!reduced) {
+        out.flows += s.transfers.size();
+        ++out.closedFormInstances;
+        if (opt.communication)
+            for (const auto& [l, bytes] : gs.payload)
+                out.linkPayloadBytes[l] += bytes;
+    } else {
+        // The instance stands for order / |Stab| instances; a representative link for its orbit: it gets
+        // the bytes of every link l of this instance in its orbit, times |Stab(l)| / |Stab(group)|.
+        const double instancesInOrbit = double(order) / stabilizer[inst.key.group];
+        out.flows += static_cast<std::uint64_t>(s.transfers.size() * instancesInOrbit);
+        out.closedFormInstances += static_cast<std::uint64_t>(instancesInOrbit);
+        if (opt.communication)
+            for (const auto& [l, bytes] : gs.payload)
+                out.linkPayloadBytes[linkRep[l]] += bytes * (double(order) / linkOrbitSize[l]) / stabilizer[inst.key.group];
+    }
+    if (sample) {
+        // Each flow alone on its links: the bottleneck rate from the end of its latency to its end.
+        const std::size_t strategy = sIdx(inst.strategy);
+        const double saved = now;
+        for (std::uint32_t t = 0; t < s.transfers.size(); ++t) {
+            if (!(s.transfers[t].bytes > 0))
+                continue;
+            const double latency = gs.latency[t], bottleneck = gs.rate[t];
+            for (LinkId l : *gs.route[t]) {
+                for (auto [time, rate] : {std::pair{spans[t].first + latency, bottleneck}, std::pair{spans[t].second, 0.0}}) {
+                    now = time;
+                    linkRate[l] = rate;
+                    linkStrategyRate[l] = {0, 0, 0, 0};
+                    linkStrategyRate[l][strategy] = rate;
+                    recordSample(l);
+                }
+            }
+        }
+        now = saved;
+    }
+    events.push({inst.doneAt.front().first, seq++, 2, slot});
+}
+
+void Engine::closedFormDone(std::uint32_t slot)
+{
+    Instance& inst = *instances[slot];
+    while (inst.doneNext < inst.doneAt.size() && inst.doneAt[inst.doneNext].first <= now)
+        rankDone(inst, inst.doneAt[inst.doneNext++].second);
+    if (inst.doneNext < inst.doneAt.size())
+        events.push({inst.doneAt[inst.doneNext].first, seq++, 2, slot});
+}
+
 Status Engine::buildGpus()
 {
     const std::size_t G = topo.gpuCount();
@@ -438,6 +1293,20 @@ Status Engine::buildGpus()
         }
     }
 
+    // Under symmetry only representatives run, their participations named in canonical groups and ranks.
+    if (reduced)
+        for (std::size_t g = 0; g < gpus.size(); ++g) {
+            if (gpuRep[g] != g) {
+                parts[g].clear();
+                continue;
+            }
+            for (Part& pt : parts[g]) {
+                const std::uint32_t c = groupCanon[pt.group];
+                pt.rank = rankRepOf[c][rankCanon[pt.group][pt.rank]];
+                pt.group = c;
+            }
+        }
+
     // Per-chunk times from the timeline's blocks (the numbers plan.cpp built), split over layers by
     // layerForwardSeconds; what the layers do not explain is the head (last chunk only).
     std::vector<double> chunkF(chunks, 0.0), chunkB(chunks, 0.0);
@@ -456,6 +1325,8 @@ Status Engine::buildGpus()
     }
     const auto& lf = plan.layerForwardSeconds;
     for (std::size_t g = 0; g < gpus.size(); ++g) {
+        if (gpuRep[g] != g)
+            continue;
         Gpu& gpu = gpus[g];
         gpu.templates.assign(std::size_t(V) * 2, {});
         // Calls per (local chunk, direction, unit, place).
@@ -562,10 +1433,16 @@ Status Engine::buildGpus()
     if (rec.empty() && gpus.size() <= kMaxRecordedGpus)
         for (std::uint32_t g = 0; g < gpus.size(); ++g)
             rec.push_back(g);
+    std::vector<char> seen(gpus.size(), 0);
     for (std::uint32_t g : rec)
-        if (g < gpus.size() && gpus[g].timeline < 0) {
-            gpus[g].timeline = static_cast<int>(out.gpuTimelines.size());
-            out.gpuTimelines.push_back({g, {}});
+        if (g < gpus.size() && !seen[g]) {
+            seen[g] = 1;
+            recorded.push_back(g);
+            Gpu& r = gpus[gpuRep[g]];
+            if (r.timeline < 0) {
+                r.timeline = static_cast<int>(timelines.size());
+                timelines.push_back({gpuRep[g], {}});
+            }
         }
     return Ok{};
 }
@@ -579,7 +1456,7 @@ void Engine::record(std::uint32_t g, double start, double end, Activity a, Strat
         gpu.sum.exposed[sIdx(s)] += end - start;
     if (gpu.timeline < 0 || !(end > start))
         return;
-    auto& iv = out.gpuTimelines[std::size_t(gpu.timeline)].intervals;
+    auto& iv = timelines[std::size_t(gpu.timeline)].intervals;
     if (!iv.empty() && iv.back().activity == a && iv.back().strategy == s && iv.back().end == start)
         iv.back().end = end;
     else
@@ -600,20 +1477,43 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
         }
         it->second = slot;
         Instance& inst = *instances[slot];
-        collective::ScheduleSpec spec = coll.calls[key.call].spec;
+        inst.key = key;
         if (classes[key.call].end) {
+            collective::ScheduleSpec spec = coll.calls[key.call].spec;
             const double M = spec.bytes;
             const double bucket = strategyOf(key.call) == Strategy::DP && plan.plan.bucketBytes > 0 ? plan.plan.bucketBytes : M;
             spec.bytes = std::round(std::max(0.0, std::min(bucket, M - key.bucket * bucket)));
+            inst.sched = schedule(spec);
+        } else {
+            if (callSchedule.size() <= key.call)
+                callSchedule.resize(plan.comm.calls.size(), nullptr);
+            if (!callSchedule[key.call])
+                callSchedule[key.call] = schedule(coll.calls[key.call].spec);
+            inst.sched = callSchedule[key.call];
         }
-        inst.key = key;
-        inst.sched = schedule(spec);
         {
-            auto [pc, added] = pathCache.try_emplace({key.group, inst.sched});
-            if (added)
-                pc->second.resize(inst.sched->transfers.size());
-            inst.paths = &pc->second;
+            auto [pc, added] = pathCache.try_emplace((std::uint64_t{key.group} << 32) | inst.sched->index);
+            if (added) {
+                pc->second.paths.resize(inst.sched->transfers.size());
+                if (reduced && stabilizer[key.group] > 1 && !transferOrbits(key.group, *inst.sched, pc->second.transferRep))
+                    fail(errorAt("", "internal: a schedule is not invariant under the symmetry it passed"));
+            }
+            inst.paths = &pc->second.paths;
+            inst.transferRep = pc->second.transferRep.empty() ? nullptr : &pc->second.transferRep;
+            inst.groupSched = &pc->second;
         }
+        // Under symmetry the retroactive link samples could interleave on a link orbit: closed form only
+        // without them.
+        const bool samplesWanted = opt.recordLinks && opt.communication && !out.linkTimelineTruncated;
+        inst.closedForm = !(reduced && samplesWanted) && !linkPrivacy.empty() && (role == Role::Blocking || role == Role::Optimizer)
+                          && decideClosedForm(key.group, *inst.sched, *inst.groupSched);
+        inst.arrivals = 0;
+        inst.doneNext = 0;
+        inst.doneAt.clear();
+        if (inst.closedForm)
+            inst.arrivedAt.assign(inst.sched->ranks, 0.0);
+        inst.rankRep = reduced ? &rankRepOf[key.group] : nullptr;
+        inst.rankCount = reduced ? rankOrbits[key.group] : inst.sched->ranks;
         inst.members = &plan.comm.groups[key.group].members;
         inst.role = role;
         inst.strategy = strategyOf(key.call);
@@ -623,10 +1523,10 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
         inst.ranksDone = 0;
         inst.created = now;
         inst.lastArrival = now;
-        ++out.collectiveInstances;
+        out.collectiveInstances += reduced ? order / stabilizer[key.group] : 1;
         if (ppBoth) {
             for (std::uint32_t r = 0; r < inst.sched->ranks; ++r)
-                if (r != rank)
+                if (r != rank && (!inst.rankRep || (*inst.rankRep)[r] == r))
                     inst.done[r] = 0;
         }
     }
@@ -636,9 +1536,15 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
         return; // already arrived (a pre-posted receive)
     inst.done[rank] = 0;
     inst.lastArrival = now;
+    if (inst.closedForm) {
+        inst.arrivedAt[rank] = now;
+        if (++inst.arrivals == inst.rankCount)
+            evaluateClosedForm(slot);
+        return;
+    }
     if (ppBoth) // the pre-posted ranks enter step 0 too
         for (std::uint32_t r = 0; r < inst.sched->ranks; ++r)
-            if (r != rank && inst.done[r] == 0 && inst.outstanding[r] == 0)
+            if (r != rank && inst.done[r] == 0 && inst.outstanding[r] == 0 && (!inst.rankRep || (*inst.rankRep)[r] == r))
                 enterStep(slot, r);
     enterStep(slot, rank);
 }
@@ -665,9 +1571,14 @@ void Engine::enterStep(std::uint32_t slot, std::uint32_t rank)
         }
         inst.outstanding[rank] = e - b;
         for (std::uint32_t i = b; i < e; ++i) {
-            const std::uint32_t t = s.rankList[i];
+            std::uint32_t t = s.rankList[i];
             const collective::Transfer& tr = s.transfers[t];
-            const std::uint32_t other = tr.src == rank ? tr.dst : tr.src;
+            std::uint32_t other = tr.src == rank ? tr.dst : tr.src;
+            if (inst.rankRep) { // symmetry: the orbit's representatives stand for the transfer and the peer
+                other = (*inst.rankRep)[other];
+                if (inst.transferRep)
+                    t = (*inst.transferRep)[t];
+            }
             if (!inst.started[t] && inst.done[other] == k && inst.outstanding[other] > 0)
                 startTransfer(slot, t);
         }
@@ -688,7 +1599,8 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
         f = static_cast<std::uint32_t>(flows.size());
         flows.emplace_back();
     }
-    if (++out.flows > opt.maxFlows)
+    out.flows += reduced ? order : 1;
+    if (++out.simulatedFlows > opt.maxFlows)
         fail(errorAt("", "the step has more than " + formatInteger(static_cast<std::int64_t>(opt.maxFlows))
                              + " flows to simulate"));
     Flow& flow = flows[f];
@@ -698,6 +1610,7 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
     flow.instance = slot;
     flow.transfer = t;
     flow.remaining = tr.bytes;
+    flow.strategy = static_cast<std::uint8_t>(inst.strategy);
     if (!opt.communication) {
         doneFlows.push_back(f);
         return;
@@ -724,8 +1637,11 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
         }
         cached.path = path.value();
         cached.latency = sum;
+        if (!reference)
+            cached.entries = entriesFor(cached.path, members[tr.src], members[tr.dst], inst.key.group);
     }
     flow.path = cached.path;
+    flow.entries = cached.entries;
     const double latency = cached.latency;
     if (latency > 0)
         events.push({now + latency, seq++, 1, f});
@@ -743,8 +1659,10 @@ void Engine::transferDone(std::uint32_t f)
     const collective::Transfer tr = inst.sched->transfers[t];
     for (std::uint32_t r : {tr.src, tr.dst}) {
         Instance& in = *instances[slot];
-        if (in.ranksDone == in.sched->ranks)
+        if (in.ranksDone == in.rankCount)
             return; // released meanwhile (cannot happen before both ends are done)
+        if (in.rankRep)
+            r = (*in.rankRep)[r];
         if (--in.outstanding[r] == 0) {
             ++in.done[r];
             enterStep(slot, r);
@@ -754,7 +1672,7 @@ void Engine::transferDone(std::uint32_t f)
 
 void Engine::rankDone(Instance& inst, std::uint32_t rank)
 {
-    const std::uint32_t g = (*inst.members)[rank];
+    const std::uint32_t g = gpuRep[(*inst.members)[rank]];
     const Key key = inst.key;
     const Role role = inst.role;
     const Strategy strategy = inst.strategy;
@@ -766,7 +1684,7 @@ void Engine::rankDone(Instance& inst, std::uint32_t rank)
         record(gpuId, from, ready, Activity::Idle, st);
         record(gpuId, ready, now, Activity::Communication, st);
     };
-    if (++inst.ranksDone == inst.sched->ranks) {
+    if (++inst.ranksDone == inst.rankCount) {
         const std::uint32_t slot = live[key];
         live.erase(key);
         released.push_back(slot);
@@ -1011,20 +1929,27 @@ void Engine::recomputeRates()
     for (std::size_t i = 0; i < active.size(); ++i)
         flows[active[i]].rate = newRate[i];
     // New per-link sums; samples where they changed.
-    for (LinkId l : busyLinks)
+    for (LinkId l : busyLinks) {
         capLeft[l] = 0; // reuse as the new sum
-    for (LinkId l : touched)
+        strategySum[l] = {0, 0, 0, 0};
+    }
+    for (LinkId l : touched) {
         capLeft[l] = 0;
+        strategySum[l] = {0, 0, 0, 0};
+    }
     for (std::uint32_t f : active) {
         Flow& fl = flows[f];
         fl.finishAt = fl.rate > 0 ? now + fl.remaining / fl.rate : kInf;
-        for (LinkId l : *fl.path)
+        for (LinkId l : *fl.path) {
             capLeft[l] += fl.rate;
+            strategySum[l][fl.strategy] += fl.rate;
+        }
     }
     auto sample = [&](LinkId l) {
-        if (capLeft[l] == linkRate[l])
+        if (capLeft[l] == linkRate[l] && strategySum[l] == linkStrategyRate[l])
             return;
         linkRate[l] = capLeft[l];
+        linkStrategyRate[l] = strategySum[l];
         recordSample(l);
     };
     for (LinkId l : busyLinks)
@@ -1075,11 +2000,11 @@ void Engine::activate(std::uint32_t f)
         flowLinkPos.resize(flows.size());
     if (flowMark.size() < flows.size())
         flowMark.resize(flows.size(), 0);
-    const std::vector<LinkId>& path = *fl.path;
+    const std::vector<PathEntry>& path = *fl.entries;
     auto& pos = flowLinkPos[f];
     pos.resize(path.size());
     for (std::uint32_t i = 0; i < path.size(); ++i) {
-        const LinkId l = path[i];
+        const LinkId l = path[i].link;
         pos[i] = static_cast<std::uint32_t>(linkFlows[l].size());
         linkFlows[l].push_back({f, i});
         if (!linkDirty[l]) {
@@ -1099,10 +2024,10 @@ void Engine::deactivate(std::uint32_t f)
     active.pop_back();
     fl.activePos = kNone;
     ratesChanged = true;
-    const std::vector<LinkId>& path = *fl.path;
+    const std::vector<PathEntry>& path = *fl.entries;
     const auto& pos = flowLinkPos[f];
     for (std::uint32_t k = 0; k < path.size(); ++k) {
-        const LinkId l = path[k];
+        const LinkId l = path[k].link;
         auto& list = linkFlows[l];
         const LinkEntry last = list.back();
         list[pos[k]] = last;
@@ -1123,10 +2048,13 @@ void Engine::fillComponent()
     touched.clear();
     newRate.assign(ids.size(), 0.0);
     for (std::uint32_t i = 0; i < ids.size(); ++i)
-        for (LinkId l : *flows[ids[i]].path)
-            if (cnt[l]++ == 0) {
-                touched.push_back(l);
-                capLeft[l] = capacity[l];
+        for (const PathEntry& e : *flows[ids[i]].entries)
+            if (e.constrains) {
+                if (cnt[e.link] == 0) {
+                    touched.push_back(e.link);
+                    capLeft[e.link] = capacity[e.link];
+                }
+                cnt[e.link] += e.weight;
             }
     fillUnfrozen.resize(ids.size());
     for (std::uint32_t i = 0; i < ids.size(); ++i)
@@ -1140,8 +2068,8 @@ void Engine::fillComponent()
         fillFrozen.clear();
         for (std::uint32_t i : fillUnfrozen) {
             bool bottleneck = false;
-            for (LinkId l : *flows[ids[i]].path)
-                if (std::max(0.0, capLeft[l]) / cnt[l] <= share * (1 + 1e-12)) {
+            for (const PathEntry& e : *flows[ids[i]].entries)
+                if (e.constrains && std::max(0.0, capLeft[e.link]) / cnt[e.link] <= share * (1 + 1e-12)) {
                     bottleneck = true;
                     break;
                 }
@@ -1149,10 +2077,11 @@ void Engine::fillComponent()
         }
         for (std::uint32_t i : fillFrozen) {
             newRate[i] = share;
-            for (LinkId l : *flows[ids[i]].path) {
-                capLeft[l] -= share;
-                --cnt[l];
-            }
+            for (const PathEntry& e : *flows[ids[i]].entries)
+                if (e.constrains) {
+                    capLeft[e.link] -= share * e.weight;
+                    cnt[e.link] -= e.weight;
+                }
         }
         fillUnfrozen.swap(fillKeep);
         // Links whose flows are all frozen leave the scan.
@@ -1166,14 +2095,15 @@ void Engine::fillComponent()
         cnt[l] = 0;
 }
 
-void Engine::sampleLink(LinkId l, double sum)
+void Engine::sampleLink(LinkId l, double sum, const std::array<double, 4>& strategy)
 {
-    if (sum == linkRate[l])
+    if (sum == linkRate[l] && strategy == linkStrategyRate[l])
         return;
     if (now > linkSince[l] && linkRate[l] > 0)
         out.linkPayloadBytes[l] += linkRate[l] * (now - linkSince[l]);
     linkSince[l] = now;
     linkRate[l] = sum;
+    linkStrategyRate[l] = strategy;
     recordSample(l);
 }
 
@@ -1192,12 +2122,12 @@ void Engine::recordSample(LinkId l)
         out.linkTimelines.push_back({l, {}});
     }
     auto& s = out.linkTimelines[std::size_t(linkTimeline[l])].samples;
-    if (!s.empty() && s.back().time == now)
-        s.back().rate = linkRate[l];
-    else {
-        s.push_back({now, linkRate[l]});
+    const auto& by = linkStrategyRate[l];
+    if (s.empty() || s.back().time != now) {
+        s.emplace_back();
         ++samples;
     }
+    s.back() = {now, linkRate[l], {by[0], by[1], by[2], by[3]}};
 }
 
 // Fast path: new max-min fair rates for the flows connected (through shared links, transitively) to
@@ -1221,10 +2151,10 @@ void Engine::recomputeComponent()
                 continue;
             flowMark[e.flow] = 1;
             compFlows.push_back(e.flow);
-            for (LinkId l : *flows[e.flow].path)
-                if (!linkVisited[l]) {
-                    linkVisited[l] = 1;
-                    compLinks.push_back(l);
+            for (const PathEntry& x : *flows[e.flow].entries)
+                if (!linkVisited[x.link]) {
+                    linkVisited[x.link] = 1;
+                    compLinks.push_back(x.link);
                 }
         }
     for (std::uint32_t f : compFlows) {
@@ -1234,22 +2164,28 @@ void Engine::recomputeComponent()
         fl.upd = now;
     }
     fillComponent();
-    for (LinkId l : compLinks)
+    for (LinkId l : compLinks) {
         capLeft[l] = 0; // reuse as the new sum
+        strategySum[l] = {0, 0, 0, 0};
+    }
     for (std::size_t i = 0; i < compFlows.size(); ++i) {
         const std::uint32_t f = compFlows[i];
         Flow& fl = flows[f];
-        fl.rate = newRate[i];
-        fl.finishAt = fl.rate > 0 ? now + fl.remaining / fl.rate : kInf;
-        ++fl.gen;
-        if (fl.finishAt < kInf)
-            finishQueue.push({fl.finishAt, f, fl.gen});
-        for (LinkId l : *fl.path)
-            capLeft[l] += fl.rate;
+        if (fl.rate != newRate[i] || fl.finishAt == kInf) { // an unchanged rate keeps its finish (and heap entry)
+            fl.rate = newRate[i];
+            fl.finishAt = fl.rate > 0 ? now + fl.remaining / fl.rate : kInf;
+            ++fl.gen;
+            if (fl.finishAt < kInf)
+                finishQueue.push({fl.finishAt, f, fl.gen});
+        }
+        for (const PathEntry& x : *fl.entries) {
+            capLeft[x.link] += fl.rate * x.weight;
+            strategySum[x.link][fl.strategy] += fl.rate * x.weight;
+        }
         flowMark[f] = 0;
     }
     for (LinkId l : compLinks) {
-        sampleLink(l, capLeft[l]);
+        sampleLink(l, capLeft[l], strategySum[l]);
         linkVisited[l] = 0;
     }
 }
@@ -1308,10 +2244,18 @@ Result<StepSimulation> Engine::run()
     if (Status s = prepare(); !s.ok())
         return s.error();
     classify();
+    analyzeSymmetry();
+    if (!reference && opt.collapsePrivateCollectives)
+        analyzePrivacy();
     if (Status s = buildGpus(); !s.ok())
         return s.error();
+    if (failure)
+        return *failure;
     for (std::uint32_t g = 0; g < gpus.size(); ++g)
-        runnable.push_back(g);
+        if (gpuRep[g] == g) {
+            runnable.push_back(g);
+            ++out.simulatedGpus;
+        }
     std::uint64_t iterations = 0;
     const double totalBlocks = static_cast<double>(plan.timeline.blocks.size());
     while (true) {
@@ -1345,6 +2289,8 @@ Result<StepSimulation> Engine::run()
             events.pop();
             if (e.type == 0) {
                 computeDone(e.id);
+            } else if (e.type == 2) {
+                closedFormDone(e.id);
             } else {
                 Flow& fl = flows[e.id];
                 if (fl.remaining <= 0 || fl.path->empty()) {
@@ -1358,7 +2304,7 @@ Result<StepSimulation> Engine::run()
             if (progress.stopRequested())
                 return errorAt("", "cancelled");
             const double doneBlocks = static_cast<double>(blocksFinished);
-            progress(std::min(0.99, doneBlocks / std::max(1.0, totalBlocks * static_cast<double>(gpus.size()) / P)));
+            progress(std::min(0.99, doneBlocks / std::max(1.0, totalBlocks * static_cast<double>(out.simulatedGpus) / P)));
         }
     }
     if (progress.stopRequested())
@@ -1370,28 +2316,36 @@ Result<StepSimulation> Engine::run()
                 linkSince[l] = now;
             }
     for (std::uint32_t g = 0; g < gpus.size(); ++g)
-        if (gpus[g].wait != Wait::Done)
+        if (gpuRep[g] == g && gpus[g].wait != Wait::Done)
             return errorAt("", "the simulation stalled: GPU " + formatInteger(g)
                                    + " waits on a collective its peers never reach (an inconsistent plan)");
     progress(1.0);
 
     // Summaries (simulate.h: means over GPUs).
     const double n = static_cast<double>(std::max<std::size_t>(1, gpus.size()));
-    for (const Gpu& g : gpus)
-        out.stepSeconds = std::max(out.stepSeconds, g.sum.finish);
+    for (std::uint32_t gi = 0; gi < gpus.size(); ++gi)
+        if (gpuRep[gi] == gi)
+            out.stepSeconds = std::max(out.stepSeconds, gpus[gi].sum.finish);
     for (std::uint32_t gi = 0; gi < gpus.size(); ++gi) {
         Gpu& g = gpus[gi];
+        if (gpuRep[gi] != gi)
+            continue;
         g.sum.idle = std::max(0.0, out.stepSeconds - g.sum.compute - g.sum.exposedTotal());
-        out.computeSeconds += g.sum.compute / n;
-        for (int s = 0; s < 4; ++s)
-            out.exposedByStrategy[s] += g.sum.exposed[s] / n;
-        out.idleSeconds += g.sum.idle / n;
-        out.gpus.push_back(g.sum);
         if (g.timeline >= 0 && g.sum.finish < out.stepSeconds)
             record(gi, g.sum.finish, out.stepSeconds, Activity::Idle, Strategy::DP);
     }
+    // Every GPU (a representative's copy under symmetry).
+    out.gpus.reserve(gpus.size());
+    for (std::uint32_t gi = 0; gi < gpus.size(); ++gi) {
+        const GpuSummary& g = gpus[gpuRep[gi]].sum;
+        out.computeSeconds += g.compute / n;
+        for (int s = 0; s < 4; ++s)
+            out.exposedByStrategy[s] += g.exposed[s] / n;
+        out.idleSeconds += g.idle / n;
+        out.gpus.push_back(g);
+    }
     // Idle gaps inside the recorded timelines are implicit; fill them so the list is complete.
-    for (GpuTimeline& tl : out.gpuTimelines) {
+    for (GpuTimeline& tl : timelines) {
         std::vector<GpuInterval> full;
         double t = 0;
         for (const GpuInterval& iv : tl.intervals) {
@@ -1403,6 +2357,34 @@ Result<StepSimulation> Engine::run()
         if (t < out.stepSeconds)
             full.push_back({t, out.stepSeconds, Activity::Idle, Strategy::DP});
         tl.intervals = std::move(full);
+    }
+    if (!reduced) {
+        out.gpuTimelines = std::move(timelines);
+    } else {
+        for (std::uint32_t g : recorded) {
+            out.gpuTimelines.push_back(timelines[std::size_t(gpus[gpuRep[g]].timeline)]);
+            out.gpuTimelines.back().gpu = g;
+        }
+        // Links: each orbit's members carry what its representative carried.
+        for (LinkId l = 0; l < linkRep.size(); ++l)
+            if (linkRep[l] != kNone && linkRep[l] != l)
+                out.linkPayloadBytes[l] = out.linkPayloadBytes[linkRep[l]];
+        const std::size_t recordedLinks = out.linkTimelines.size();
+        for (std::size_t i = 0; i < recordedLinks && !out.linkTimelineTruncated; ++i) {
+            const LinkId l = out.linkTimelines[i].link;
+            if (linkRep[l] != l)
+                continue;
+            for (LinkId m : linkOrbitMembers[l]) {
+                if (m == l)
+                    continue;
+                if (samples + out.linkTimelines[i].samples.size() > opt.maxLinkSamples) {
+                    out.linkTimelineTruncated = true;
+                    break;
+                }
+                samples += out.linkTimelines[i].samples.size();
+                out.linkTimelines.push_back({m, out.linkTimelines[i].samples});
+            }
+        }
     }
     for (int s = 0; s < 4; ++s)
         out.exposedCommSeconds += out.exposedByStrategy[s];

@@ -143,6 +143,19 @@ Seconds nominalLatency(Protocol p)
     return 0;
 }
 
+Protocol nvlinkOf(const TopologySpec& spec) { return spec.nvlink.value_or(kUnresolvedNvLink); }
+
+BytesPerSecond nicBandwidthOf(const TopologySpec& spec)
+{
+    return spec.nicBandwidth.value_or(nominalBandwidth(spec.nicProtocol));
+}
+
+BytesPerSecond maxNicBandwidth(Protocol p)
+{
+    // RoCEv2's nominal 100 Gb/s is a typical port; it runs on any Ethernet rate up to 400 Gb/s.
+    return p == Protocol::RoCEv2 ? nominalBandwidth(Protocol::Ethernet400G) : nominalBandwidth(p);
+}
+
 bool isPcie(Protocol p) { return p == Protocol::PcieGen3 || p == Protocol::PcieGen4 || p == Protocol::PcieGen5; }
 bool isNvLink(Protocol p) { return p == Protocol::NvLink3 || p == Protocol::NvLink4; }
 bool isNetwork(Protocol p)
@@ -226,9 +239,9 @@ std::vector<Error> validate(const TopologySpec& spec, const parallel::Cluster& c
                                                  + protocolNames(isPcie) + ")"));
     const bool usesNvLink = spec.kind == TopologyKind::NvSwitchNode
         || (spec.kind == TopologyKind::LeafSpine && spec.intraNode == IntraNode::NvSwitch);
-    if (usesNvLink && !isNvLink(spec.nvlink))
-        errors.push_back(errorAt("topology.nvlink", inQuotes(toString(spec.nvlink)) + " is not an NVLink generation (expected "
-                                                   + protocolNames(isNvLink) + ")"));
+    if (usesNvLink && spec.nvlink && !isNvLink(*spec.nvlink))
+        errors.push_back(errorAt("topology.nvlink", inQuotes(toString(*spec.nvlink)) + " is not an NVLink generation (expected "
+                                                   + protocolNames(isNvLink) + " or auto)"));
     if (spec.kind != TopologyKind::PaperTestbed && spec.gpusPerPcieSwitch > 1024)
         errors.push_back(errorAt("topology.gpus_per_pcie_switch",
                             I(spec.gpusPerPcieSwitch) + " GPUs on one PCIe switch is more than 1,024"));
@@ -237,9 +250,18 @@ std::vector<Error> validate(const TopologySpec& spec, const parallel::Cluster& c
             errors.push_back(errorAt("topology.nic_protocol", inQuotes(toString(spec.nicProtocol))
                                                              + " is not a network protocol (expected "
                                                              + protocolNames(isNetwork) + ")"));
-        if (!(spec.nicBandwidth > 0) || !std::isfinite(spec.nicBandwidth))
-            errors.push_back(errorAt("topology.nic_bandwidth", "must be a finite number of bytes per second > 0, got "
-                                                              + formatCount(spec.nicBandwidth, 3)));
+        if (spec.nicBandwidth) {
+            const double rate = *spec.nicBandwidth;
+            if (!(rate > 0) || !std::isfinite(rate))
+                errors.push_back(errorAt("topology.nic_bandwidth", "must be a finite number of bytes per second > 0 (or "
+                                                                  "\"auto\"), got " + formatCount(rate, 3)));
+            else if (isNetwork(spec.nicProtocol) && rate > maxNicBandwidth(spec.nicProtocol))
+                errors.push_back(errorAt("topology.nic_bandwidth",
+                                         formatCount(rate * 8 / 1e9, 3) + " Gb/s per direction is faster than "
+                                             + std::string(toString(spec.nicProtocol)) + " runs ("
+                                             + formatCount(maxNicBandwidth(spec.nicProtocol) * 8 / 1e9, 3)
+                                             + " Gb/s); give at most that, or \"auto\" for its nominal rate"));
+        }
         if (!(spec.oversubscription >= 1) || !std::isfinite(spec.oversubscription))
             errors.push_back(errorAt("topology.oversubscription",
                                 "must be a finite ratio ≥ 1 (1 = non-blocking, 2 = uplinks of half the downlink "
@@ -330,6 +352,13 @@ std::size_t Topology::countNodes(NodeKind k) const
     return n;
 }
 
+void Topology::setGpuNic(std::uint64_t gpu, NodeId nic)
+{
+    if (m_gpuNic.size() <= gpu)
+        m_gpuNic.resize(gpu + 1, kNoNode);
+    m_gpuNic[gpu] = nic;
+}
+
 std::optional<NodeId> Topology::hostMemory(std::int64_t server) const
 {
     for (const auto& [s, id] : m_host)
@@ -400,7 +429,7 @@ Topology buildLeafSpine(const TopologySpec& spec, const parallel::Cluster& clust
     std::vector<std::uint64_t> nicLeaf;
     for (std::uint64_t s = 0; s < cluster.nodes; ++s) {
         const Server srv = addServer(t, s, per, spec.gpusPerPcieSwitch, spec.pcie,
-                                     nv ? std::optional<Protocol>(spec.nvlink) : std::nullopt);
+                                     nv ? std::optional<Protocol>(nvlinkOf(spec)) : std::nullopt);
         const std::string p = prefix(s);
         const Link pl = pcieLink(spec.pcie);
         const std::uint64_t group = s / spec.nicsPerLeaf;
@@ -408,6 +437,7 @@ Topology buildLeafSpine(const TopologySpec& spec, const parallel::Cluster& clust
             for (std::uint64_t k = 0; k < per; ++k) {
                 const NodeId nic = t.addNode({NodeKind::Nic, p + "nic" + std::to_string(k), -1, static_cast<std::int64_t>(s)});
                 t.addLinkPair(srv.gpuParent[k], nic, pl.bandwidth, pl.latency, spec.pcie);
+                t.setGpuNic(s * per + k, nic);
                 nics.push_back(nic);
                 nicLeaf.push_back(group * per + k);
             }
@@ -423,11 +453,11 @@ Topology buildLeafSpine(const TopologySpec& spec, const parallel::Cluster& clust
         leaves.push_back(t.addNode({NodeKind::LeafSwitch, "leaf" + std::to_string(l), -1, -1}));
     const Seconds lat = nominalLatency(spec.nicProtocol);
     for (std::size_t i = 0; i < nics.size(); ++i)
-        t.addLinkPair(nics[i], leaves[nicLeaf[i]], spec.nicBandwidth, lat, spec.nicProtocol);
+        t.addLinkPair(nics[i], leaves[nicLeaf[i]], nicBandwidthOf(spec), lat, spec.nicProtocol);
     if (leafCount > 1) {
         // Each leaf's uplink capacity is its downlink capacity (nicsPerLeaf ports) ÷ oversubscription,
         // spread evenly over one uplink to every spine.
-        const BytesPerSecond up = static_cast<double>(spec.nicsPerLeaf) * spec.nicBandwidth
+        const BytesPerSecond up = static_cast<double>(spec.nicsPerLeaf) * nicBandwidthOf(spec)
             / (spec.oversubscription * static_cast<double>(spec.spines));
         std::vector<NodeId> spines;
         for (std::uint64_t k = 0; k < spec.spines; ++k)
@@ -470,7 +500,7 @@ Result<Topology> build(const TopologySpec& spec, const parallel::Cluster& cluste
         t.stagesThroughHost = !spec.gpuDirectP2P;
         break;
     case TopologyKind::NvSwitchNode:
-        addServer(t, 0, cluster.gpusPerNode, spec.gpusPerPcieSwitch, spec.pcie, spec.nvlink);
+        addServer(t, 0, cluster.gpusPerNode, spec.gpusPerPcieSwitch, spec.pcie, nvlinkOf(spec));
         t.stagesThroughHost = !spec.gpuDirectP2P;
         t.nvlinkPeers = true;
         break;
@@ -492,11 +522,14 @@ std::string topologyToJson(const TopologySpec& s)
     j["gpus_per_pcie_switch"] = s.gpusPerPcieSwitch;
     j["gpudirect_p2p"] = s.gpuDirectP2P;
     j["pcie"] = toString(s.pcie);
-    j["nvlink"] = toString(s.nvlink);
+    j["nvlink"] = s.nvlink ? toString(*s.nvlink) : "auto";
     j["intra_node"] = toString(s.intraNode);
     j["nic_placement"] = toString(s.nicPlacement);
     j["nic_protocol"] = toString(s.nicProtocol);
-    j["nic_bandwidth"] = s.nicBandwidth;
+    if (s.nicBandwidth)
+        j["nic_bandwidth"] = *s.nicBandwidth;
+    else
+        j["nic_bandwidth"] = "auto";
     j["oversubscription"] = s.oversubscription;
     j["nics_per_leaf"] = s.nicsPerLeaf;
     j["spines"] = s.spines;
@@ -581,11 +614,29 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
     whole("gpus_per_pcie_switch", s.gpusPerPcieSwitch);
     boolean("gpudirect_p2p", s.gpuDirectP2P);
     text("pcie", protocolFromString, "protocol", protocolNames(any), s.pcie);
-    text("nvlink", protocolFromString, "protocol", protocolNames(any), s.nvlink);
+    // "auto" (or the key left out): follow the GPU.
+    auto autoOrProtocol = [](std::string_view name) -> std::optional<std::optional<Protocol>> {
+        if (name == "auto")
+            return std::optional<Protocol>();
+        if (auto p = protocolFromString(name))
+            return std::optional<Protocol>(*p);
+        return std::nullopt;
+    };
+    text("nvlink", autoOrProtocol, "protocol", "auto, " + protocolNames(any), s.nvlink);
     text("intra_node", intraNodeFromString, "intra-node fabric", "pcie, nvswitch", s.intraNode);
     text("nic_placement", nicPlacementFromString, "NIC placement", "per-gpu, per-node", s.nicPlacement);
     text("nic_protocol", protocolFromString, "protocol", protocolNames(any), s.nicProtocol);
-    number("nic_bandwidth", s.nicBandwidth);
+    // "auto" (or the key left out): the protocol's nominal rate; a number is B/s.
+    if (!error && j.contains("nic_bandwidth")) {
+        const Json& v = j.at("nic_bandwidth");
+        if (v.is_string() && v.get<std::string>() == "auto")
+            s.nicBandwidth.reset();
+        else if (v.is_number())
+            s.nicBandwidth = v.get<double>();
+        else
+            error = errorAt(base + "nic_bandwidth", std::string("expected a number of bytes per second or \"auto\", got ")
+                                                       + (v.is_string() ? inQuotes(v.get<std::string>()) : v.type_name()));
+    }
     number("oversubscription", s.oversubscription);
     whole("nics_per_leaf", s.nicsPerLeaf);
     whole("spines", s.spines);

@@ -112,21 +112,38 @@ enum class NicPlacement { PerGpu, PerNode };      // per GPU = rail-optimized
 // gpuDirectP2P off: GPU ↔ GPU traffic that would cross PCIe stages through host memory (GPU → root
 // complex → host memory → root complex → GPU), and across servers the NICs read and write host
 // memory (no GPUDirect RDMA). NVLink traffic is unaffected.
+//
+// Two fields are "auto" by default (nullopt; JSON "auto" or the key left out):
+//   nvlink        follows the GPU: A100 → NVLink 3, H100/H200 → NVLink 4 (scenario::resolvedTopology,
+//                 which knows the GPU); a spec never resolved against a GPU builds NVLink 4
+//                 (kUnresolvedNvLink).
+//   nicBandwidth  the NIC protocol's nominal rate (an ethernet-10g NIC runs at 10 Gb/s). An explicit
+//                 rate may be lower (a NIC slower than its link) but not above the nominal rate
+//                 (RoCEv2: not above 400 Gb/s, the fastest Ethernet it runs on).
 struct TopologySpec {
     TopologyKind kind = TopologyKind::NvSwitchNode;
     std::uint64_t gpusPerPcieSwitch = 2;
     bool gpuDirectP2P = true;
     Protocol pcie = Protocol::PcieGen4;
-    Protocol nvlink = Protocol::NvLink4;
+    std::optional<Protocol> nvlink;           // nullopt: follow the GPU
     IntraNode intraNode = IntraNode::NvSwitch;
     NicPlacement nicPlacement = NicPlacement::PerGpu;
     Protocol nicProtocol = Protocol::InfinibandNdr;
-    BytesPerSecond nicBandwidth = 400e9 / 8; // per NIC per direction
+    std::optional<BytesPerSecond> nicBandwidth; // per NIC per direction; nullopt: the protocol's nominal rate
     double oversubscription = 1.0;           // leaf downlink : uplink capacity, ≥ 1
     std::uint64_t nicsPerLeaf = 32;
     std::uint64_t spines = 4;
     bool operator==(const TopologySpec&) const = default;
 };
+
+// The NVLink generation of a spec whose "auto" was never resolved against a GPU (hand-made specs, the
+// tests of this layer): NVLink 4, the DGX H100's.
+inline constexpr Protocol kUnresolvedNvLink = Protocol::NvLink4;
+// The fields as built: the explicit value, or the auto one (see TopologySpec).
+[[nodiscard]] Protocol nvlinkOf(const TopologySpec& spec);
+[[nodiscard]] BytesPerSecond nicBandwidthOf(const TopologySpec& spec);
+// The fastest rate a NIC of this protocol may be given: its nominal rate (RoCEv2: 400 Gb/s).
+[[nodiscard]] BytesPerSecond maxNicBandwidth(Protocol p);
 
 // The fabric's limit (nodes of the graph grow ~3× with the GPUs).
 inline constexpr std::uint64_t kMaxTopologyGpus = std::uint64_t{1} << 17;
@@ -157,6 +174,11 @@ public:
     [[nodiscard]] std::uint64_t gpuCount() const { return m_gpu.size(); }
     // The node of GPU `gpu` (< gpuCount()); kNoNode for an id a hand-made topology skipped.
     [[nodiscard]] NodeId gpuNode(std::uint64_t gpu) const { return m_gpu[gpu]; }
+    // The NIC GPU `gpu` reaches other servers through: with one NIC per GPU (rail-optimized) the NIC on
+    // its own PCIe switch, NIC k for local GPU k, as NCCL's topology search picks the nearest NIC;
+    // kNoNode when the fabric has no NIC of the GPU's own (one per server, the testbed, one server).
+    void setGpuNic(std::uint64_t gpu, NodeId nic);
+    [[nodiscard]] NodeId gpuNic(std::uint64_t gpu) const { return gpu < m_gpuNic.size() ? m_gpuNic[gpu] : kNoNode; }
     // Host memory of a server (the staging point without P2P); nullopt when the server has none.
     [[nodiscard]] std::optional<NodeId> hostMemory(std::int64_t server) const;
 
@@ -172,6 +194,7 @@ private:
     std::vector<Link> m_links;
     std::vector<std::vector<LinkId>> m_out, m_in;
     std::vector<NodeId> m_gpu; // GPU id → node
+    std::vector<NodeId> m_gpuNic; // GPU id → its own NIC (rail-optimized fabrics)
     std::vector<std::pair<std::int64_t, NodeId>> m_host;
 };
 
@@ -181,8 +204,9 @@ private:
 
 // JSON of a TopologySpec (an object; every field written):
 //   {"kind": "leaf-spine", "gpus_per_pcie_switch": 2, "gpudirect_p2p": true, "pcie": "pcie-gen4",
-//    "nvlink": "nvlink4", "intra_node": "nvswitch", "nic_placement": "per-gpu", "nic_protocol": "ib-ndr",
-//    "nic_bandwidth": 5e10, "oversubscription": 1, "nics_per_leaf": 32, "spines": 4}
+//    "nvlink": "auto", "intra_node": "nvswitch", "nic_placement": "per-gpu", "nic_protocol": "ib-ndr",
+//    "nic_bandwidth": "auto", "oversubscription": 1, "nics_per_leaf": 32, "spines": 4}
+// ("nvlink": "nvlink3" and "nic_bandwidth": 2.5e10 when explicit).
 // Missing keys keep their defaults; unknown keys, wrong types and unknown names are errors with their
 // path below `path` ("topology.kind: unknown kind \"mesh\" (expected …)").
 [[nodiscard]] std::string topologyToJson(const TopologySpec& spec);

@@ -29,7 +29,7 @@ using S = std::vector<std::string>;
 constexpr std::uint64_t kMaxDegree = std::uint64_t(1) << 20;
 constexpr std::uint64_t kMaxGpus = std::uint64_t(1) << 22;
 
-std::string I(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
+std::string I(std::uint64_t v) { return formatUnsigned(v); }
 std::string N(double v, int decimals = 2) { return formatCount(v, decimals); }
 std::string Bytes(double v) { return formatCount(v, 2) + " B"; }
 
@@ -343,7 +343,8 @@ std::vector<Error> validate(const ParallelPlan& plan, const Cluster& cluster, co
     // The assignment: a bijection from GPUs onto the mesh.
     if (!plan.assignment.empty()) {
         if (plan.assignment.size() != gpus || gpus > kMaxGpus) {
-            fail("parallel.assignment", I(plan.assignment.size()) + " entries for dp·pp·tp = " + I(gpus) + " GPUs");
+            fail("parallel.assignment", I(plan.assignment.size()) + " entries for dp·pp·tp = " + I(gpus)
+                                            + " GPUs: give one place [dp, pp, tp] per GPU");
         } else {
             std::vector<std::uint32_t> first(gpus, std::numeric_limits<std::uint32_t>::max());
             for (std::size_t g = 0; g < plan.assignment.size(); ++g) {

@@ -1,6 +1,7 @@
 #include "derive.h"
 
 #include "base/editdistance.h"
+#include "base/reaper.h"
 #include "base/units.h"
 #include "scenariojson.h"
 #include "text/bpetrainer.h"
@@ -22,7 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string integer(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
+std::string integer(std::uint64_t v) { return formatUnsigned(v); }
 
 Error fieldError(const std::string& path, std::string message, const std::string& file = {})
 {
@@ -96,8 +97,9 @@ Result<std::string> readFile(const std::string& path, const std::string& field, 
     if (fs::is_directory(st))
         return fieldError(field, "cannot read " + what + ": is a directory, not a file", path);
     const auto size = fs::file_size(path, ec);
-    if (!ec && size > text::kMaxTextBytes)
-        return fieldError(field, what + " is larger than " + integer(text::kMaxTextBytes) + " B, the most tokenized in one piece", path);
+    if (const std::size_t limit = text::maxTextBytes(); !ec && size > limit)
+        return fieldError(field, what + " is " + integer(size) + " B, larger than the " + integer(limit)
+                                     + " B the program reads in one piece", path);
     std::ifstream in(path, std::ios::binary);
     if (!in)
         return fieldError(field, "cannot read " + what, path);
@@ -264,8 +266,10 @@ struct Memo {
     void put(Key key, std::shared_ptr<const Value> value)
     {
         entries.insert(entries.begin(), {std::move(key), std::move(value)});
-        if (entries.size() > kKeep)
+        if (entries.size() > kKeep) {
+            releaseLater(std::move(entries.back().second)); // freeing a big result is not the caller's wait
             entries.pop_back();
+        }
     }
 };
 
@@ -471,9 +475,10 @@ Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& s, con
     if (!d.stage3 || !d.stage4)
         return fieldError("parallel", "stage 5 needs a parallel plan that can run (see stage 3)");
     const parallel::Cluster cluster = s.hardware.cluster();
-    if (std::vector<Error> errors = network::validate(s.topology, cluster); !errors.empty())
+    const network::TopologySpec spec = resolvedTopology(s); // "auto" NVLink and NIC rate resolved
+    if (std::vector<Error> errors = network::validate(spec, cluster); !errors.empty())
         return joinErrors(errors);
-    auto built = network::build(s.topology, cluster);
+    auto built = network::build(spec, cluster);
     if (!built)
         return built.error();
     auto out = std::make_shared<NetworkStage>();

@@ -19,6 +19,7 @@ std::string_view llama2_7b();
 std::string_view llama3_70b();
 std::string_view gpt3_175b();
 std::string_view mixtral8x7b();
+std::string_view paperTestbed();
 } // namespace embedded
 
 namespace {
@@ -28,7 +29,7 @@ struct Embedded {
     std::string_view (*json)();
 };
 
-constexpr std::array<Embedded, 10> kPresets = {{
+constexpr std::array<Embedded, 11> kPresets = {{
     {"paper-reference", embedded::paperReference},
     {"paper-dp", embedded::paperDp},
     {"paper-pp", embedded::paperPp},
@@ -39,6 +40,7 @@ constexpr std::array<Embedded, 10> kPresets = {{
     {"llama3-70b", embedded::llama3_70b},
     {"gpt3-175b", embedded::gpt3_175b},
     {"mixtral-8x7b", embedded::mixtral8x7b},
+    {"paper-testbed", embedded::paperTestbed}, // appendix A.3 (issue 6), after the issue-2 presets
 }};
 
 // Each preset parsed once (thread-safe static initialization); a broken one is a build defect that

@@ -15,7 +15,8 @@ struct PresetInfo {
     std::string description; // one line: the model, batch, GPUs and why
 };
 
-// paper-reference, gpt2-xl, llama2-7b, llama3-70b, gpt3-175b, mixtral-8x7b (in this order).
+// paper-reference, paper-dp, paper-pp, paper-tp, paper-moe, gpt2-xl, llama2-7b, llama3-70b, gpt3-175b,
+// mixtral-8x7b, paper-testbed (in this order).
 [[nodiscard]] std::vector<std::string> presetNames();
 [[nodiscard]] std::vector<PresetInfo> presetList();
 // The preset named name; an unknown name is an Error listing the known ones.

@@ -12,7 +12,7 @@ namespace tw::scenario {
 
 namespace {
 
-std::string integer(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(v)); }
+std::string integer(std::uint64_t v) { return formatUnsigned(v); }
 
 void checkRange(std::vector<Error>& errors, const std::string& path, std::uint64_t value, std::uint64_t lo,
                 std::uint64_t hi)
@@ -99,8 +99,9 @@ std::vector<Error> validate(const Scenario& s)
         checkNoNul(errors, "text.path", s.text.path);
         break;
     case TextSource::Kind::Inline:
-        if (s.text.text.size() > text::kMaxTextBytes)
-            errors.push_back(errorAt("text.text", "longer than " + integer(text::kMaxTextBytes) + " B, the most tokenized in one piece"));
+        if (const std::size_t limit = text::maxTextBytes(); s.text.text.size() > limit)
+            errors.push_back(errorAt("text.text", "the text is " + integer(s.text.text.size()) + " B, longer than the "
+                                                      + integer(limit) + " B the program tokenizes in one piece"));
         break;
     }
     checkRange(errors, "text.documents", s.text.documents, 1, kMaxDocuments);
@@ -221,6 +222,26 @@ void setParallelDegree(Scenario& s, parallel::Strategy strategy, std::uint64_t d
     if (strategy != parallel::Strategy::EP)
         p.assignment.clear();
     dropStalePlanParts(s);
+}
+
+std::optional<network::Protocol> nvlinkOfGpu(std::string_view gpuId)
+{
+    // NVIDIA datasheets: A100 SXM NVLink 3 (600 GB/s both ways), H100 SXM and H200 NVLink 4 (900 GB/s).
+    if (gpuId == "a100-40gb" || gpuId == "a100-80gb")
+        return network::Protocol::NvLink3;
+    if (gpuId == "h100-sxm" || gpuId == "h200")
+        return network::Protocol::NvLink4;
+    return std::nullopt;
+}
+
+network::TopologySpec resolvedTopology(const Scenario& s)
+{
+    network::TopologySpec t = s.topology;
+    if (!t.nvlink)
+        t.nvlink = nvlinkOfGpu(s.hardware.gpu).value_or(network::kUnresolvedNvLink);
+    if (!t.nicBandwidth)
+        t.nicBandwidth = network::nicBandwidthOf(t);
+    return t;
 }
 
 bool swapGpus(Scenario& s, std::uint64_t a, std::uint64_t b)

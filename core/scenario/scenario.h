@@ -97,6 +97,16 @@ void fitPlanToCluster(Scenario& scenario);
 // longer fits the mesh is dropped (the defaults apply). Setting dp changes nothing else.
 void setParallelDegree(Scenario& scenario, parallel::Strategy strategy, std::uint64_t degree);
 
+// The NVLink generation of a catalog GPU (gpucatalog.h ids): a100-40gb, a100-80gb → NVLink 3 (300 GB/s
+// per direction); h100-sxm, h200 → NVLink 4 (450 GB/s). Nullopt for GPUs without NVSwitch-class NVLink in
+// the protocol list (V100's NVLink 2, H100 PCIe's bridges, MI300X's Infinity Fabric, L40S, RTX 4090,
+// custom GPUs): their "auto" falls back to network::kUnresolvedNvLink.
+[[nodiscard]] std::optional<network::Protocol> nvlinkOfGpu(std::string_view gpuId);
+
+// The scenario's topology with its "auto" fields resolved: nvlink from the GPU (above), the NIC rate from
+// its protocol. Explicit values are kept. Stage 5 builds the fabric from this.
+[[nodiscard]] network::TopologySpec resolvedTopology(const Scenario& scenario);
+
 // Swaps the mesh places of GPUs a and b (the placement becomes explicit); false when either GPU does
 // not exist or the plan's mesh does not match the cluster.
 bool swapGpus(Scenario& scenario, std::uint64_t a, std::uint64_t b);

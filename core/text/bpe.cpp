@@ -7,11 +7,32 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <limits>
 
 namespace tw::text {
+
+namespace {
+// The text limit in force. Atomic: derivations read it on worker threads while a test may lower it.
+std::atomic<std::size_t> g_maxTextBytes{kMaxTextBytes};
+} // namespace
+
+std::size_t maxTextBytes()
+{
+    return g_maxTextBytes.load(std::memory_order_relaxed);
+}
+
+ScopedTextLimit::ScopedTextLimit(std::size_t bytes)
+    : m_previous(g_maxTextBytes.exchange(std::min(bytes, kMaxTextBytes))) // never above the program's limit
+{
+}
+
+ScopedTextLimit::~ScopedTextLimit()
+{
+    g_maxTextBytes.store(m_previous);
+}
 
 namespace {
 
@@ -1359,9 +1380,9 @@ std::vector<TokenId> Encoder::encode(std::string_view text)
 
 Result<std::vector<TokenSpan>> Encoder::encodeWithSpans(std::string_view text, const Progress& progress)
 {
-    if (text.size() > kMaxTextBytes)
+    if (const std::size_t limit = maxTextBytes(); text.size() > limit)
         return makeError("the text is " + std::to_string(text.size()) + " bytes; the tokenizer takes at most "
-                         + std::to_string(kMaxTextBytes) + " bytes at once");
+                         + std::to_string(limit) + " bytes at once");
     Impl& impl = *m_impl;
     std::vector<TokenSpan> spans;
     spans.reserve(text.size() / 3 + 16);

@@ -34,8 +34,27 @@ struct Merge {
     bool operator==(const Merge&) const = default;
 };
 
-// Largest text the program tokenizes in one piece (token spans use 32-bit offsets).
+// The program's limit: the largest text it tokenizes in one piece, 1 GiB (token spans use 32-bit
+// offsets). Every check goes through maxTextBytes(), which is this value outside of tests.
 inline constexpr std::size_t kMaxTextBytes = std::size_t{1} << 30; // 1 GiB
+
+// The text limit in force: kMaxTextBytes, or less while a ScopedTextLimit lives.
+[[nodiscard]] std::size_t maxTextBytes();
+
+// Tests only: lowers the text limit for its lifetime, so the refusal of a text over the limit can be
+// tested with a few bytes instead of a gibibyte; the destructor restores the previous limit. It only
+// lowers: a request above kMaxTextBytes keeps kMaxTextBytes. The limit is one atomic for the whole
+// process, so scopes must nest (tests that lower it do not run in parallel within one process).
+class ScopedTextLimit {
+public:
+    explicit ScopedTextLimit(std::size_t bytes);
+    ~ScopedTextLimit();
+    ScopedTextLimit(const ScopedTextLimit&) = delete;
+    ScopedTextLimit& operator=(const ScopedTextLimit&) = delete;
+
+private:
+    std::size_t m_previous;
+};
 
 class BpeModel {
 public:
@@ -80,7 +99,7 @@ public:
     // Appends the ids of text to out. Special tokens such as <|endoftext|> are plain text here.
     void encode(std::string_view text, std::vector<TokenId>& out);
     [[nodiscard]] std::vector<TokenId> encode(std::string_view text);
-    // Ids with the byte span each covers. Returns an Error when cancelled or over kMaxTextBytes.
+    // Ids with the byte span each covers. Returns an Error when cancelled or over maxTextBytes().
     [[nodiscard]] Result<std::vector<TokenSpan>> encodeWithSpans(std::string_view text, const Progress& progress = {});
     // Only the first `count` merges apply (merge replay); SIZE_MAX (the default) means all.
     void setMergeLimit(std::size_t count);

@@ -201,9 +201,9 @@ Result<TrainedBpe> trainBpe(std::string_view text, std::size_t vocabSize, const 
                              + std::to_string(kMaxTrainVocab) + ", got " + std::to_string(vocabSize),
                          std::move(where));
     }
-    if (text.size() > kMaxTextBytes)
+    if (const std::size_t limit = maxTextBytes(); text.size() > limit)
         return makeError("text of " + std::to_string(text.size()) + " bytes is larger than the "
-                         + std::to_string(kMaxTextBytes) + " bytes the trainer accepts");
+                         + std::to_string(limit) + " bytes the trainer accepts");
 
     const std::size_t wantedMerges = vocabSize - kMinTrainVocab;
     const Error cancelled = makeError("cancelled");

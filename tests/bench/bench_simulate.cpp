@@ -1,9 +1,11 @@
 // Speed and memory of stage 5's flow-level step simulation (the targets: one step of the paper's
 // 8-GPU reference in under 10 ms; a 3D-parallel GPT-3 175B step on 1,024 GPUs — 128 DGX-like nodes,
 // tp 8 × pp 8 × dp 16, rail-optimized NDR leaf–spine — in under 1 s and 1 GB). Per case: simulateStep
-// (cold: every schedule generated, every path routed), median, min and max of the runs; the step time,
-// flows, collective instances, rate updates and the peak RSS (getrusage) after the row.
-// Usage: bench_simulate [--runs N]   (Release build)
+// (cold: every schedule generated, every path routed), median, min and max of the runs with link timelines
+// off (as the CLI runs it), then one run with them on; the step time, flows (of the full step, and those
+// actually simulated), collective instances, rate updates, the symmetry used and the peak RSS (getrusage)
+// after the row.
+// Usage: bench_simulate [--runs N] [--no-link-run]   (Release build)
 
 #include "network/simulate.h"
 #include "network/topology.h"
@@ -36,7 +38,15 @@ struct Case {
 int main(int argc, char** argv)
 {
     int runs = 5;
-    if (!tw::bench::parseRuns(argc, argv, "bench_simulate", runs))
+    bool linkRun = true;
+    std::vector<char*> rest{argv[0]};
+    for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--no-link-run")
+            linkRun = false;
+        else
+            rest.push_back(argv[i]);
+    }
+    if (!tw::bench::parseRuns(static_cast<int>(rest.size()), rest.data(), "bench_simulate", runs))
         return 2;
     std::vector<Case> cases;
     cases.push_back({"paper-reference, 8 GPUs (dp 8), nvswitch-node", tw::scenario::preset("paper-reference").value(), {}, runs});
@@ -51,12 +61,22 @@ int main(int argc, char** argv)
         c.scenario.parallel.tp = 8;
         c.topology.kind = tw::network::TopologyKind::LeafSpine;
         cases.push_back(c);
+        // The same with one GPU per PCIe switch: each GPU reaches only its own NIC (strictly rail-aligned
+        // paths, no ECMP between the two NICs of a shared switch), so DP replicas and TP ranks are symmetric.
+        c.name = "gpt3-175b, 1,024 GPUs, one GPU (and NIC) per PCIe switch";
+        c.topology.gpusPerPcieSwitch = 1;
+        cases.push_back(c);
     }
     std::printf("median [min, max] of the runs; RSS = peak resident set after the row\n");
     for (const Case& c : cases) {
         auto d = tw::scenario::derive(c.scenario);
-        if (!d.ok() || !d.value()->stage3 || !d.value()->stage4) {
-            std::fprintf(stderr, "%s: cannot derive\n", c.name);
+        if (!d.ok()) {
+            std::fprintf(stderr, "%s: cannot derive: %s\n", c.name, d.error().toString().c_str());
+            return 1;
+        }
+        if (!d.value()->stage3 || !d.value()->stage4) {
+            std::fprintf(stderr, "%s: no plan: %s\n", c.name,
+                         d.value()->planErrors.empty() ? "?" : d.value()->planErrors.front().toString().c_str());
             return 1;
         }
         const auto& der = *d.value();
@@ -68,6 +88,7 @@ int main(int argc, char** argv)
         tw::network::SimulationOptions o;
         o.modelFlopsPerStep = der.figures.valueOf("compute.flops_per_step");
         o.peakFlopsPerGpu = der.figures.valueOf("compute.gpu_peak_flops");
+        o.recordLinks = false;
         std::vector<double> ms;
         tw::network::StepSimulation last;
         for (int r = 0; r < c.runs; ++r) {
@@ -86,6 +107,26 @@ int main(int argc, char** argv)
                     c.name, s.median, s.min, s.max, ms.size(), last.stepSeconds, last.commShare, last.mfu,
                     static_cast<unsigned long long>(last.flows), static_cast<unsigned long long>(last.collectiveInstances),
                     static_cast<unsigned long long>(last.rateUpdates), peakRssMiB());
+        std::printf("  %llu flows simulated (%llu private collectives in closed form), %llu GPUs simulated; symmetry: %s\n",
+                    static_cast<unsigned long long>(last.simulatedFlows),
+                    static_cast<unsigned long long>(last.closedFormInstances),
+                    static_cast<unsigned long long>(last.simulatedGpus), last.reduction.c_str());
+        if (!linkRun)
+            continue;
+        o.recordLinks = true;
+        const auto t1 = Clock::now();
+        auto withLinks = tw::network::simulateStep(topo.value(), *der.stage3, *der.stage4, o);
+        const double linkMs = msSince(t1);
+        if (!withLinks.ok()) {
+            std::fprintf(stderr, "%s: %s\n", c.name, withLinks.error().toString().c_str());
+            return 1;
+        }
+        std::size_t samples = 0;
+        for (const auto& lt : withLinks.value().linkTimelines)
+            samples += lt.samples.size();
+        std::printf("  with link timelines: %.3f ms, %zu links, %zu samples%s; RSS %.1f MiB\n", linkMs,
+                    withLinks.value().linkTimelines.size(), samples,
+                    withLinks.value().linkTimelineTruncated ? " (truncated at maxLinkSamples)" : "", peakRssMiB());
     }
     return 0;
 }

@@ -49,6 +49,11 @@ void TestCliSimulate::jsonFields()
     QVERIFY(std::abs(doc["compute_s"].get<double>() + doc["exposed_comm_s"].get<double>() + doc["idle_s"].get<double>()
                      - step) <= 1e-9 * step);
     QVERIFY(std::abs(doc["comm_share"].get<double>() - doc["exposed_comm_s"].get<double>() / step) <= 1e-12);
+    // 8-way DP on one NVSwitch: every GPU is the image of GPU 0 under a DP shift, so one GPU of the eight
+    // is simulated and an eighth of the step's flows.
+    QCOMPARE(doc["simulated_gpus"].get<std::uint64_t>(), std::uint64_t{1});
+    QCOMPARE(doc["simulated_flows"].get<std::uint64_t>() * 8, doc["flows"].get<std::uint64_t>());
+    QVERIFY(doc["symmetry"].get<std::string>().find("dp shift") != std::string::npos);
     // The ring gradient AllReduce crosses every GPU's NVLink both ways: 2(N−1)/N·M = 435,539,328 B each.
     bool found = false;
     for (const auto& l : doc["links"]) {

@@ -1,6 +1,16 @@
 // The bad-input catalog (issue 9): every malformed input of tests/data/badinput/manifest.json goes
 // through its loader and must give exactly the expected Error (message and location), never a crash.
+// Stage 5's inputs (issue 6: topologies, GPU placements, sweeps) are a table in this file, stage5_data():
+// a scenario goes through loadScenario, derive and deriveNetwork (or a --gpus list through
+// parseGpuList) and must stop at the expected step with the expected path and message.
+// Scenarios of stages 1, 3 and 4 (the text limit, the parallel plan, the collectives) are the table
+// scenario_data(): each must stop at the expected step with exactly the expected Error. The text limit
+// (text::maxTextBytes, 1 GiB) is tested lowered to 64 bytes through text::ScopedTextLimit, in both
+// tables (manifest key "textLimit").
 
+#include "scenario/derive.h"
+#include "scenario/scenariojson.h"
+#include "scenario/sweep.h"
 #include "text/bpe.h"
 #include "text/bpetrainer.h"
 #include "text/utf8.h"
@@ -133,6 +143,11 @@ private slots:
     void catalog_data();
     void catalog();
     void catalogCoversEachOperation();
+    void textLimitOnlyLowersAndRestores();
+    void scenario_data();
+    void scenario();
+    void stage5_data();
+    void stage5();
 };
 
 void TestBadInput::catalog_data()
@@ -153,6 +168,10 @@ void TestBadInput::catalog()
 {
     QFETCH(QJsonObject, spec);
     const QJsonObject expect = spec[QStringLiteral("expect")].toObject();
+    // A lowered text limit for the case: the refusal of a text over the limit without a gibibyte of text.
+    std::optional<text::ScopedTextLimit> limit;
+    if (spec.contains(QStringLiteral("textLimit")))
+        limit.emplace(static_cast<std::size_t>(spec[QStringLiteral("textLimit")].toDouble()));
     const std::optional<Error> error = run(spec);
     if (expect[QStringLiteral("ok")].toBool()) {
         QVERIFY2(!error, error ? error->toString().c_str() : "");
@@ -209,6 +228,273 @@ void TestBadInput::catalogCoversEachOperation()
             continue;
         QVERIFY2(all.contains(QLatin1Char('"') + name + QLatin1Char('"')), qPrintable(name + QStringLiteral(" is in no case")));
     }
+}
+
+// The limit is the program's 1 GiB unless a scope lowers it; scopes nest, restore, and never raise it.
+void TestBadInput::textLimitOnlyLowersAndRestores()
+{
+    QCOMPARE(text::kMaxTextBytes, std::size_t{1073741824});
+    QCOMPARE(text::maxTextBytes(), text::kMaxTextBytes);
+    {
+        const text::ScopedTextLimit outer(64);
+        QCOMPARE(text::maxTextBytes(), std::size_t{64});
+        {
+            const text::ScopedTextLimit inner(10);
+            QCOMPARE(text::maxTextBytes(), std::size_t{10});
+        }
+        QCOMPARE(text::maxTextBytes(), std::size_t{64});
+    }
+    QCOMPARE(text::maxTextBytes(), text::kMaxTextBytes);
+    {
+        const text::ScopedTextLimit raise(text::kMaxTextBytes * 2);
+        QCOMPARE(text::maxTextBytes(), text::kMaxTextBytes); // a test cannot weaken the program's limit
+    }
+    QCOMPARE(text::maxTextBytes(), text::kMaxTextBytes);
+}
+
+void TestBadInput::scenario_data()
+{
+    QTest::addColumn<QString>("input");       // a scenario document, loaded as "generated.json"
+    QTest::addColumn<qulonglong>("textLimit"); // the text limit lowered to this many bytes; 0: the program's
+    QTest::addColumn<QString>("step");        // where it must stop: load, derive, plan; or ok
+    QTest::addColumn<QString>("file");        // the Error's location…
+    QTest::addColumn<int>("line");
+    QTest::addColumn<int>("column");
+    QTest::addColumn<QString>("path");
+    QTest::addColumn<QString>("message"); // …and its exact message
+    // A refusal at a JSON path of the loaded document (file "generated.json"), or of derive/the plan
+    // (no file: the derivation does not know the document's name).
+    auto row = [](const char* name, const QString& input, qulonglong limit, const char* step, const char* path,
+                  const char* message) {
+        const QString file = QLatin1String(step) == QLatin1String("load") ? QStringLiteral("generated.json") : QString();
+        QTest::newRow(name) << input << limit << QString::fromUtf8(step) << file << 0 << 0 << QString::fromUtf8(path)
+                            << QString::fromUtf8(message);
+    };
+    // Invalid JSON: a line and column, no path.
+    auto syntax = [](const char* name, const char* input, int line, int column, const char* message) {
+        QTest::newRow(name) << QString::fromUtf8(input) << qulonglong{0} << QStringLiteral("load")
+                            << QStringLiteral("generated.json") << line << column << QString() << QString::fromUtf8(message);
+    };
+    // A file named by the scenario: refused when derive reads it, the location naming the file.
+    auto fileRow = [](const char* name, const QString& input, qulonglong limit, const QString& file, const char* path,
+                      const char* message) {
+        QTest::newRow(name) << input << limit << QStringLiteral("derive") << file << 0 << 0 << QString::fromUtf8(path)
+                            << QString::fromUtf8(message);
+    };
+    auto ok = [](const char* name, const QString& input, qulonglong limit) {
+        QTest::newRow(name) << input << limit << QStringLiteral("ok") << QString() << 0 << 0 << QString() << QString();
+    };
+    // A schema-4 document with these members (the defaults for the rest: the paper's reference).
+    auto docOf = [](const QString& members) { return QStringLiteral("{\"schema_version\": 4, %1}").arg(members); };
+    auto doc = [&](const char* members) { return docOf(QString::fromUtf8(members)); };
+    // Two GPUs for pipeline rows, four for assignment rows; the model (GPT-2 small) has 12 layers.
+    auto twoGpus = [&](const char* parallel) {
+        return docOf(QStringLiteral(R"("hardware": {"nodes": 1, "gpus_per_node": 2}, "parallel": {"dp": 1, "pp": 2, %1})")
+                         .arg(QString::fromUtf8(parallel)));
+    };
+    auto fourGpus = [&](const char* assignment) {
+        return docOf(QStringLiteral(R"("hardware": {"nodes": 1, "gpus_per_node": 4}, "parallel": {"dp": 4, "assignment": %1})")
+                         .arg(QString::fromUtf8(assignment)));
+    };
+
+    // Stage 1: the text limit, lowered to 64 bytes. 65 and 64 bytes of inline text, a 70-byte text
+    // file (text-good.txt) and the 3,889-byte hf-good.json as the tokenizer.
+    const QString inline65 = doc(R"("text": {"source": "inline", "text": "Nel mezzo del cammin di nostra vita mi ritrovai per una selva osc"})");
+    const QString inline64 = doc(R"("text": {"source": "inline", "text": "Nel mezzo del cammin di nostra vita mi ritrovai per una selva os"})");
+    row("inline text over the limit", inline65, 64, "load", "text.text",
+        "the text is 65 B, longer than the 64 B the program tokenizes in one piece");
+    ok("inline text at the limit", inline64, 64);
+    ok("inline text under the program's limit", inline65, 0);
+    const QString textFile = kDir + QStringLiteral("text-good.txt");
+    fileRow("text file over the limit", docOf(QStringLiteral(R"("text": {"source": "file", "path": "%1"})").arg(textFile)), 64,
+            textFile, "text.path", "the text is 70 B, larger than the 64 B the program reads in one piece");
+    const QString tokenizerFile = kDir + QStringLiteral("hf-good.json");
+    fileRow("tokenizer file over the limit",
+            docOf(QStringLiteral(R"("tokenizer": {"kind": "file", "path": "%1"})").arg(tokenizerFile)), 64,
+            tokenizerFile, "tokenizer.path", "the tokenizer file is 3,889 B, larger than the 64 B the program reads in one piece");
+
+    // Stage 3: the parallel plan. Read by the loader…
+    row("negative degree", doc(R"("parallel": {"dp": -2})"), 0, "load", "parallel.dp", "must not be negative, got -2");
+    row("degree beyond 64 bits", doc(R"("parallel": {"pp": 1e30})"), 0, "load", "parallel.pp",
+        "too large: got 1e30, the most is 18,446,744,073,709,551,615");
+    row("degree of 20 digits", doc(R"("parallel": {"dp": 99999999999999999999})"), 0, "load", "parallel.dp",
+        "too large: got 99999999999999999999, the most is 18,446,744,073,709,551,615");
+    row("degree as a string", doc(R"("parallel": {"dp": "8"})"), 0, "load", "parallel.dp",
+        "expected an unsigned integer, got string");
+    row("fractional degree", doc(R"("parallel": {"tp": 2.5})"), 0, "load", "parallel.tp", "expected an unsigned integer, got 2.5");
+    row("unknown sharding", doc(R"("parallel": {"sharding": "zero4"})"), 0, "load", "parallel.sharding",
+        "unknown sharding \"zero4\" (expected ddp, zero1, zero2, zero3, fsdp-full or fsdp-hybrid)");
+    row("unknown schedule", doc(R"("parallel": {"schedule": "zero-bubble"})"), 0, "load", "parallel.schedule",
+        "unknown pipeline schedule \"zero-bubble\" (expected gpipe, 1f1b or interleaved)");
+    row("future field type", doc(R"("parallel": {"sharding": {"kind": "zero3", "offload": true}})"), 0, "load",
+        "parallel.sharding", "expected a string, got object");
+    row("future degree", doc(R"("parallel": {"cp": 2})"), 0, "load", "parallel.cp", "unknown key \"cp\" (did you mean \"dp\"?)");
+    row("negative layers in a stage", twoGpus(R"("layer_partition": [13, -1])"), 0, "load", "parallel.layer_partition[1]",
+        "must not be negative, got -1");
+    row("assignment entry of two coordinates", fourGpus("[[0,0,0],[1,0],[2,0,0],[3,0,0]]"), 0, "load",
+        "parallel.assignment[1]", "expected [dp, pp, tp] (three whole numbers), got an array of 2");
+    // …and by the plan's validation (Derivation::planErrors).
+    row("zero degree", doc(R"("parallel": {"dp": 0})"), 0, "plan", "parallel.dp", "must be between 1 and 1,048,576, got 0");
+    row("huge degree", doc(R"("parallel": {"tp": 18446744073709551615})"), 0, "plan", "parallel.tp",
+        "must be between 1 and 1,048,576, got 18,446,744,073,709,551,615");
+    row("degrees short of the GPUs", doc(R"("parallel": {"dp": 4})"), 0, "plan", "parallel.dp",
+        "dp·pp·tp = 4·1·1 = 4 GPUs, but the cluster has 8 (1 node × 8 GPUs): the degrees must multiply to the number of GPUs");
+    row("GPU placed twice", fourGpus("[[0,0,0],[1,0,0],[1,0,0],[3,0,0]]"), 0, "plan", "parallel.assignment[2]",
+        "GPU 2 has the same place (dp 1, pp 0, tp 0) as GPU 1");
+    row("GPU placed outside the mesh", fourGpus("[[0,0,0],[1,0,0],[2,0,0],[4,0,0]]"), 0, "plan", "parallel.assignment[3]",
+        "GPU 3: dp 4 is out of range 0–3");
+    row("GPU without a place", fourGpus("[[0,0,0],[1,0,0],[2,0,0]]"), 0, "plan", "parallel.assignment",
+        "3 entries for dp·pp·tp = 4 GPUs: give one place [dp, pp, tp] per GPU");
+    row("layer partition short of the layers", twoGpus(R"("layer_partition": [5, 5])"), 0, "plan", "parallel.layer_partition",
+        "the entries sum to 10 layers, the model has 12");
+    row("layer partition with an empty stage", twoGpus(R"("layer_partition": [12, 0])"), 0, "plan", "parallel.layer_partition[1]",
+        "0 layers: every stage needs at least one layer");
+    row("layer partition of three stages", twoGpus(R"("layer_partition": [4, 4, 4])"), 0, "plan", "parallel.layer_partition",
+        "3 entries, need pp·v = 2 (one per stage)");
+
+    // Stage 4: the collectives (all refused by the loader).
+    row("unknown algorithm", doc(R"("collectives": {"allreduce": "ringg"})"), 0, "load", "collectives.allreduce",
+        "unknown algorithm \"ringg\" (expected ring, naive, reduce-broadcast, recursive-doubling, rabenseifner, binary-tree, "
+        "double-binary-tree, hierarchical)");
+    row("algorithm of another collective", doc(R"("collectives": {"allreduce": "pairwise"})"), 0, "load", "collectives.allreduce",
+        "AllReduce has no algorithm \"pairwise\" (expected ring, naive, reduce-broadcast, recursive-doubling, rabenseifner, "
+        "binary-tree, double-binary-tree, hierarchical)");
+    row("All-to-All by ring", doc(R"("collectives": {"alltoall": "ring"})"), 0, "load", "collectives.alltoall",
+        "All-to-All has no algorithm \"ring\" (expected pairwise, bruck)");
+    row("algorithm as an object", doc(R"("collectives": {"allreduce": {"name": "ring", "channels": 4}})"), 0, "load",
+        "collectives.allreduce", "expected a string, got object");
+    row("unknown collective", doc(R"("collectives": {"sendrecv": "direct"})"), 0, "load", "collectives.sendrecv",
+        "unknown key \"sendrecv\" (expected allreduce, reducescatter, allgather, alltoall, broadcast, alpha_s or bandwidth)");
+    syntax("NaN link alpha", R"({"schema_version": 4, "collectives": {"alpha_s": NaN}})", 1, 50,
+           "invalid JSON: syntax error while parsing value - invalid literal; last read: '\"alpha_s\": N'");
+    syntax("-Infinity link alpha", R"({"schema_version": 4, "collectives": {"alpha_s": -Infinity}})", 1, 51,
+           "invalid JSON: syntax error while parsing value - invalid number; expected digit after '-'; last read: '-I'");
+    row("negative link alpha", doc(R"("collectives": {"alpha_s": -1e-6})"), 0, "load", "collectives.alpha_s",
+        "must be a finite number of seconds ≥ 0");
+    row("zero link bandwidth", doc(R"("collectives": {"bandwidth": 0})"), 0, "load", "collectives.bandwidth",
+        "must be a finite number of bytes per second > 0");
+    row("negative link bandwidth", doc(R"("collectives": {"bandwidth": -25e9})"), 0, "load", "collectives.bandwidth",
+        "must be a finite number of bytes per second > 0");
+    syntax("link bandwidth beyond a double", R"({"schema_version": 4, "collectives": {"bandwidth": 1e400}})", 1, 56,
+           "invalid JSON: number overflow parsing '1e400'");
+    row("link bandwidth with its unit", doc(R"("collectives": {"bandwidth": "25 GB/s"})"), 0, "load", "collectives.bandwidth",
+        "expected a number, got string");
+}
+
+// Loads the scenario, derives it and takes the first refusal: the loader's, derive's or the plan's.
+// Each input has exactly one thing wrong, so exactly one Error must come out.
+void TestBadInput::scenario()
+{
+    QFETCH(QString, input);
+    QFETCH(qulonglong, textLimit);
+    QFETCH(QString, step);
+    QFETCH(QString, file);
+    QFETCH(int, line);
+    QFETCH(int, column);
+    QFETCH(QString, path);
+    QFETCH(QString, message);
+    std::optional<text::ScopedTextLimit> limit;
+    if (textLimit > 0)
+        limit.emplace(static_cast<std::size_t>(textLimit));
+    std::optional<Error> error;
+    QString stoppedAt = QStringLiteral("ok");
+    scenario::ScenarioLoad load = scenario::loadScenario(input.toStdString(), "generated.json");
+    if (!load.errors.empty()) {
+        QCOMPARE(load.errors.size(), std::size_t{1});
+        error = load.errors.front();
+        stoppedAt = QStringLiteral("load");
+    } else if (auto d = scenario::derive(*load.scenario); !d) {
+        error = d.error();
+        stoppedAt = QStringLiteral("derive");
+    } else if (!d.value()->planErrors.empty()) {
+        QCOMPARE(d.value()->planErrors.size(), std::size_t{1});
+        error = d.value()->planErrors.front();
+        stoppedAt = QStringLiteral("plan");
+    }
+    QVERIFY2(stoppedAt == step, qPrintable(QStringLiteral("stopped at %1 (%2), expected %3")
+                                               .arg(stoppedAt, error ? str(error->toString()) : QString(), step)));
+    if (!error)
+        return;
+    QCOMPARE(str(error->message), message);
+    QCOMPARE(str(error->where.file), file);
+    QCOMPARE(error->where.line, line);
+    QCOMPARE(error->where.column, column);
+    QCOMPARE(str(error->where.jsonPath), path);
+    QCOMPARE(str(error->where.field), QString());
+}
+
+void TestBadInput::stage5_data()
+{
+    QTest::addColumn<QString>("input");   // a scenario document, or a --gpus list for step "gpus"
+    QTest::addColumn<QString>("step");    // where it must stop: load, network or gpus
+    QTest::addColumn<QString>("path");    // the Error's JSON path
+    QTest::addColumn<QString>("message"); // a fragment of its message
+    auto row = [](const char* name, const char* input, const char* step, const char* path, const char* message) {
+        QTest::newRow(name) << QString::fromUtf8(input) << QString::fromUtf8(step) << QString::fromUtf8(path)
+                            << QString::fromUtf8(message);
+    };
+    // The fabric's own fields.
+    row("unknown topology kind", R"({"schema_version": 4, "topology": {"kind": "torus"}})", "load", "topology.kind",
+        "unknown kind \"torus\" (expected pcie-server, nvswitch-node, leaf-spine, paper-testbed)");
+    row("future topology field", R"({"schema_version": 4, "topology": {"kind": "leaf-spine", "rails": 8}})", "load",
+        "topology.rails", "unknown key (expected kind,");
+    row("future field type", R"({"schema_version": 4, "topology": {"nic_bandwidth": {"gbps": 400}}})", "load",
+        "topology.nic_bandwidth", "expected a number of bytes per second or \"auto\", got object");
+    row("NVLink generation of the future", R"({"schema_version": 4, "topology": {"nvlink": "nvlink5"}})", "load",
+        "topology.nvlink", "unknown protocol \"nvlink5\" (expected auto,");
+    row("zero NIC bandwidth", R"({"schema_version": 4, "hardware": {"nodes": 2, "gpus_per_node": 8}, "parallel": {"dp": 16},
+        "topology": {"kind": "leaf-spine", "nic_bandwidth": 0}})", "network", "topology.nic_bandwidth",
+        "must be a finite number of bytes per second > 0");
+    row("10 Gb/s NIC at 400 Gb/s", R"({"schema_version": 4, "hardware": {"nodes": 2, "gpus_per_node": 8}, "parallel": {"dp": 16},
+        "topology": {"kind": "leaf-spine", "nic_protocol": "ethernet-10g", "nic_bandwidth": 5e10}})", "network",
+        "topology.nic_bandwidth", "400 Gb/s per direction is faster than ethernet-10g runs (10 Gb/s)");
+    row("oversubscription below 1", R"({"schema_version": 4, "hardware": {"nodes": 2, "gpus_per_node": 8}, "parallel": {"dp": 16},
+        "topology": {"kind": "leaf-spine", "oversubscription": 0.5}})", "network", "topology.oversubscription", "must be a finite ratio ≥ 1");
+    // GPU placements that do not fit the nodes.
+    row("testbed with two GPUs per node", R"({"schema_version": 4, "hardware": {"nodes": 4, "gpus_per_node": 2}, "parallel": {"dp": 8},
+        "topology": {"kind": "paper-testbed"}})", "network", "topology.kind",
+        "paper-testbed has one GPU per node, but the cluster has 2 GPUs per node");
+    row("one server for two nodes", R"({"schema_version": 4, "hardware": {"nodes": 2, "gpus_per_node": 4}, "parallel": {"dp": 8},
+        "topology": {"kind": "nvswitch-node"}})", "network", "topology.kind", "nvswitch-node is one server, but the cluster has 2 nodes");
+    // Sweeps.
+    row("sweep of thousands of points", "1-5000", "gpus", "", "item 1 reaches 5,000 GPUs; a sweep point has at most 4,096");
+    row("sweep of too many sizes", "1-100", "gpus", "", "item 1 spans 100 sizes; a sweep has at most 64 points");
+    row("sweep item not a number", "1,2,four", "gpus", "", "\"1,2,four\": item 3 is not a positive integer");
+}
+
+void TestBadInput::stage5()
+{
+    QFETCH(QString, input);
+    QFETCH(QString, step);
+    QFETCH(QString, path);
+    QFETCH(QString, message);
+    std::optional<Error> error;
+    QString stoppedAt;
+    if (step == QLatin1String("gpus")) {
+        auto list = scenario::parseGpuList(input.toStdString());
+        if (!list)
+            error = list.error();
+        stoppedAt = QStringLiteral("gpus");
+    } else {
+        scenario::ScenarioLoad load = scenario::loadScenario(input.toStdString(), "generated.json");
+        if (!load.errors.empty()) {
+            error = load.errors.front();
+            stoppedAt = QStringLiteral("load");
+        } else {
+            auto d = scenario::derive(*load.scenario);
+            QVERIFY2(d.ok(), d.ok() ? "" : d.error().toString().c_str());
+            auto net = scenario::deriveNetwork(*load.scenario, *d.value());
+            if (!net) {
+                error = net.error();
+                stoppedAt = QStringLiteral("network");
+            }
+        }
+    }
+    QVERIFY2(error, "accepted an input that must be refused");
+    QCOMPARE(stoppedAt, step);
+    QCOMPARE(str(error->where.jsonPath), path);
+    QVERIFY2(error->message.find(message.toStdString()) != std::string::npos,
+             qPrintable(QStringLiteral("\"%1\" not in \"%2\"").arg(message, str(error->message))));
 }
 
 QTEST_GUILESS_MAIN(TestBadInput)

@@ -143,6 +143,9 @@ private slots:
     void jsonRoundTrip();
     void jsonErrors_data();
     void jsonErrors();
+    void autoNicRateFollowsProtocol();
+    void autoNvLinkFollowsGpu_data();
+    void autoNvLinkFollowsGpu();
 };
 
 void TestNetwork::builders_data()
@@ -320,6 +323,14 @@ void TestNetwork::routes_data()
     // Rail-optimized: GPU 2 of server 0 → GPU 2 of server 1 stays on rail 2's leaf.
     QTest::newRow("same rail") << leafSpine(NicPlacement::PerGpu, 32, 1, IntraNode::NvSwitch) << quint64(2) << quint64(8)
                                << 2u << 10u << S("n0.gpu2-pcie1,n0.pcie1-nic2,n0.nic2-leaf2,leaf2-n1.nic2,n1.nic2-pcie1,n1.pcie1-gpu2");
+    // NIC affinity: GPU 2 shares PCIe switch 1 with NIC 3, and NIC 3's rail-3 leaf reaches GPU 11 (local 3 of
+    // server 1) without a spine — but GPU 2 sends through its own NIC 2 (as NCCL binds a GPU to its nearest
+    // NIC), so the path crosses from rail 2 to rail 3 over the (only) spine and enters through GPU 11's NIC 3.
+    TopologySpec oneSpine = leafSpine(NicPlacement::PerGpu, 32, 1, IntraNode::NvSwitch);
+    oneSpine.spines = 1;
+    QTest::newRow("own NIC, cross rail over the spine")
+        << oneSpine << quint64(2) << quint64(8) << 2u << 11u
+        << S("n0.gpu2-pcie1,n0.pcie1-nic2,n0.nic2-leaf2,leaf2-spine0,spine0-leaf3,leaf3-n1.nic3,n1.nic3-pcie1,n1.pcie1-gpu3");
     // Testbed: TCP sockets stage through host memory on both ends.
     TopologySpec testbed;
     testbed.kind = TopologyKind::PaperTestbed;
@@ -646,7 +657,21 @@ void TestNetwork::validation_data()
     TopologySpec zero = big;
     zero.nicBandwidth = 0;
     QTest::newRow("zero bandwidth") << zero << quint64(2) << quint64(8) << S("topology.nic_bandwidth")
-                                    << S("must be a finite number of bytes per second > 0, got 0");
+                                    << S("must be a finite number of bytes per second > 0 (or \"auto\"), got 0");
+    // A 10 Gb/s Ethernet NIC cannot run at 400 Gb/s (the former default rate of every NIC).
+    TopologySpec tooFast = big;
+    tooFast.nicProtocol = Protocol::Ethernet10G;
+    tooFast.nicBandwidth = 400e9 / 8;
+    QTest::newRow("NIC faster than its protocol") << tooFast << quint64(2) << quint64(8) << S("topology.nic_bandwidth")
+                                                  << S("400 Gb/s per direction is faster than ethernet-10g runs (10 Gb/s); "
+                                                       "give at most that, or \"auto\" for its nominal rate");
+    TopologySpec slower = tooFast;
+    slower.nicBandwidth = 1e9 / 8; // a NIC slower than its link is allowed
+    QTest::newRow("NIC slower than its protocol") << slower << quint64(2) << quint64(8) << QString() << QString();
+    TopologySpec roce = big;
+    roce.nicProtocol = Protocol::RoCEv2;
+    roce.nicBandwidth = 400e9 / 8; // RoCEv2 runs on 400 Gb/s Ethernet too
+    QTest::newRow("RoCEv2 at 400 Gb/s") << roce << quint64(2) << quint64(8) << QString() << QString();
     TopologySpec under = big;
     under.oversubscription = 0.5;
     QTest::newRow("oversubscription < 1") << under << quint64(2) << quint64(8) << S("topology.oversubscription")
@@ -664,7 +689,7 @@ void TestNetwork::validation_data()
     TopologySpec wrongNv;
     wrongNv.nvlink = Protocol::PcieGen5;
     QTest::newRow("NVLink generation") << wrongNv << quint64(1) << quint64(8) << S("topology.nvlink")
-                                       << S("\"pcie-gen5\" is not an NVLink generation (expected nvlink3, nvlink4)");
+                                       << S("\"pcie-gen5\" is not an NVLink generation (expected nvlink3, nvlink4 or auto)");
     TopologySpec noSpines = big;
     noSpines.spines = 0;
     QTest::newRow("no spines") << noSpines << quint64(2) << quint64(8) << S("topology.spines")
@@ -713,6 +738,10 @@ void TestNetwork::jsonRoundTrip_data()
     TopologySpec tb;
     tb.kind = TopologyKind::PaperTestbed;
     QTest::newRow("testbed") << tb;
+    TopologySpec explicitNv;
+    explicitNv.nvlink = Protocol::NvLink4;
+    explicitNv.nicBandwidth = 200e9 / 8;
+    QTest::newRow("explicit NVLink and NIC rate") << explicitNv;
 }
 
 void TestNetwork::jsonRoundTrip()
@@ -755,6 +784,14 @@ void TestNetwork::jsonErrors_data()
     QTest::newRow("placement") << S(R"({"nic_placement": "per-rack"})")
                                << S("topology.nic_placement: unknown NIC placement \"per-rack\" (expected per-gpu, per-node)");
     QTest::newRow("not an object") << S("[1, 2]") << S("topology: expected an object, got array");
+    QTest::newRow("NIC rate word") << S(R"({"nic_bandwidth": "fast"})")
+                                   << S("topology.nic_bandwidth: expected a number of bytes per second or \"auto\", got \"fast\"");
+    QTest::newRow("NIC rate type") << S(R"({"nic_bandwidth": [1]})")
+                                   << S("topology.nic_bandwidth: expected a number of bytes per second or \"auto\", got array");
+    QTest::newRow("NVLink name") << S(R"({"nvlink": "nvlink5"})")
+                                 << S("topology.nvlink: unknown protocol \"nvlink5\" (expected auto, pcie-gen3, pcie-gen4, "
+                                    "pcie-gen5, nvlink3, nvlink4, ib-hdr, ib-ndr, rocev2, ethernet-10g, ethernet-25g, "
+                                    "ethernet-100g, ethernet-400g, tcp-loopback, memory-bus)");
     QTest::newRow("not JSON") << S("{\"kind\": ") << S("topology: not valid JSON");
 }
 
@@ -764,6 +801,63 @@ void TestNetwork::jsonErrors()
     auto r = topologyFromJson(json.toStdString());
     QVERIFY(!r.ok());
     QTEST(QString::fromStdString(r.error().toString()), "error");
+}
+
+void TestNetwork::autoNicRateFollowsProtocol()
+{
+    // "auto" (the default, and the JSON key left out) is the protocol's nominal rate: REFERENCE.md
+    // "Stage 5", 10 Gb/s Ethernet = 1.25e9 B/s, InfiniBand HDR 200 Gb/s = 25e9 B/s.
+    auto spec = topologyFromJson(R"({"kind": "leaf-spine", "nic_protocol": "ethernet-10g"})");
+    QVERIFY(spec.ok());
+    QVERIFY(!spec->nicBandwidth);
+    QVERIFY(!spec->nvlink);
+    const Topology t = make(spec.value(), Cluster{2, 8});
+    QCOMPARE(t.link(*t.findLink("n0.nic0-leaf0")).bandwidth, 1.25e9);
+    auto hdr = topologyFromJson(R"({"kind": "leaf-spine", "nic_protocol": "ib-hdr", "nic_bandwidth": "auto", "nvlink": "auto"})");
+    QVERIFY(hdr.ok());
+    QCOMPARE(make(hdr.value(), Cluster{2, 8}).link(*make(hdr.value(), Cluster{2, 8}).findLink("n1.nic3-leaf3")).bandwidth, 25e9);
+    // Written back as "auto".
+    const std::string json = topologyToJson(hdr.value());
+    QVERIFY(json.find(R"("nic_bandwidth":"auto")") != std::string::npos);
+    QVERIFY(json.find(R"("nvlink":"auto")") != std::string::npos);
+    // An explicit rate is kept.
+    auto slow = topologyFromJson(R"({"kind": "leaf-spine", "nic_protocol": "ib-hdr", "nic_bandwidth": 1.25e10})");
+    QVERIFY(slow.ok());
+    QCOMPARE(make(slow.value(), Cluster{2, 8}).link(*make(slow.value(), Cluster{2, 8}).findLink("n0.nic0-leaf0")).bandwidth, 12.5e9);
+}
+
+void TestNetwork::autoNvLinkFollowsGpu_data()
+{
+    QTest::addColumn<QString>("gpu");
+    QTest::addColumn<QString>("nvlink"); // empty: auto
+    QTest::addColumn<double>("rate");
+    // REFERENCE.md "Stage 5": NVLink 3 (A100) 300 GB/s, NVLink 4 (H100) 450 GB/s per direction per GPU.
+    QTest::newRow("A100 auto") << "a100-80gb" << "" << 300e9;
+    QTest::newRow("A100 40 GB auto") << "a100-40gb" << "" << 300e9;
+    QTest::newRow("H100 auto") << "h100-sxm" << "" << 450e9;
+    QTest::newRow("H200 auto") << "h200" << "" << 450e9;
+    QTest::newRow("A100, NVLink 4 given") << "a100-80gb" << "nvlink4" << 450e9;
+    QTest::newRow("H100, NVLink 3 given") << "h100-sxm" << "nvlink3" << 300e9;
+}
+
+void TestNetwork::autoNvLinkFollowsGpu()
+{
+    QFETCH(QString, gpu);
+    QFETCH(QString, nvlink);
+    QFETCH(double, rate);
+    tw::scenario::Scenario s = tw::scenario::preset("paper-dp").value(); // one NVSwitch node of 8 GPUs
+    s.hardware.gpu = gpu.toStdString();
+    if (!nvlink.isEmpty())
+        s.topology.nvlink = protocolFromString(nvlink.toStdString());
+    const TopologySpec resolved = tw::scenario::resolvedTopology(s);
+    QVERIFY(resolved.nvlink);
+    QCOMPARE(nominalBandwidth(*resolved.nvlink), rate);
+    auto d = tw::scenario::derive(s);
+    QVERIFY(d.ok());
+    auto net = tw::scenario::deriveNetwork(s, *d.value());
+    QVERIFY2(net.ok(), net.ok() ? "" : net.error().toString().c_str());
+    const Topology& t = *net.value()->topology;
+    QCOMPARE(t.link(*t.findLink("n0.gpu0-nvswitch")).bandwidth, rate);
 }
 
 QTEST_APPLESS_MAIN(TestNetwork)

@@ -70,6 +70,26 @@ void TestNetworkStage::dataParallelAcrossTwoNodes()
     QCOMPARE(f.valueOf("net.internode_bytes"), 871078656.0);
     QVERIFY(f.valueOf("net.overhead_share") > 0); // packet headers on every link
     QVERIFY(f.valueOf("net.busiest_link_bytes") > 0);
+    // Each NIC's uplink carries one ring edge, all of it the DP AllReduce (the tooltips' breakdown by
+    // operation), and on every link the breakdown by operation adds up to the strategy's bytes.
+    const tw::network::Topology& t = *net.value()->topology;
+    const auto allReduce = static_cast<std::size_t>(tw::collective::Op::AllReduce);
+    int uplinks = 0;
+    for (tw::network::LinkId l = 0; l < t.links().size(); ++l) {
+        const tw::network::LinkLoad& load = net.value()->loads[l];
+        for (int st = 0; st < 4; ++st) {
+            double sum = 0;
+            for (int op = 0; op < tw::network::kLinkOps; ++op)
+                sum += load.opBytes[st][op];
+            QCOMPARE(sum, load.payloadBytes[st]);
+        }
+        if (t.node(t.link(l).from).kind == tw::network::NodeKind::Nic
+            && t.node(t.link(l).to).kind == tw::network::NodeKind::LeafSwitch) {
+            ++uplinks;
+            QCOMPARE(load.opBytes[0][allReduce], 435539328.0);
+        }
+    }
+    QCOMPARE(uplinks, 2);
 }
 
 void TestNetworkStage::oneServerTopologyRefusesTwoNodes()

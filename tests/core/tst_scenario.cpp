@@ -157,7 +157,7 @@ void TestScenario::presetNamesAreTheIssues()
 {
     const std::vector<std::string> expected = {"paper-reference", "paper-dp",   "paper-pp",  "paper-tp",
                                                "paper-moe",       "gpt2-xl",    "llama2-7b", "llama3-70b",
-                                               "gpt3-175b",       "mixtral-8x7b"};
+                                               "gpt3-175b",       "mixtral-8x7b", "paper-testbed"};
     QCOMPARE(presetNames(), expected);
     const auto list = presetList();
     QCOMPARE(list.size(), expected.size());
@@ -370,7 +370,7 @@ void TestScenario::unknownPreset()
     QVERIFY(!p.ok());
     QCOMPARE(str(p.error().message),
              QStringLiteral("unknown preset \"gpt5\" (expected one of paper-reference, paper-dp, paper-pp, paper-tp, paper-moe, gpt2-xl, llama2-7b, "
-                            "llama3-70b, gpt3-175b, mixtral-8x7b)"));
+                            "llama3-70b, gpt3-175b, mixtral-8x7b, paper-testbed)"));
 }
 
 void TestScenario::malformed_data()

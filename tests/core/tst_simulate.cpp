@@ -1,7 +1,8 @@
 // Stage 5: the flow-level simulation of one training step (network/simulate.h) — max-min fairness
 // derived by hand, a pure-compute step against the pipeline timeline, a pure-communication step
 // against stage 4's α–β count, DDP buckets overlapping the backward pass, the paper's testbed trend
-// (A.3), determinism, and bad input (a disconnected fabric, a stop request).
+// (A.3), determinism, and bad input (a disconnected fabric, a stop request); the symmetry reduction
+// against the full simulation, and the per-strategy link rates.
 
 #include "collective/binding.h"
 #include "network/overhead.h"
@@ -123,6 +124,11 @@ private slots:
     void cancelled();
     void matchesReference_data();
     void matchesReference();
+    void symmetryMatchesFull_data();
+    void symmetryMatchesFull();
+    void symmetryRefused_data();
+    void symmetryRefused();
+    void strategyRates();
 };
 
 void TestSimulate::maxMinFairness()
@@ -440,6 +446,8 @@ void TestSimulate::matchesReference()
     }
     auto d = derived(s);
     const Topology t = make(s.topology, d->cluster);
+    o.exploitSymmetry = false; // the engines compared flow for flow; symmetryMatchesFull tests the reductions
+    o.collapsePrivateCollectives = false;
     const StepSimulation a = simulate(t, *d, o);
     auto rr = simulateStepReference(t, *d->stage3, *d->stage4, o);
     QVERIFY(rr.ok());
@@ -466,6 +474,315 @@ void TestSimulate::matchesReference()
                  qPrintable(QStringLiteral("link %1: %2 vs %3").arg(l).arg(a.linkPayloadBytes[l]).arg(b.linkPayloadBytes[l])));
     QCOMPARE(a.gpuTimelines.size(), b.gpuTimelines.size());
     QCOMPARE(a.linkTimelines.size(), b.linkTimelines.size());
+}
+
+namespace {
+
+// The scenarios of the symmetry tests (≤ 64 GPUs).
+tw::scenario::Scenario symmetryScenario(int which)
+{
+    tw::scenario::Scenario s;
+    auto threeD = [&](std::uint64_t nodes, std::uint64_t dp, std::uint64_t pp, std::uint64_t tp) {
+        s = tw::scenario::preset("paper-reference").value();
+        s.hardware.nodes = nodes;
+        s.parallel.dp = dp;
+        s.parallel.pp = pp;
+        s.parallel.tp = tp;
+        s.batch.globalBatchTokens = 32 * 1024 * dp * 4; // 4 micro-batches
+        s.topology.kind = TopologyKind::LeafSpine;
+    };
+    switch (which) {
+    case 0: // DDP across two nodes of a leaf–spine fabric
+        s = tw::scenario::preset("paper-dp").value();
+        s.hardware.nodes = 2;
+        s.parallel.dp = 16;
+        s.batch.globalBatchTokens = s.batch.microBatch * s.batch.sequenceLength * 16 * 2;
+        s.topology.kind = TopologyKind::LeafSpine;
+        break;
+    case 1: threeD(2, 4, 2, 2); break;
+    case 2: // the benchmark's shape at 64 GPUs: TP 8 inside each node (a model with 32 heads, 4 layers)
+        s = tw::scenario::preset("llama2-7b").value();
+        s.model.layers = 4;
+        s.hardware.nodes = 8;
+        s.hardware.gpusPerNode = 8;
+        s.parallel.dp = 4;
+        s.parallel.pp = 2;
+        s.parallel.tp = 8;
+        s.parallel.layerPartition.clear();
+        s.batch.globalBatchTokens = s.batch.microBatch * s.batch.sequenceLength * 4 * 4;
+        s.topology.kind = TopologyKind::LeafSpine;
+        break;
+    case 3: threeD(8, 8, 2, 4); break;
+    case 4: // ZeRO-3 across two nodes
+        s = tw::scenario::preset("paper-dp").value();
+        s.hardware.nodes = 2;
+        s.parallel.dp = 16;
+        s.parallel.sharding = tw::parallel::Sharding::Zero3;
+        s.batch.globalBatchTokens = s.batch.microBatch * s.batch.sequenceLength * 16 * 2;
+        s.topology.kind = TopologyKind::LeafSpine;
+        break;
+    case 5: // MoE: 8 experts (ep 8) over 16 replicas on two nodes
+        s = tw::scenario::preset("paper-moe").value();
+        s.hardware.nodes = 2;
+        s.parallel.dp = 16;
+        s.batch.globalBatchTokens = s.batch.microBatch * s.batch.sequenceLength * 16;
+        s.topology.kind = TopologyKind::LeafSpine;
+        break;
+    case 6: s = testbed(4); break;     // the paper's testbed: single-GPU nodes, TCP, staging through host memory
+    case 7: // one NIC per node: the weights of the quotient (several flows of an orbit on one NIC link)
+        threeD(4, 8, 2, 2);
+        s.topology.nicPlacement = NicPlacement::PerNode;
+        break;
+    case 8: // 2 NICs per leaf, 2 spines, 4:1 oversubscribed: ECMP decides (reduced or not, it must agree)
+        threeD(8, 8, 2, 4);
+        s.topology.nicsPerLeaf = 2;
+        s.topology.spines = 2;
+        s.topology.oversubscription = 4;
+        break;
+    case 10: // ZeRO-3 on one NVSwitch node: the blocking parameter AllGathers cross only NVLink
+        s = tw::scenario::preset("paper-dp").value();
+        s.parallel.sharding = tw::parallel::Sharding::Zero3;
+        s.topology.kind = TopologyKind::NvSwitchNode;
+        break;
+    case 11: // TP 8 in each of two nodes, DDP across them
+        s = symmetryScenario(2);
+        s.hardware.nodes = 2;
+        s.parallel.dp = 2;
+        s.parallel.pp = 1;
+        s.batch.globalBatchTokens = s.batch.microBatch * s.batch.sequenceLength * 2 * 2;
+        break;
+    case 12: // Megatron sequence parallelism: TP ReduceScatter + AllGather
+        s = symmetryScenario(2);
+        s.parallel.sequenceParallel = true;
+        break;
+    case 13: // interleaved 1F1B, 2 stages × 2 chunks
+        threeD(2, 4, 2, 2);
+        s.parallel.schedule = tw::parallel::PipelineSchedule::Interleaved;
+        s.parallel.virtualStages = 2;
+        break;
+    default: s = tw::scenario::preset("paper-reference").value(); s.topology.kind = TopologyKind::NvSwitchNode; break;
+    }
+    return s;
+}
+
+bool near(double x, double y, double scale) { return std::abs(x - y) <= 1e-9 * scale; }
+
+} // namespace
+
+void TestSimulate::symmetryMatchesFull_data()
+{
+    QTest::addColumn<int>("which");
+    QTest::addColumn<int>("expectReduced"); // 1 must reduce, −1 either (ECMP decides)
+    QTest::addColumn<bool>("symmetry");     // false: symmetry off, private collectives in closed form only
+    QTest::addColumn<bool>("expectClosedForm");
+    QTest::addColumn<bool>("recordLinks");  // false: no link timelines (closed form combines with symmetry)
+    QTest::newRow("ddp 16, 2 nodes, leaf-spine") << 0 << 1 << true << false << true;
+    QTest::newRow("tp 2 x pp 2 x dp 4, leaf-spine") << 1 << 1 << true << false << true;
+    QTest::newRow("tp 8 x pp 2 x dp 4, 64 GPUs") << 2 << 1 << true << false << true;
+    QTest::newRow("tp 4 x pp 2 x dp 8, 64 GPUs") << 3 << -1 << true << false << true;
+    QTest::newRow("zero-3, dp 16, 2 nodes") << 4 << 1 << true << false << true;
+    QTest::newRow("moe ep 8 x dp 16, 2 nodes") << 5 << -1 << true << false << true;
+    QTest::newRow("paper testbed 4") << 6 << 1 << true << false << true;
+    QTest::newRow("per-node NICs, tp 2 x pp 2 x dp 8") << 7 << -1 << true << false << true;
+    QTest::newRow("oversubscribed spines, 64 GPUs") << 8 << -1 << true << false << true;
+    QTest::newRow("paper-reference, nvswitch node") << 9 << 1 << true << false << true;
+    // TP 8 on a node's NVLink, DP and PP on the NICs: only TP crosses NVLink, its collectives are private
+    // (closed form).
+    QTest::newRow("closed form: tp 8 x pp 2 x dp 4, 64 GPUs") << 2 << 0 << false << true << true;
+    QTest::newRow("closed form: tp 8 x dp 2, 2 nodes") << 11 << 0 << false << true << true;
+    // DP shares NVLink with TP (the stream is not blocking): no link is private, the engine runs as is.
+    // Both: the quotient's TP collectives in closed form (link timelines off, as the CLI runs).
+    QTest::newRow("symmetry and closed form: tp 8 x pp 2 x dp 4, 64 GPUs") << 2 << 1 << true << true << false;
+    QTest::newRow("symmetry and closed form: tp 8 x dp 2, 2 nodes") << 11 << 1 << true << true << false;
+    QTest::newRow("sequence parallel, tp 8 x pp 2 x dp 4") << 12 << 1 << true << true << false;
+    QTest::newRow("sequence parallel, closed form only") << 12 << 0 << false << true << true;
+    QTest::newRow("interleaved, tp 2 x pp 2 (v 2) x dp 4") << 13 << 1 << true << false << true;
+    QTest::newRow("no closed form: tp 2 x pp 2 x dp 4") << 1 << 0 << false << false << true;
+    QTest::newRow("no closed form: tp 4 x pp 2 x dp 8, 64 GPUs") << 3 << 0 << false << false << true;
+    QTest::newRow("no closed form: zero-3 on one nvswitch node") << 10 << 0 << false << false << true;
+}
+
+void TestSimulate::symmetryMatchesFull()
+{
+    // Every GPU of an orbit does what its representative does (simulate.h "Symmetry"), so the reduced
+    // simulation must reproduce the full one: step, per-GPU compute, exposed time per strategy, idle and
+    // finish, every link's payload, the full step's flow and instance counts, every recorded timeline.
+    // Tolerance 1e-9 of the step (of the largest payload for bytes): the two runs add the same rates in
+    // different orders (a quotient link sums a weighted flow once, the full one each flow).
+    QFETCH(int, which);
+    QFETCH(int, expectReduced);
+    QFETCH(bool, symmetry);
+    QFETCH(bool, expectClosedForm);
+    QFETCH(bool, recordLinks);
+    const auto s = symmetryScenario(which);
+    auto d = derived(s);
+    const Topology t = make(s.topology, d->cluster);
+    SimulationOptions full, fast;
+    full.exploitSymmetry = false;
+    full.collapsePrivateCollectives = false;
+    fast.exploitSymmetry = symmetry;
+    fast.recordLinks = recordLinks;
+    const StepSimulation a = simulate(t, *d, fast);
+    const StepSimulation b = simulate(t, *d, full);
+    const std::size_t G = d->stage3->mesh.size();
+    qInfo("%s; %llu of %llu flows simulated", a.reduction.c_str(), static_cast<unsigned long long>(a.simulatedFlows),
+          static_cast<unsigned long long>(a.flows));
+    QCOMPARE(b.symmetryFactor, 1u);
+    QCOMPARE(b.simulatedGpus, std::uint64_t(G));
+    if (expectReduced == 1) {
+        QVERIFY2(a.symmetryFactor > 1, a.reduction.c_str());
+        QVERIFY(a.simulatedFlows < b.simulatedFlows);
+    }
+    if (expectReduced == 0)
+        QCOMPARE(a.symmetryFactor, 1u);
+    if (expectClosedForm) {
+        QVERIFY(a.closedFormInstances > 0);
+        QVERIFY(a.simulatedFlows < b.simulatedFlows);
+    } else if (!symmetry) {
+        QCOMPARE(a.closedFormInstances, std::uint64_t(0));
+    }
+    QCOMPARE(b.closedFormInstances, std::uint64_t(0));
+    QCOMPARE(a.simulatedGpus * a.symmetryFactor, std::uint64_t(G));
+    QCOMPARE(a.flows, b.flows);
+    QCOMPARE(b.flows, b.simulatedFlows);
+    QCOMPARE(a.collectiveInstances, b.collectiveInstances);
+    const double T = b.stepSeconds;
+    QVERIFY(T > 0);
+    QVERIFY2(near(a.stepSeconds, T, T), qPrintable(QStringLiteral("%1 vs %2").arg(a.stepSeconds, 0, 'g', 17).arg(T, 0, 'g', 17)));
+    QVERIFY(near(a.computeSeconds, b.computeSeconds, T));
+    QVERIFY(near(a.idleSeconds, b.idleSeconds, T));
+    for (int k = 0; k < 4; ++k)
+        QVERIFY(near(a.exposedByStrategy[k], b.exposedByStrategy[k], T));
+    QCOMPARE(a.gpus.size(), G);
+    for (std::size_t g = 0; g < G; ++g) {
+        QVERIFY2(near(a.gpus[g].finish, b.gpus[g].finish, T), qPrintable(QStringLiteral("GPU %1").arg(g)));
+        QVERIFY(near(a.gpus[g].compute, b.gpus[g].compute, T));
+        QVERIFY(near(a.gpus[g].idle, b.gpus[g].idle, T));
+        for (int k = 0; k < 4; ++k)
+            QVERIFY(near(a.gpus[g].exposed[k], b.gpus[g].exposed[k], T));
+    }
+    QCOMPARE(a.linkPayloadBytes.size(), b.linkPayloadBytes.size());
+    const double most = *std::max_element(b.linkPayloadBytes.begin(), b.linkPayloadBytes.end());
+    QVERIFY(most > 0);
+    for (std::size_t l = 0; l < a.linkPayloadBytes.size(); ++l)
+        QVERIFY2(near(a.linkPayloadBytes[l], b.linkPayloadBytes[l], most),
+                 qPrintable(QStringLiteral("link %1 (%2): %3 vs %4").arg(l).arg(QString::fromStdString(t.link(LinkId(l)).id))
+                                .arg(a.linkPayloadBytes[l], 0, 'g', 17).arg(b.linkPayloadBytes[l], 0, 'g', 17)));
+    // Timelines: the same GPUs, the same intervals' sums; the same links carry traffic.
+    QCOMPARE(a.gpuTimelines.size(), b.gpuTimelines.size());
+    for (std::size_t i = 0; i < a.gpuTimelines.size(); ++i) {
+        QCOMPARE(a.gpuTimelines[i].gpu, b.gpuTimelines[i].gpu);
+        double ca = 0, cb = 0;
+        for (const GpuInterval& iv : a.gpuTimelines[i].intervals)
+            ca += iv.activity == Activity::Communication ? iv.end - iv.start : 0;
+        for (const GpuInterval& iv : b.gpuTimelines[i].intervals)
+            cb += iv.activity == Activity::Communication ? iv.end - iv.start : 0;
+        QVERIFY(near(ca, cb, T));
+    }
+    QVERIFY(!a.linkTimelineTruncated && !b.linkTimelineTruncated);
+    QCOMPARE(a.linkTimelines.size(), recordLinks ? b.linkTimelines.size() : std::size_t(0));
+}
+
+void TestSimulate::symmetryRefused_data()
+{
+    QTest::addColumn<int>("which");
+    QTest::newRow("swapped GPUs across nodes") << 0;
+    QTest::newRow("exploitSymmetry off") << 1;
+}
+
+void TestSimulate::symmetryRefused()
+{
+    // tp 2 × pp 2 × dp 4 on two nodes, GPU 1 (tp 1 of replica 0, node 0) swapped with GPU 8 (tp 0 of
+    // replica 0 of stage 1, node 1): the TP pair {0, 8} now crosses the network while the others stay on
+    // NVLink, so no shift maps the step onto itself: the full simulation must run (every GPU simulated).
+    QFETCH(int, which);
+    auto s = symmetryScenario(1);
+    SimulationOptions o;
+    if (which == 0) {
+        s.parallel.assignment = tw::parallel::defaultAssignment(s.parallel);
+        std::swap(s.parallel.assignment[1], s.parallel.assignment[8]);
+    } else {
+        o.exploitSymmetry = false;
+    }
+    auto d = derived(s);
+    const Topology t = make(s.topology, d->cluster);
+    const StepSimulation r = simulate(t, *d, o);
+    qInfo("%s", r.reduction.c_str());
+    QCOMPARE(r.symmetryFactor, 1u);
+    QCOMPARE(r.simulatedGpus, std::uint64_t(16));
+    QCOMPARE(r.simulatedFlows, r.flows);
+    QVERIFY(r.reduction.find("full simulation") != std::string::npos);
+}
+
+void TestSimulate::strategyRates()
+{
+    // Two nodes of 2 GPUs, one NIC per node: a DP AllReduce between GPUs 0 and 2 and a PP AllReduce (the
+    // tied-embedding kind) between GPUs 1 and 3, both at the end of a backward pass of 0 s, M = 1 MiB each.
+    // Their ring steps start together and the flows 0 → 2 and 1 → 3 have mirror paths sharing every link
+    // from the node's PCIe side on (root complex, NIC, leaf), each with its own GPU link. Max-min: both get
+    // r = min over the path of capacity / (flows on it) = min(own links' capacity, shared links' capacity / 2),
+    // so while both run, the NIC → leaf link carries strategyRate[DP] = strategyRate[PP] = r, rate 2r.
+    TopologySpec spec;
+    spec.kind = TopologyKind::LeafSpine;
+    spec.nicPlacement = NicPlacement::PerNode;
+    const Cluster cluster{2, 2};
+    const Topology t = make(spec, cluster);
+    const double M = double(1 << 20);
+    OneCollective c = oneAllReduce(2, M, cluster);
+    auto& p = c.plan;
+    p.plan.dp = 2;
+    p.plan.tp = 2;
+    p.mesh.assign(4, {});
+    for (std::uint32_t g = 0; g < 4; ++g)
+        p.mesh[g] = {g / 2, 0, g % 2};
+    p.comm.groups[0].members = {0, 2};
+    tw::parallel::Group pp = p.comm.groups[0];
+    pp.strategy = Strategy::PP;
+    pp.kind = "pp-embedding";
+    pp.members = {1, 3};
+    p.comm.groups.push_back(pp);
+    tw::parallel::CollectiveCall call = p.comm.calls[0];
+    call.strategy = Strategy::PP;
+    call.firstGroup = 1;
+    call.what = "tied embedding gradient AllReduce";
+    p.comm.calls.push_back(call);
+    c.coll = tw::collective::bindPlan(p.comm, cluster, {});
+    QCOMPARE(c.coll.calls.size(), std::size_t(2));
+
+    const auto a = route(t, 0, 2, 0).value(), b = route(t, 1, 3, 1).value();
+    double r = 1e300;
+    LinkId nicUp = 0;
+    bool found = false;
+    for (LinkId l : a) {
+        const bool shared = std::find(b.begin(), b.end(), l) != b.end();
+        r = std::min(r, t.link(l).bandwidth * efficiency(t.link(l).protocol) / (shared ? 2 : 1));
+        if (t.node(t.link(l).from).kind == NodeKind::Nic) {
+            QVERIFY(shared);
+            nicUp = l;
+            found = true;
+        }
+    }
+    QVERIFY(found);
+    for (bool symmetry : {false, true}) {
+        SimulationOptions o;
+        o.exploitSymmetry = symmetry;
+        auto run = simulateStep(t, c.plan, c.coll, o);
+        QVERIFY2(run.ok(), run.ok() ? "" : run.error().toString().c_str());
+        const StepSimulation& sim = run.value();
+        bool both = false;
+        for (const LinkTimeline& lt : sim.linkTimelines)
+            for (const RateSample& x : lt.samples) {
+                const double sum = x.strategyRate[0] + x.strategyRate[1] + x.strategyRate[2] + x.strategyRate[3];
+                QVERIFY(std::abs(sum - x.rate) <= 1e-12 * std::max(1.0, x.rate));
+                if (lt.link == nicUp && x.strategyRate[0] > 0 && x.strategyRate[1] > 0) {
+                    QVERIFY2(std::abs(x.strategyRate[0] - r) <= 1e-12 * r, qPrintable(QStringLiteral("%1 vs %2").arg(x.strategyRate[0]).arg(r)));
+                    QVERIFY(std::abs(x.strategyRate[1] - r) <= 1e-12 * r);
+                    QVERIFY(std::abs(x.rate - 2 * r) <= 1e-12 * r);
+                    both = true;
+                }
+            }
+        QVERIFY(both);
+    }
 }
 
 QTEST_APPLESS_MAIN(TestSimulate)
