@@ -223,6 +223,19 @@ if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
    && cmake --build --preset release --target bench_scheduleview >>"$build_log" 2>&1; then
   QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_scheduleview" | tee -a "$work/plan.txt"
 fi
+echo "== (g) stage 5: link loads and one simulated step (targets 10 ms reference, 1 s and 1 GB for GPT-3 175B on 1,024 GPUs); the drawn wire (60 fps at 64 GPUs, fabric switch < 100 ms) =="
+: >"$work/wire.txt"
+for b in bench_network bench_simulate; do
+  if cmake --build --preset release --target "$b" >>"$build_log" 2>&1; then
+    "$bin/tests/bench/$b" | tee -a "$work/wire.txt"
+  else
+    tw_log "$b did not build (log: $build_log)"
+  fi
+done
+if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
+   && cmake --build --preset release --target bench_wireview >>"$build_log" 2>&1; then
+  QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_wireview" | tee -a "$work/wire.txt"
+fi
 load_end="$(load_average)"
 
 # Every RESULT line of (d) into the results.
@@ -300,6 +313,12 @@ else
     { printf '\n## Stages 3 and 4: the parallel plan and the collective schedules (bench_plan, bench_meshview, bench_collective, bench_scheduleview)\n\n'
       printf 'Targets: derivePlan for 1,024 GPUs < 5 ms, 65,536 GPUs < 200 ms; a GPU swap redrawn within one frame (16 ms) at 256 GPUs; ring AllReduce schedules of 1,024 ranks < 50 ms and 4,096 ranks < 1 s with flat memory; the animation at 60 fps with 64 ranks.\n\n```\n'
       cat "$work/plan.txt"
+      printf '```\n'; } >>"$TOKENWIRE_ROOT/docs/benchmarks.md"
+  fi
+  if [ -s "$work/wire.txt" ]; then
+    { printf '\n## Stage 5: the network (bench_network, bench_simulate, bench_wireview)\n\n'
+      printf 'Targets: one simulated step of the paper reference < 10 ms; a 3D-parallel GPT-3 175B step on 1,024 GPUs < 1 s and < 1 GB; the wire animation at 60 fps with 64 GPUs; switching the fabric of the reference redrawn within 100 ms.\n\n```\n'
+      cat "$work/wire.txt"
       printf '```\n'; } >>"$TOKENWIRE_ROOT/docs/benchmarks.md"
   fi
 fi

@@ -4,7 +4,7 @@
 #include "document/documentactions.h"
 #include "panes/collectivepane.h"
 #include "panes/parallelpane.h"
-#include "panes/placeholderpane.h"
+#include "panes/wirepane.h"
 #include "charts/collectivecharts.h"
 #include "panes/tensorpane.h"
 #include "panes/textpane.h"
@@ -18,6 +18,7 @@
 #include <QDir>
 #include <QGraphicsScene>
 #include <QImage>
+#include <QLineEdit>
 #include <QPainter>
 #include <QTabWidget>
 #include <QMenuBar>
@@ -45,11 +46,8 @@ MainWindow::MainWindow(QWidget* parent)
     m_stages->addWidget(m_parallelPane);
     m_collectivePane = new CollectivePane(m_document, m_stages);
     m_stages->addWidget(m_collectivePane);
-    m_stages->addWidget(new PlaceholderPane(
-        tr("5 · Wire"),
-        tr("PCIe, NVLink/NVSwitch and InfiniBand/RoCE/Ethernet links in a topology: the load on each link, "
-           "protocol overhead, contention, the step-time breakdown and how well training scales."),
-        m_stages));
+    m_wirePane = new WirePane(m_document, m_stages);
+    m_stages->addWidget(m_wirePane);
 
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
@@ -153,6 +151,13 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
     for (int i = 0; i < window.stageCount(); ++i) {
         window.setStage(i);
         QApplication::processEvents();
+        if (i == 4) {
+            // The wire simulates when shown: wait for the step, stop where the most links carry traffic.
+            WirePane* wire = window.wirePane();
+            wire->waitForSimulation(120000);
+            wire->setTime(wire->busiestTime());
+            QApplication::processEvents();
+        }
         const QString path = QDir(dir).filePath(QStringLiteral("stage%1.png").arg(i + 1));
         if (!window.grab().save(path)) {
             if (error)
@@ -210,6 +215,24 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
     if (!ok) {
         if (error)
             *error = QObject::tr("cannot write the stage 3 pictures in %1").arg(dir);
+        return false;
+    }
+    // Stage 5's tabs: where the step goes, the scaling sweep (run over the default sizes), the figures.
+    window.setStage(4);
+    WirePane* wire = window.wirePane();
+    for (int tab = 1; ok && tab < wire->tabs()->count(); ++tab) {
+        wire->tabs()->setCurrentIndex(tab);
+        if (tab == 2) {
+            wire->runSweep(wire->sweepGpusEdit()->text());
+            wire->waitForSimulation(300000);
+        }
+        QApplication::processEvents();
+        ok = window.grab().save(QDir(dir).filePath(QStringLiteral("stage5-tab%1.png").arg(tab + 1)));
+    }
+    wire->tabs()->setCurrentIndex(0);
+    if (!ok) {
+        if (error)
+            *error = QObject::tr("cannot write the stage 5 pictures in %1").arg(dir);
         return false;
     }
     window.setStage(0);

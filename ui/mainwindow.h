@@ -15,6 +15,7 @@ class CollectivePane;
 class ParallelPane;
 class TensorPane;
 class TextPane;
+class WirePane;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -28,6 +29,7 @@ public:
     [[nodiscard]] TensorPane* tensorPane() const { return m_tensorPane; }
     [[nodiscard]] ParallelPane* parallelPane() const { return m_parallelPane; }
     [[nodiscard]] CollectivePane* collectivePane() const { return m_collectivePane; }
+    [[nodiscard]] WirePane* wirePane() const { return m_wirePane; }
     [[nodiscard]] StageNavigator* navigator() const { return m_navigator; }
     [[nodiscard]] Document* document() const { return m_document; }
     [[nodiscard]] DocumentActions* actions() const { return m_actions; }
@@ -48,6 +50,7 @@ private:
     TensorPane* m_tensorPane = nullptr;
     ParallelPane* m_parallelPane = nullptr;
     CollectivePane* m_collectivePane = nullptr;
+    WirePane* m_wirePane = nullptr;
 };
 
 // Renders the window with each stage selected to dir/stage1.png … (offscreen is fine); false and

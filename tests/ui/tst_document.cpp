@@ -10,6 +10,7 @@
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 #include "scenario/scenariojson.h"
+#include "text/bpe.h"
 
 #include <QFile>
 #include <QSignalSpy>
@@ -66,6 +67,7 @@ private slots:
     void editsApartOrOfOtherFieldsStaySeparate();
     void unchangedOrMistypedValuesPushNothing();
     void loadPresetIsOneStep();
+    void fabricFollowsTheClusterAndUndoesWithIt();
     void textSourceUndoRestoresItsKind();
     void typingMergesIntoOneStep();
     void pendingEditsLandBeforeOtherEdits();
@@ -77,6 +79,8 @@ private slots:
     void failedSaveKeepsOldBytes();
     void saveOntoDevFullFailsAndKeepsTheDevice();
     void corruptOrFutureFileLeavesDocumentUntouched();
+    void textOverTheLimitKeepsTheLastDerivation();
+    void scenarioWithTooLongTextLeavesDocumentUntouched();
     void modifiedFlagAndTitle();
     void promptBeforeLosingWork();
 };
@@ -293,6 +297,34 @@ void TestDocument::loadPresetIsOneStep()
     QVERIFY(!doc.loadPreset(QStringLiteral("gpt5"), &error));
     QVERIFY2(error.contains(QLatin1String("paper-reference")), qPrintable(error));
     QCOMPARE(doc.undoStack()->count(), 1);
+}
+
+void TestDocument::fabricFollowsTheClusterAndUndoesWithIt()
+{
+    // The reference is one NVSwitch server; a second node needs a network, so the fabric becomes a
+    // leaf–spine of NVSwitch servers in the same step, and one undo restores cluster and fabric.
+    Document doc;
+    QVERIFY(doc.waitForDerivation());
+    const tw::scenario::Scenario before = doc.scenario();
+    QVERIFY(before.topology.kind == tw::network::TopologyKind::NvSwitchNode);
+    QVERIFY(doc.setCluster(2, 8));
+    QCOMPARE(doc.undoStack()->count(), 1);
+    QVERIFY(doc.scenario().topology.kind == tw::network::TopologyKind::LeafSpine);
+    QVERIFY(doc.scenario().topology.intraNode == tw::network::IntraNode::NvSwitch);
+    doc.undo();
+    QCOMPARE(doc.scenario(), before);
+    doc.redo();
+    QVERIFY(doc.scenario().topology.kind == tw::network::TopologyKind::LeafSpine);
+    // A fabric edit is one named step; the same edit again pushes nothing.
+    tw::network::TopologySpec spec = doc.scenario().topology;
+    spec.spines = 2;
+    QVERIFY(doc.setTopology(spec, QStringLiteral("Set spines")));
+    QCOMPARE(doc.undoStack()->count(), 2);
+    QCOMPARE(doc.undoStack()->text(1), QStringLiteral("Set spines"));
+    QVERIFY(!doc.setTopology(spec, QStringLiteral("Set spines")));
+    doc.undo();
+    QCOMPARE(doc.scenario().topology.spines, before.topology.spines);
+    QVERIFY(doc.waitForDerivation());
 }
 
 void TestDocument::textSourceUndoRestoresItsKind()
@@ -645,6 +677,94 @@ void TestDocument::corruptOrFutureFileLeavesDocumentUntouched()
     QVERIFY(!doc.open(dir.filePath(QStringLiteral("missing.tokenwire.json")), &error));
     QVERIFY(error.contains(QLatin1String("missing.tokenwire.json")));
     QCOMPARE(doc.scenario(), scenario);
+    QVERIFY(doc.waitForDerivation());
+}
+
+// The text limit (text::maxTextBytes, 1 GiB) lowered to 64 bytes: a typed text or a text file over it
+// is a problem at its field, and the last good derivation stays on screen.
+void TestDocument::textOverTheLimitKeepsTheLastDerivation()
+{
+    Document doc;
+    QVERIFY(doc.waitForDerivation()); // the reference derives under the program's own limit
+    const auto before = doc.derivation();
+    QVERIFY(before);
+    const tw::text::ScopedTextLimit limit(64);
+    QCOMPARE(tw::text::maxTextBytes(), std::size_t{64});
+
+    // Typed: refused by validation, before any derivation starts.
+    tw::scenario::TextSource typed;
+    typed.kind = tw::scenario::TextSource::Kind::Inline;
+    typed.text = std::string(65, 'a');
+    QSignalSpy problems(&doc, &Document::problemsChanged);
+    QVERIFY(doc.setText(typed));
+    QCOMPARE(problems.count(), 1);
+    QCOMPARE(doc.problemsAt(QStringLiteral("text.text")),
+             QStringList{QStringLiteral("the text is 65 B, longer than the 64 B the program tokenizes in one piece")});
+    QVERIFY(!doc.isDeriving());
+    QCOMPARE(doc.derivation(), before);
+
+    // A text file: refused when the derivation reads it, naming the file.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("canto.txt"));
+    QVERIFY(writeFile(path, QByteArray(70, 'b')));
+    tw::scenario::TextSource file;
+    file.kind = tw::scenario::TextSource::Kind::File;
+    file.path = path.toStdString();
+    QVERIFY(doc.setText(file));
+    QVERIFY(doc.waitForDerivation());
+    QCOMPARE(doc.problems().size(), std::size_t{1});
+    const tw::Error& error = doc.problems().front();
+    QCOMPARE(QString::fromStdString(error.message),
+             QStringLiteral("the text is 70 B, larger than the 64 B the program reads in one piece"));
+    QCOMPARE(QString::fromStdString(error.where.jsonPath), QStringLiteral("text.path"));
+    QCOMPARE(QString::fromStdString(error.where.file), path);
+    QCOMPARE(doc.derivation(), before);
+
+    // At the limit exactly: derived, and the problems are gone.
+    typed.text = std::string(64, 'a');
+    QVERIFY(doc.setText(typed));
+    QVERIFY(doc.waitForDerivation());
+    QVERIFY(doc.problems().empty());
+    QVERIFY(doc.derivation() != before);
+    QVERIFY(figure(doc, "tokens.count") > 0);
+}
+
+// A scenario file whose inline text is over the (lowered) limit does not open, and the document
+// that was open stays as it was; under the program's own limit the same file opens.
+void TestDocument::scenarioWithTooLongTextLeavesDocumentUntouched()
+{
+    QTemporaryDir dir;
+    tw::scenario::Scenario longText = reference();
+    longText.text.kind = tw::scenario::TextSource::Kind::Inline;
+    longText.text.text = std::string(65, 'a');
+    const QString path = dir.filePath(QStringLiteral("long.tokenwire.json"));
+    QVERIFY(writeFile(path, QByteArray::fromStdString(tw::scenario::scenarioToJson(longText))));
+
+    Document doc;
+    QVERIFY(doc.setField(Field::Layers, std::uint64_t{7}));
+    const QString saved = dir.filePath(QStringLiteral("saved.tokenwire.json"));
+    QString error;
+    QVERIFY2(doc.saveAs(saved, &error), qPrintable(error));
+    QVERIFY(doc.setField(Field::HiddenSize, std::uint64_t{1024})); // unsaved work on top
+    QVERIFY(doc.waitForDerivation());
+    const auto scenario = doc.scenario();
+    const auto derivation = doc.derivation();
+    const int steps = doc.undoStack()->count();
+    {
+        const tw::text::ScopedTextLimit limit(64);
+        QVERIFY(!doc.open(path, &error));
+        QCOMPARE(error, path + QStringLiteral(": text.text: the text is 65 B, longer than the 64 B the program "
+                                              "tokenizes in one piece"));
+        QCOMPARE(doc.scenario(), scenario);
+        QCOMPARE(doc.derivation(), derivation);
+        QCOMPARE(doc.undoStack()->count(), steps);
+        QCOMPARE(doc.filePath(), saved);
+        QVERIFY(doc.isModified());
+        QVERIFY(!doc.isDeriving());
+    }
+    QCOMPARE(tw::text::maxTextBytes(), tw::text::kMaxTextBytes); // the scope restored the limit
+    QVERIFY2(doc.open(path, &error), qPrintable(error));
+    QCOMPARE(doc.scenario().text.text, longText.text.text);
     QVERIFY(doc.waitForDerivation());
 }
 

@@ -108,13 +108,16 @@ void ReplaceScenarioCommand::redo()
 }
 
 EditPlanCommand::EditPlanCommand(Document* document, scenario::Hardware hardware, parallel::ParallelPlan plan,
-                                 const QString& text, int mergeKey, QUndoCommand* parent)
+                                 network::TopologySpec topology, const QString& text, int mergeKey,
+                                 QUndoCommand* parent)
     : QUndoCommand(text, parent)
     , m_document(document)
     , m_oldHardware(document->scenario().hardware)
     , m_newHardware(std::move(hardware))
     , m_oldPlan(document->scenario().parallel)
     , m_newPlan(std::move(plan))
+    , m_oldTopology(document->scenario().topology)
+    , m_newTopology(std::move(topology))
     , m_mergeKey(mergeKey)
     , m_lastEdit(std::chrono::steady_clock::now())
 {
@@ -122,12 +125,12 @@ EditPlanCommand::EditPlanCommand(Document* document, scenario::Hardware hardware
 
 void EditPlanCommand::undo()
 {
-    m_document->applyPlan(m_oldHardware, m_oldPlan);
+    m_document->applyPlan(m_oldHardware, m_oldPlan, m_oldTopology);
 }
 
 void EditPlanCommand::redo()
 {
-    m_document->applyPlan(m_newHardware, m_newPlan);
+    m_document->applyPlan(m_newHardware, m_newPlan, m_newTopology);
 }
 
 bool EditPlanCommand::mergeWith(const QUndoCommand* other)
@@ -137,8 +140,9 @@ bool EditPlanCommand::mergeWith(const QUndoCommand* other)
         return false;
     m_newHardware = next->m_newHardware;
     m_newPlan = next->m_newPlan;
+    m_newTopology = next->m_newTopology;
     m_lastEdit = next->m_lastEdit;
-    setObsolete(m_newHardware == m_oldHardware && m_newPlan == m_oldPlan);
+    setObsolete(m_newHardware == m_oldHardware && m_newPlan == m_oldPlan && m_newTopology == m_oldTopology);
     return true;
 }
 

@@ -80,15 +80,17 @@ private:
     scenario::Scenario m_new;
 };
 
-// Changes the cluster and the parallel plan as one step: degrees with DP taking the rest, a swap of two
-// GPUs' places, the layer partition, the pipeline schedule. Undo restores both exactly (an explicit
+// Changes the cluster, the parallel plan and the fabric as one step: degrees with DP taking the rest, a
+// swap of two GPUs' places, the layer partition, the pipeline schedule, the cluster's size (the fabric
+// follows: one server → leaf–spine), the fabric itself. Undo restores all three exactly (an explicit
 // placement included). Edits with the same non-zero merge key within the window merge (spin boxes).
 class EditPlanCommand : public QUndoCommand {
 public:
     static constexpr int kIdBase = 2000;
 
-    EditPlanCommand(Document* document, scenario::Hardware hardware, parallel::ParallelPlan plan, const QString& text,
-                    int mergeKey = 0, QUndoCommand* parent = nullptr);
+    EditPlanCommand(Document* document, scenario::Hardware hardware, parallel::ParallelPlan plan,
+                    network::TopologySpec topology, const QString& text, int mergeKey = 0,
+                    QUndoCommand* parent = nullptr);
 
     void undo() override;
     void redo() override;
@@ -99,6 +101,7 @@ private:
     Document* m_document;
     scenario::Hardware m_oldHardware, m_newHardware;
     parallel::ParallelPlan m_oldPlan, m_newPlan;
+    network::TopologySpec m_oldTopology, m_newTopology;
     int m_mergeKey;
     std::chrono::steady_clock::time_point m_lastEdit;
 };

@@ -163,13 +163,19 @@ bool Document::setField(Field field, const FieldValue& value)
 }
 
 bool Document::editPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan, const QString& text,
-                        int mergeKey)
+                        int mergeKey, const network::TopologySpec* topology)
 {
     flushPendingEdits();
-    if (hardware == m_scenario.hardware && plan == m_scenario.parallel)
+    const network::TopologySpec& fabric = topology ? *topology : m_scenario.topology;
+    if (hardware == m_scenario.hardware && plan == m_scenario.parallel && fabric == m_scenario.topology)
         return false;
-    m_undo->push(new EditPlanCommand(this, hardware, plan, text, mergeKey));
+    m_undo->push(new EditPlanCommand(this, hardware, plan, fabric, text, mergeKey));
     return true;
+}
+
+bool Document::setTopology(const network::TopologySpec& topology, const QString& text, int mergeKey)
+{
+    return editPlan(m_scenario.hardware, m_scenario.parallel, text, mergeKey == 0 ? 0 : 20 + mergeKey, &topology);
 }
 
 bool Document::setCluster(std::uint64_t nodes, std::uint64_t gpusPerNode)
@@ -180,7 +186,7 @@ bool Document::setCluster(std::uint64_t nodes, std::uint64_t gpusPerNode)
     scenario::fitPlanToCluster(probe);
     const bool nodesChanged = nodes != m_scenario.hardware.nodes;
     return editPlan(probe.hardware, probe.parallel, nodesChanged ? tr("Set nodes") : tr("Set GPUs per node"),
-                    nodesChanged ? 1 : 2);
+                    nodesChanged ? 1 : 2, &probe.topology);
 }
 
 bool Document::setDegree(parallel::Strategy strategy, std::uint64_t degree)
@@ -326,10 +332,12 @@ void Document::cancelDerivation()
     emit derivationCancelled();
 }
 
-void Document::applyPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan)
+void Document::applyPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan,
+                         const network::TopologySpec& topology)
 {
     m_scenario.hardware = hardware;
     m_scenario.parallel = plan;
+    m_scenario.topology = topology;
     emit scenarioChanged();
     rederive();
 }

@@ -82,9 +82,13 @@ public:
     bool swapGpus(int a, int b);
     bool setLayerPartition(const std::vector<std::uint64_t>& partition);
     bool setPipelineSchedule(parallel::PipelineSchedule schedule, std::uint64_t virtualStages);
-    // Any other plan: pushed as one command named `text` (false when nothing changes).
+    // Any other plan: pushed as one command named `text` (false when nothing changes). The fabric
+    // stays unless `topology` is given.
     bool editPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan, const QString& text,
-                  int mergeKey = 0);
+                  int mergeKey = 0, const network::TopologySpec* topology = nullptr);
+    // Stage 5: the fabric under the cluster ("Choose fabric", "Set NIC protocol" … as `text`; edits
+    // with the same non-zero merge key within the window merge). False when unchanged.
+    bool setTopology(const network::TopologySpec& topology, const QString& text, int mergeKey = 0);
     // Replaces the scenario with a shipped preset as one undoable step.
     bool loadPreset(const QString& name, QString* error = nullptr);
 
@@ -107,7 +111,8 @@ public:
     void applyField(Field field, const FieldValue& value);
     void applyText(const scenario::TextSource& source);
     void applyScenario(const scenario::Scenario& scenario);
-    void applyPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan);
+    void applyPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan,
+                   const network::TopologySpec& topology);
 
     // Processes events until no derivation is running; false on timeout.
     bool waitForDerivation(int timeoutMs = 30000);

@@ -95,31 +95,11 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     m_algorithms = new AlgorithmTableModel(this);
     m_tabs->addTab(panekit::table(this, m_algorithms, "algorithmTable"), tr("Algorithms"));
     m_figures = new FigureTableModel(this);
-    m_figureTable = panekit::figureTable(this, m_figures, "stage4Figures");
-    m_chain = new QTextBrowser(this);
-    m_chain->setObjectName(QStringLiteral("stage4Chain"));
-    m_chain->setPlaceholderText(tr("Click a figure to see where its number comes from."));
-    auto* figureSplit = new QSplitter(Qt::Horizontal, this);
-    figureSplit->addWidget(m_figureTable);
-    figureSplit->addWidget(m_chain);
-    m_tabs->addTab(figureSplit, tr("Plan traffic"));
+    m_tabs->addTab(panekit::figurePage(this, m_figures, "stage4", tr("Click a figure to see where its number comes from."),
+                                       Qt::Horizontal, &m_figureTable, &m_chain),
+                   tr("Plan traffic"));
     m_tabs->setMinimumHeight(150);
-
-    auto* right = new QSplitter(Qt::Vertical, this);
-    right->setChildrenCollapsible(false);
-    right->addWidget(m_view);
-    right->addWidget(m_tabs);
-    right->setSizes({480, 300});
-    auto* split = new QSplitter(Qt::Horizontal, this);
-    split->setChildrenCollapsible(false);
-    split->addWidget(formScroll);
-    split->addWidget(right);
-    split->setStretchFactor(1, 1);
-    split->setSizes({330, 1070});
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(m_caption);
-    layout->addWidget(split, 1);
+    panekit::stageLayout(this, m_caption, formScroll, m_view, m_tabs, 480, 300);
 
     // The comparison charts count hundreds of schedules: only when shown, and after edits settle.
     m_chartTimer = new QTimer(this);
@@ -147,13 +127,7 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
 void CollectivePane::buildForm(QWidget* form)
 {
     auto* layout = new QVBoxLayout(form);
-    auto addForm = [&](const QString& title) {
-        auto* box = new QGroupBox(title, form);
-        auto* f = new QFormLayout(box);
-        f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-        layout->addWidget(box);
-        return f;
-    };
+    auto addForm = [&](const QString& title) { return panekit::formGroup(layout, title); };
 
     QFormLayout* call = addForm(tr("The call"));
     m_call = new QComboBox(form);
@@ -185,11 +159,7 @@ void CollectivePane::buildForm(QWidget* form)
     m_bytes->setObjectName(QStringLiteral("payload"));
     m_bytes->setToolTip(tr("The payload M: 256MB, 48MiB, 1.5 GB or plain bytes"));
     call->addRow(tr("Payload M"), m_bytes);
-    m_bytesProblem = new QLabel(form);
-    m_bytesProblem->setObjectName(QStringLiteral("payloadProblem"));
-    m_bytesProblem->setWordWrap(true);
-    m_bytesProblem->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
-    m_bytesProblem->hide();
+    m_bytesProblem = panekit::problemLabel(form, "payloadProblem");
     call->addRow(m_bytesProblem);
     m_ranksPerNode = new QSpinBox(form);
     m_ranksPerNode->setObjectName(QStringLiteral("ranksPerNode"));

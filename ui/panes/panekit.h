@@ -2,10 +2,17 @@
 // Pieces every stage pane is built from: the caption sentence at the top, the form in a vertical
 // scroll area on the left, a read-only table.
 
+#include <QString>
+#include <qnamespace.h>
+
 class QAbstractItemModel;
+class QFormLayout;
+class QVBoxLayout;
 class QLabel;
 class QScrollArea;
+class QSplitter;
 class QTableView;
+class QTextBrowser;
 class QWidget;
 
 namespace tw::ui::panekit {
@@ -18,5 +25,22 @@ QScrollArea* formScroll(QWidget* form, QWidget* pane, int minWidth = 330);
 QTableView* table(QWidget* parent, QAbstractItemModel* model, const char* objectName);
 // A FigureTableModel's table: one figure per row, the label stretched, the value fitted, the id hidden.
 QTableView* figureTable(QWidget* parent, QAbstractItemModel* figures, const char* objectName);
+
+// A titled group of form rows appended to the form's layout.
+QFormLayout* formGroup(QVBoxLayout* formLayout, const QString& title);
+// A word-wrapped red label for what is wrong with the field above it; hidden until it has something to say.
+QLabel* problemLabel(QWidget* parent, const char* objectName);
+// The red of problem texts (problemLabel's, and status lines that turn into a problem).
+inline constexpr const char* kProblemStyle = "QLabel { color: #b91c1c; }";
+
+// A figure table beside (or above, Qt::Vertical) the browser that shows a clicked figure's chain; the
+// table and the browser come back through the pointers. Object names "<prefix>Figures", "<prefix>Chain".
+QSplitter* figurePage(QWidget* pane, QAbstractItemModel* figures, const char* prefix, const QString& placeholder,
+                      Qt::Orientation orientation, QTableView** table, QTextBrowser** chain);
+
+// The stage layout: the caption on top, then the form on the left and, on the right, the drawing over
+// the tabs (sizes in px of the drawing and the tabs).
+void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,
+                 int tabsHeight);
 
 } // namespace tw::ui::panekit

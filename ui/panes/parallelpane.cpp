@@ -129,35 +129,14 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
     m_tabs->addTab(pipeSplit, tr("Pipeline"));
 
     m_figures = new FigureTableModel(this);
-    m_figureTable = panekit::figureTable(this, m_figures, "stage3Figures");
-    m_chain = new QTextBrowser(this);
-    m_chain->setObjectName(QStringLiteral("stage3Chain"));
-    m_chain->setPlaceholderText(tr("Click a figure (or a cell of the signature) to see where its number comes from."));
-    auto* figureSplit = new QSplitter(Qt::Vertical, this);
-    figureSplit->addWidget(m_figureTable);
-    figureSplit->addWidget(m_chain);
+    QSplitter* figureSplit = panekit::figurePage(
+        this, m_figures, "stage3", tr("Click a figure (or a cell of the signature) to see where its number comes from."),
+        Qt::Vertical, &m_figureTable, &m_chain);
     figureSplit->setSizes({300, 200});
     m_tabs->addTab(figureSplit, tr("Figures"));
 
     // The mesh on top across the full width (it is what a drag changes), the tables and charts below.
-    auto* right = new QSplitter(Qt::Vertical, this);
-    right->setChildrenCollapsible(false);
-    right->addWidget(m_mesh);
-    right->addWidget(m_tabs);
-    right->setStretchFactor(0, 1);
-    right->setStretchFactor(1, 1);
-    right->setSizes({400, 420});
-    auto* split = new QSplitter(Qt::Horizontal, this);
-    split->setChildrenCollapsible(false);
-    split->addWidget(formScroll);
-    split->addWidget(right);
-    split->setStretchFactor(0, 0);
-    split->setStretchFactor(1, 1);
-    split->setSizes({330, 1070});
-
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(m_caption);
-    layout->addWidget(split, 1);
+    panekit::stageLayout(this, m_caption, formScroll, m_mesh, m_tabs, 400, 420);
 
     // The drawing asks; the document decides (an undoable command) and the new mesh comes back.
     connect(m_mesh, &MeshView::swapRequested, this, [this](int a, int b) { m_document->swapGpus(a, b); });
@@ -184,13 +163,7 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
 void ParallelPane::buildForm(QWidget* form)
 {
     auto* layout = new QVBoxLayout(form);
-    auto addForm = [&](const QString& title) {
-        auto* box = new QGroupBox(title, form);
-        auto* f = new QFormLayout(box);
-        f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-        layout->addWidget(box);
-        return f;
-    };
+    auto addForm = [&](const QString& title) { return panekit::formGroup(layout, title); };
     auto track = [this](QWidget* w, const char* path) { m_fieldPaths.emplace_back(w, QString::fromLatin1(path)); };
 
     QFormLayout* cluster = addForm(tr("Cluster"));
@@ -358,11 +331,7 @@ void ParallelPane::buildForm(QWidget* form)
     view->addRow(m_tokenLine);
     connect(m_token, &QSpinBox::valueChanged, this, [this](int) { updateToken(); });
 
-    m_problems = new QLabel(form);
-    m_problems->setObjectName(QStringLiteral("planProblems"));
-    m_problems->setWordWrap(true);
-    m_problems->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
-    m_problems->hide();
+    m_problems = panekit::problemLabel(form, "planProblems");
     layout->insertWidget(2, m_problems); // right under the degrees, where most reasons point
     layout->addStretch(1);
 }

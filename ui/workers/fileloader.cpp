@@ -1,5 +1,6 @@
 #include "fileloader.h"
 
+#include "base/units.h"
 #include "text/bpe.h"
 #include "text/utf8.h"
 
@@ -43,8 +44,10 @@ LoadResult loadTextFile(const QString& path, std::stop_token stop, const std::fu
         return out;
     }
     const qint64 size = file.size();
-    if (static_cast<std::uint64_t>(size) > text::kMaxTextBytes) {
-        out.error = fileError(path, "is larger than the 1 GiB the tokenizer handles in one piece");
+    if (const std::size_t limit = text::maxTextBytes(); static_cast<std::uint64_t>(size) > limit) {
+        out.error = fileError(path, "is " + formatBytes(static_cast<double>(size), {ByteUnits::Binary, 4}) + ", larger than the "
+                                        + formatBytes(static_cast<double>(limit), {ByteUnits::Binary, 4})
+                                        + " the program reads in one piece");
         return out;
     }
     auto bytes = std::make_shared<std::string>();

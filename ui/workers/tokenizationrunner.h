@@ -7,7 +7,6 @@
 #include "text/bpe.h"
 
 #include <QObject>
-#include <QTimer>
 
 #include <cstdint>
 #include <memory>
@@ -16,10 +15,9 @@
 #include <string>
 #include <vector>
 
-template <class T>
-class QFutureWatcher;
-
 namespace tw::ui {
+
+class BackgroundJob;
 
 // One replay: shared pointers into the document's derivation, nothing copied.
 struct TokenizeRequest {
@@ -42,7 +40,8 @@ struct TokenizeResult {
 // The work itself (runs on a pool thread); pure apart from reporting progress.
 [[nodiscard]] TokenizeResult runTokenization(const TokenizeRequest& request, const Progress& progress);
 
-// Debounces requests, runs the latest on the thread pool, cancels the one it supersedes.
+// Debounces requests, runs the latest on the thread pool, cancels the one it supersedes (a
+// BackgroundJob whose work is runTokenization).
 class TokenizationRunner : public QObject {
     Q_OBJECT
 public:
@@ -54,7 +53,7 @@ public:
     // Stops the running job and forgets the pending one.
     void cancel();
     [[nodiscard]] bool isBusy() const;
-    [[nodiscard]] std::uint64_t generation() const { return m_generation; }
+    [[nodiscard]] std::uint64_t generation() const;
 
 signals:
     void started();
@@ -63,13 +62,7 @@ signals:
     void cancelled();
 
 private:
-    void start();
-
-    QTimer m_debounce;
-    std::optional<TokenizeRequest> m_pending;
-    std::stop_source m_stop;
-    std::uint64_t m_generation = 0;
-    QFutureWatcher<TokenizeResult>* m_watcher = nullptr;
+    BackgroundJob* m_job = nullptr;
 };
 
 } // namespace tw::ui

@@ -1,0 +1,372 @@
+// The stage 5 pane driven like a user: real widgets offscreen, QTest mouse and key events. The
+// testbed preset simulated off the GUI thread; scrubbing the time line moves the drawing, whose link
+// loads are checked against the simulation's own rate samples (looked up here, independently of the
+// view's code); a GPU dragged across nodes in stage 3 makes tensor-parallel bytes leave the node
+// here; choosing a fabric reshapes the cluster as one undoable step; bad sweep input says what is
+// wrong; cancelling keeps the last step drawn.
+
+#include "charts/wirecharts.h"
+#include "document/document.h"
+#include "panes/parallelpane.h"
+#include "panes/wirepane.h"
+#include "views/figuretablemodel.h"
+#include "views/meshview.h"
+#include "views/wireview.h"
+#include "workers/backgroundjob.h"
+
+#include "scenario/derive.h"
+
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSlider>
+#include <QStyle>
+#include <QStyleOptionSlider>
+#include <QTabWidget>
+#include <QTextBrowser>
+#include <QTest>
+#include <QUndoStack>
+
+using tw::network::LinkId;
+using tw::network::NodeKind;
+using tw::ui::Document;
+using tw::ui::WirePane;
+
+namespace {
+
+// The payload rate on a link direction at time t from the simulation's samples (a sample holds until
+// the next one; before the first, the link is idle).
+double rateAt(const tw::network::StepSimulation& sim, LinkId link, double t)
+{
+    for (const tw::network::LinkTimeline& tl : sim.linkTimelines) {
+        if (tl.link != link)
+            continue;
+        double rate = 0;
+        for (const tw::network::RateSample& s : tl.samples) {
+            if (s.time > t)
+                break;
+            rate = s.rate;
+        }
+        return rate;
+    }
+    return 0;
+}
+
+// Where the slider's handle is, and the x of a value along its groove.
+QRect handleRect(QSlider* slider)
+{
+    QStyleOptionSlider option;
+    option.initFrom(slider);
+    option.orientation = slider->orientation();
+    option.minimum = slider->minimum();
+    option.maximum = slider->maximum();
+    option.sliderPosition = slider->sliderPosition();
+    option.sliderValue = slider->value();
+    return slider->style()->subControlRect(QStyle::CC_Slider, &option, QStyle::SC_SliderHandle, slider);
+}
+
+// Drags the slider's handle to `fraction` of its groove with the mouse.
+void scrubTo(QSlider* slider, double fraction)
+{
+    const QRect handle = handleRect(slider);
+    const QPoint from = handle.center();
+    const int span = slider->width() - handle.width();
+    const QPoint to(handle.width() / 2 + int(fraction * span), from.y());
+    QTest::mousePress(slider, Qt::LeftButton, {}, from);
+    for (int i = 1; i <= 5; ++i)
+        QTest::mouseMove(slider, from + (to - from) * i / 5);
+    QTest::mouseRelease(slider, Qt::LeftButton, {}, to);
+}
+
+void drag(QWidget* viewport, QPoint from, QPoint to)
+{
+    QTest::mousePress(viewport, Qt::LeftButton, {}, from);
+    for (int i = 1; i <= 6; ++i)
+        QTest::mouseMove(viewport, from + (to - from) * i / 6);
+    QTest::mouseRelease(viewport, Qt::LeftButton, {}, to);
+}
+
+double figure(const WirePane& pane, const char* id)
+{
+    return pane.figureModel()->figures().valueOf(id);
+}
+
+} // namespace
+
+class TestWirePane : public QObject {
+    Q_OBJECT
+
+private slots:
+    void init();
+    void cleanup();
+    void testbedScrubDrawsTheSimulatedLoads();
+    void gpuMovedAcrossNodesSendsTensorTrafficOverTheNetwork();
+    void choosingAFabricReshapesTheClusterAndUndoes();
+    void playingAdvancesTime();
+    void nicRateAndNvlinkEdits();
+    void badSweepInputSaysWhatIsWrong();
+    void sweepOfTheTestbedShowsThePaperPoints();
+    void cancelKeepsTheLastStep();
+
+private:
+    void loadPreset(const char* name);
+    Document* m_doc = nullptr;
+    WirePane* m_pane = nullptr;
+};
+
+void TestWirePane::init()
+{
+    m_doc = new Document;
+    m_pane = new WirePane(m_doc);
+    m_pane->resize(1400, 900);
+    m_pane->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_pane));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_pane->waitForSimulation());
+}
+
+void TestWirePane::cleanup()
+{
+    delete m_pane;
+    delete m_doc;
+    m_pane = nullptr;
+    m_doc = nullptr;
+}
+
+void TestWirePane::loadPreset(const char* name)
+{
+    QVERIFY(m_doc->loadPreset(QString::fromLatin1(name)));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_pane->waitForSimulation());
+    QVERIFY2(m_pane->isCurrent(), qPrintable(m_pane->statusLabel()->text()));
+}
+
+void TestWirePane::testbedScrubDrawsTheSimulatedLoads()
+{
+    loadPreset("paper-testbed");
+    const auto& sim = *m_pane->result().simulation;
+    const tw::network::Topology& topology = *m_pane->result().network->topology;
+    QCOMPARE(m_pane->view()->topology(), &topology);
+    QVERIFY(sim.stepSeconds > 0);
+    // The testbed's NIC uplinks (NIC → switch, 10 Gb/s Ethernet) carry the DDP AllReduce.
+    std::vector<LinkId> uplinks;
+    for (LinkId l = 0; l < topology.links().size(); ++l)
+        if (topology.node(topology.link(l).from).kind == NodeKind::Nic && sim.linkPayloadBytes[l] > 0)
+            uplinks.push_back(l);
+    QVERIFY(!uplinks.empty());
+
+    // Scrub with the mouse to several places: the pane's time follows the handle, and every uplink is
+    // drawn with the utilization the simulation has at that time.
+    int busyPlaces = 0;
+    for (double fraction : {0.1, 0.5, 0.8, 0.97}) {
+        scrubTo(m_pane->timeSlider(), fraction);
+        QCoreApplication::processEvents();
+        const double t = m_pane->time();
+        QVERIFY2(std::abs(t / sim.stepSeconds - fraction) < 0.05,
+                 qPrintable(QStringLiteral("time %1 of %2 at %3").arg(t).arg(sim.stepSeconds).arg(fraction)));
+        QCOMPARE(m_pane->view()->time(), t);
+        QVERIFY(m_pane->timeLabel()->text().startsWith(QStringLiteral("t = ")));
+        bool busy = false;
+        for (LinkId l : uplinks) {
+            const double expected = rateAt(sim, l, t) / topology.link(l).bandwidth;
+            QVERIFY2(std::abs(m_pane->view()->drawnUtilization(l) - expected) < 1e-9,
+                     qPrintable(QStringLiteral("link %1 at t=%2: drawn %3, simulated %4")
+                                    .arg(QString::fromStdString(topology.link(l).id))
+                                    .arg(t)
+                                    .arg(m_pane->view()->drawnUtilization(l))
+                                    .arg(expected)));
+            busy = busy || expected > 0;
+        }
+        busyPlaces += busy;
+    }
+    // DDP's gradient buckets overlap the backward pass, so the network is busy somewhere in the step.
+    QVERIFY(busyPlaces > 0);
+    // Hovering a busy uplink charts it.
+    const auto mid = m_pane->view()->linkMidpoint(uplinks[0]);
+    QVERIFY(mid.has_value());
+    QTest::mouseMove(m_pane->view(), mid->toPoint());
+    QCoreApplication::processEvents();
+    QVERIFY(m_pane->chartedLink().has_value());
+    QVERIFY(m_pane->charts()->throughputTitle().contains(QStringLiteral("payload rate")));
+    // The breakdown has one bar per GPU (7 single-GPU servers).
+    QCOMPARE(m_pane->charts()->breakdownBars(), 7);
+}
+
+void TestWirePane::gpuMovedAcrossNodesSendsTensorTrafficOverTheNetwork()
+{
+    // paper-tp: tp 4 × dp 2 on 2 nodes of 4 GPUs (a leaf–spine of two NVSwitch servers): each TP group
+    // stays in its node, so no TP byte crosses a NIC.
+    loadPreset("paper-tp");
+    QVERIFY(m_doc->setCluster(2, 4));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_pane->waitForSimulation());
+    QVERIFY2(m_pane->isCurrent(), qPrintable(m_pane->statusLabel()->text()));
+    QVERIFY(m_doc->scenario().topology.kind == tw::network::TopologyKind::LeafSpine);
+    QCOMPARE(figure(*m_pane, "net.internode_bytes.tp"), 0.0);
+    const double dpBefore = figure(*m_pane, "net.internode_bytes.dp");
+
+    // Stage 3, as a user: drag GPU 3 (node 0) onto GPU 4 (node 1) in the mesh.
+    tw::ui::ParallelPane stage3(m_doc);
+    stage3.resize(1400, 850);
+    stage3.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&stage3));
+    tw::ui::MeshView* mesh = stage3.meshView();
+    drag(mesh->viewport(), mesh->gpuCenter(3).toPoint(), mesh->gpuCenter(4).toPoint());
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_pane->waitForSimulation());
+    QVERIFY(m_pane->isCurrent());
+    // Both TP groups now span the nodes: TP bytes enter the network. The DP groups change too: GPU 3
+    // now holds (dp 1, tp 0), so the DP pair of tp 0 is {0, 3} in node 0 and the pair of tp 3 is {4, 7}
+    // in node 1; of the four DP pairs only tp 1 and tp 2 still cross, so DP's inter-node bytes halve.
+    QVERIFY(figure(*m_pane, "net.internode_bytes.tp") > 0);
+    QCOMPARE(figure(*m_pane, "net.internode_bytes.dp"), dpBefore / 2);
+    // And the drawing says so: some NIC uplink now carries TP traffic in its tooltip.
+    const tw::network::Topology& topology = *m_pane->result().network->topology;
+    bool tpOnNic = false;
+    for (LinkId l = 0; l < topology.links().size(); ++l)
+        if (topology.node(topology.link(l).from).kind == NodeKind::Nic
+            && m_pane->view()->linkToolTip(l).contains(QStringLiteral("TP ")))
+            tpOnNic = true;
+    QVERIFY(tpOnNic);
+}
+
+void TestWirePane::choosingAFabricReshapesTheClusterAndUndoes()
+{
+    // The default scenario (paper-reference) is one NVSwitch server of 8 GPUs.
+    const tw::scenario::Scenario before = m_doc->scenario();
+    QVERIFY(before.topology.kind == tw::network::TopologyKind::NvSwitchNode);
+    const int steps = m_doc->undoStack()->count();
+    // Pick "Paper testbed" with the keyboard: 8 GPUs become 8 single-GPU servers on 10 GbE.
+    QComboBox* kind = m_pane->fabricBox();
+    kind->setFocus();
+    QTest::keyClick(kind, Qt::Key_End);
+    QVERIFY(m_doc->waitForDerivation());
+    QCOMPARE(m_doc->undoStack()->count(), steps + 1);
+    QVERIFY(m_doc->scenario().topology.kind == tw::network::TopologyKind::PaperTestbed);
+    QCOMPARE(m_doc->scenario().hardware.nodes, std::uint64_t{8});
+    QCOMPARE(m_doc->scenario().hardware.gpusPerNode, std::uint64_t{1});
+    QVERIFY(m_pane->waitForSimulation());
+    QVERIFY2(m_pane->isCurrent(), qPrintable(m_pane->statusLabel()->text()));
+    QCOMPARE(m_pane->result().network->topology->countNodes(NodeKind::Nic), std::size_t{8});
+    // One undo brings the fabric and the cluster back together.
+    m_doc->undo();
+    QVERIFY(m_doc->waitForDerivation());
+    QCOMPARE(m_doc->scenario().topology, before.topology);
+    QCOMPARE(m_doc->scenario().hardware, before.hardware);
+    QCOMPARE(kind->currentIndex(), 1);
+    // A one-server fabric for more GPUs than a server holds is refused beside the field, nothing pushed.
+    QVERIFY(m_doc->setCluster(4, 8));
+    QVERIFY(m_doc->waitForDerivation());
+    const int count = m_doc->undoStack()->count();
+    QTest::keyClick(kind, Qt::Key_Home);
+    QCOMPARE(m_doc->undoStack()->count(), count);
+    QVERIFY(m_doc->scenario().topology.kind == tw::network::TopologyKind::LeafSpine);
+    QVERIFY(!m_pane->findChild<QLabel*>(QStringLiteral("fabricProblem"))->isHidden());
+    QVERIFY(m_pane->findChild<QLabel*>(QStringLiteral("fabricProblem"))->text().contains(QStringLiteral("32")));
+}
+
+void TestWirePane::playingAdvancesTime()
+{
+    QVERIFY(m_pane->result().simulation);
+    m_pane->setTime(0);
+    QTest::mouseClick(m_pane->playButton(), Qt::LeftButton);
+    QVERIFY(m_pane->isPlaying());
+    QTRY_VERIFY_WITH_TIMEOUT(m_pane->time() > 0, 3000);
+    QTest::mouseClick(m_pane->playButton(), Qt::LeftButton);
+    QVERIFY(!m_pane->isPlaying());
+    const double stopped = m_pane->time();
+    QTest::qWait(100);
+    QCOMPARE(m_pane->time(), stopped);
+}
+
+void TestWirePane::nicRateAndNvlinkEdits()
+{
+    // Two A100 servers on a leaf–spine: NVLink "auto" is NVLink 3 (the A100's), the NIC rate "auto" is
+    // InfiniBand NDR's 400 Gb/s = 50 GB/s per direction.
+    QVERIFY(m_doc->setCluster(2, 8));
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(m_pane->nvlinkBox()->currentText().contains(QStringLiteral("NVLink 3")));
+    QLineEdit* rate = m_pane->nicRateEdit();
+    QVERIFY2(rate->text().startsWith(QStringLiteral("auto")), qPrintable(rate->text()));
+    QVERIFY(rate->text().contains(QStringLiteral("50 GB/s")));
+    const int steps = m_doc->undoStack()->count();
+    // 100 Gb/s typed: 12.5e9 B/s, one undoable step.
+    rate->setFocus();
+    rate->selectAll();
+    QTest::keyClicks(rate, QStringLiteral("100Gb/s"));
+    QTest::keyClick(rate, Qt::Key_Return);
+    QCOMPARE(m_doc->undoStack()->count(), steps + 1);
+    QVERIFY(m_doc->scenario().topology.nicBandwidth.has_value());
+    QCOMPARE(*m_doc->scenario().topology.nicBandwidth, 12.5e9);
+    // Nonsense: said beside the field, the text stays, nothing pushed.
+    rate->selectAll();
+    QTest::keyClicks(rate, QStringLiteral("fast"));
+    QTest::keyClick(rate, Qt::Key_Return);
+    QCOMPARE(m_doc->undoStack()->count(), steps + 1);
+    QCOMPARE(rate->text(), QStringLiteral("fast"));
+    QVERIFY(!m_pane->findChild<QLabel*>(QStringLiteral("nicRateProblem"))->isHidden());
+    QCOMPARE(*m_doc->scenario().topology.nicBandwidth, 12.5e9);
+    // "auto" again follows the protocol.
+    rate->selectAll();
+    QTest::keyClicks(rate, QStringLiteral("auto"));
+    QTest::keyClick(rate, Qt::Key_Return);
+    QVERIFY(!m_doc->scenario().topology.nicBandwidth.has_value());
+    QVERIFY(m_pane->findChild<QLabel*>(QStringLiteral("nicRateProblem"))->isHidden());
+    // NVLink 4 chosen explicitly with the keyboard.
+    QComboBox* nvlink = m_pane->nvlinkBox();
+    nvlink->setFocus();
+    QTest::keyClick(nvlink, Qt::Key_End);
+    QVERIFY(m_doc->scenario().topology.nvlink == tw::network::Protocol::NvLink4);
+    QVERIFY(m_doc->waitForDerivation());
+}
+
+void TestWirePane::badSweepInputSaysWhatIsWrong()
+{
+    m_pane->tabs()->setCurrentIndex(2);
+    QLineEdit* gpus = m_pane->sweepGpusEdit();
+    gpus->setFocus();
+    gpus->selectAll();
+    QTest::keyClicks(gpus, QStringLiteral("1,x"));
+    QTest::keyClick(gpus, Qt::Key_Return);
+    const QString status = m_pane->findChild<QLabel*>(QStringLiteral("sweepStatus"))->text();
+    QVERIFY2(status.contains(QStringLiteral("x")), qPrintable(status));
+    QVERIFY(!m_pane->sweepJob()->isBusy());
+    QCOMPARE(gpus->text(), QStringLiteral("1,x")); // what the user typed stays
+}
+
+void TestWirePane::sweepOfTheTestbedShowsThePaperPoints()
+{
+    loadPreset("paper-testbed");
+    m_pane->tabs()->setCurrentIndex(2);
+    QVERIFY(m_pane->sweepGpusEdit()->text().startsWith(QStringLiteral("1-")));
+    QTest::mouseClick(m_pane->sweepButton(), Qt::LeftButton);
+    QVERIFY(m_pane->waitForSimulation(120000));
+    // 1–7 GPUs predicted; the paper's measurements beside them: the 15 % share of the smallest run (2
+    // nodes, the calibration point) and, at 7 nodes, the 24.5 % share and 67 % efficiency.
+    QCOMPARE(m_pane->charts()->scalingPoints(), 7);
+    QCOMPARE(m_pane->charts()->measuredPoints(), 3);
+    QVERIFY(m_pane->sweepGapText()->toPlainText().contains(QStringLiteral("67")));
+}
+
+void TestWirePane::cancelKeepsTheLastStep()
+{
+    const auto drawn = m_pane->result().simulation;
+    QVERIFY(drawn);
+    // GPT-3 175B on 768 GPUs takes a while to simulate: Cancel stops it, the previous step stays drawn
+    // and the pane says it is not the current scenario's.
+    QVERIFY(m_doc->loadPreset(QStringLiteral("gpt3-175b")));
+    QVERIFY(m_doc->waitForDerivation());
+    QTRY_VERIFY_WITH_TIMEOUT(m_pane->cancelButton()->isVisible(), 5000);
+    QTest::mouseClick(m_pane->cancelButton(), Qt::LeftButton);
+    QVERIFY(m_pane->waitForSimulation());
+    QCOMPARE(m_pane->result().simulation, drawn);
+    QVERIFY(!m_pane->isCurrent());
+    QVERIFY2(m_pane->statusLabel()->text().contains(QStringLiteral("cancelled")),
+             qPrintable(m_pane->statusLabel()->text()));
+    QVERIFY(m_pane->cancelButton()->isHidden());
+}
+
+QTEST_MAIN(TestWirePane)
+#include "tst_wirepane.moc"

@@ -1,0 +1,137 @@
+#pragma once
+// Stage 5's picture: the fabric under the cluster and one simulated training step on it. Nodes as
+// boxes (servers with their GPUs, PCIe switches, root complex, host memory, NVSwitch and NICs inside;
+// leaf and spine switches above), links as lines whose width follows capacity and whose colour
+// follows the load at the current time of the step; packets travel along the links that carry
+// traffic at that time, coloured by strategy (DP, PP, TP, EP), their density proportional to the
+// strategy's rate on the link. The two directions of a link pair are drawn side by side.
+//
+// Plain QWidget painting (no QGraphicsScene): a frame is one pass over the visible links and
+// packets, so the animation holds 60 fps with 64 GPUs. Zoom (wheel, +/−) around the cursor and pan
+// (drag); fitToView() frames everything. Beyond kMaxDetailedServers servers, servers are drawn
+// compact (one box with its GPU count, its NIC links merged into one line per leaf); double-clicking
+// a compact server opens it (drawn in full in place of its box); openServer(-1) closes it.
+//
+// The time is set from outside (the pane's play/scrub controls). Hovering a link emits linkHovered
+// and shows a tooltip (payload and wire bytes, utilization over the step, the rate now, the
+// collectives using it when the pane has supplied them through setLinkCallers).
+
+#include "network/linkload.h"
+#include "network/simulate.h"
+#include "network/topology.h"
+
+#include <QColor>
+#include <QPointF>
+#include <QRectF>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace tw::ui {
+
+class WireView : public QWidget {
+    Q_OBJECT
+public:
+    static constexpr int kMaxDetailedServers = 32;
+
+    explicit WireView(QWidget* parent = nullptr);
+    ~WireView() override;
+
+    // The fabric, the step's link loads (payload by strategy, wire bytes; may be null) and the
+    // simulated step (may be null: links are then coloured by their share of the busiest link's
+    // bytes, and no packets move). Keeps zoom and pan while the topology's shape is unchanged,
+    // otherwise fits the view.
+    void setNetwork(std::shared_ptr<const network::Topology> topology,
+                    std::shared_ptr<const network::LinkLoads> loads,
+                    std::shared_ptr<const network::StepSimulation> simulation);
+    void clear();
+    [[nodiscard]] const network::Topology* topology() const { return m_topology.get(); }
+
+    // The collectives using each link, for tooltips ("DP AllReduce of the gradients, 2.3 GB").
+    void setLinkCallers(std::vector<QStringList> callersByLink);
+
+    // The time within the simulated step, s (clamped to [0, step time]); repaints.
+    void setTime(double seconds);
+    [[nodiscard]] double time() const { return m_time; }
+
+    // The GPUs to emphasise (the stage 3 token's GPUs, or a hovered group); empty for none.
+    void setHighlightedGpus(std::vector<int> gpus);
+
+    // Zoom factor (1 = fitted); zoom about the widget centre.
+    void setZoom(double zoom);
+    [[nodiscard]] double zoom() const;
+    void fitToView();
+    // The compact server drawn open (-1: none).
+    void openServer(int server);
+    [[nodiscard]] int openedServer() const { return m_openServer; }
+    [[nodiscard]] bool compactServers() const;
+
+    // Geometry and what the last paint drew, for tests and the pane (widget coordinates).
+    [[nodiscard]] std::optional<QPointF> nodeCenter(network::NodeId node) const; // nullopt: not drawn
+    [[nodiscard]] std::optional<QPointF> linkMidpoint(network::LinkId link) const; // on the drawn direction's line
+    [[nodiscard]] std::optional<network::LinkId> linkAt(QPoint pos) const;          // nearest link within a few px
+    [[nodiscard]] std::optional<int> serverAt(QPoint pos) const;
+    // A server's box (compact or detailed); nullopt for an unknown server.
+    [[nodiscard]] std::optional<QRectF> serverRect(int server) const;
+    // How a link direction is drawn: its own line, merged into one line with others (compact server's
+    // NIC links to one leaf), or not at all (inside a compact server).
+    [[nodiscard]] std::vector<network::LinkId> drawnWith(network::LinkId link) const;
+    // The utilization drawn for a link direction at the current time: rate now / bandwidth, from the
+    // simulation's rate samples (0 when idle or without a simulation); for a merged line (a compact
+    // server's NIC links to one leaf) Σ rate / Σ bandwidth of its links.
+    [[nodiscard]] double drawnUtilization(network::LinkId link) const;
+    [[nodiscard]] QColor drawnColor(network::LinkId link) const;
+    // Packets drawn by the last paint, in total and per strategy.
+    [[nodiscard]] int packetsDrawn() const;
+    [[nodiscard]] int packetsDrawn(parallel::Strategy strategy) const;
+    [[nodiscard]] QString linkToolTip(network::LinkId link) const;
+    [[nodiscard]] std::optional<network::LinkId> hoveredLink() const;
+
+signals:
+    void linkHovered(int link); // -1 when the pointer leaves the links
+    void serverOpened(int server);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
+    void leaveEvent(QEvent* event) override;
+    bool event(QEvent* event) override; // tooltips
+
+private:
+    struct Layout;
+    struct Rates;
+    void rebuildLayout();
+    void layoutOnce();
+    void fitTransform();
+    void updateHover(QPoint pos);
+    void zoomAbout(QPointF anchor, double factor);
+    [[nodiscard]] Rates ratesOf(network::LinkId link) const;
+    [[nodiscard]] Rates segmentRates(int segment) const;
+    [[nodiscard]] int segmentAt(QPointF pos) const;
+    [[nodiscard]] QPointF toScreen(QPointF world) const;
+    [[nodiscard]] QPointF toWorld(QPointF screen) const;
+    [[nodiscard]] QRectF contentArea() const;
+    void drawLegend(QPainter& p) const;
+    void paintServers(QPainter& p) const;
+    void paintNodes(QPainter& p) const;
+    std::unique_ptr<Layout> m_layout;
+    std::shared_ptr<const network::Topology> m_topology;
+    std::shared_ptr<const network::LinkLoads> m_loads;
+    std::shared_ptr<const network::StepSimulation> m_simulation;
+    std::vector<QStringList> m_callers;
+    std::vector<int> m_highlighted;
+    double m_time = 0;
+    int m_openServer = -1;
+};
+
+} // namespace tw::ui
