@@ -50,18 +50,26 @@ std::uint64_t ecmpHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t
     return h;
 }
 
+namespace {
+// Which links a leg of a route may use.
+enum class Scope : std::uint32_t { All, Network, Server };
+} // namespace
+
 struct Router::Impl {
     const Topology* topo = nullptr;
     std::vector<std::uint64_t> cost; // per link, ns (≥ 1)
     std::vector<char> transit;       // per node
     std::vector<char> network;       // per link: a network protocol (NIC, leaf, spine)
-    std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> distTo; // target | networkOnly << 32
+    std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> distTo; // target | scope << 32
     std::unordered_map<Key, std::vector<LinkId>, KeyHash> paths;
 
-    // Distances to `target` over all links, or over network links only (NIC ↔ leaf ↔ spine).
-    const std::vector<std::uint64_t>& distances(NodeId target, bool networkOnly)
+    // Distances to `target` over all links, over network links only (NIC ↔ leaf ↔ spine), or inside the
+    // target's server only (a GPU's leg to or from its own NIC: the search stays in one server instead
+    // of exploring the whole fabric, which was a third of a 1,024-GPU simulation).
+    const std::vector<std::uint64_t>& distances(NodeId target, Scope scope)
     {
-        const std::uint64_t key = std::uint64_t{target} | (std::uint64_t{networkOnly} << 32);
+        const std::uint64_t key = std::uint64_t{target} | (std::uint64_t(scope) << 32);
+        const std::int64_t server = topo->node(target).server;
         auto hit = distTo.find(key);
         if (hit != distTo.end())
             return hit->second;
@@ -76,9 +84,11 @@ struct Router::Impl {
             if (d > dist[u] || (u != target && !transit[u]))
                 continue; // stale, or a GPU / host memory: a path may start there but not pass through
             for (LinkId l : topo->inLinks(u)) {
-                if (networkOnly && !network[l])
+                if (scope == Scope::Network && !network[l])
                     continue;
                 const NodeId v = topo->link(l).from;
+                if (scope == Scope::Server && topo->node(v).server != server)
+                    continue;
                 const std::uint64_t nd = d + cost[l];
                 if (nd < dist[v]) {
                     dist[v] = nd;
@@ -91,9 +101,9 @@ struct Router::Impl {
 
     // Appends a shortest path from `from` to `target` to `out`, choosing among equal next hops by ECMP.
     bool walk(NodeId from, NodeId target, std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flow,
-              std::vector<LinkId>& out, bool networkOnly = false)
+              std::vector<LinkId>& out, Scope scope = Scope::All)
     {
-        const std::vector<std::uint64_t>& dist = distances(target, networkOnly);
+        const std::vector<std::uint64_t>& dist = distances(target, scope);
         if (dist[from] == kInf)
             return false;
         NodeId u = from;
@@ -104,7 +114,7 @@ struct Router::Impl {
             many.clear();
             for (LinkId l : topo->outLinks(u)) {
                 const NodeId v = topo->link(l).to;
-                if ((networkOnly && !network[l]) || (v != target && !transit[v]) || dist[v] == kInf
+                if ((scope == Scope::Network && !network[l]) || (v != target && !transit[v]) || dist[v] == kInf
                     || dist[v] + cost[l] != dist[u])
                     continue;
                 if (k < 64)
@@ -172,9 +182,9 @@ Result<const std::vector<LinkId>*> Router::route(std::uint32_t srcGpu, std::uint
         } else if (ss != ds && ns != kNoNode && nd != kNoNode) {
             // NIC affinity: out through the source GPU's own NIC, across the network only, in through
             // the destination GPU's own NIC.
-            ok = m->walk(s, ns, srcGpu, dstGpu, flowId, path);
-            ok = ok && m->walk(ns, nd, srcGpu, dstGpu, flowId, path, true);
-            ok = ok && m->walk(nd, d, srcGpu, dstGpu, flowId, path);
+            ok = m->walk(s, ns, srcGpu, dstGpu, flowId, path, Scope::Server);
+            ok = ok && m->walk(ns, nd, srcGpu, dstGpu, flowId, path, Scope::Network);
+            ok = ok && m->walk(nd, d, srcGpu, dstGpu, flowId, path, Scope::Server);
         } else {
             ok = m->walk(s, d, srcGpu, dstGpu, flowId, path);
         }
