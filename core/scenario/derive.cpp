@@ -1,7 +1,6 @@
 #include "derive.h"
 
 #include "base/editdistance.h"
-#include "base/reaper.h"
 #include "base/units.h"
 #include "scenariojson.h"
 #include "text/bpetrainer.h"
@@ -266,10 +265,8 @@ struct Memo {
     void put(Key key, std::shared_ptr<const Value> value)
     {
         entries.insert(entries.begin(), {std::move(key), std::move(value)});
-        if (entries.size() > kKeep) {
-            releaseLater(std::move(entries.back().second)); // freeing a big result is not the caller's wait
+        if (entries.size() > kKeep)
             entries.pop_back();
-        }
     }
 };
 

@@ -1,14 +1,11 @@
 // Shared basics: unit formatting, error locations, the figure set (provenance graph).
 #include "base/error.h"
 #include "base/figure.h"
-#include "base/reaper.h"
 #include "base/units.h"
 
 #include <QTest>
 
-#include <atomic>
 #include <cmath>
-#include <thread>
 
 using namespace tw;
 
@@ -153,32 +150,6 @@ private slots:
         QCOMPARE(QString::fromStdString(formatUnsigned(9223372036854775808ull)), QStringLiteral("9,223,372,036,854,775,808"));
         QCOMPARE(QString::fromStdString(formatUnsigned(0)), QStringLiteral("0"));
         QCOMPARE(QString::fromStdString(formatUnsigned(1000)), QStringLiteral("1,000"));
-    }
-    void releaseLaterFreesOnAnotherThread()
-    {
-        // Objects handed over are destroyed, each once, on the release thread, not the caller's; the
-        // caller's own references keep an object alive until they go too.
-        std::atomic<int> freed{0};
-        std::atomic<bool> onCaller{false};
-        const auto caller = std::this_thread::get_id();
-        auto make = [&] {
-            return std::shared_ptr<const void>(new int(7), [&, caller](const void* p) {
-                if (std::this_thread::get_id() == caller)
-                    onCaller = true;
-                delete static_cast<const int*>(p);
-                ++freed;
-            });
-        };
-        for (int i = 0; i < 100; ++i)
-            releaseLater(make());
-        std::shared_ptr<const void> kept = make();
-        releaseLater(kept);
-        releaseLater(nullptr); // nothing to do
-        drainReleases();
-        QCOMPARE(freed.load(), 100);
-        QVERIFY(!onCaller);
-        kept.reset(); // the last reference is the caller's now: freed here
-        QCOMPARE(freed.load(), 101);
     }
 };
 
