@@ -708,13 +708,7 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         printError(err, net.error());
         return kExitInput;
     }
-    network::SimulationOptions options;
-    options.modelFlopsPerStep = d->figures.valueOf("compute.flops_per_step");
-    options.peakFlopsPerGpu = d->figures.valueOf("compute.gpu_peak_flops");
-    if (!(options.modelFlopsPerStep > 0) || !(options.peakFlopsPerGpu > 0))
-        options.modelFlopsPerStep = options.peakFlopsPerGpu = 0; // no MFU without both
-    options.recordGpus = {0};
-    options.recordLinks = false;
+    const network::SimulationOptions options = scenario::simulationOptions(*d, false);
     const auto sim = network::simulateStep(*net.value()->topology, *d->stage3, *d->stage4, options);
     if (!sim) {
         printError(err, sim.error());

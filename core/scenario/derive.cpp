@@ -467,6 +467,18 @@ Result<std::shared_ptr<const Derivation>> derive(const Scenario& scenario, const
     return deriver.derive(scenario, progress);
 }
 
+network::SimulationOptions simulationOptions(const Derivation& d, bool recordLinks)
+{
+    network::SimulationOptions options;
+    options.modelFlopsPerStep = d.figures.valueOf("compute.flops_per_step");
+    options.peakFlopsPerGpu = d.figures.valueOf("compute.gpu_peak_flops");
+    if (!(options.modelFlopsPerStep > 0) || !(options.peakFlopsPerGpu > 0))
+        options.modelFlopsPerStep = options.peakFlopsPerGpu = 0; // no MFU without both
+    options.recordGpus = {0};
+    options.recordLinks = recordLinks;
+    return options;
+}
+
 Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& s, const Derivation& d, const Progress& progress)
 {
     if (!d.stage3 || !d.stage4)

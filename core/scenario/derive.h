@@ -11,6 +11,7 @@
 #include "collective/binding.h"
 #include "model/tensors.h"
 #include "network/linkload.h"
+#include "network/simulate.h"
 #include "network/topology.h"
 #include "parallel/plan.h"
 #include "scenario.h"
@@ -105,6 +106,11 @@ struct NetworkStage {
 };
 [[nodiscard]] Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& scenario, const Derivation& derivation,
                                                                       const Progress& progress = {});
+
+// The options every simulation of a derived scenario uses (the CLI, the sweep, the stage 5 pane): MFU
+// from "compute.flops_per_step" and "compute.gpu_peak_flops" when both are known, GPU 0's intervals kept,
+// link rate samples recorded or not.
+[[nodiscard]] network::SimulationOptions simulationOptions(const Derivation& derivation, bool recordLinks);
 
 // A figure's derivation tree back to the inputs, depth first: each figure once (a figure met again
 // comes back with repeated = true and no children).

@@ -106,15 +106,8 @@ PointRun runPoint(Deriver& deriver, const Scenario& base, std::uint64_t gpus, bo
     auto net = deriveNetwork(s, d, subProgress(progress, 0.2, 0.3));
     if (!net)
         return failed(net.error());
-    // As `tokenwire-cli simulate` does: MFU inputs when both are known, one GPU's intervals kept (the
-    // sweep shows none), no per-link samples (the sweep needs only the step's means).
-    network::SimulationOptions options;
-    options.modelFlopsPerStep = d.figures.valueOf("compute.flops_per_step");
-    options.peakFlopsPerGpu = d.figures.valueOf("compute.gpu_peak_flops");
-    if (!(options.modelFlopsPerStep > 0) || !(options.peakFlopsPerGpu > 0))
-        options.modelFlopsPerStep = options.peakFlopsPerGpu = 0;
-    options.recordGpus = {0};
-    options.recordLinks = false;
+    // No per-link samples: the sweep needs only the step's means.
+    const network::SimulationOptions options = simulationOptions(d, false);
     auto sim = network::simulateStep(*net.value()->topology, *d.stage3, *d.stage4, options, subProgress(progress, 0.3, 1.0));
     if (!sim)
         return failed(sim.error());

@@ -113,13 +113,7 @@ WireResult simulateWire(const scenario::Scenario& scenario, std::shared_ptr<cons
         return out;
     }
     out.network = network.value();
-    network::SimulationOptions options;
-    options.modelFlopsPerStep = derivation->figures.valueOf("compute.flops_per_step");
-    options.peakFlopsPerGpu = derivation->figures.valueOf("compute.gpu_peak_flops");
-    if (!(options.modelFlopsPerStep > 0) || !(options.peakFlopsPerGpu > 0))
-        options.modelFlopsPerStep = options.peakFlopsPerGpu = 0; // no MFU without both
-    options.recordLinks = true;
-    options.recordGpus = {0};
+    const network::SimulationOptions options = scenario::simulationOptions(*derivation, true); // the animation's samples
     Progress rest;
     rest.stop = progress.stop;
     rest.report = [&](double f) { progress(0.2 + 0.8 * f); };
