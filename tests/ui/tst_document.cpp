@@ -6,6 +6,7 @@
 #include "document/document.h"
 #include "document/documentactions.h"
 #include "document/scenariofield.h"
+#include "workers/fileloader.h"
 
 #include "scenario/derive.h"
 #include "scenario/presets.h"
@@ -81,6 +82,7 @@ private slots:
     void corruptOrFutureFileLeavesDocumentUntouched();
     void textOverTheLimitKeepsTheLastDerivation();
     void scenarioWithTooLongTextLeavesDocumentUntouched();
+    void fileLoaderRefusesATextOverTheLimit();
     void modifiedFlagAndTitle();
     void promptBeforeLosingWork();
 };
@@ -682,6 +684,32 @@ void TestDocument::corruptOrFutureFileLeavesDocumentUntouched()
 
 // The text limit (text::maxTextBytes, 1 GiB) lowered to 64 bytes: a typed text or a text file over it
 // is a problem at its field, and the last good derivation stays on screen.
+void TestDocument::fileLoaderRefusesATextOverTheLimit()
+{
+    // Stage 1's "Open text…" reads through loadTextFile: a 70-byte file under a 64-byte limit is refused
+    // with both sizes named; at a 70-byte limit it loads whole.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(QStringLiteral("canto.txt"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    QCOMPARE(file.write(QByteArray(70, 'a')), qint64(70));
+    file.close();
+    {
+        const tw::text::ScopedTextLimit limit(64);
+        const tw::ui::LoadResult r = tw::ui::loadTextFile(path, {}, {});
+        QVERIFY(!r.file);
+        QVERIFY(r.error);
+        const QString message = QString::fromStdString(r.error->toString());
+        QVERIFY2(message.contains(QStringLiteral("is 70 B, larger than the 64 B the program reads in one piece")),
+                 qPrintable(message));
+    }
+    const tw::text::ScopedTextLimit limit(70);
+    const tw::ui::LoadResult r = tw::ui::loadTextFile(path, {}, {});
+    QVERIFY(r.file);
+    QCOMPARE(r.file->bytes->size(), std::size_t{70});
+}
+
 void TestDocument::textOverTheLimitKeepsTheLastDerivation()
 {
     Document doc;
