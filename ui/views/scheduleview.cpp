@@ -139,9 +139,23 @@ public:
         p->restore();
         if (m_band * scale >= 9) {
             p->setPen(isDark(own) ? QColor(Qt::white) : kInk);
-            p->setFont(pixelFont(m_band * 0.78, true));
-            p->drawText(QRectF(m_rect.left() + m_pad, m_rect.top(), m_rect.width() - 2 * m_pad, m_band),
-                        Qt::AlignCenter, m_title);
+            // The title shrinks to the card's width (a card of one cell is narrow: "rank 0" must not clip);
+            // below 60 % of the band's size the rank's number alone is drawn.
+            const QRectF room(m_rect.left() + m_pad, m_rect.top(), m_rect.width() - 2 * m_pad, m_band);
+            QString title = m_title;
+            qreal px = m_band * 0.78;
+            const qreal wide = QFontMetricsF(pixelFont(px, true)).horizontalAdvance(title);
+            if (wide > room.width()) {
+                px *= room.width() / wide;
+                if (px < m_band * 0.78 * 0.6) {
+                    title = QString::number(m_rank);
+                    px = std::min(m_band * 0.78,
+                                  m_band * 0.78 * room.width()
+                                      / std::max<qreal>(1, QFontMetricsF(pixelFont(m_band * 0.78, true)).horizontalAdvance(title)));
+                }
+            }
+            p->setFont(pixelFont(px, true));
+            p->drawText(room, Qt::AlignCenter, title);
         }
         const bool labels = m_cell * scale >= 18;
         for (std::size_t i = 0; i < m_looks.size(); ++i)

@@ -1,16 +1,15 @@
 #include "fileloader.h"
 
+#include "backgroundjob.h"
+
 #include "base/units.h"
 #include "text/bpe.h"
 #include "text/utf8.h"
 
 #include <QFile>
 #include <QFileInfo>
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 
 namespace tw::ui {
@@ -86,41 +85,12 @@ LoadResult loadTextFile(const QString& path, std::stop_token stop, const std::fu
 
 FileLoader::FileLoader(QObject* parent)
     : QObject(parent)
+    , m_job(new BackgroundJob(this))
 {
-}
-
-FileLoader::~FileLoader()
-{
-    m_stop.request_stop();
-    for (auto* watcher : findChildren<QFutureWatcher<LoadResult>*>())
-        watcher->waitForFinished();
-}
-
-void FileLoader::load(const QString& path)
-{
-    m_stop.request_stop();
-    m_stop = std::stop_source();
-    const std::uint64_t generation = ++m_generation;
-    m_busy = true;
-    m_path = path;
-
-    auto lastPercent = std::make_shared<std::atomic<int>>(-1);
-    auto report = [this, generation, lastPercent](double f) {
-        const int percent = static_cast<int>(f * 100.0);
-        if (lastPercent->exchange(percent) == percent)
-            return;
-        QMetaObject::invokeMethod(this, [this, generation, f] {
-            if (m_generation == generation)
-                emit progressed(f);
-        }, Qt::QueuedConnection);
-    };
-    auto* watcher = new QFutureWatcher<LoadResult>(this);
-    connect(watcher, &QFutureWatcher<LoadResult>::finished, this, [this, watcher, generation] {
-        LoadResult result = watcher->result();
-        watcher->deleteLater();
-        if (generation != m_generation)
-            return; // cancelled or superseded
-        m_busy = false;
+    connect(m_job, &BackgroundJob::progressed, this, &FileLoader::progressed);
+    connect(m_job, &BackgroundJob::cancelled, this, [this] { emit cancelled(m_path); });
+    connect(m_job, &BackgroundJob::finished, this, [this](const std::any& r) {
+        const auto& result = std::any_cast<const LoadResult&>(r);
         if (result.file)
             emit loaded(*result.file);
         else if (result.cancelled)
@@ -128,19 +98,26 @@ void FileLoader::load(const QString& path)
         else
             emit failed(result.error.value_or(makeError("unknown error")));
     });
-    watcher->setFuture(QtConcurrent::run([path, stop = m_stop.get_token(), report] {
-        return loadTextFile(path, stop, report);
-    }));
+}
+
+FileLoader::~FileLoader() = default; // the job stops and waits for its work
+
+void FileLoader::load(const QString& path)
+{
+    m_path = path;
+    m_job->schedule([path](const Progress& progress) -> std::any {
+        return loadTextFile(path, progress.stop, [&progress](double f) { progress(f); });
+    });
 }
 
 void FileLoader::cancel()
 {
-    if (!m_busy)
-        return;
-    m_stop.request_stop();
-    ++m_generation;
-    m_busy = false;
-    emit cancelled(m_path);
+    m_job->cancel();
+}
+
+bool FileLoader::isBusy() const
+{
+    return m_job->isBusy();
 }
 
 } // namespace tw::ui

@@ -38,7 +38,9 @@ struct LoadResult {
 [[nodiscard]] LoadResult loadTextFile(const QString& path, std::stop_token stop,
                                       const std::function<void(double)>& progress);
 
-// Runs one load at a time; a new load or cancel() drops the previous one.
+class BackgroundJob;
+
+// Runs one load at a time (a BackgroundJob); a new load or cancel() drops the previous one.
 class FileLoader : public QObject {
     Q_OBJECT
 public:
@@ -47,7 +49,7 @@ public:
 
     void load(const QString& path);
     void cancel();
-    [[nodiscard]] bool isBusy() const { return m_busy; }
+    [[nodiscard]] bool isBusy() const;
 
 signals:
     void progressed(double fraction);
@@ -56,9 +58,7 @@ signals:
     void cancelled(const QString& path);
 
 private:
-    std::stop_source m_stop;
-    std::uint64_t m_generation = 0;
-    bool m_busy = false;
+    BackgroundJob* m_job = nullptr;
     QString m_path;
 };
 
