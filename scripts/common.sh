@@ -5,12 +5,16 @@ TOKENWIRE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export TOKENWIRE_CACHE="${TOKENWIRE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokenwire}"
 export TOKENWIRE_GPT2_DIR="$TOKENWIRE_CACHE/gpt2"
 
-TOKENWIRE_PACKAGES=(cmake ninja-build pkg-config g++ qt6-base-dev libqcustomplot-dev nlohmann-json3-dev
+TOKENWIRE_PACKAGES=(cmake ninja-build pkg-config g++ qt6-base-dev qt6-svg-dev libqcustomplot-dev nlohmann-json3-dev
   libpcre2-dev xvfb xauth fonts-dejavu-core ccache imagemagick)
 
 # Open MPI for tools/measure (real collectives on loopback, issue #10) and its smoke test: test.sh and
 # measure.sh install them; run.sh does not (the GUI does not need MPI).
 TOKENWIRE_MEASURE_PACKAGES=(openmpi-bin libopenmpi-dev)
+
+# For scripts/package.sh (test.sh runs it): dpkg-shlibdeps (dpkg-dev, with file) computes the .deb's
+# dependencies, desktop-file-validate checks the .desktop file, python3 checks the JSON.
+TOKENWIRE_PACKAGE_PACKAGES=(dpkg-dev file desktop-file-utils python3)
 
 tw_log() { printf '\033[1m[tokenwire]\033[0m %s\n' "$*" >&2; }
 

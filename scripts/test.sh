@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up on Debian 12, builds (Debug) and runs every test offscreen through CTest, then
-# builds the core and CLI tests with AddressSanitizer + UBSan and runs them again (preset `asan`).
-# Exits non-zero on any failure or sanitizer report.
+# builds the core and CLI tests with AddressSanitizer + UBSan and runs them again (preset `asan`),
+# then builds the Release programs, packages them as a .deb and checks the installed package
+# (scripts/package.sh). Exits non-zero on any failure or sanitizer report.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
@@ -15,3 +16,7 @@ ctest --preset debug
 # The core and CLI tests once more under AddressSanitizer + UndefinedBehaviorSanitizer.
 tw_build asan
 ctest --preset asan
+
+# The .deb: Release build (build/release, shared with run.sh and bench.sh; ccache), CPack, and the
+# installed programs run from a scratch root.
+"$TOKENWIRE_ROOT/scripts/package.sh"

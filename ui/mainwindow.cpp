@@ -1,21 +1,31 @@
 #include "mainwindow.h"
 
+#include "compare/comparepanel.h"
+#include "document/autosave.h"
 #include "document/document.h"
+#include "export/exporter.h"
 #include "document/documentactions.h"
 #include "panes/collectivepane.h"
+#include "panes/panekit.h"
 #include "panes/parallelpane.h"
 #include "panes/wirepane.h"
 #include "charts/collectivecharts.h"
 #include "panes/tensorpane.h"
 #include "panes/textpane.h"
+#include "shell/narrationbar.h"
+#include "shell/presentation.h"
+#include "settings/settingsdialog.h"
+#include "shell/scenariotoolbar.h"
 #include "stagenavigator.h"
 #include "views/scheduleview.h"
 #include "views/transformerview.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDeadlineTimer>
 #include <QDir>
+#include <QDockWidget>
 #include <QGraphicsScene>
 #include <QImage>
 #include <QLineEdit>
@@ -24,6 +34,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStackedWidget>
+#include <QStatusBar>
 #include <QVBoxLayout>
 
 namespace tw::ui {
@@ -48,17 +59,51 @@ MainWindow::MainWindow(QWidget* parent)
     m_stages->addWidget(m_collectivePane);
     m_wirePane = new WirePane(m_document, m_stages);
     m_stages->addWidget(m_wirePane);
+    m_narration = new NarrationBar(m_document, m_wirePane, this);
+    m_toolbar = new ScenarioToolbar(m_document, m_actions, this);
+    addToolBar(Qt::TopToolBarArea, m_toolbar);
+    m_presentation = new Presentation(this);
 
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     layout->addWidget(m_navigator);
+    layout->addWidget(m_narration);
     layout->addWidget(m_stages, 1);
     setCentralWidget(central);
-    connect(m_navigator, &StageNavigator::stageSelected, m_stages, &QStackedWidget::setCurrentIndex);
+    // Compare A/B: a bottom dock, hidden until View → Compare A/B (Ctrl+K).
+    m_comparePanel = new ComparePanel(m_document, this);
+    auto* compareDock = new QDockWidget(tr("Compare A/B"), this);
+    compareDock->setObjectName(QStringLiteral("compareDock"));
+    compareDock->setWidget(m_comparePanel);
+    addDockWidget(Qt::BottomDockWidgetArea, compareDock);
+    resizeDocks({compareDock}, {300}, Qt::Vertical);
+    compareDock->hide();
+    m_compareAction = compareDock->toggleViewAction();
+    m_compareAction->setText(tr("&Compare A/B"));
+    m_compareAction->setObjectName(QStringLiteral("compareAction"));
+    m_compareAction->setShortcut(QKeySequence(tr("Ctrl+K")));
+    // Every chart and table gets its Export context menu.
+    ExportMenus::install();
+    // The followed token, in the status bar whichever pane is shown.
+    connect(m_document, &Document::followedTokenChanged, this, [this] {
+        const QString caption = panekit::followedTokenCaption(m_document);
+        if (caption.isEmpty())
+            statusBar()->clearMessage();
+        else
+            statusBar()->showMessage(tr("Following %1").arg(caption));
+    });
+    connect(m_navigator, &StageNavigator::stageSelected, this, &MainWindow::setStage);
+    connect(m_narration, &NarrationBar::figureActivated, this, &MainWindow::showFigure);
     buildMenus();
+    setStage(0);
     resize(1400, 900);
+}
+
+QList<QWidget*> MainWindow::panes() const
+{
+    return {m_textPane, m_tensorPane, m_parallelPane, m_collectivePane, m_wirePane};
 }
 
 void MainWindow::buildMenus()
@@ -66,8 +111,15 @@ void MainWindow::buildMenus()
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(m_actions->newAction());
     file->addAction(m_actions->openAction());
+    QMenu* recent = file->addMenu(tr("Open &Recent"));
+    recent->setObjectName(QStringLiteral("recentMenu"));
+    m_actions->addRecentFilesTo(recent);
     file->addAction(m_actions->saveAction());
     file->addAction(m_actions->saveAsAction());
+    QAction* exportReport = file->addAction(tr("&Export report…"), this, [this] {
+        ExportMenus::install()->exportReportInteractively(m_document, panes(), this);
+    });
+    exportReport->setObjectName(QStringLiteral("exportReportAction"));
     QMenu* presets = file->addMenu(tr("&Presets"));
     presets->setObjectName(QStringLiteral("presetsMenu"));
     m_actions->addPresetsTo(presets);
@@ -79,8 +131,54 @@ void MainWindow::buildMenus()
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
     edit->addAction(m_actions->undoAction());
     edit->addAction(m_actions->redoAction());
+    edit->addSeparator();
+    QAction* prefs = edit->addAction(tr("&Settings…"), this, &MainWindow::showSettings);
+    prefs->setObjectName(QStringLiteral("settingsAction"));
+    prefs->setShortcut(QKeySequence::Preferences);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->setObjectName(QStringLiteral("viewMenu"));
+    view->addAction(m_presentation->action());
+    m_showNarration = view->addAction(tr("Show &narration"));
+    m_showNarration->setObjectName(QStringLiteral("showNarrationAction"));
+    m_showNarration->setCheckable(true);
+    m_showNarration->setChecked(true);
+    connect(m_showNarration, &QAction::toggled, m_narration, &QWidget::setVisible);
+    view->addAction(m_toolbar->toggleViewAction());
+    view->addAction(m_compareAction);
+    view->addSeparator();
+    // Ctrl+1 … Ctrl+5: on the window too, so they work while the menu bar is hidden (presentation).
+    const QStringList names = StageNavigator::stageNames();
+    for (int i = 0; i < names.size(); ++i) {
+        QAction* go = view->addAction(tr("Stage &%1: %2").arg(i + 1).arg(names[i]));
+        go->setObjectName(QStringLiteral("goToStage%1").arg(i + 1));
+        go->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+        connect(go, &QAction::triggered, this, [this, i] { setStage(i); });
+        addAction(go);
+    }
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About TokenWire"), this, &MainWindow::showAbout);
+}
+
+Autosave* MainWindow::enableAutosave(const QString& dir)
+{
+    if (!m_autosave) {
+        m_autosave = new Autosave(m_document, dir, this);
+        m_autosave->setDialogParent(this);
+        connect(m_autosave, &Autosave::failed, this,
+                [this](const QString& message) { statusBar()->showMessage(message, 10000); });
+    }
+    return m_autosave;
+}
+
+void MainWindow::showSettings()
+{
+    if (!m_settings)
+        m_settings = new SettingsDialog(this);
+    m_settings->show();
+    m_settings->raise();
+    m_settings->activateWindow();
 }
 
 void MainWindow::updateTitle()
@@ -108,10 +206,43 @@ void MainWindow::showAbout()
                            .arg(QStringLiteral(TOKENWIRE_VERSION)));
 }
 
+void MainWindow::showFigure(const QString& id)
+{
+    auto show = [this](const QString& figure) {
+        switch (stage()) {
+        case 0: return m_textPane->selectFigure(figure);
+        case 1: return m_tensorPane->showFigure(figure);
+        case 2: return m_parallelPane->showFigure(figure);
+        case 3: return m_collectivePane->showFigure(figure);
+        case 4: return m_wirePane->showFigure(figure);
+        default: return false;
+        }
+    };
+    if (show(id))
+        return;
+    // The narration's own numbers (d·s_act …) are not the pane's: show the first of their inputs it has.
+    if (const Figure* f = m_narration->narration().figures.find(id.toStdString()))
+        for (const std::string& input : f->inputs)
+            if (show(QString::fromStdString(input)))
+                return;
+}
+
 void MainWindow::setStage(int stage)
 {
+    if (stage < 0 || stage >= m_stages->count())
+        return;
+    const bool changed = stage != m_stages->currentIndex();
+    // Only the shown pane's minimum size counts: a wide stage 1 does not widen stage 4.
+    for (int i = 0; i < m_stages->count(); ++i) {
+        const QSizePolicy::Policy p = i == stage ? QSizePolicy::Preferred : QSizePolicy::Ignored;
+        m_stages->widget(i)->setSizePolicy(p, p);
+    }
     m_stages->setCurrentIndex(stage);
     m_navigator->setCurrentStage(stage);
+    m_narration->setStage(stage);
+    m_comparePanel->setStage(stage);
+    if (changed)
+        emit stageChanged(stage);
 }
 
 int MainWindow::stage() const

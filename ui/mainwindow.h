@@ -1,15 +1,25 @@
 #pragma once
-// The shell: menus, the stage navigator and one pane per stage. Panes wire their own widgets; the
-// document and its File/Edit actions live in ui/document.
+// The shell: menus, the scenario toolbar, the stage navigator with the narration band under it, and
+// one pane per stage. Panes wire their own widgets; the document and its File/Edit actions live in
+// ui/document; presentation mode, the narration and the toolbar live in ui/shell.
 
+#include <QList>
 #include <QMainWindow>
+#include <QPointer>
 
+class QAction;
 class QStackedWidget;
 
 namespace tw::ui {
 
+class Autosave;
+class ComparePanel;
 class Document;
+class SettingsDialog;
 class DocumentActions;
+class NarrationBar;
+class Presentation;
+class ScenarioToolbar;
 class StageNavigator;
 class CollectivePane;
 class ParallelPane;
@@ -22,6 +32,7 @@ class MainWindow : public QMainWindow {
 public:
     explicit MainWindow(QWidget* parent = nullptr);
 
+    // Shows stage `stage` (0 Text … 4 Wire): the pane, the navigator and the narration follow.
     void setStage(int stage);
     [[nodiscard]] int stage() const;
     [[nodiscard]] int stageCount() const;
@@ -30,9 +41,24 @@ public:
     [[nodiscard]] ParallelPane* parallelPane() const { return m_parallelPane; }
     [[nodiscard]] CollectivePane* collectivePane() const { return m_collectivePane; }
     [[nodiscard]] WirePane* wirePane() const { return m_wirePane; }
+    [[nodiscard]] QList<QWidget*> panes() const; // stage order
     [[nodiscard]] StageNavigator* navigator() const { return m_navigator; }
+    [[nodiscard]] NarrationBar* narrationBar() const { return m_narration; }
+    [[nodiscard]] ScenarioToolbar* scenarioToolbar() const { return m_toolbar; }
+    [[nodiscard]] Presentation* presentation() const { return m_presentation; }
     [[nodiscard]] Document* document() const { return m_document; }
     [[nodiscard]] DocumentActions* actions() const { return m_actions; }
+    [[nodiscard]] QAction* showNarrationAction() const { return m_showNarration; }
+    [[nodiscard]] ComparePanel* comparePanel() const { return m_comparePanel; }
+    [[nodiscard]] QAction* compareAction() const { return m_compareAction; }
+    // Autosave of the open scenario (the GUI's main turns it on; tests and --screenshot do not):
+    // dir empty = QStandardPaths::AppDataLocation/autosave. Null until enabled.
+    Autosave* enableAutosave(const QString& dir = {});
+    [[nodiscard]] Autosave* autosave() const { return m_autosave; }
+    void showSettings();
+
+signals:
+    void stageChanged(int stage);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -41,10 +67,19 @@ private:
     void buildMenus();
     void showAbout();
     void updateTitle();
+    void showFigure(const QString& id); // a narration number clicked: the current pane explains it
 
     Document* m_document = nullptr;
     DocumentActions* m_actions = nullptr;
     StageNavigator* m_navigator = nullptr;
+    NarrationBar* m_narration = nullptr;
+    ScenarioToolbar* m_toolbar = nullptr;
+    Presentation* m_presentation = nullptr;
+    QAction* m_showNarration = nullptr;
+    QAction* m_compareAction = nullptr;
+    ComparePanel* m_comparePanel = nullptr;
+    Autosave* m_autosave = nullptr;
+    QPointer<SettingsDialog> m_settings;
     QStackedWidget* m_stages = nullptr;
     TextPane* m_textPane = nullptr;
     TensorPane* m_tensorPane = nullptr;

@@ -1,5 +1,7 @@
 #pragma once
-// The five stages of the story as a row of buttons joined by arrows; the current one is marked.
+// The five stages of the story as a row of numbered buttons joined by arrows (1 Text → 2 Tensors →
+// 3 GPUs → 4 Collectives → 5 Wire); the current one is filled, so the viewer always sees where they are.
+// The labels are 15 % larger than the window's font and follow it (presentation mode scales it).
 
 #include <QWidget>
 
@@ -19,8 +21,14 @@ public:
 signals:
     void stageSelected(int stage);
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
+    void applyFonts();
+
     QButtonGroup* m_group = nullptr;
+    QList<QWidget*> m_labels; // the buttons and the arrows
 };
 
 } // namespace tw::ui

@@ -6,6 +6,7 @@
 #include "collective/openmpi.h"
 #include "collective/schedule.h"
 #include "network/simulate.h"
+#include "scenario/derivationjson.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 #include "scenario/scenariojson.h"
@@ -185,21 +186,9 @@ void warnAboutText(std::string_view textBytes, const std::string& path, std::ost
              + " in the text (a binary file?); tokenized as bytes");
 }
 
-// Integers as JSON integers (699, not 699.0); NaN and infinities as null.
-json numberJson(double v)
-{
-    if (!std::isfinite(v))
-        return nullptr;
-    if (v == std::round(v) && std::fabs(v) < 9.0e15)
-        return static_cast<std::int64_t>(v);
-    return v;
-}
-
-json figureJson(const Figure& f)
-{
-    return json{{"id", f.id},           {"label", f.label},     {"value", numberJson(f.value)},
-                {"unit", f.unit},       {"formula", f.formula}, {"inputs", f.inputs}};
-}
+// Numbers and figures are written as core writes them in the derivation document.
+using scenario::figureJson;
+using scenario::numberJson;
 
 json tokenizerJson(const text::BpeModel& model, const std::string& spec)
 {
@@ -502,14 +491,7 @@ int runDerive(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     if (!d)
         return kExitInput;
     if (o.json) {
-        json figures = json::array();
-        for (const Figure& f : d->figures.all())
-            figures.push_back(figureJson(f));
-        json problems = json::array();
-        for (const Error& e : d->problems)
-            problems.push_back(problemText(e));
-        const json doc{{"scenario", s.name}, {"description", s.description}, {"figures", figures}, {"problems", problems}};
-        out << dumpJson(doc) << '\n';
+        out << scenario::derivationJsonText(s, *d) << '\n';
         return out.good() ? kExitOk : kExitInput;
     }
     out << "Scenario:   " << s.name << '\n';

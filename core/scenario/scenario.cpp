@@ -260,4 +260,75 @@ bool swapGpus(Scenario& s, std::uint64_t a, std::uint64_t b)
     return true;
 }
 
+Result<Scenario> withCatalogueModel(const Scenario& scenario, const std::string& modelId)
+{
+    const auto catalogue = model::knownModel(modelId);
+    if (!catalogue)
+        return errorAt("model", "\"" + modelId + "\" is not in the model catalogue");
+    Scenario s = scenario;
+    model::ModelConfig m = *catalogue;
+    // The run's choices stay: precisions and recomputation.
+    m.weights = s.model.weights;
+    m.activations = s.model.activations;
+    m.gradients = s.model.gradients;
+    m.optimizerState = s.model.optimizerState;
+    m.recompute = s.model.recompute;
+    const bool depthChanged = m.layers != s.model.layers;
+    s.model = m;
+    // GPT-2-shaped models read the GPT-2 vocabulary; Llama and Mixtral bring their own V.
+    if (m.family != model::Family::Gpt2)
+        s.modelVocabFromTokenizer = false;
+    if (m.moe.experts == 0 && s.parallel.ep > 1)
+        setParallelDegree(s, parallel::Strategy::EP, 1);
+    if (depthChanged) {
+        s.parallel.layerPartition.clear();
+        if (s.parallel.layerForwardSeconds.size() > 1)
+            s.parallel.layerForwardSeconds.clear();
+    }
+    dropStalePlanParts(s);
+    return s;
+}
+
+Result<Scenario> withFabric(const Scenario& scenario, network::TopologyKind kind)
+{
+    using network::TopologyKind;
+    Scenario s = scenario;
+    const std::uint64_t gpus = s.hardware.nodes * s.hardware.gpusPerNode;
+    if (kind == TopologyKind::PcieServer || kind == TopologyKind::NvSwitchNode) {
+        if (gpus > kMaxServerGpus)
+            return errorAt("topology.kind", "one server holds at most " + std::to_string(kMaxServerGpus)
+                                                + " GPUs; the cluster has " + std::to_string(gpus)
+                                                + ". Make it smaller first (GPUs or stage 3).");
+        s.hardware.nodes = 1;
+        s.hardware.gpusPerNode = gpus;
+    } else if (kind == TopologyKind::PaperTestbed) {
+        s.hardware.nodes = gpus;
+        s.hardware.gpusPerNode = 1;
+    } else if (s.hardware.nodes == 1 && gpus >= 2 && gpus % 2 == 0) {
+        s.hardware.nodes = 2;
+        s.hardware.gpusPerNode = gpus / 2;
+    }
+    s.topology.kind = kind;
+    if (kind == TopologyKind::PaperTestbed) {
+        // The testbed's network is 10 Gb/s Ethernet with TCP and no GPUDirect.
+        s.topology.nicProtocol = network::Protocol::Ethernet10G;
+        s.topology.gpuDirectP2P = false;
+    }
+    fitPlanToCluster(s);
+    s.topology.kind = kind; // fitting keeps a one-server kind only for one node
+    return s;
+}
+
+std::string catalogueModelOf(const model::ModelConfig& m)
+{
+    for (const std::string& id : model::knownModelIds()) {
+        const auto c = model::knownModel(id);
+        if (c && c->family == m.family && c->layers == m.layers && c->hiddenSize == m.hiddenSize && c->heads == m.heads
+            && c->kvHeads == m.kvHeads && c->ffnSize == m.ffnSize && c->moe.experts == m.moe.experts
+            && (m.moe.experts == 0 || c->moe.topK == m.moe.topK))
+            return id;
+    }
+    return {};
+}
+
 } // namespace tw::scenario

@@ -92,6 +92,23 @@ inline constexpr std::uint64_t kMaxGpusPerNode = 1024;
 // topology becomes a leaf–spine fabric of such servers when the cluster has several nodes.
 void fitPlanToCluster(Scenario& scenario);
 
+// The scenario with catalogue model `modelId` (model::knownModelIds) instead of its own: the shape is
+// the catalogue's; precisions and recomputation stay the scenario's; V follows the tokenizer only for
+// GPT-2-shaped models (Llama and Mixtral bring their own vocabulary); a dense model drops the expert
+// degree; a layer partition or per-layer times for another depth are dropped. An unknown id is an Error.
+[[nodiscard]] Result<Scenario> withCatalogueModel(const Scenario& scenario, const std::string& modelId);
+
+// The scenario on fabric `kind`, with the cluster reshaped as the kind needs (the stage 5 pane's and the toolbar's rule):
+// one server holds every GPU (at most kMaxServerGpus); the paper's testbed has one GPU per server on
+// 10 Gb/s Ethernet without GPUDirect; a leaf–spine keeps the servers (one server becomes two halves
+// when it can). The plan follows the cluster (scenario::fitPlanToCluster). Errors name the cluster size.
+inline constexpr std::uint64_t kMaxServerGpus = 16;
+[[nodiscard]] Result<Scenario> withFabric(const Scenario& scenario, network::TopologyKind kind);
+
+// The catalogue model whose shape the scenario's model has (family, L, d, heads, KV heads, d_ff,
+// experts, top-k); empty when none.
+[[nodiscard]] std::string catalogueModelOf(const model::ModelConfig& model);
+
 // Sets one parallel degree. When pp or tp changes, DP takes the rest of the GPUs if that divides
 // evenly; ep falls back to 1 when it no longer divides dp. A placement or a layer partition that no
 // longer fits the mesh is dropped (the defaults apply). Setting dp changes nothing else.

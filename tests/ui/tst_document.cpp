@@ -16,6 +16,7 @@
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QStandardPaths>
 #include <QTest>
 
 #include <sys/stat.h>
@@ -59,6 +60,8 @@ double figure(const Document& doc, const char* id)
 class TestDocument : public QObject {
     Q_OBJECT
 private slots:
+    // Saving adds to the recent files (QSettings): keep them out of the real ~/.config.
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
     void startsAsPaperReference();
     void fieldTableIsConsistent();
     void commandUndoRedo_data();

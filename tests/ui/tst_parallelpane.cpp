@@ -22,6 +22,7 @@
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QTest>
+#include <QTextDocument>
 #include <QUndoStack>
 
 using tw::parallel::Strategy;
@@ -231,7 +232,13 @@ void TestParallelPane::followsATokenToItsGpus()
 {
     loadPreset("paper-tp"); // dp 2 × tp 4, T = 1,024: every token of the excerpt is in sequence 0
     QVERIFY(m_pane->followToken(5));
-    const QString line = m_pane->tokenLine()->text();
+    // Following a token here makes it the document's (the story's live thread), shown by the spin box.
+    QCOMPARE(m_doc->followedToken(), qint64(5));
+    QCOMPARE(m_pane->followTokenBox()->value(), 5);
+    // The line is rich text (its numbers link to their figures): read what it says.
+    QTextDocument rich;
+    rich.setHtml(m_pane->tokenLine()->text());
+    const QString line = rich.toPlainText();
     // Sequence 0 of step 0 goes to DP replica 0 (its N_acc·B = 8·32 = 256 sequences come first), whose
     // GPUs are 0–3 in the default placement.
     QVERIFY2(line.contains(QStringLiteral("DP replica 0")), qPrintable(line));
@@ -240,6 +247,11 @@ void TestParallelPane::followsATokenToItsGpus()
     QVERIFY2(line.contains(QStringLiteral("heads 0–2")), qPrintable(line));
     QVERIFY2(line.contains(QStringLiteral("columns 0–191")), qPrintable(line));
     QVERIFY(!m_pane->followToken(100000000)); // beyond the text
+    QCOMPARE(m_doc->followedToken(), qint64(5));
+    // Its numbers carry their formulas: the replica's figure is one of the chains the pane walks.
+    QVERIFY(m_pane->tokenLine()->text().contains(QStringLiteral("fig:trace.replica")));
+    QVERIFY(m_pane->showFigure(QStringLiteral("trace.replica")));
+    QVERIFY(m_pane->chain()->toPlainText().contains(QStringLiteral("N_acc")));
 }
 
 void TestParallelPane::signatureCellExplainsItself()

@@ -461,7 +461,12 @@ void TestTextPane::figureTableAndDetail()
     QVERIFY(figure);
     QCOMPARE(model->index(tokensRow, tw::ui::FigureTableModel::ValueColumn).data().toString(),
              QString::fromStdString(tw::formatValue(figure->value, figure->unit)));
-    QCOMPARE(model->index(tokensRow, 0).data(Qt::ToolTipRole).toString(), QString::fromStdString(figure->formula));
+    // The tooltip: the formula, then the figures it came from with their values.
+    const QString tip = model->index(tokensRow, 0).data(Qt::ToolTipRole).toString();
+    QVERIFY2(tip.contains(QString::fromStdString(figure->formula)), qPrintable(tip));
+    for (const std::string& in : figure->inputs)
+        if (const tw::Figure* input = model->figures().find(in))
+            QVERIFY2(tip.contains(QString::fromStdString(input->label)), qPrintable(tip));
     QCOMPARE(static_cast<int>(figure->value), m_pane->chipView()->chipCount());
 
     auto* table = m_pane->figureTable();

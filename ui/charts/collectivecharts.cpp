@@ -203,15 +203,24 @@ void CollectiveCharts::setSpec(const collective::ScheduleSpec& spec, const colle
     redraw();
 }
 
+void CollectiveCharts::setDisplayUnits(DisplayUnits units)
+{
+    if (units == m_units)
+        return;
+    m_units = units;
+    redraw();
+}
+
 void CollectiveCharts::redraw()
 {
     const QString op = qs(collective::displayName(m_spec.op));
     const QString heads[] = {tr("%1: total bytes on the wire").arg(op), tr("%1: bytes sent by the busiest rank").arg(op),
                              tr("%1: time, α–β model (α = %2, β = %3/s)")
-                                 .arg(op, qs(formatSeconds(m_link.alphaSeconds)), qs(formatBytes(m_link.bandwidth)))};
+                                 .arg(op, qs(formatSeconds(m_link.alphaSeconds)), qs(formatBytes(m_link.bandwidth, m_units)))};
     const QString yLabels[] = {tr("bytes"), tr("bytes"), tr("time")};
     auto bytesLabel = [](double v) { return QString::fromStdString(formatBytes(v, {ByteUnits::Binary, 3})); };
-    auto decimalBytes = [](double v) { return QString::fromStdString(formatBytes(v)); };
+    const DisplayUnits units = m_units;
+    auto decimalBytes = [units](double v) { return QString::fromStdString(formatBytes(v, units)); };
     auto secondsLabel = [](double v) { return QString::fromStdString(formatSeconds(v, 2)); };
     auto countLabel = [](double v) { return QString::number(std::llround(v)); };
 
@@ -235,7 +244,7 @@ void CollectiveCharts::redraw()
             yt->setLogBase(10);
             yt->setSubTickCount(0);
             y->setTicker(yt);
-            x->setLabel(s == VersusRanks ? tr("ranks N (M = %1)").arg(qs(formatBytes(m_spec.bytes)))
+            x->setLabel(s == VersusRanks ? tr("ranks N (M = %1)").arg(qs(formatBytes(m_spec.bytes, m_units)))
                                          : tr("message size M (N = %1)").arg(m_spec.ranks));
             y->setLabel(yLabels[m]);
 

@@ -65,6 +65,9 @@ public:
     // Wall-clock time of the last setSpec's count() calls.
     [[nodiscard]] double computeMilliseconds() const { return m_computeMs; }
     [[nodiscard]] QString title(Metric metric) const;
+    // Byte sizes of the titles, labels and the bytes axes in the viewer's units (the M axis keeps
+    // binary steps: its samples are powers of two). Redraws.
+    void setDisplayUnits(DisplayUnits units);
 
 private:
     void redraw();
@@ -78,6 +81,7 @@ private:
     std::vector<std::uint64_t> m_rankSamples;
     std::vector<double> m_byteSamples;
     double m_computeMs = 0;
+    DisplayUnits m_units;
 };
 
 // One row per algorithm of the call's operation, counted from its schedule at the call's N and M.

@@ -2,8 +2,11 @@
 
 #include "base/units.h"
 #include "scenario/derive.h"
+#include "views/figuretablemodel.h"
 
 #include <qcustomplot.h>
+
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -58,6 +61,15 @@ ModelCharts::ModelCharts(QWidget* parent)
     m_memory->setObjectName(QStringLiteral("memoryChart"));
     connectClicks(m_params, &m_paramIds, this);
     connectClicks(m_memory, &m_memoryIds, this);
+    // Hovering a bar shows its figure's formula and inputs.
+    for (QCustomPlot* plot : {m_params, m_memory})
+        connect(plot, &QCustomPlot::mouseMove, this, [this, plot](QMouseEvent* event) {
+            const QString tip = toolTipAt(plot, event->position());
+            if (tip.isEmpty())
+                QToolTip::hideText();
+            else
+                QToolTip::showText(event->globalPosition().toPoint(), tip, plot);
+        });
 }
 
 QWidget* ModelCharts::parametersWidget() const
@@ -70,8 +82,23 @@ QWidget* ModelCharts::memoryWidget() const
     return m_memory;
 }
 
+QString ModelCharts::toolTipAt(QCustomPlot* plot, QPointF pos) const
+{
+    const bool params = plot == m_params;
+    if (!params && plot != m_memory)
+        return {};
+    const QStringList& ids = params ? m_paramIds : m_memoryIds;
+    // Parameters: keys run up the y axis; memory: along the x axis.
+    const double key = params ? plot->yAxis->pixelToCoord(pos.y()) : plot->xAxis->pixelToCoord(pos.x());
+    const int k = int(std::lround(key));
+    if (k < 0 || k >= ids.size() || std::fabs(key - k) > 0.4 || !plot->axisRect()->rect().contains(pos.toPoint()))
+        return {};
+    return figureExplanation(m_figures, ids.at(k).toStdString(), m_units);
+}
+
 void ModelCharts::setDerivation(const scenario::Derivation* d)
 {
+    m_figures = d ? d->figures : FigureSet{};
     for (QCustomPlot* plot : {m_params, m_memory}) {
         plot->clearPlottables();
         plot->clearItems();
@@ -136,7 +163,9 @@ void ModelCharts::setDerivation(const scenario::Derivation* d)
                                        : tr("millions of parameters (P = %1)").arg(qs(formatCount(total))));
     m_params->replot();
 
-    // Memory per GPU, in GB (10^9 B), with the GPU's capacity.
+    // Memory per GPU, in GB (10^9 B) or GiB (2^30 B) as the viewer chose, with the GPU's capacity.
+    const bool binary = m_units.bytes == ByteUnits::Binary;
+    const double unit = binary ? 1073741824.0 : 1e9;
     const struct {
         const char* id;
         const char* label;
@@ -158,16 +187,16 @@ void ModelCharts::setDerivation(const scenario::Derivation* d)
         bars->setWidth(0.65);
         bars->setPen(QPen(kinds[i].color.darker(130)));
         bars->setBrush(kinds[i].color);
-        bars->addData(m_memoryIds.size(), fig->value / 1e9);
+        bars->addData(m_memoryIds.size(), fig->value / unit);
         mticker->addTick(m_memoryIds.size(), tr(kinds[i].label));
         auto* text = new QCPItemText(m_memory);
-        text->position->setCoords(m_memoryIds.size(), fig->value / 1e9);
+        text->position->setCoords(m_memoryIds.size(), fig->value / unit);
         text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-        text->setText(qs(formatBytes(fig->value)));
+        text->setText(qs(formatBytes(fig->value, m_units)));
         m_memoryIds << QString::fromLatin1(kinds[i].id);
-        top = std::max(top, fig->value / 1e9);
+        top = std::max(top, fig->value / unit);
     }
-    m_capacityGb = f.valueOf("memory.gpu_capacity_bytes") / 1e9;
+    m_capacityGb = f.valueOf("memory.gpu_capacity_bytes") / unit;
     if (std::isfinite(m_capacityGb) && m_capacityGb > 0) {
         auto* line = new QCPItemStraightLine(m_memory);
         line->point1->setCoords(-1, m_capacityGb);
@@ -182,7 +211,11 @@ void ModelCharts::setDerivation(const scenario::Derivation* d)
         label->setPadding(QMargins(3, 1, 3, 1));
         label->setColor(QColor(0xb9, 0x1c, 0x1c));
         label->setText(tr("- - - capacity of one %1: %2").arg(qs(d->gpu.name.empty() ? d->gpu.id : d->gpu.name),
-                                        qs(formatBytes(d->gpu.memoryBytes, DisplayUnits{ByteUnits::Binary, 4}))));
+                                        qs(formatBytes(d->gpu.memoryBytes, m_units))
+                                            + (binary ? QString()
+                                                      : QStringLiteral(" = ")
+                                                            + qs(formatBytes(d->gpu.memoryBytes,
+                                                                             DisplayUnits{ByteUnits::Binary, 4})))));
         top = std::max(top, m_capacityGb);
     } else {
         m_capacityGb = 0;
@@ -190,7 +223,7 @@ void ModelCharts::setDerivation(const scenario::Derivation* d)
     m_memory->xAxis->setTicker(mticker);
     m_memory->xAxis->setRange(-0.6, double(m_memoryIds.size()) - 0.4);
     m_memory->yAxis->setRange(0, top * 1.18);
-    m_memory->yAxis->setLabel(tr("GB per GPU (10⁹ B)"));
+    m_memory->yAxis->setLabel(binary ? tr("GiB per GPU (2³⁰ B)") : tr("GB per GPU (10⁹ B)"));
     m_memory->replot();
 }
 

@@ -150,9 +150,10 @@ void WireCharts::setThroughput(const network::Topology* topology, const network:
     const double step = simulation->stepSeconds;
     m_throughputTitle->setText(
         tr("%1 (%2, %3/s per direction): payload rate over the step")
-            .arg(qs(l.id), qs(std::string(network::displayName(l.protocol))), qs(formatBytes(l.bandwidth))));
-    // Rates in GB/s, stacked: each strategy's graph is filled down to the one below it.
-    const double toGB = 1e-9;
+            .arg(qs(l.id), qs(std::string(network::displayName(l.protocol))), qs(formatBytes(l.bandwidth, m_units))));
+    // Rates in GB/s (or GiB/s), stacked: each strategy's graph is filled down to the one below it.
+    const bool binary = m_units.bytes == ByteUnits::Binary;
+    const double toGB = binary ? 1.0 / 1073741824.0 : 1e-9;
     QCPGraph* below = nullptr;
     std::vector<double> cumulative;
     std::vector<double> xs;
@@ -203,14 +204,14 @@ void WireCharts::setThroughput(const network::Topology* topology, const network:
     capLabel->position->setType(QCPItemPosition::ptPlotCoords);
     capLabel->position->setCoords(0, l.bandwidth * toGB);
     capLabel->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-    capLabel->setText(tr(" capacity %1/s").arg(qs(formatBytes(l.bandwidth))));
+    capLabel->setText(tr(" capacity %1/s").arg(qs(formatBytes(l.bandwidth, m_units))));
     capLabel->setColor(palette::kMuted);
     m_now = new QCPItemStraightLine(m_throughput);
     m_now->setPen(QPen(QColor(0xb9, 0x1c, 0x1c), 1.5));
     m_now->point1->setCoords(0, 0);
     m_now->point2->setCoords(0, 1);
     m_throughput->xAxis->setLabel(tr("time in the step (%1)").arg(unit.name));
-    m_throughput->yAxis->setLabel(tr("payload rate (GB/s)"));
+    m_throughput->yAxis->setLabel(binary ? tr("payload rate (GiB/s)") : tr("payload rate (GB/s)"));
     m_throughput->xAxis->setRange(0, std::max(step, 1e-12) * unit.scale);
     m_throughput->yAxis->setRange(0, l.bandwidth * toGB * 1.15);
     if (!timeline)

@@ -14,6 +14,8 @@
 #include "network/topology.h"
 #include "scenario/sweep.h"
 
+#include "base/units.h"
+
 #include <QObject>
 #include <QString>
 
@@ -39,6 +41,9 @@ public:
     void setThroughput(const network::Topology* topology, const network::StepSimulation* simulation,
                        std::optional<network::LinkId> link);
     void setTime(double seconds); // moves the current-time line
+    // Byte rates of the throughput chart (GB/s or GiB/s) in the viewer's units; applies at the next
+    // setThroughput.
+    void setDisplayUnits(DisplayUnits units) { m_units = units; }
     // Per GPU (or per stage when more than kMaxBars GPUs; stageOfGpu[g] = pipeline stage of GPU g).
     void setBreakdown(const network::StepSimulation& simulation, const std::vector<std::uint32_t>& stageOfGpu);
     void setSweep(const scenario::Sweep& sweep);
@@ -67,6 +72,7 @@ private:
     QCPItemStraightLine* m_now = nullptr;
     std::vector<std::vector<double>> m_barValues;
     int m_bars = 0, m_points = 0, m_measured = 0;
+    DisplayUnits m_units;
 };
 
 } // namespace tw::ui

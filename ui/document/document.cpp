@@ -16,6 +16,7 @@
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 
@@ -318,6 +319,15 @@ void Document::applyText(const scenario::TextSource& source)
     m_scenario.text = source;
     emit scenarioChanged();
     rederive();
+}
+
+void Document::setFollowedToken(qint64 index)
+{
+    index = std::max<qint64>(index, -1);
+    if (index == m_followedToken)
+        return;
+    m_followedToken = index;
+    emit followedTokenChanged(index);
 }
 
 void Document::cancelDerivation()

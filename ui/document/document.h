@@ -117,6 +117,12 @@ public:
     // Processes events until no derivation is running; false on timeout.
     bool waitForDerivation(int timeoutMs = 30000);
 
+    // The story's live thread: the token of the text the user follows through the five stages
+    // (hovered or chosen in stage 1, chosen in stage 3). View state: not part of the scenario, not
+    // undoable, not saved. -1: none. Setting the current value emits nothing.
+    [[nodiscard]] qint64 followedToken() const { return m_followedToken; }
+    void setFollowedToken(qint64 index);
+
 signals:
     void scenarioChanged();
     void derived(std::shared_ptr<const tw::scenario::Derivation> derivation);
@@ -127,6 +133,7 @@ signals:
     void pendingEditsRequested();
     void modifiedChanged(bool modified);
     void titleChanged(const QString& title);
+    void followedTokenChanged(qint64 index); // -1: none
 
 private:
     void replaceAll(const scenario::Scenario& scenario, const QString& path);
@@ -149,6 +156,7 @@ private:
     bool m_current = true;
     bool m_flushing = false;
     int m_derivationCount = 0;
+    qint64 m_followedToken = -1;
 };
 
 } // namespace tw::ui

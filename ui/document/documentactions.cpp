@@ -2,10 +2,13 @@
 
 #include "document.h"
 
+#include "settings/appsettings.h"
+
 #include "scenario/presets.h"
 
 #include <QAction>
 #include <QFileDialog>
+#include <QDir>
 #include <QFileInfo>
 #include <QMenu>
 #include <QMessageBox>
@@ -87,6 +90,10 @@ DocumentActions::DocumentActions(Document* document, QWidget* dialogParent)
         connect(action, &QAction::triggered, this, [this, name] { loadPreset(name); });
         m_presets << action;
     }
+    connect(AppSettings::instance(), &AppSettings::recentFilesChanged, this, [this] {
+        for (QMenu* menu : std::as_const(m_recentMenus))
+            fillRecentMenu(menu);
+    });
 }
 
 void DocumentActions::addPresetsTo(QMenu* menu) const
@@ -94,6 +101,50 @@ void DocumentActions::addPresetsTo(QMenu* menu) const
     menu->setToolTipsVisible(true);
     for (QAction* action : m_presets)
         menu->addAction(action);
+}
+
+void DocumentActions::addRecentFilesTo(QMenu* menu)
+{
+    menu->setObjectName(QStringLiteral("recentFilesMenu"));
+    m_recentMenus << menu;
+    connect(menu, &QObject::destroyed, this, [this, menu] { m_recentMenus.removeAll(menu); });
+    fillRecentMenu(menu);
+}
+
+void DocumentActions::fillRecentMenu(QMenu* menu)
+{
+    // The old entries go later, not now: this may run inside one of their triggered() signals.
+    for (QAction* action : menu->actions()) {
+        menu->removeAction(action);
+        if (action->parent() == menu)
+            action->deleteLater();
+    }
+    const QStringList files = AppSettings::instance()->recentFiles();
+    for (int i = 0; i < files.size(); ++i) {
+        const QString path = files[i];
+        const QFileInfo info(path);
+        // "&1 name — folder": the number is the accelerator; & in names would be eaten, so doubled.
+        QString name = info.fileName();
+        name.replace(QLatin1Char('&'), QStringLiteral("&&"));
+        QString folder = QDir::toNativeSeparators(info.absolutePath());
+        folder.replace(QLatin1Char('&'), QStringLiteral("&&"));
+        auto* action = new QAction(tr("&%1 %2 — %3").arg(i + 1).arg(name, folder), menu);
+        action->setObjectName(QStringLiteral("recentFile%1").arg(i + 1));
+        action->setData(path);
+        action->setStatusTip(path);
+        action->setToolTip(path);
+        connect(action, &QAction::triggered, this, [this, path] { openRecent(path); });
+        menu->addAction(action);
+    }
+    if (files.isEmpty()) {
+        QAction* none = menu->addAction(tr("No recent files"));
+        none->setEnabled(false);
+    }
+    menu->addSeparator();
+    QAction* clear = menu->addAction(tr("&Clear Recent Files"));
+    clear->setObjectName(QStringLiteral("clearRecentFiles"));
+    clear->setEnabled(!files.isEmpty());
+    connect(clear, &QAction::triggered, AppSettings::instance(), &AppSettings::clearRecentFiles);
 }
 
 bool DocumentActions::maybeKeepWork()
@@ -126,10 +177,24 @@ bool DocumentActions::open()
 bool DocumentActions::openPath(const QString& path)
 {
     QString error;
-    if (m_document->open(path, &error))
+    if (m_document->open(path, &error)) {
+        AppSettings::instance()->addRecentFile(m_document->filePath());
         return true;
+    }
     showError(tr("Cannot open the scenario"), error);
     return false;
+}
+
+bool DocumentActions::openRecent(const QString& path)
+{
+    if (!QFileInfo(path).isFile()) {
+        AppSettings::instance()->removeRecentFile(path);
+        showError(tr("Recent file not found"),
+                  tr("%1 no longer exists (moved, renamed or deleted); it was removed from the recent files.")
+                      .arg(QDir::toNativeSeparators(path)));
+        return false;
+    }
+    return maybeKeepWork() && openPath(path);
 }
 
 bool DocumentActions::save()
@@ -137,8 +202,10 @@ bool DocumentActions::save()
     if (m_document->filePath().isEmpty())
         return saveAs();
     QString error;
-    if (m_document->save(&error))
+    if (m_document->save(&error)) {
+        AppSettings::instance()->addRecentFile(m_document->filePath());
         return true;
+    }
     showError(tr("Cannot save the scenario"), error);
     return false;
 }
@@ -149,8 +216,10 @@ bool DocumentActions::saveAs()
     if (path.isEmpty())
         return false;
     QString error;
-    if (m_document->saveAs(path, &error))
+    if (m_document->saveAs(path, &error)) {
+        AppSettings::instance()->addRecentFile(m_document->filePath());
         return true;
+    }
     showError(tr("Cannot save the scenario"), error);
     return false;
 }

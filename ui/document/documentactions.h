@@ -1,8 +1,11 @@
 #pragma once
-// The File and Edit actions of a Document: New, Open…, Save, Save As…, the presets, Undo and Redo,
-// with a prompt before unsaved work is lost. The dialogs are hooks (std::function) so tests drive
-// the same paths without modal windows.
+// The File and Edit actions of a Document: New, Open…, Open Recent, Save, Save As…, the presets,
+// Undo and Redo, with a prompt before unsaved work is lost (New, Open, Open Recent; the window's
+// close calls maybeKeepWork too; a preset is an undoable edit, so it needs none). Opening and saving
+// put the file first in AppSettings' recent files. The dialogs are hooks (std::function) so tests
+// drive the same paths without modal windows.
 
+#include <QList>
 #include <QObject>
 
 #include <functional>
@@ -32,7 +35,10 @@ public:
     bool maybeKeepWork();
     void newDocument();
     bool open();                      // asks for a file
-    bool openPath(const QString& path);
+    bool openPath(const QString& path);  // no prompt: the caller asked maybeKeepWork() when it had to
+    // A recent file: a missing one is reported by its path and dropped from the list; otherwise the
+    // prompt, then openPath.
+    bool openRecent(const QString& path);
     bool save();                      // Save As when the document has no file yet
     bool saveAs();
     void loadPreset(const QString& name);
@@ -46,8 +52,13 @@ public:
     // One action per preset (from core's presetList), descriptions as tooltips.
     [[nodiscard]] const QList<QAction*>& presetActions() const { return m_presets; }
     void addPresetsTo(QMenu* menu) const;
+    // Keeps `menu` (File → Open Recent) filled with AppSettings' recent files, newest first
+    // ("&1 name — folder"), then "Clear Recent Files"; "No recent files" (disabled) when empty.
+    void addRecentFilesTo(QMenu* menu);
 
 private:
+    void fillRecentMenu(QMenu* menu);
+
     Document* m_document;
     QWidget* m_parent;
     QAction* m_new = nullptr;
@@ -57,6 +68,7 @@ private:
     QAction* m_undo = nullptr;
     QAction* m_redo = nullptr;
     QList<QAction*> m_presets;
+    QList<QMenu*> m_recentMenus; // each leaves the list when destroyed
 };
 
 } // namespace tw::ui

@@ -7,10 +7,12 @@
 #include "views/scheduleview.h"
 #include "views/signaturemodel.h"
 #include "views/steplistmodel.h"
+#include "settings/appsettings.h"
 
 #include "base/unitparse.h"
 #include "base/units.h"
 #include "scenario/derive.h"
+#include "scenario/tokentrace.h"
 
 #include <qcustomplot.h>
 
@@ -20,6 +22,9 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QPainter>
+#include <QPixmap>
+#include <QStandardItemModel>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -52,7 +57,20 @@ QString qs(std::string_view s)
 
 QString bytes(double v)
 {
-    return qs(formatBytes(v));
+    return qs(formatBytes(v, AppSettings::instance()->displayUnits()));
+}
+
+// The mark of a call that carries the followed token: a yellow dot with a dark rim.
+QIcon tokenDot()
+{
+    QPixmap pm(14, 14);
+    pm.fill(Qt::transparent);
+    QPainter p(&pm);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(QPen(QColor(0x11, 0x18, 0x27), 2));
+    p.setBrush(QColor(0xF0, 0xE4, 0x42));
+    p.drawEllipse(QRectF(2, 2, 10, 10));
+    return QIcon(pm);
 }
 
 constexpr Op kOps[] = {Op::AllReduce, Op::ReduceScatter, Op::AllGather, Op::Broadcast, Op::Reduce, Op::AllToAll,
@@ -98,8 +116,18 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     m_tabs->addTab(panekit::figurePage(this, m_figures, "stage4", tr("Click a figure to see where its number comes from."),
                                        Qt::Horizontal, &m_figureTable, &m_chain),
                    tr("Plan traffic"));
+    // The followed token's calls: which collectives of the step carry it, and its bytes in them.
+    m_tokenCalls = new QStandardItemModel(0, 4, this);
+    m_tokenCalls->setHorizontalHeaderLabels({tr("Call of the plan"), tr("Calls"), tr("Its bytes per call"), tr("On the wire per step")});
+    m_tokenTable = panekit::table(this, m_tokenCalls, "tokenCallTable");
+    m_tokenTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_tokenTable->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_tokenTable->horizontalHeader()->setStretchLastSection(false);
+    m_tokenTable->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    m_tokenTab = m_tabs->addTab(m_tokenTable, tr("Followed token"));
     m_tabs->setMinimumHeight(150);
-    panekit::stageLayout(this, m_caption, formScroll, m_view, m_tabs, 480, 300);
+    m_followChip = panekit::followChip(this, m_document);
+    panekit::stageLayout(this, m_caption, formScroll, m_view, m_tabs, 480, 300, m_followChip);
 
     // The comparison charts count hundreds of schedules: only when shown, and after edits settle.
     m_chartTimer = new QTimer(this);
@@ -118,6 +146,22 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     });
     connect(m_document, &Document::scenarioChanged, this, &CollectivePane::showScenario);
     connect(m_document, &Document::derived, this, &CollectivePane::onDerived);
+    // The live thread.
+    connect(m_document, &Document::followedTokenChanged, this, [this] {
+        m_followStale = true;
+        if (isVisible())
+            updateFollow();
+    });
+    connect(m_tokenTable, &QAbstractItemView::clicked, this, [this](const QModelIndex& index) { playTokenCall(index.row()); });
+    // The viewer's preferences, live: byte units and the animation speed.
+    connect(AppSettings::instance(), &AppSettings::displayUnitsChanged, this, [this] { applyUnits(); });
+    connect(AppSettings::instance(), &AppSettings::animationSpeedChanged, this, [this] { applySpeed(); });
+    m_steps->setDisplayUnits(units());
+    m_algorithms->setDisplayUnits(units());
+    m_figures->setDisplayUnits(units());
+    m_view->setDisplayUnits(units());
+    m_charts->setDisplayUnits(units());
+    applySpeed();
 
     showScenario();
     if (m_document->derivation())
@@ -259,7 +303,8 @@ void CollectivePane::buildForm(QWidget* form)
     connect(m_back, &QPushButton::clicked, this, [this] { m_view->stepBack(); });
     connect(m_forward, &QPushButton::clicked, this, [this] { m_view->stepForward(); });
     connect(m_play, &QPushButton::clicked, this, [this] { m_view->isPlaying() ? m_view->pause() : m_view->play(); });
-    connect(m_speed, &QSlider::valueChanged, this, [this](int v) { m_view->setSpeed(v / 10.0); });
+    m_speed->setToolTip(tr("Schedule steps per second (× the animation speed of the settings)"));
+    connect(m_speed, &QSlider::valueChanged, this, [this](int) { applySpeed(); });
 
     QFormLayout* counts = addForm(tr("Counted from the schedule"));
     m_counts = new QLabel(form);
@@ -334,7 +379,21 @@ void CollectivePane::onDerived(const std::shared_ptr<const scenario::Derivation>
         }
     }
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.weight > b.weight; });
+    // Every call of the plan belongs to the entry with its text (the token's calls are marked there).
+    m_entryOfCall.assign(plan ? plan->comm.calls.size() : 0, -1);
+    if (plan && bound)
+        for (const collective::BoundCall& b : bound->calls) {
+            const parallel::CollectiveCall& c = plan->comm.calls[b.call];
+            const QString text = tr("%1 · %2 · %3 · %4 over %5 GPUs")
+                                     .arg(strategyName(c.strategy), collectiveName(c.kind), qs(c.what), bytes(c.payloadBytes))
+                                     .arg(b.spec.ranks);
+            for (std::size_t e = 0; e < entries.size(); ++e)
+                if (entries[e].text == text)
+                    m_entryOfCall[b.call] = int(e);
+        }
     const QString previous = m_call->currentText();
+    const int previousIndex = m_call->currentIndex();
+    const int previousCall = previousIndex >= 0 && previousIndex < int(m_planCalls.size()) ? m_planCalls[std::size_t(previousIndex)] : -1;
     m_updating = true;
     m_call->clear();
     m_planCalls.clear();
@@ -345,8 +404,13 @@ void CollectivePane::onDerived(const std::shared_ptr<const scenario::Derivation>
     }
     m_call->addItem(tr("Your own call"));
     m_updating = false;
+    m_chainFigures = derivation ? derivation->figures : FigureSet{};
     if (!m_custom && !m_planCalls.empty()) {
-        const int again = m_call->findText(previous);
+        int again = m_call->findText(previous);
+        // The same call under other units ("48 MB" → "45.78 MiB"): found by its place in the plan.
+        for (std::size_t e = 0; again < 0 && previousCall >= 0 && e < m_planCalls.size(); ++e)
+            if (m_planCalls[e] == previousCall)
+                again = int(e);
         choosePlanCall(again >= 0 && again < int(m_planCalls.size()) ? again : 0);
     } else if (m_custom || m_planCalls.empty()) {
         const QSignalBlocker block(m_call);
@@ -356,7 +420,9 @@ void CollectivePane::onDerived(const std::shared_ptr<const scenario::Derivation>
             s.bytes = 64e6;
             applySpec(s);
         }
-    }
+    }    m_followStale = true;
+    if (isVisible() || m_document->followedToken() < 0)
+        updateFollow();
 }
 
 bool CollectivePane::choosePlanCall(int index)
@@ -491,11 +557,140 @@ void CollectivePane::updateStepLabel()
 
 bool CollectivePane::showFigure(const QString& id)
 {
-    if (!m_derivation || !m_derivation->figures.find(id.toStdString()))
+    if (!m_derivation || !m_chainFigures.find(id.toStdString()))
         return false;
-    m_chain->setHtml(derivationChainHtml(m_derivation->figures, id));
+    m_chain->setHtml(derivationChainHtml(m_chainFigures, id, units()));
     m_chain->setProperty("figureId", id);
     return true;
+}
+
+DisplayUnits CollectivePane::units() const
+{
+    return AppSettings::instance()->displayUnits();
+}
+
+void CollectivePane::applyUnits()
+{
+    const DisplayUnits u = units();
+    m_steps->setDisplayUnits(u);
+    m_algorithms->setDisplayUnits(u);
+    m_figures->setDisplayUnits(u);
+    m_view->setDisplayUnits(u);
+    m_charts->setDisplayUnits(u);
+    // The "Call" list and the token's table name payloads: rebuilt in the new units.
+    if (m_derivation)
+        onDerived(m_derivation);
+    updateCounts();
+    const QString shown = m_chain->property("figureId").toString();
+    if (!shown.isEmpty())
+        showFigure(shown);
+}
+
+void CollectivePane::applySpeed()
+{
+    // The slider's steps per second, times the viewer's animation speed.
+    m_view->setSpeed(m_speed->value() / 10.0 * AppSettings::instance()->animationSpeed());
+}
+
+void CollectivePane::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_followStale)
+        updateFollow();
+}
+
+QList<int> CollectivePane::tokenEntries() const
+{
+    QList<int> out;
+    for (int i = 0; i < int(m_planCalls.size()) && i < m_call->count(); ++i)
+        if (m_call->itemData(i, CarriesTokenRole).isValid())
+            out << i;
+    return out;
+}
+
+bool CollectivePane::playTokenCall(int row)
+{
+    if (row < 0 || row >= m_tokenCalls->rowCount())
+        return false;
+    const int entry = m_tokenCalls->item(row, 0)->data(EntryRole).toInt();
+    if (!choosePlanCall(entry))
+        return false;
+    m_view->setStep(0);
+    m_view->play();
+    return true;
+}
+
+void CollectivePane::updateFollow()
+{
+    m_followStale = false;
+    for (int i = 0; i < m_call->count(); ++i) {
+        m_call->setItemData(i, QVariant(), Qt::DecorationRole);
+        m_call->setItemData(i, QVariant(), CarriesTokenRole);
+        if (i < int(m_planCalls.size()))
+            m_call->setItemData(i, m_call->itemText(i), Qt::ToolTipRole);
+    }
+    m_tokenCalls->removeRows(0, m_tokenCalls->rowCount());
+    FigureSet figures = m_derivation ? m_derivation->figures : FigureSet{};
+    const qint64 index = m_document->followedToken();
+    const parallel::PlanDerivation* plan = m_derivation ? m_derivation->stage3.get() : nullptr;
+    m_tabs->setTabText(m_tokenTab, tr("Followed token"));
+    if (!plan || index < 0 || std::size_t(index) >= m_derivation->tokens().size()) {
+        m_chainFigures = std::move(figures);
+        return;
+    }
+    auto trace = scenario::traceToken(*m_derivation, m_document->resolvedScenario(), std::uint64_t(index));
+    if (!trace) {
+        m_chainFigures = std::move(figures);
+        return;
+    }
+    const scenario::TokenTrace& t = trace.value();
+    for (const Figure& f : t.figures.all())
+        figures.add(f);
+    m_chainFigures = std::move(figures);
+    // Per entry of the "Call" list: how many of its calls carry the token, its bytes.
+    struct PerEntry {
+        int calls = 0;
+        double rowBytes = 0, wire = 0;
+        bool gradients = false;
+        std::string rowFigure, wireFigure;
+    };
+    std::map<int, PerEntry> byEntry;
+    for (const scenario::TokenTraceCall& c : t.calls) {
+        const int entry = c.call < m_entryOfCall.size() ? m_entryOfCall[c.call] : -1;
+        if (entry < 0)
+            continue;
+        PerEntry& e = byEntry[entry];
+        ++e.calls;
+        e.rowBytes = c.rowBytes;
+        e.wire += c.wireBytes;
+        e.gradients = c.carries == scenario::TokenTraceCall::Carries::Gradients;
+        e.rowFigure = c.rowFigure;
+        e.wireFigure = c.wireFigure;
+    }
+    const QString who = panekit::followedTokenCaption(m_document);
+    const QIcon dot = tokenDot();
+    for (const auto& [entry, e] : byEntry) {
+        const QString what = e.gradients ? tr("%1 feeds this gradient reduction with every other token: no byte is its own").arg(who)
+                                         : tr("carries %1: its row is %2 of each call's payload, %3 on the wire in the step")
+                                               .arg(who, bytes(e.rowBytes), bytes(e.wire));
+        m_call->setItemData(entry, dot, Qt::DecorationRole);
+        m_call->setItemData(entry, e.gradients ? 0.0 : e.rowBytes, CarriesTokenRole);
+        m_call->setItemData(entry, m_call->itemText(entry) + QLatin1Char('\n') + what, Qt::ToolTipRole);
+        QList<QStandardItem*> row;
+        auto* name = new QStandardItem(dot, m_call->itemText(entry));
+        name->setData(entry, EntryRole);
+        name->setToolTip(what + tr("\nClick to play it."));
+        row << name << new QStandardItem(QString::number(e.calls));
+        auto* own = new QStandardItem(e.gradients ? tr("— (every token)") : bytes(e.rowBytes));
+        auto* wire = new QStandardItem(e.gradients ? tr("— (summed gradients)") : bytes(e.wire));
+        own->setToolTip(e.gradients ? what : figureExplanation(m_chainFigures, e.rowFigure, units()));
+        wire->setToolTip(e.gradients ? what : figureExplanation(m_chainFigures, e.wireFigure, units()));
+        for (QStandardItem* item : {own, wire})
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        row << own << wire;
+        m_tokenCalls->appendRow(row);
+    }
+    m_tabs->setTabText(m_tokenTab, tr("Token #%1: %2 calls").arg(index).arg(byEntry.size()));
 }
 
 } // namespace tw::ui

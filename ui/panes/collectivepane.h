@@ -7,6 +7,8 @@
 // α–β time, busbw) against REFERENCE.md's closed form, the comparison of every algorithm against N
 // and M, and the plan's traffic per strategy counted from the real schedules.
 
+#include "base/figure.h"
+#include "base/units.h"
 #include "collective/schedule.h"
 
 #include <QWidget>
@@ -20,6 +22,7 @@ class QLineEdit;
 class QPushButton;
 class QSlider;
 class QSpinBox;
+class QStandardItemModel;
 class QTabWidget;
 class QTableView;
 class QTextBrowser;
@@ -66,6 +69,18 @@ public:
     [[nodiscard]] CollectiveCharts* charts() const { return m_charts; }
     [[nodiscard]] StepListModel* stepModel() const { return m_steps; }
     [[nodiscard]] FigureTableModel* figureModel() const { return m_figures; }
+    [[nodiscard]] QWidget* followChip() const { return m_followChip; }
+
+    // The live thread: the entries of the "Call" list that carry the followed token (marked with a
+    // yellow dot; their tooltip gives its bytes), and the token's calls as a table — one row per entry,
+    // its bytes per call and on the wire per step; choosing a row plays that call.
+    [[nodiscard]] QList<int> tokenEntries() const;
+    [[nodiscard]] QStandardItemModel* tokenCallModel() const { return m_tokenCalls; }
+    [[nodiscard]] QTableView* tokenCallTable() const { return m_tokenTable; }
+    // Plays the token table's row (its call chosen from the plan and played from step 0).
+    bool playTokenCall(int row);
+    static constexpr int EntryRole = Qt::UserRole + 1; // the token table's rows: the "Call" list entry
+    static constexpr int CarriesTokenRole = Qt::UserRole + 2; // the "Call" list's items: bytes of the token (0: gradients only)
 
 private:
     void buildForm(QWidget* form);
@@ -77,6 +92,10 @@ private:
     void updateCounts();
     void updateStepLabel();
     void scheduleCharts();
+    void updateFollow();
+    void applyUnits();
+    void applySpeed();
+    [[nodiscard]] DisplayUnits units() const;
 
     Document* m_document;
     std::shared_ptr<const scenario::Derivation> m_derivation;
@@ -111,6 +130,16 @@ private:
     QTableView* m_figureTable = nullptr;
     QTextBrowser* m_chain = nullptr;
     QTimer* m_chartTimer = nullptr;
+    QWidget* m_followChip = nullptr;
+    std::vector<int> m_entryOfCall;   // per CommPlan call: its "Call" list entry (-1 none)
+    QStandardItemModel* m_tokenCalls = nullptr;
+    QTableView* m_tokenTable = nullptr;
+    int m_tokenTab = -1;
+    FigureSet m_chainFigures;         // the plan's figures and the followed token's
+    bool m_followStale = true;
+
+protected:
+    void showEvent(QShowEvent* event) override;
 };
 
 } // namespace tw::ui

@@ -1,8 +1,18 @@
 #include "panekit.h"
 
+#include "document/document.h"
 #include "views/figuretablemodel.h"
+#include "views/tokenchipview.h"
 
+#include "scenario/derive.h"
+
+#include <QCursor>
 #include <QFormLayout>
+#include <QHBoxLayout>
+#include <QPushButton>
+#include <QToolTip>
+#include <QCoreApplication>
+#include <QFrame>
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
@@ -95,7 +105,7 @@ QSplitter* figurePage(QWidget* pane, QAbstractItemModel* figures, const char* pr
 }
 
 void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,
-                 int tabsHeight)
+                 int tabsHeight, QWidget* chip)
 {
     auto* right = new QSplitter(Qt::Vertical, pane);
     right->setChildrenCollapsible(false);
@@ -111,8 +121,94 @@ void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawin
     split->setStretchFactor(1, 1);
     split->setSizes({330, 1070});
     auto* layout = new QVBoxLayout(pane);
-    layout->addWidget(caption);
+    if (chip) {
+        auto* top = new QHBoxLayout;
+        top->addWidget(caption, 1);
+        top->addWidget(chip, 0, Qt::AlignTop);
+        layout->addLayout(top);
+    } else {
+        layout->addWidget(caption);
+    }
     layout->addWidget(split, 1);
+}
+
+QString followedTokenCaption(const Document* document)
+{
+    if (!document || document->followedToken() < 0 || !document->derivation())
+        return {};
+    const scenario::Derivation& d = *document->derivation();
+    const auto index = static_cast<std::size_t>(document->followedToken());
+    if (index >= d.tokens().size())
+        return {};
+    const text::TokenSpan& span = d.tokens()[index];
+    const std::string& text = d.stage1->tokenized->text;
+    const std::string_view piece = span.end <= text.size() ? std::string_view(text).substr(span.begin, span.end - span.begin)
+                                                           : std::string_view();
+    return QCoreApplication::translate("tw::ui::panekit", "token #%1 “%2”").arg(index).arg(visiblePiece(piece));
+}
+
+QWidget* followChip(QWidget* pane, Document* document)
+{
+    auto* chip = new QFrame(pane);
+    chip->setObjectName(QStringLiteral("followChip"));
+    chip->setStyleSheet(QStringLiteral("#followChip { background: #fff7d6; border: 2px solid #111827; border-radius: 12px; }"
+                                       "#followChip QLabel { color: #111827; }"));
+    auto* label = new QLabel(chip);
+    label->setObjectName(QStringLiteral("followChipLabel"));
+    QFont bold = label->font();
+    bold.setBold(true);
+    label->setFont(bold);
+    auto* stop = new QPushButton(QCoreApplication::translate("tw::ui::panekit", "✕ Stop following"), chip);
+    stop->setObjectName(QStringLiteral("stopFollowing"));
+    stop->setToolTip(QCoreApplication::translate("tw::ui::panekit", "Stop following the token through the stages"));
+    stop->setCursor(Qt::PointingHandCursor);
+    auto* row = new QHBoxLayout(chip);
+    row->setContentsMargins(10, 3, 4, 3);
+    row->addWidget(label);
+    row->addWidget(stop);
+    auto update = [chip, label, document] {
+        const QString caption = followedTokenCaption(document);
+        label->setText(QCoreApplication::translate("tw::ui::panekit", "● Following %1").arg(caption));
+        label->setToolTip(QCoreApplication::translate("tw::ui::panekit",
+                                                      "The token followed through the five stages: hover or click a "
+                                                      "token in stage 1, or choose it in stage 3"));
+        chip->setVisible(!caption.isEmpty());
+    };
+    QObject::connect(stop, &QPushButton::clicked, chip, [document] { document->setFollowedToken(-1); });
+    QObject::connect(document, &Document::followedTokenChanged, chip, update);
+    QObject::connect(document, &Document::derived, chip, update);
+    update();
+    return chip;
+}
+
+QString figureLink(const FigureSet& figures, const std::string& id, const QString& text)
+{
+    if (!figures.find(id))
+        return text.toHtmlEscaped();
+    return QStringLiteral("<a href=\"fig:%1\" style=\"color:#0b4f8a; text-decoration:none\">%2</a>")
+        .arg(QString::fromStdString(id).toHtmlEscaped(), text.toHtmlEscaped());
+}
+
+void wireFigureLinks(QLabel* label, std::function<const FigureSet*()> figures, std::function<void(const QString&)> open,
+                     std::function<DisplayUnits()> units)
+{
+    label->setTextFormat(Qt::RichText);
+    label->setTextInteractionFlags(Qt::TextBrowserInteraction);
+    label->setOpenExternalLinks(false);
+    QObject::connect(label, &QLabel::linkHovered, label, [label, figures, units](const QString& link) {
+        const FigureSet* set = figures ? figures() : nullptr;
+        if (!link.startsWith(QLatin1String("fig:")) || !set) {
+            QToolTip::hideText();
+            return;
+        }
+        const QString text = figureExplanation(*set, link.mid(4).toStdString(), units ? units() : DisplayUnits{});
+        QToolTip::showText(QCursor::pos(), text, label);
+        label->setProperty("hoveredFigure", link.mid(4));
+    });
+    QObject::connect(label, &QLabel::linkActivated, label, [open](const QString& link) {
+        if (link.startsWith(QLatin1String("fig:")) && open)
+            open(link.mid(4));
+    });
 }
 
 } // namespace tw::ui::panekit

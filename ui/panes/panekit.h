@@ -2,8 +2,13 @@
 // Pieces every stage pane is built from: the caption sentence at the top, the form in a vertical
 // scroll area on the left, a read-only table.
 
+#include "base/figure.h"
+#include "base/units.h"
+
 #include <QString>
 #include <qnamespace.h>
+
+#include <functional>
 
 class QAbstractItemModel;
 class QFormLayout;
@@ -14,6 +19,10 @@ class QSplitter;
 class QTableView;
 class QTextBrowser;
 class QWidget;
+
+namespace tw::ui {
+class Document;
+}
 
 namespace tw::ui::panekit {
 
@@ -41,6 +50,21 @@ QSplitter* figurePage(QWidget* pane, QAbstractItemModel* figures, const char* pr
 // The stage layout: the caption on top, then the form on the left and, on the right, the drawing over
 // the tabs (sizes in px of the drawing and the tabs).
 void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,
-                 int tabsHeight);
+                 int tabsHeight, QWidget* chip = nullptr);
+
+// The story's live thread. "token #12 “·che”" for the document's followed token (its piece as the chips
+// show it); empty when none is followed or the derivation has no such token.
+QString followedTokenCaption(const Document* document);
+// The chip each pane shows while a token is followed: "● Following token #12 “·che”" and a "Stop
+// following" button (object names "followChip", "followChipLabel", "stopFollowing"); hidden when none.
+QWidget* followChip(QWidget* pane, Document* document);
+
+// A figure's value as a rich-text link "fig:<id>" (for labels wired with wireFigureLinks); the plain
+// text when the set has no such figure.
+QString figureLink(const FigureSet& figures, const std::string& id, const QString& text);
+// Hovering a "fig:" link of the label shows the figure's formula and inputs (from figures()); clicking
+// it calls open(id). figures() may return null (nothing derived yet).
+void wireFigureLinks(QLabel* label, std::function<const FigureSet*()> figures, std::function<void(const QString&)> open,
+                     std::function<DisplayUnits()> units = {});
 
 } // namespace tw::ui::panekit

@@ -7,10 +7,13 @@
 #include "views/meshview.h"
 #include "views/partitioneditor.h"
 #include "views/signaturemodel.h"
+#include "views/tokenchipview.h"
+#include "settings/appsettings.h"
 
 #include "base/units.h"
 #include "parallel/plan.h"
 #include "scenario/derive.h"
+#include "scenario/tokentrace.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -52,7 +55,7 @@ QString count(double v)
 
 QString bytes(double v)
 {
-    return qs(formatBytes(v));
+    return qs(formatBytes(v, AppSettings::instance()->displayUnits()));
 }
 
 struct ShardingChoice {
@@ -136,7 +139,8 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
     m_tabs->addTab(figureSplit, tr("Figures"));
 
     // The mesh on top across the full width (it is what a drag changes), the tables and charts below.
-    panekit::stageLayout(this, m_caption, formScroll, m_mesh, m_tabs, 400, 420);
+    m_followChip = panekit::followChip(this, m_document);
+    panekit::stageLayout(this, m_caption, formScroll, m_mesh, m_tabs, 400, 420, m_followChip);
 
     // The drawing asks; the document decides (an undoable command) and the new mesh comes back.
     connect(m_mesh, &MeshView::swapRequested, this, [this](int a, int b) { m_document->swapGpus(a, b); });
@@ -152,6 +156,30 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
     });
     connect(m_document, &Document::scenarioChanged, this, &ParallelPane::showScenario);
     connect(m_document, &Document::derived, this, &ParallelPane::onDerived);
+    // The live thread: the spin box shows the document's followed token and sets it.
+    connect(m_document, &Document::followedTokenChanged, this, [this](qint64 index) {
+        {
+            const QSignalBlocker block(m_token);
+            m_token->setValue(int(std::clamp<qint64>(index, -1, m_token->maximum())));
+        }
+        // Hovering in stage 1 moves it often: traced when this pane is on screen.
+        if (isVisible())
+            updateToken();
+        else
+            m_tokenStale = true;
+    });
+    auto openFigure = [this](const QString& id) {
+        if (showFigure(id))
+            m_tabs->setCurrentIndex(3);
+    };
+    auto chainSet = [this] { return &m_chainFigures; };
+    auto unitsNow = [this] { return units(); };
+    panekit::wireFigureLinks(m_tokenLine, chainSet, openFigure, unitsNow);
+    panekit::wireFigureLinks(m_caption, chainSet, openFigure, unitsNow);
+    connect(AppSettings::instance(), &AppSettings::displayUnitsChanged, this, [this] { applyUnits(); });
+    m_signature->setDisplayUnits(units());
+    m_calls->setDisplayUnits(units());
+    m_figures->setDisplayUnits(units());
 
     showScenario();
     if (m_document->derivation())
@@ -319,9 +347,12 @@ void ParallelPane::buildForm(QWidget* form)
     });
     m_token = new QSpinBox(form);
     m_token->setObjectName(QStringLiteral("followToken"));
-    m_token->setRange(0, INT_MAX);
+    m_token->setRange(-1, INT_MAX);
+    m_token->setSpecialValueText(tr("none"));
+    m_token->setValue(int(std::max<qint64>(-1, m_document->followedToken())));
     m_token->setKeyboardTracking(false);
-    m_token->setToolTip(tr("A token of the text (0-based): where it is trained"));
+    m_token->setToolTip(tr("A token of the text (0-based) followed through the five stages: where it is trained "
+                           "(hover or click one in stage 1 to choose it there)"));
     view->addRow(tr("Follow token #"), m_token);
     // Where the token is trained: below its spin box, wrapped in the form's width (the form scrolls).
     m_tokenLine = new QLabel(form);
@@ -329,7 +360,7 @@ void ParallelPane::buildForm(QWidget* form)
     m_tokenLine->setWordWrap(true);
     m_tokenLine->setTextInteractionFlags(Qt::TextSelectableByMouse);
     view->addRow(m_tokenLine);
-    connect(m_token, &QSpinBox::valueChanged, this, [this](int) { updateToken(); });
+    connect(m_token, &QSpinBox::valueChanged, this, [this](int v) { m_document->setFollowedToken(v); });
 
     m_problems = panekit::problemLabel(form, "planProblems");
     layout->insertWidget(2, m_problems); // right under the degrees, where most reasons point
@@ -393,8 +424,15 @@ void ParallelPane::onDerived(const std::shared_ptr<const scenario::Derivation>& 
     if (plan) {
         m_mesh->setMesh(derivation->cluster, plan->mesh, plan->plan, &plan->comm.groups);
         m_signature->setCommPlan(plan->comm, plan->figures);
+        m_chainFigures = derivation->figures;
         m_calls->setCommPlan(plan->comm);
         m_pipeline->setTimeline(plan->timeline);
+        // The chart's makespan and bubble are figures: their formulas on hover.
+        QStringList tips;
+        for (const char* id : {"pp.makespan", "pp.bubble_fraction"})
+            if (const QString e = figureExplanation(derivation->figures, id, units()); !e.isEmpty())
+                tips << e;
+        m_pipeline->widget()->setToolTip(tips.join(QStringLiteral("\n\n")));
         const std::uint64_t v = plan->plan.schedule == PipelineSchedule::Interleaved ? plan->plan.virtualStages : 1;
         m_partition->setPartition(plan->plan.layerPartition, derivation->model.layers, v);
         m_partition->setEnabled(plan->plan.pp > 1);
@@ -406,11 +444,15 @@ void ParallelPane::onDerived(const std::shared_ptr<const scenario::Derivation>& 
             const std::size_t tokens = m_derivation->tokens().size();
             const QSignalBlocker block(m_token);
             m_token->setMaximum(int(std::min<std::size_t>(tokens == 0 ? 0 : tokens - 1, INT_MAX)));
+            m_token->setValue(int(std::clamp<qint64>(m_document->followedToken(), -1, m_token->maximum())));
         }
     }
     // An impossible plan keeps the last valid drawing; the caption and the red notes say why.
     updateCaption();
-    updateToken();
+    if (isVisible() || m_document->followedToken() < 0)
+        updateToken();
+    else
+        m_tokenStale = true;
 }
 
 void ParallelPane::showProblems()
@@ -467,77 +509,129 @@ void ParallelPane::updateCaption()
                  .arg(p.pp)
                  .arg(p.tp)
                  .arg(p.ep > 1 ? tr(", experts over %1 GPUs").arg(p.ep) : QString());
+    parts.back() = parts.back().toHtmlEscaped();
+    // Every number is a link: hover for its formula, click for its chain.
     const double nacc = plan->figures.valueOf("dp.n_acc");
     if (nacc == nacc)
-        parts << tr("Each replica runs %1 micro-batch(es) per optimizer step.").arg(count(nacc));
+        parts << tr("Each replica runs %1 micro-batch(es) per optimizer step.")
+                     .arg(panekit::figureLink(m_chainFigures, "dp.n_acc", count(nacc)));
     for (const parallel::StrategySignature& r : plan->comm.signature) {
         if (!r.present)
             continue;
+        const std::string id = qs(parallel::toString(r.strategy).data()).toLower().toStdString() + ".bytes_per_gpu_per_step";
         parts << tr("%1: %2 per GPU per step — %3%4.")
-                     .arg(strategyName(r.strategy), bytes(r.bytesPerGpuPerStep), qs(r.frequency),
+                     .arg(strategyName(r.strategy), panekit::figureLink(m_chainFigures, id, bytes(r.bytesPerGpuPerStep)),
+                          qs(r.frequency).toHtmlEscaped(),
                           r.groupsCrossingNodes > 0 ? tr(", %1 of %2 groups leave their node").arg(r.groupsCrossingNodes).arg(r.groups)
                                                     : QString());
     }
     m_caption->setText(parts.join(QLatin1Char(' ')));
 }
 
-void ParallelPane::updateToken()
+void ParallelPane::showEvent(QShowEvent* event)
 {
-    const parallel::PlanDerivation* plan = m_derivation ? m_derivation->stage3.get() : nullptr;
-    if (!plan || m_derivation->tokens().empty()) {
-        m_tokenLine->clear();
-        return;
-    }
-    followToken(std::uint64_t(m_token->value()));
+    QWidget::showEvent(event);
+    if (m_tokenStale)
+        updateToken();
 }
 
-bool ParallelPane::followToken(std::uint64_t index)
+void ParallelPane::updateToken()
 {
+    m_tokenStale = false;
     const parallel::PlanDerivation* plan = m_derivation ? m_derivation->stage3.get() : nullptr;
-    if (!plan || index >= m_derivation->tokens().size())
-        return false;
-    if (std::uint64_t(m_token->value()) != index) {
-        const QSignalBlocker block(m_token);
-        m_token->setValue(int(std::min<std::uint64_t>(index, INT_MAX)));
+    const qint64 index = m_document->followedToken();
+    FigureSet figures = m_derivation ? m_derivation->figures : FigureSet{};
+    m_mesh->setTokenGpus({});
+    if (!plan || m_derivation->tokens().empty() || index < 0 || std::size_t(index) >= m_derivation->tokens().size()) {
+        m_chainFigures = std::move(figures);
+        m_tokenLine->setText(m_derivation && !m_derivation->tokens().empty()
+                                 ? tr("No token followed: choose one above, or hover (click to pin) a token in stage 1.")
+                                 : QString());
+        return;
     }
-    const text::TokenSpan& span = m_derivation->tokens()[index];
-    const std::string& text = m_derivation->stage1->tokenized->text;
-    QString piece = QString::fromUtf8(text.data() + span.begin, qsizetype(span.end - span.begin)).toHtmlEscaped();
-    piece.replace(QLatin1Char('\n'), QStringLiteral("↵"));
-    const parallel::TokenPlacement t = parallel::placeToken(*plan, m_derivation->model, m_document->scenario().batch, index);
+    auto trace = scenario::traceToken(*m_derivation, m_document->resolvedScenario(), std::uint64_t(index));
+    if (!trace) {
+        m_tokenLine->setText(qs(trace.error().toString()).toHtmlEscaped());
+        return;
+    }
+    const scenario::TokenTrace& t = trace.value();
+    for (const Figure& fig : t.figures.all())
+        figures.add(fig);
+    m_chainFigures = std::move(figures);
+    const FigureSet& f = m_chainFigures;
+    auto link = [&](const char* id, const QString& text) { return panekit::figureLink(f, id, text); };
+    const parallel::TokenPlacement& p = t.placement;
     QStringList gpus;
-    for (std::size_t i = 0; i < t.gpus.size() && i < 8; ++i)
-        gpus << QString::number(t.gpus[i]);
-    if (t.gpus.size() > 8)
-        gpus << tr("… (%1 GPUs)").arg(t.gpus.size());
+    for (std::size_t i = 0; i < p.gpus.size() && i < 8; ++i)
+        gpus << QString::number(p.gpus[i]);
+    if (p.gpus.size() > 8)
+        gpus << tr("… (%1 GPUs)").arg(p.gpus.size());
     QString line = tr("Token #%1 <b>“%2”</b> (id %3) is position %4 of sequence %5: optimizer step %6, DP replica %7, "
                       "micro-batch %8, row %9. Its activations live on GPUs %10.")
-                       .arg(index)
-                       .arg(piece)
-                       .arg(span.id)
-                       .arg(t.position)
-                       .arg(t.sequence)
-                       .arg(t.step)
-                       .arg(t.dpReplica)
-                       .arg(t.microBatch)
-                       .arg(t.row)
-                       .arg(gpus.join(QStringLiteral(", ")));
-    if (t.slices.size() > 1) {
-        const auto& s0 = t.slices.front();
+                       .arg(link("trace.token", QString::number(index)), visiblePiece(t.piece).toHtmlEscaped(),
+                            link("trace.token_id", QString::number(t.span.id)),
+                            link("trace.position", QString::number(t.position)),
+                            link("trace.sequence", QString::number(t.sequence)),
+                            link("trace.step", QString::number(p.step)), link("trace.replica", QString::number(p.dpReplica)),
+                            link("trace.micro_batch", QString::number(p.microBatch)),
+                            link("trace.row", QString::number(p.row)))
+                       .arg(link("trace.gpus", gpus.join(QStringLiteral(", "))));
+    if (p.slices.size() > 1) {
+        const auto& s0 = p.slices.front();
         line += tr(" Inside each layer, tensor-parallel rank 0 of %1 computes heads %2–%3 and columns %4–%5 of its hidden vector.")
-                    .arg(t.slices.size())
+                    .arg(p.slices.size())
                     .arg(s0.headBegin)
                     .arg(s0.headEnd - 1)
                     .arg(s0.colBegin)
                     .arg(s0.colEnd - 1);
     }
+    if (t.stageGpus.size() > 1) {
+        QStringList stages;
+        for (std::size_t s = 0; s < t.stageGpus.size() && s < 8; ++s) {
+            QStringList g;
+            for (std::uint32_t x : t.stageGpus[s])
+                g << QString::number(x);
+            stages << tr("stage %1: GPU %2").arg(s).arg(g.join(QLatin1Char('+')));
+        }
+        line += tr(" Pipeline: %1.").arg(stages.join(QStringLiteral(", ")));
+    }
+    line += tr(" Its row x[b,t,:] is %1.").arg(link("trace.row_bytes", qs(formatBytes(t.rowBytes, units()))));
     m_tokenLine->setText(line);
+    std::vector<int> marked(p.gpus.begin(), p.gpus.end());
+    m_mesh->setTokenGpus(std::move(marked));
+}
+
+bool ParallelPane::followToken(std::uint64_t index)
+{
+    if (!m_derivation || index >= m_derivation->tokens().size())
+        return false;
+    m_document->setFollowedToken(qint64(index));
+    if (m_tokenStale)
+        updateToken(); // asked for directly: traced now, shown or not
     return true;
+}
+
+DisplayUnits ParallelPane::units() const
+{
+    return AppSettings::instance()->displayUnits();
+}
+
+void ParallelPane::applyUnits()
+{
+    const DisplayUnits u = units();
+    m_signature->setDisplayUnits(u);
+    m_calls->setDisplayUnits(u);
+    m_figures->setDisplayUnits(u);
+    updateCaption();
+    updateToken();
+    const QString shown = m_chain->property("figureId").toString();
+    if (!shown.isEmpty())
+        showFigure(shown);
 }
 
 bool ParallelPane::showFigure(const QString& id)
 {
-    if (!m_derivation || !m_derivation->figures.find(id.toStdString()))
+    if (!m_derivation || !m_chainFigures.find(id.toStdString()))
         return false;
     for (int r = 0; r < m_figures->rowCount(); ++r) {
         const QModelIndex index = m_figures->index(r, FigureTableModel::LabelColumn);
@@ -547,7 +641,7 @@ bool ParallelPane::showFigure(const QString& id)
             break;
         }
     }
-    m_chain->setHtml(derivationChainHtml(m_derivation->figures, id));
+    m_chain->setHtml(derivationChainHtml(m_chainFigures, id, units()));
     m_chain->setProperty("figureId", id);
     return true;
 }

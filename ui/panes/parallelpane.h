@@ -6,6 +6,9 @@
 // chains, and where a chosen token of the text is trained. Every edit is a Document command; every
 // number comes from the Derivation (core's stage 3).
 
+#include "base/figure.h"
+#include "base/units.h"
+
 #include <QWidget>
 
 #include <cstdint>
@@ -42,8 +45,14 @@ public:
 
     // Selects a figure in the table and shows its derivation chain (false when unknown).
     bool showFigure(const QString& id);
-    // Follows token `index` of the text to its replica, micro-batch and GPUs (false when out of range).
+    // Follows token `index` of the text to its replica, micro-batch and GPUs: the document's followed
+    // token becomes `index` (false when out of range).
     bool followToken(std::uint64_t index);
+    // The follow-token spin box (-1: "none"); it shows and sets the document's followed token.
+    [[nodiscard]] QSpinBox* followTokenBox() const { return m_token; }
+    [[nodiscard]] QWidget* followChip() const { return m_followChip; }
+    // The figures the chains walk: the derivation's and the followed token's ("trace.*").
+    [[nodiscard]] const FigureSet& chainFigures() const { return m_chainFigures; }
 
     [[nodiscard]] Document* document() const { return m_document; }
     [[nodiscard]] MeshView* meshView() const { return m_mesh; }
@@ -66,6 +75,9 @@ public:
     // The problems shown next to a form field (its JSON path, "parallel.tp"); empty when none.
     [[nodiscard]] QString problemAt(const QString& jsonPath) const;
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
     void buildForm(QWidget* form);
     void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
@@ -73,6 +85,8 @@ private:
     void showProblems();
     void updateCaption();
     void updateToken();
+    void applyUnits();
+    [[nodiscard]] DisplayUnits units() const;
 
     Document* m_document;
     std::shared_ptr<const scenario::Derivation> m_derivation;
@@ -106,6 +120,9 @@ private:
     FigureTableModel* m_figures = nullptr;
     QTableView* m_figureTable = nullptr;
     QTextBrowser* m_chain = nullptr;
+    QWidget* m_followChip = nullptr;
+    FigureSet m_chainFigures;
+    bool m_tokenStale = false; // the followed token changed while the pane was hidden
 };
 
 } // namespace tw::ui

@@ -6,11 +6,15 @@
 #include "views/figuretablemodel.h"
 #include "views/messagebar.h"
 #include "views/modelform.h"
+#include "views/tokenchipview.h"
 #include "views/transformerview.h"
+#include "settings/appsettings.h"
 
 #include "base/units.h"
 #include "scenario/derive.h"
+#include "scenario/tokentrace.h"
 
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QScrollArea>
@@ -18,6 +22,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
@@ -56,6 +61,15 @@ const char* phaseName(model::Phase p)
     case model::Phase::Optimizer: return QT_TRANSLATE_NOOP("tw::ui::TensorPane", "optimizer step");
     }
     return "";
+}
+
+// A GPU's memory in the viewer's units and, when those are decimal, in GiB too (vendors' "80 GB" is 80 GiB).
+QString capacityText(double bytes, const DisplayUnits& units)
+{
+    QString text = qs(formatBytes(bytes, units));
+    if (units.bytes == ByteUnits::Decimal)
+        text += QStringLiteral(" = ") + qs(formatBytes(bytes, DisplayUnits{ByteUnits::Binary, units.significantDigits}));
+    return text;
 }
 
 QString numbers(const model::TensorInfo& t)
@@ -131,9 +145,13 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
     split->setStretchFactor(2, 2);
     split->setSizes({300, 600, 480});
 
+    m_followChip = panekit::followChip(this, m_document);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 4, 8, 8);
-    layout->addWidget(m_caption);
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_caption, 1);
+    top->addWidget(m_followChip, 0, Qt::AlignTop);
+    layout->addLayout(top);
     layout->addWidget(m_status);
     layout->addWidget(m_message);
     layout->addWidget(split, 1);
@@ -151,6 +169,33 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
     connect(m_table, &QAbstractItemView::clicked, this, [this](const QModelIndex& index) {
         showFigure(m_figures->data(index, FigureTableModel::FigureIdRole).toString());
     });
+    // The live thread: the followed token's row in the drawn block; its numbers open their chains.
+    connect(m_document, &Document::followedTokenChanged, this, [this] {
+        m_followStale = true;
+        if (isVisible())
+            updateFollow();
+    });
+    connect(m_diagram, &TransformerView::figureLinkActivated, this, [this](const QString& id) {
+        m_tabs->setCurrentIndex(2);
+        showFigure(id);
+    });
+    panekit::wireFigureLinks(
+        m_diagram->followCaption(), [this] { return &m_chainFigures; }, [this](const QString& id) {
+            m_tabs->setCurrentIndex(2);
+            showFigure(id);
+        },
+        [this] { return units(); });
+    // The caption's numbers too.
+    panekit::wireFigureLinks(
+        m_caption, [this] { return &m_chainFigures; }, [this](const QString& id) {
+            m_tabs->setCurrentIndex(2);
+            showFigure(id);
+        },
+        [this] { return units(); });
+    connect(AppSettings::instance(), &AppSettings::displayUnitsChanged, this, [this] { applyUnits(); });
+    m_figures->setDisplayUnits(units());
+    m_diagram->setDisplayUnits(units());
+    m_charts->setDisplayUnits(units());
 
     m_form->setScenario(m_document->scenario());
     onProblems();
@@ -191,9 +236,13 @@ void TensorPane::onDerived(const std::shared_ptr<const scenario::Derivation>& d)
         const Figure* v = d->figures.find("tokenizer.vocab_size");
         m_form->setTokenizerVocab(v ? std::uint64_t(v->value) : d->model.vocabSize);
     }
+    m_chainFigures = d ? d->figures : FigureSet{};
     m_diagram->setDerivation(d.get());
     m_charts->setDerivation(d.get());
-    m_figures->setFigures(d ? d->figures : FigureSet{});
+    m_figures->setFigures(m_chainFigures);
+    m_followStale = true;
+    if (isVisible() || m_document->followedToken() < 0)
+        updateFollow();
     updateCaption();
     if (d && !d->problems.empty()) {
         QStringList lines;
@@ -247,12 +296,14 @@ void TensorPane::updateCaption()
                    .arg(B)
                    .arg(T);
     const Figure* fits = f.find("memory.fits");
+    text = text.toHtmlEscaped();
     text += QLatin1Char(' ')
             + tr("P = %1 parameters; one GPU needs %2 for a training step, %3 the %4 (%5).")
-                  .arg(count(f.valueOf("model.parameters")), qs(formatBytes(f.valueOf("memory.total_bytes"))),
+                  .arg(panekit::figureLink(f, "model.parameters", count(f.valueOf("model.parameters"))),
+                       panekit::figureLink(f, "memory.total_bytes", qs(formatBytes(f.valueOf("memory.total_bytes"), units()))),
                        fits && fits->value > 0 ? tr("within") : tr("more than"),
-                       qs(m_derivation->gpu.name.empty() ? m_derivation->gpu.id : m_derivation->gpu.name),
-                       qs(formatBytes(m_derivation->gpu.memoryBytes, DisplayUnits{ByteUnits::Binary, 4})));
+                       qs(m_derivation->gpu.name.empty() ? m_derivation->gpu.id : m_derivation->gpu.name).toHtmlEscaped(),
+                       panekit::figureLink(f, "memory.gpu_capacity_bytes", capacityText(m_derivation->gpu.memoryBytes, units())));
     m_caption->setText(text);
 }
 
@@ -278,7 +329,7 @@ bool TensorPane::showTensor(const QString& name)
     QString html = QStringLiteral("<h3 style='margin:0'>%1</h3><table>").arg(name.toHtmlEscaped());
     html += row(tr("shape"), QStringLiteral("<b>%1 = %2</b>").arg(qs(t->shapeSymbols).toHtmlEscaped(), numbers(*t)));
     html += row(tr("type"), qs(t->dtypeName));
-    html += row(tr("bytes"), QStringLiteral("%1 (%2 B)").arg(qs(formatBytes(t->bytes)), count(t->bytes)));
+    html += row(tr("bytes"), QStringLiteral("%1 (%2 B)").arg(qs(formatBytes(t->bytes, units())), count(t->bytes)));
     html += row(tr("kind"), tr(kindName(t->kind)) + QStringLiteral(" · ") + qs(t->component));
     html += row(tr("layer"), t->layer < 0 ? tr("outside the blocks")
                                           : tr("%1 (the same tensor exists in each of the L = %2 blocks)")
@@ -291,7 +342,7 @@ bool TensorPane::showTensor(const QString& name)
         for (const char* suffix : {".grad", ".adam_m", ".adam_v", ".master"})
             for (const model::TensorInfo& x : all)
                 if (x.name == key + suffix) {
-                    extra += QStringLiteral("<br>%1: %2 %3").arg(qs(x.name).toHtmlEscaped(), qs(formatBytes(x.bytes)), qs(x.dtypeName));
+                    extra += QStringLiteral("<br>%1: %2 %3").arg(qs(x.name).toHtmlEscaped(), qs(formatBytes(x.bytes, units())), qs(x.dtypeName));
                     break;
                 }
         if (!extra.isEmpty())
@@ -304,7 +355,7 @@ bool TensorPane::showTensor(const QString& name)
 
 bool TensorPane::showFigure(const QString& id)
 {
-    if (!m_derivation || !m_derivation->figures.find(id.toStdString()))
+    if (!m_derivation || !m_chainFigures.find(id.toStdString()))
         return false;
     for (int r = 0; r < m_figures->rowCount(); ++r) {
         const QModelIndex index = m_figures->index(r, FigureTableModel::LabelColumn);
@@ -314,9 +365,98 @@ bool TensorPane::showFigure(const QString& id)
             break;
         }
     }
-    m_chain->setHtml(derivationChainHtml(m_derivation->figures, id));
+    m_chain->setHtml(derivationChainHtml(m_chainFigures, id, units()));
     m_chain->setProperty("figureId", id);
     return true;
+}
+
+DisplayUnits TensorPane::units() const
+{
+    return AppSettings::instance()->displayUnits();
+}
+
+void TensorPane::applyUnits()
+{
+    const DisplayUnits u = units();
+    m_figures->setDisplayUnits(u);
+    m_diagram->setDisplayUnits(u);
+    m_charts->setDisplayUnits(u);
+    m_diagram->setDerivation(m_derivation.get());
+    m_charts->setDerivation(m_derivation.get());
+    m_followStale = true;
+    updateFollow();
+    updateCaption();
+    if (!m_tensor.isEmpty())
+        showTensor(m_tensor);
+    const QString figure = m_chain->property("figureId").toString();
+    if (!figure.isEmpty())
+        showFigure(figure);
+}
+
+void TensorPane::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_followStale)
+        updateFollow();
+}
+
+QString TensorPane::followCaptionText() const
+{
+    const auto& row = m_diagram->followedRow();
+    if (!row)
+        return {};
+    QTextDocument doc;
+    doc.setHtml(row->caption);
+    return doc.toPlainText();
+}
+
+void TensorPane::updateFollow()
+{
+    m_followStale = false;
+    const qint64 index = m_document->followedToken();
+    FigureSet figures = m_derivation ? m_derivation->figures : FigureSet{};
+    if (!m_derivation || index < 0 || std::size_t(index) >= m_derivation->tokens().size()) {
+        if (m_chainFigures.size() != figures.size()) {
+            m_chainFigures = std::move(figures);
+            m_figures->setFigures(m_chainFigures);
+        }
+        m_diagram->setFollowedRow(std::nullopt);
+        return;
+    }
+    auto trace = scenario::traceToken(*m_derivation, m_document->resolvedScenario(), std::uint64_t(index));
+    if (!trace) {
+        m_diagram->setFollowedRow(std::nullopt);
+        return;
+    }
+    const scenario::TokenTrace& tt = trace.value();
+    for (const Figure& fig : tt.figures.all())
+        figures.add(fig);
+    m_chainFigures = std::move(figures);
+    m_figures->setFigures(m_chainFigures);
+    const FigureSet& f = m_chainFigures;
+    TransformerView::FollowedRow row;
+    row.b = tt.row;
+    row.t = tt.position;
+    row.B = tt.B;
+    row.T = tt.T;
+    // "token #12 “·che” = row (b, t) of x [B,T,d]: d values, N bytes", every number a link to its chain.
+    row.caption = tr("<b>token #%1 “%2”</b> = row (b, t) = (%3, %4) of x [B,T,d] = [%5, %6, %7]: %8 values, %9")
+                      .arg(panekit::figureLink(f, "trace.token", QString::number(index)),
+                           visiblePiece(tt.piece).toHtmlEscaped(), panekit::figureLink(f, "trace.row", QString::number(tt.row)),
+                           panekit::figureLink(f, "trace.position", QString::number(tt.position)),
+                           panekit::figureLink(f, "batch.B", QString::number(tt.B)),
+                           panekit::figureLink(f, "batch.T", QString::number(tt.T)),
+                           panekit::figureLink(f, "model.hidden_size", QString::number(tt.d)),
+                           panekit::figureLink(f, "trace.row_values", QString::number(tt.d)),
+                           panekit::figureLink(f, "trace.row_bytes", qs(formatBytes(tt.rowBytes, units()))
+                                                                          + QStringLiteral(" (") + qs(tt.activationType) + QLatin1Char(')')));
+    if (tt.placed)
+        row.caption += tr(" — sequence %1, optimizer step %2, DP replica %3, micro-batch %4.")
+                           .arg(panekit::figureLink(f, "trace.sequence", QString::number(tt.sequence)),
+                                panekit::figureLink(f, "trace.step", QString::number(tt.placement.step)),
+                                panekit::figureLink(f, "trace.replica", QString::number(tt.placement.dpReplica)),
+                                panekit::figureLink(f, "trace.micro_batch", QString::number(tt.placement.microBatch)));
+    m_diagram->setFollowedRow(row);
 }
 
 } // namespace tw::ui

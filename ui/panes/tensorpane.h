@@ -6,6 +6,9 @@
 
 #include "document/scenariofield.h"
 
+#include "base/figure.h"
+#include "base/units.h"
+
 #include <QWidget>
 
 #include <memory>
@@ -49,8 +52,20 @@ public:
     [[nodiscard]] FigureTableModel* figureModel() const { return m_figures; }
     [[nodiscard]] QTextBrowser* chain() const { return m_chain; }
     [[nodiscard]] MessageBar* messageBar() const { return m_message; }
+    [[nodiscard]] QWidget* followChip() const { return m_followChip; }
+    // The followed token's caption on the diagram ("token #12 “·che” = row (b, t) of x [B,T,d] …"),
+    // as plain text; empty when no token is followed.
+    [[nodiscard]] QString followCaptionText() const;
+    // The figures the chains walk: the derivation's and the followed token's ("trace.*").
+    [[nodiscard]] const FigureSet& chainFigures() const { return m_chainFigures; }
+
+protected:
+    void showEvent(QShowEvent* event) override;
 
 private:
+    void updateFollow();
+    void applyUnits();
+    [[nodiscard]] DisplayUnits units() const;
     void onEdited(Field field, const FieldValue& value);
     void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
     void onProblems();
@@ -70,6 +85,9 @@ private:
     FigureTableModel* m_figures = nullptr;
     QTextBrowser* m_chain = nullptr;
     QString m_tensor;
+    QWidget* m_followChip = nullptr;
+    FigureSet m_chainFigures;
+    bool m_followStale = true;
 };
 
 } // namespace tw::ui

@@ -2,6 +2,8 @@
 
 #include "charts/tokencharts.h"
 #include "document/document.h"
+#include "panes/panekit.h"
+#include "settings/appsettings.h"
 #include "scenario/derive.h"
 #include "text/bpetrainer.h"
 #include "text/gpt2.h"
@@ -171,9 +173,12 @@ TextPane::TextPane(Document* document, QWidget* parent)
     split->setStretchFactor(1, 2);
     split->setSizes({800, 560});
 
+    m_followChip = panekit::followChip(this, m_doc);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 4, 8, 8);
     layout->addWidget(controls);
+    // On its own row: beside the controls it would widen the window past 1280 px.
+    layout->addWidget(m_followChip, 0, Qt::AlignLeft);
     layout->addWidget(m_gpt2Banner);
     layout->addWidget(m_message);
     layout->addWidget(m_progressRow);
@@ -526,6 +531,24 @@ void TextPane::wire()
     connect(m_paged, &PagedTextView::backToEditorRequested, this, &TextPane::showEditor);
     connect(m_chips, &TokenChipView::hovered, m_ids, &TokenChipView::setHighlighted);
     connect(m_ids, &TokenChipView::hovered, m_chips, &TokenChipView::setHighlighted);
+    // The live thread: hovering a chip follows its token through the stages, clicking pins it.
+    for (TokenChipView* view : {m_chips, m_ids}) {
+        connect(view, &TokenChipView::hovered, this, &TextPane::onChipHovered);
+        connect(view, &TokenChipView::clicked, this, &TextPane::onChipClicked);
+    }
+    connect(m_doc, &Document::followedTokenChanged, this, [this](qint64 index) {
+        if (!m_followingHover)
+            m_followPinned = index >= 0; // chosen elsewhere (stage 3) or stopped
+        showFollowed();
+    });
+    // The viewer's byte units (MB or MiB), live.
+    m_figures->setDisplayUnits(AppSettings::instance()->displayUnits());
+    connect(AppSettings::instance(), &AppSettings::displayUnitsChanged, this, [this](DisplayUnits units) {
+        m_figures->setDisplayUnits(units);
+        const QModelIndex current = m_table->currentIndex();
+        if (current.isValid())
+            m_detail->setText(m_figures->explain(current));
+    });
 
     auto showDetail = [this](const QModelIndex& index) {
         m_selectedFigure = index.data(FigureTableModel::FigureIdRole).toString();
@@ -796,6 +819,43 @@ void TextPane::showChips()
                                 .arg(loc(first + 1), loc(first + count), loc(spans.size()),
                                      count == kMaxChips ? tr(" (first %1 drawn)").arg(loc(kMaxChips)) : QString()));
     m_chipInfo->setToolTip(m_chipInfo->text());
+    showFollowed();
+}
+
+void TextPane::onChipHovered(int chip)
+{
+    // Only the document's own tokens are followed (a merge replay shows other tokens).
+    if (chip < 0 || m_followPinned || m_shown.mergeLimit != SIZE_MAX || m_shown.spans != m_base.spans)
+        return;
+    const qint64 index = qint64(m_chips->firstToken()) + chip;
+    const QScopedValueRollback hovering(m_followingHover, true);
+    m_doc->setFollowedToken(index);
+}
+
+void TextPane::onChipClicked(int chip)
+{
+    if (chip < 0 || m_shown.mergeLimit != SIZE_MAX || m_shown.spans != m_base.spans)
+        return;
+    const qint64 index = qint64(m_chips->firstToken()) + chip;
+    if (m_followPinned && m_doc->followedToken() == index) {
+        m_followPinned = false; // a second click lets hovering move it again
+        showFollowed();
+        return;
+    }
+    const QScopedValueRollback hovering(m_followingHover, true);
+    m_followPinned = true;
+    m_doc->setFollowedToken(index);
+    showFollowed();
+}
+
+void TextPane::showFollowed()
+{
+    const qint64 index = m_doc->followedToken();
+    const bool own = m_shown.mergeLimit == SIZE_MAX && m_shown.spans == m_base.spans;
+    const qint64 chip = own && index >= 0 ? index - qint64(m_chips->firstToken()) : -1;
+    const int c = chip >= 0 && chip < m_chips->chipCount() ? int(chip) : -1;
+    m_chips->setFollowed(c, m_followPinned);
+    m_ids->setFollowed(c, m_followPinned);
 }
 
 void TextPane::updateReplay()

@@ -120,6 +120,9 @@ public:
     [[nodiscard]] QProgressBar* progressBar() const { return m_progress; }
     [[nodiscard]] QLabel* chipInfo() const { return m_chipInfo; }
     [[nodiscard]] QLabel* gpt2Banner() const { return m_gpt2Banner; }
+    [[nodiscard]] QWidget* followChip() const { return m_followChip; }
+    // Whether the followed token was clicked (pinned): hovering other chips then leaves it alone.
+    [[nodiscard]] bool followPinned() const { return m_followPinned; }
 
 signals:
     void tokenized();                 // a result is on screen
@@ -153,6 +156,9 @@ private:
     void setVocabFromSlider(int position);
     void tickReplay();
     void finishIfIdle();
+    void onChipHovered(int chip);
+    void onChipClicked(int chip);
+    void showFollowed();
 
     Document* m_doc;
     ShownTokens m_base;  // the document's derivation, every merge
@@ -203,6 +209,9 @@ private:
     TokenCharts* m_charts = nullptr;
     QString m_selectedFigure;
     bool m_replayAtEnd = true;
+    QWidget* m_followChip = nullptr;
+    bool m_followPinned = false;   // clicked, or chosen elsewhere: hovering does not move it
+    bool m_followingHover = false; // the document's change comes from our own hover
 };
 
 } // namespace tw::ui

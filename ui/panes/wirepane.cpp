@@ -4,7 +4,9 @@
 #include "document/document.h"
 #include "panes/panekit.h"
 #include "views/figuretablemodel.h"
+#include "views/tokenchipview.h"
 #include "views/wireview.h"
+#include "settings/appsettings.h"
 #include "workers/backgroundjob.h"
 
 #include "base/unitparse.h"
@@ -53,7 +55,6 @@ QString qs(std::string_view s)
 
 constexpr int kSliderSteps = 1000;
 // The largest server the one-server fabrics hold (a DGX has 8 GPUs; HGX-2 class machines 16).
-constexpr std::uint64_t kMaxServerGpus = 16;
 
 const TopologyKind kKinds[] = {TopologyKind::PcieServer, TopologyKind::NvSwitchNode, TopologyKind::LeafSpine,
                                TopologyKind::PaperTestbed};
@@ -73,7 +74,7 @@ const char* const kOpNames[network::kLinkOps] = {"AllReduce", "ReduceScatter", "
 const char* const kStrategyNames[4] = {"DP", "PP", "TP", "EP"};
 
 // Tooltip lines per link: "DP AllReduce: 435.5 MB per step", largest first.
-std::vector<QStringList> callersOf(const network::LinkLoads& loads)
+std::vector<QStringList> callersOf(const network::LinkLoads& loads, const DisplayUnits& units)
 {
     std::vector<QStringList> out(loads.links.size());
     for (std::size_t l = 0; l < loads.links.size(); ++l) {
@@ -83,7 +84,7 @@ std::vector<QStringList> callersOf(const network::LinkLoads& loads)
                 if (const double b = loads.links[l].opBytes[s][o]; b > 0)
                     parts.emplace_back(b, QStringLiteral("%1 %2: %3 per step")
                                               .arg(QLatin1String(kStrategyNames[s]), QLatin1String(kOpNames[o]),
-                                                   qs(formatBytes(b))));
+                                                   qs(formatBytes(b, units))));
         std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
         for (auto& p : parts)
             out[l] << p.second;
@@ -97,6 +98,7 @@ WireResult simulateWire(const scenario::Scenario& scenario, std::shared_ptr<cons
                         const Progress& progress)
 {
     WireResult out;
+    out.scenario = std::make_shared<const scenario::Scenario>(scenario);
     out.derivation = derivation;
     if (!derivation) {
         out.error = makeError("nothing to simulate: the scenario has not been derived");
@@ -168,10 +170,19 @@ WirePane::WirePane(Document* document, QWidget* parent)
     t->addWidget(m_timeLabel);
     t->addWidget(m_speed);
 
+    // What the followed token crosses (shown while a token is followed), its numbers linked to their chains.
+    m_tokenCaption = new QLabel(this);
+    m_tokenCaption->setObjectName(QStringLiteral("wireTokenCaption"));
+    m_tokenCaption->setWordWrap(true);
+    m_tokenCaption->setStyleSheet(QStringLiteral("QLabel { background: #fff7d6; color: #111827; border: 1px solid #111827; "
+                                                 "border-radius: 6px; padding: 4px; }"));
+    m_tokenCaption->hide();
+
     auto* top = new QWidget(this);
     auto* topLayout = new QVBoxLayout(top);
     topLayout->setContentsMargins(0, 0, 0, 0);
     topLayout->addWidget(m_view, 1);
+    topLayout->addWidget(m_tokenCaption);
     topLayout->addWidget(transport);
 
     m_charts = new WireCharts(this);
@@ -223,7 +234,8 @@ WirePane::WirePane(Document* document, QWidget* parent)
                                        Qt::Horizontal, &m_figureTable, &m_chain),
                    tr("Figures"));
     m_tabs->setMinimumHeight(180);
-    panekit::stageLayout(this, m_caption, formScroll, top, m_tabs, 470, 380);
+    m_followChip = panekit::followChip(this, m_document);
+    panekit::stageLayout(this, m_caption, formScroll, top, m_tabs, 470, 380, m_followChip);
 
     m_job = new BackgroundJob(this);
     m_sweepJob = new BackgroundJob(this);
@@ -309,6 +321,34 @@ WirePane::WirePane(Document* document, QWidget* parent)
     });
     connect(m_document, &Document::scenarioChanged, this, &WirePane::showScenario);
     connect(m_document, &Document::derived, this, &WirePane::onDerived);
+    // The live thread: the followed token's links on the drawn fabric.
+    connect(m_document, &Document::followedTokenChanged, this, [this] {
+        // Hovering in stage 1 moves it often: routed when this pane is on screen.
+        if (isVisible())
+            updateTrace();
+        else
+            m_traceStale = true;
+    });
+    panekit::wireFigureLinks(
+        m_summary, [this] { return &m_allFigures; },
+        [this](const QString& id) {
+            if (showFigure(id))
+                m_tabs->setCurrentIndex(3);
+        },
+        [this] { return units(); });
+    panekit::wireFigureLinks(
+        m_tokenCaption, [this] { return &m_allFigures; },
+        [this](const QString& id) {
+            if (showFigure(id))
+                m_tabs->setCurrentIndex(3);
+        },
+        [this] { return units(); });
+    // The viewer's preferences, live.
+    connect(AppSettings::instance(), &AppSettings::displayUnitsChanged, this, [this] { applyUnits(); });
+    connect(AppSettings::instance(), &AppSettings::animationSpeedChanged, this, [this] { updateTimeLabel(); });
+    m_figures->setDisplayUnits(units());
+    m_view->setDisplayUnits(units());
+    m_charts->setDisplayUnits(units());
     connect(m_document, &Document::problemsChanged, this, [this] {
         if (!m_document->problems().empty())
             showStatus(tr("The scenario cannot be derived (see the other stages): the drawing shows the last "
@@ -434,7 +474,6 @@ void WirePane::buildForm(QWidget* form)
     m_summary = new QLabel(form);
     m_summary->setObjectName(QStringLiteral("wireSummary"));
     m_summary->setWordWrap(true);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     sim->addRow(m_summary);
     layout->addStretch(1);
 
@@ -520,41 +559,18 @@ void WirePane::chooseFabric(int index)
 {
     if (index < 0 || index >= int(std::size(kKinds)))
         return;
-    const TopologyKind kind = kKinds[index];
-    scenario::Scenario probe = m_document->scenario();
-    const std::uint64_t gpus = probe.hardware.nodes * probe.hardware.gpusPerNode;
-    // The kind decides the cluster's shape: one server holds every GPU; the testbed has one GPU per
-    // server; a leaf–spine keeps the servers (a single server becomes two halves when it can).
+    // The kind decides the cluster's shape (scenario::withFabric): one server holds every GPU; the
+    // testbed has one GPU per server; a leaf–spine keeps the servers.
     m_fabricProblem->hide();
-    if (kind == TopologyKind::PcieServer || kind == TopologyKind::NvSwitchNode) {
-        if (gpus > kMaxServerGpus) {
-            m_fabricProblem->setText(tr("One server holds at most %1 GPUs; the cluster has %2. Make it smaller in "
-                                        "stage 3 (or here with Nodes) first.")
-                                         .arg(kMaxServerGpus)
-                                         .arg(gpus));
-            m_fabricProblem->show();
-            showScenario(); // the combo goes back to the scenario's kind
-            return;
-        }
-        probe.hardware.nodes = 1;
-        probe.hardware.gpusPerNode = gpus;
-    } else if (kind == TopologyKind::PaperTestbed) {
-        probe.hardware.nodes = gpus;
-        probe.hardware.gpusPerNode = 1;
-    } else if (probe.hardware.nodes == 1 && gpus >= 2 && gpus % 2 == 0) {
-        probe.hardware.nodes = 2;
-        probe.hardware.gpusPerNode = gpus / 2;
+    const auto changed = scenario::withFabric(m_document->scenario(), kKinds[index]);
+    if (!changed) {
+        m_fabricProblem->setText(qs(changed.error().message));
+        m_fabricProblem->show();
+        showScenario(); // the combo goes back to the scenario's kind
+        return;
     }
-    probe.topology.kind = kind;
-    if (kind == TopologyKind::PaperTestbed) {
-        // The testbed's network is 10 Gb/s Ethernet with TCP and no GPUDirect.
-        probe.topology.nicProtocol = Protocol::Ethernet10G;
-        probe.topology.gpuDirectP2P = false;
-    }
-    scenario::fitPlanToCluster(probe);
-    probe.topology.kind = kind; // fitting keeps a one-server kind only for one node
-    m_document->editPlan(probe.hardware, probe.parallel, tr("Choose fabric: %1").arg(tr(kKindNames[index])), 0,
-                         &probe.topology);
+    const scenario::Scenario& s = changed.value();
+    m_document->editPlan(s.hardware, s.parallel, tr("Choose fabric: %1").arg(tr(kKindNames[index])), 0, &s.topology);
 }
 
 void WirePane::showScenario()
@@ -579,8 +595,8 @@ void WirePane::showScenario()
     m_nvlink->setItemText(0, tr("auto (%1)").arg(qs(network::displayName(nvlinkNow))));
     m_nvlink->setCurrentIndex(t.nvlink ? std::max(0, m_nvlink->findData(int(*t.nvlink))) : 0);
     if (!m_nicRate->hasFocus() && m_nicRateProblem->isHidden())
-        m_nicRate->setText(t.nicBandwidth ? qs(formatBytes(*t.nicBandwidth)) + QStringLiteral("/s")
-                                          : tr("auto (%1/s)").arg(qs(formatBytes(network::nicBandwidthOf(t)))));
+        m_nicRate->setText(t.nicBandwidth ? qs(formatBytes(*t.nicBandwidth, units())) + QStringLiteral("/s")
+                                          : tr("auto (%1/s)").arg(qs(formatBytes(network::nicBandwidthOf(t), units()))));
     m_nicPlacement->setCurrentIndex(std::max(0, m_nicPlacement->findData(int(t.nicPlacement))));
     m_nicProtocol->setCurrentIndex(std::max(0, m_nicProtocol->findData(int(t.nicProtocol))));
     m_oversubscription->setValue(t.oversubscription);
@@ -628,6 +644,8 @@ void WirePane::showEvent(QShowEvent* event)
     QWidget::showEvent(event);
     if (m_stale)
         startSimulation();
+    if (m_traceStale)
+        updateTrace();
 }
 
 void WirePane::startSimulation()
@@ -668,13 +686,14 @@ void WirePane::applyResult(WireResult result)
     }
     const bool sameShape = m_result.network && result.network
                            && m_result.network->topology->links().size() == result.network->topology->links().size();
+    m_router.reset(); // it refers to the old topology
     m_result = std::move(result);
     m_current = true;
     const network::StepSimulation& sim = *m_result.simulation;
     const network::Topology& topology = *m_result.network->topology;
     auto loads = std::shared_ptr<const network::LinkLoads>(m_result.network, &m_result.network->loads);
     m_view->setNetwork(m_result.network->topology, loads, m_result.simulation);
-    m_view->setLinkCallers(callersOf(m_result.network->loads));
+    m_view->setLinkCallers(callersOf(m_result.network->loads, units()));
 
     // The throughput chart: the hovered link survives when the fabric kept its shape, else the busiest.
     if (!sameShape || !m_chartLink || *m_chartLink >= topology.links().size()) {
@@ -703,12 +722,16 @@ void WirePane::applyResult(WireResult result)
     };
     // Idle below a millionth of the step is rounding, not a bubble.
     const double idle = sim.idleSeconds < 1e-6 * sim.stepSeconds ? 0.0 : sim.idleSeconds;
+    // Every number a link to its figure: hover for the formula, click for the chain.
+    const FigureSet& sf = sim.figures;
     QString summary = tr("Step time <b>%1</b>: compute %2, exposed communication %3 (%4 of the step), idle %5.")
-                          .arg(qs(formatSeconds(sim.stepSeconds)), qs(formatSeconds(sim.computeSeconds)),
-                               qs(formatSeconds(sim.exposedCommSeconds)), percent(sim.commShare),
-                               qs(formatSeconds(idle)));
+                          .arg(panekit::figureLink(sf, "sim.step_time_s", qs(formatSeconds(sim.stepSeconds))),
+                               panekit::figureLink(sf, "sim.compute_s", qs(formatSeconds(sim.computeSeconds))),
+                               panekit::figureLink(sf, "sim.exposed_comm_s", qs(formatSeconds(sim.exposedCommSeconds))),
+                               panekit::figureLink(sf, "sim.comm_share", percent(sim.commShare)),
+                               panekit::figureLink(sf, "sim.bubble_s", qs(formatSeconds(idle))));
     if (sim.mfu > 0)
-        summary += tr(" MFU %1.").arg(percent(sim.mfu));
+        summary += tr(" MFU %1.").arg(panekit::figureLink(sf, "sim.mfu", percent(sim.mfu)));
     summary += tr(" %1 flows on %2 links").arg(qs(formatInteger(std::int64_t(sim.flows)))).arg(topology.links().size());
     if (sim.symmetryFactor > 1 || sim.closedFormInstances > 0)
         summary += tr(" (%1 simulated: symmetric GPUs share one simulation, private collectives in closed form)")
@@ -732,6 +755,7 @@ void WirePane::applyResult(WireResult result)
         showStatus(tr("Simulated: the drawing is the current scenario's step."), false);
     }
     fillFigures();
+    updateTrace();
 }
 
 void WirePane::fillFigures()
@@ -752,6 +776,8 @@ void WirePane::fillFigures()
         addBoth(m_result.network->figures);
     if (m_result.simulation)
         addBoth(m_result.simulation->figures);
+    if (m_trace)
+        addBoth(m_trace->figures);
     m_figures->setFigures(std::move(shown));
 }
 
@@ -759,7 +785,7 @@ bool WirePane::showFigure(const QString& id)
 {
     if (!m_allFigures.find(id.toStdString()))
         return false;
-    m_chain->setHtml(derivationChainHtml(m_allFigures, id));
+    m_chain->setHtml(derivationChainHtml(m_allFigures, id, units()));
     m_chain->setProperty("figureId", id);
     return true;
 }
@@ -856,12 +882,99 @@ void WirePane::tick()
     if (!m_result.simulation)
         return;
     const double step = m_result.simulation->stepSeconds;
-    const double wall = m_speed->currentData().toDouble();
+    const double wall = playSeconds();
     const double dt = double(m_clock->restart()) / 1000.0;
     double t = m_time + dt * step / std::max(wall, 1e-3);
     if (t > step)
         t = 0; // loop
     setTime(t);
+}
+
+double WirePane::playSeconds() const
+{
+    return m_speed->currentData().toDouble() / std::max(AppSettings::instance()->animationSpeed(), 1e-3);
+}
+
+DisplayUnits WirePane::units() const
+{
+    return AppSettings::instance()->displayUnits();
+}
+
+void WirePane::applyUnits()
+{
+    const DisplayUnits u = units();
+    m_figures->setDisplayUnits(u);
+    m_view->setDisplayUnits(u);
+    m_charts->setDisplayUnits(u);
+    if (m_result.network) {
+        m_view->setLinkCallers(callersOf(m_result.network->loads, u));
+        m_charts->setThroughput(m_result.network->topology.get(), m_result.simulation.get(), m_chartLink);
+        m_charts->setTime(m_time);
+    }
+    showScenario(); // the NIC rate's text
+    updateTrace();
+    const QString shown = m_chain->property("figureId").toString();
+    if (!shown.isEmpty())
+        showFigure(shown);
+}
+
+void WirePane::updateTrace()
+{
+    m_traceStale = false;
+    const qint64 index = m_document->followedToken();
+    m_trace.reset();
+    const bool ready = m_result.network && m_result.derivation && m_result.scenario && m_result.derivation->stage3;
+    if (index < 0 || !ready || std::size_t(index) >= m_result.derivation->tokens().size()) {
+        m_view->clearTracedLinks();
+        m_view->setHighlightedGpus({});
+        m_tokenCaption->hide();
+        fillFigures();
+        return;
+    }
+    if (!m_router)
+        m_router = std::make_unique<network::Router>(*m_result.network->topology);
+    auto trace = scenario::traceToken(*m_result.derivation, *m_result.scenario, std::uint64_t(index),
+                                      m_result.network->topology.get(), {}, m_router.get());
+    if (!trace) {
+        m_view->clearTracedLinks();
+        m_tokenCaption->setText(tr("The followed token cannot be traced on this fabric: %1")
+                                    .arg(qs(trace.error().toString()).toHtmlEscaped()));
+        m_tokenCaption->show();
+        return;
+    }
+    m_trace = std::move(trace).value();
+    fillFigures();
+    const scenario::TokenTrace& t = *m_trace;
+    std::vector<std::pair<network::LinkId, double>> row;
+    std::vector<network::LinkId> gradient;
+    for (const scenario::TokenTraceLink& l : t.links) {
+        if (l.rowBytes > 0)
+            row.emplace_back(l.link, l.rowBytes);
+        else if (l.gradients)
+            gradient.push_back(l.link);
+    }
+    const QString name = panekit::followedTokenCaption(m_document);
+    m_view->setTracedLinks(row, gradient, name);
+    m_view->setHighlightedGpus(std::vector<int>(t.placement.gpus.begin(), t.placement.gpus.end()));
+    const FigureSet& f = m_allFigures;
+    auto link = [&](const char* id, const QString& text) { return panekit::figureLink(f, id, text); };
+    QString text;
+    if (!row.empty())
+        text = tr("<b>%1</b> (its GPUs in yellow): its row crosses %2 link directions (glowing), %3 on the wire in the "
+                  "step, %4 summed over the links.")
+                   .arg(name.toHtmlEscaped(), link("trace.links", QString::number(row.size())),
+                        link("trace.wire_bytes", qs(formatBytes(f.valueOf("trace.wire_bytes"), units()))),
+                        link("trace.link_bytes", qs(formatBytes(f.valueOf("trace.link_bytes"), units()))));
+    else
+        text = tr("<b>%1</b> (its GPUs in yellow): no collective moves its row between GPUs in this plan (pure data "
+                  "parallelism keeps it on one GPU).")
+                   .arg(name.toHtmlEscaped());
+    if (!gradient.empty())
+        text += tr(" The gradient reductions it feeds (with every other token: no byte is its own) cross %1 more "
+                   "(dashed).")
+                    .arg(link("trace.gradient_links", QString::number(gradient.size())));
+    m_tokenCaption->setText(text);
+    m_tokenCaption->show();
 }
 
 void WirePane::updateTimeLabel()

@@ -11,9 +11,11 @@
 // is simulated only while the pane is visible (a hidden pane marks itself stale and simulates when
 // shown), so big scenarios cost nothing elsewhere.
 
+#include "network/routing.h"
 #include "network/simulate.h"
 #include "scenario/derive.h"
 #include "scenario/sweep.h"
+#include "scenario/tokentrace.h"
 
 #include <QWidget>
 
@@ -46,6 +48,7 @@ class WireView;
 
 // What one simulation job produced (shared pointers: the GUI keeps them while the next one runs).
 struct WireResult {
+    std::shared_ptr<const scenario::Scenario> scenario; // the scenario simulated
     std::shared_ptr<const scenario::NetworkStage> network;
     std::shared_ptr<const network::StepSimulation> simulation;
     std::shared_ptr<const scenario::Derivation> derivation;
@@ -110,6 +113,14 @@ public:
     // The link the throughput chart shows (the hovered one, else the most utilized).
     [[nodiscard]] std::optional<network::LinkId> chartedLink() const { return m_chartLink; }
 
+    // The story's live thread: the followed token traced onto the drawn fabric (null when no token is
+    // followed or nothing is simulated yet); the caption under the drawing says what it crosses.
+    [[nodiscard]] const scenario::TokenTrace* tokenTrace() const { return m_trace ? &*m_trace : nullptr; }
+    [[nodiscard]] QLabel* tokenCaption() const { return m_tokenCaption; }
+    [[nodiscard]] QWidget* followChip() const { return m_followChip; }
+    // The animation's pace: one step plays in (the speed box's seconds) / (the settings' animation speed).
+    [[nodiscard]] double playSeconds() const;
+
 protected:
     void showEvent(QShowEvent* event) override;
 
@@ -126,6 +137,9 @@ private:
     void updateTimeLabel();
     void fillFigures();
     void tick();
+    void updateTrace();
+    void applyUnits();
+    [[nodiscard]] DisplayUnits units() const;
 
     Document* m_document;
     WireView* m_view = nullptr;
@@ -185,6 +199,11 @@ private:
     bool m_current = false;
     bool m_stale = true;
     bool m_updating = false;
+    std::optional<scenario::TokenTrace> m_trace;
+    std::unique_ptr<network::Router> m_router; // routes of m_result's topology, kept across traces
+    bool m_traceStale = false; // the followed token changed while the pane was hidden
+    QLabel* m_tokenCaption = nullptr;
+    QWidget* m_followChip = nullptr;
 };
 
 } // namespace tw::ui

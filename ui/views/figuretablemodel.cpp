@@ -87,7 +87,7 @@ QVariant FigureTableModel::data(const QModelIndex& index, int role) const
         }
         break;
     case Qt::ToolTipRole:
-        return qs(f.formula);
+        return figureExplanation(m_figures, f.id, m_units);
     case Qt::TextAlignmentRole:
         if (index.column() == ValueColumn)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
@@ -110,6 +110,24 @@ QVariant FigureTableModel::headerData(int section, Qt::Orientation orientation, 
     case IdColumn: return tr("Id");
     }
     return {};
+}
+
+QString figureExplanation(const FigureSet& figures, const std::string& id, const DisplayUnits& units)
+{
+    const Figure* f = figures.find(id);
+    if (!f)
+        return {};
+    auto value = [&](const Figure& x) { return qs(formatValue(x.value, x.unit, units)); };
+    QString out = QCoreApplication::translate("tw::ui::FigureTableModel", "%1 = %2\n%3").arg(qs(f->label), value(*f), qs(f->formula));
+    if (!f->inputs.empty()) {
+        out += QCoreApplication::translate("tw::ui::FigureTableModel", "\nfrom:");
+        for (const auto& in : f->inputs) {
+            const Figure* x = figures.find(in);
+            out += x ? QStringLiteral("\n  • %1 = %2").arg(qs(x->label), value(*x)) : QStringLiteral("\n  • %1").arg(qs(in));
+        }
+    }
+    out += QCoreApplication::translate("tw::ui::FigureTableModel", "\n(click for the whole chain)");
+    return out;
 }
 
 QString derivationChainHtml(const FigureSet& figures, const QString& id, const DisplayUnits& units)

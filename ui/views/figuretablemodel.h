@@ -36,6 +36,10 @@ private:
     DisplayUnits m_units;
 };
 
+// "label = value", the formula, then each input as "label = value" (a figure's tooltip); empty when the
+// set has no such figure.
+[[nodiscard]] QString figureExplanation(const FigureSet& figures, const std::string& id, const DisplayUnits& units = {});
+
 // A figure's derivation tree back to the inputs as HTML (one indented block per figure: label =
 // value (id), then its formula), for the panes' "where does this number come from" browsers.
 [[nodiscard]] QString derivationChainHtml(const FigureSet& figures, const QString& id, const DisplayUnits& units = {});

@@ -113,9 +113,17 @@ public:
         setZValue(kZCard);
         setAcceptHoverEvents(false);
     }
-    QRectF boundingRect() const override { return m_rect.adjusted(-3, -3, 3, 3); }
+    QRectF boundingRect() const override { return m_rect.adjusted(-7, -7, 7, 7); }
     void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override
     {
+        if (m_token) {
+            // The followed token's GPU: a yellow ring with a dark rim outside the card.
+            p->setBrush(Qt::NoBrush);
+            p->setPen(QPen(kInk, 7.0));
+            p->drawRoundedRect(m_rect.adjusted(-3, -3, 3, 3), m_m.radius + 3, m_m.radius + 3);
+            p->setPen(QPen(QColor(0xF0, 0xE4, 0x42), 4.5));
+            p->drawRoundedRect(m_rect.adjusted(-3, -3, 3, 3), m_m.radius + 3, m_m.radius + 3);
+        }
         QPainterPath shape;
         shape.addRoundedRect(m_rect, m_m.radius, m_m.radius);
         p->setPen(Qt::NoPen);
@@ -175,7 +183,7 @@ public:
     QColor m_fill, m_band;
     QPen m_outline;
     QStringList m_lines;
-    bool m_crosses = false, m_highlighted = false, m_dimmed = false, m_drop = false;
+    bool m_crosses = false, m_highlighted = false, m_dimmed = false, m_drop = false, m_token = false;
 };
 
 // A node's rounded box with its title.
@@ -469,6 +477,7 @@ void MeshView::restyle()
         card->m_dimmed = dimmed;
         card->setOpacity(dimmed ? 0.3 : 1.0);
         card->m_drop = int(g) == m_dropTarget;
+        card->m_token = std::binary_search(m_tokenGpus.begin(), m_tokenGpus.end(), int(g));
         card->setToolTip(tr("GPU %1 on node %2\ndp %3 · pp %4 · tp %5\nTP group: %6\nDP group: %7\nPipeline: %8%9")
                              .arg(g)
                              .arg(gpu.node)
@@ -717,6 +726,16 @@ void MeshView::updateLegend()
     s->setSceneRect(all.adjusted(-10, -10, 10, 10));
 }
 
+void MeshView::setTokenGpus(std::vector<int> gpus)
+{
+    std::sort(gpus.begin(), gpus.end());
+    if (gpus == m_tokenGpus)
+        return;
+    m_tokenGpus = std::move(gpus);
+    if (!m_cards.empty())
+        restyle();
+}
+
 void MeshView::setColorBy(ColorBy mode)
 {
     if (mode == m_colorBy)
@@ -767,7 +786,8 @@ MeshView::CardLook MeshView::cardLook(int gpu) const
     if (gpu < 0 || gpu >= gpuCount())
         return {};
     const GpuCardItem* c = m_cards[std::size_t(gpu)];
-    return {c->m_fill, c->m_band, c->m_outline, c->m_crosses, c->m_highlighted, c->m_dimmed, c->m_lines.join(QLatin1Char('\n'))};
+    return {c->m_fill, c->m_band, c->m_outline, c->m_crosses, c->m_highlighted, c->m_dimmed, c->m_token,
+            c->m_lines.join(QLatin1Char('\n'))};
 }
 
 QRectF MeshView::cardSceneRect(int gpu) const

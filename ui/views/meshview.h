@@ -47,6 +47,7 @@ public:
         bool crossesNodes = false; // its TP group has members on another node
         bool highlighted = false;  // a TP/DP/PP peer of the hovered card (or the hovered card)
         bool dimmed = false;       // a card hovering left unrelated
+        bool token = false;        // holds the followed token's activations (yellow ring)
         QString text;           // the lines drawn, joined by '\n'
     };
 
@@ -61,6 +62,9 @@ public:
     void clear();
 
     void setColorBy(ColorBy mode);
+    // The GPUs holding the followed token (the story's live thread): a yellow ring around each card.
+    void setTokenGpus(std::vector<int> gpus);
+    [[nodiscard]] const std::vector<int>& tokenGpus() const { return m_tokenGpus; }
     [[nodiscard]] ColorBy colorBy() const { return m_colorBy; }
 
     [[nodiscard]] int gpuCount() const { return int(m_cards.size()); }
@@ -122,6 +126,7 @@ private:
     Detail m_detail = Detail::Full;
     ColorBy m_colorBy = ColorBy::DpReplica;
     std::vector<int> m_crossing;
+    std::vector<int> m_tokenGpus; // sorted
     QStringList m_legendEntries;
     QString m_warning;
 

@@ -1,26 +1,66 @@
 #pragma once
-// The colours the drawings share. Okabe & Ito (2008), "Color Universal Design": distinguishable with
-// every common colour-vision deficiency; black is left out of the fills.
+// The colours the drawings share. Two colour-blind-safe schemes, switched at run time by
+// applyScheme() (the viewer's setting; ui/settings/theme.cpp calls it): the arrays are plain
+// variables that the switch overwrites in place, so every drawing that reads them (directly or
+// through a reference) paints the current scheme on its next repaint.
+//  - Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour-vision
+//    deficiency; black is left out of the fills. The default.
+//  - Paul Tol (2021), "Colour schemes", the "bright" qualitative scheme: also distinguishable with
+//    protanopia, deuteranopia and tritanopia; more saturated, holds up better on a projector (its
+//    grey swapped for an indigo, see kTolBright).
+// The drawings keep a light "paper" canvas in both themes, so kInk and kMuted stay dark.
 
 #include <QColor>
 
+#include <algorithm>
 #include <iterator>
 
 namespace tw::ui::palette {
 
-inline const QColor kCategorical[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00), QColor(0x00, 0x9E, 0x73),
-                                      QColor(0xCC, 0x79, 0xA7), QColor(0x56, 0xB4, 0xE9), QColor(0xD5, 0x5E, 0x00),
-                                      QColor(0xF0, 0xE4, 0x42)};
+enum class Scheme { OkabeIto, TolBright };
+
+inline constexpr QColor kOkabeIto[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00), QColor(0x00, 0x9E, 0x73),
+                                       QColor(0xCC, 0x79, 0xA7), QColor(0x56, 0xB4, 0xE9), QColor(0xD5, 0x5E, 0x00),
+                                       QColor(0xF0, 0xE4, 0x42)};
+// Tol's bright order is blue, red, green, yellow, cyan, purple, grey; here purple comes fourth so
+// that the four strategies (the first four) avoid the pale yellow on white paper, and yellow takes
+// Okabe–Ito's "vermillion" slot. Tol's grey (#BBBBBB) would read as "no data yet" (stage 4 greys
+// out the cells not received), so the seventh is indigo #332288 from Tol's "muted" scheme: far
+// darker than every bright colour, so it stays apart from them in every colour vision.
+inline constexpr QColor kTolBright[] = {QColor(0x44, 0x77, 0xAA), QColor(0xEE, 0x66, 0x77), QColor(0x22, 0x88, 0x33),
+                                        QColor(0xAA, 0x33, 0x77), QColor(0x66, 0xCC, 0xEE), QColor(0xCC, 0xBB, 0x44),
+                                        QColor(0x33, 0x22, 0x88)};
+static_assert(std::size(kOkabeIto) == std::size(kTolBright));
+
+inline QColor kCategorical[] = {kOkabeIto[0], kOkabeIto[1], kOkabeIto[2], kOkabeIto[3],
+                                kOkabeIto[4], kOkabeIto[5], kOkabeIto[6]};
 inline constexpr int kCategoricalSize = int(std::size(kCategorical));
-inline const QColor kInk(0x11, 0x18, 0x27);   // text and outlines
-inline const QColor kMuted(0x47, 0x55, 0x69); // secondary text
+static_assert(std::size(kCategorical) == std::size(kOkabeIto));
+inline QColor kInk(0x11, 0x18, 0x27);   // text and outlines
+inline QColor kMuted(0x47, 0x55, 0x69); // secondary text
 
 // One colour per parallelism strategy, the same in every stage-5 drawing and chart:
-// DP blue, PP orange, TP bluish green, EP reddish purple (index = parallel::Strategy).
-inline const QColor kStrategy[4] = {kCategorical[0], kCategorical[1], kCategorical[2], kCategorical[3]};
-// Link load, idle → saturated: light grey → yellow → vermillion (readable on white and on a projector).
-inline const QColor kLoadIdle(0xCB, 0xD5, 0xE1);
-inline const QColor kLoadMid(0xE6, 0x9F, 0x00);
-inline const QColor kLoadFull(0xD5, 0x5E, 0x00);
+// DP, PP, TP, EP (index = parallel::Strategy) = the scheme's first four colours.
+inline QColor kStrategy[4] = {kCategorical[0], kCategorical[1], kCategorical[2], kCategorical[3]};
+// Link load, idle → saturated: light grey → the scheme's yellow/orange → its vermillion/red
+// (readable on white and on a projector).
+inline QColor kLoadIdle(0xCB, 0xD5, 0xE1);
+inline QColor kLoadMid(0xE6, 0x9F, 0x00);
+inline QColor kLoadFull(0xD5, 0x5E, 0x00);
+
+// The scheme the arrays hold now.
+inline Scheme currentScheme = Scheme::OkabeIto;
+
+// Overwrites kCategorical, kStrategy and the load ramp with `scheme`'s colours (GUI thread only;
+// widgets repaint on their own next paint — theme.cpp asks them all).
+inline void applyScheme(Scheme scheme)
+{
+    const QColor* colours = scheme == Scheme::TolBright ? kTolBright : kOkabeIto;
+    std::copy(colours, colours + kCategoricalSize, std::begin(kCategorical));
+    std::copy(colours, colours + int(std::size(kStrategy)), std::begin(kStrategy));
+    kLoadMid = scheme == Scheme::TolBright ? QColor(0xCC, 0xBB, 0x44) : QColor(0xE6, 0x9F, 0x00);
+    kLoadFull = scheme == Scheme::TolBright ? QColor(0xEE, 0x66, 0x77) : QColor(0xD5, 0x5E, 0x00);
+    currentScheme = scheme;
+}
 
 } // namespace tw::ui::palette

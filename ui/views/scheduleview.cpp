@@ -76,9 +76,9 @@ QString qs(const std::string& s)
     return QString::fromStdString(s);
 }
 
-QString bytesText(double b)
+QString bytesText(double b, const DisplayUnits& units)
 {
-    return qs(formatBytes(b));
+    return qs(formatBytes(b, units));
 }
 
 // The point of a rectangle's outline in direction `dir` from its centre, pushed out by `gap`.
@@ -1139,7 +1139,7 @@ void ScheduleView::showTransfers(int scheduleStep, bool inFlight)
         }
         const Message& m = messages[i];
         QString text = m.transfers == 1 ? chunkLabel(m.chunk) : tr("%1 blocks").arg(m.transfers);
-        text += QStringLiteral(" · ") + bytesText(m.bytes);
+        text += QStringLiteral(" · ") + bytesText(m.bytes, m_units);
         if (m.reduce)
             text = QStringLiteral("+ ") + text;
         const ScheduleArrowItem* a = m_arrows[i];
@@ -1261,6 +1261,16 @@ int ScheduleView::arrowLabelsShown() const
     return int(std::count_if(m_labels.begin(), m_labels.end(), [](const ScheduleLabelItem* l) { return l->isVisible(); }));
 }
 
+void ScheduleView::setDisplayUnits(DisplayUnits units)
+{
+    if (units == m_units)
+        return;
+    m_units = units;
+    if (m_valid && !m_inFlight)
+        showTransfers(m_shownStep, false); // the arrows' byte labels
+    updateCaption();
+}
+
 void ScheduleView::updateCaption()
 {
     if (!m_valid) {
@@ -1272,7 +1282,7 @@ void ScheduleView::updateCaption()
     const QString head = tr("%1 · %2 · N = %3 ranks · M = %4")
                              .arg(qs(std::string(collective::displayName(m_spec.op))), qs(std::string(collective::toString(m_spec.algorithm))))
                              .arg(m_n)
-                             .arg(bytesText(m_spec.bytes));
+                             .arg(bytesText(m_spec.bytes, m_units));
     QString line;
     if (m_shownStep < 0) {
         line = tr("Step 0 of %1 — before the first step").arg(m_stepCount);
@@ -1285,7 +1295,7 @@ void ScheduleView::updateCaption()
                    .arg(m_stepCount)
                    .arg(phase())
                    .arg(m_shown.size())
-                   .arg(bytesText(bytes));
+                   .arg(bytesText(bytes, m_units));
         if (m_inFlight)
             line += tr(" (in flight)");
     }

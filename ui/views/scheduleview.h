@@ -11,6 +11,7 @@
 // each arrow, one schedule step per 1/speed seconds. Above kMaxCellRanks ranks the buffers are
 // not drawn (aggregated: arrows and counts only).
 
+#include "base/units.h"
 #include "collective/schedule.h"
 
 #include <QElapsedTimer>
@@ -103,6 +104,9 @@ public:
     [[nodiscard]] int arrowLabelsShown() const;
     [[nodiscard]] QString caption() const { return m_caption; }
     [[nodiscard]] QStringList legendEntries() const { return m_legend; }
+    // Byte sizes of the caption and the arrows' labels in the viewer's units.
+    void setDisplayUnits(DisplayUnits units);
+    [[nodiscard]] DisplayUnits displayUnits() const { return m_units; }
 
     [[nodiscard]] bool isPlaying() const { return m_playing; }
     [[nodiscard]] double speed() const { return m_speed; }
@@ -190,6 +194,7 @@ private:
     QString m_caption;
     QStringList m_legend;
     double m_cellPx = 10; // drawn cell width in scene units
+    DisplayUnits m_units;
 
     // Animation.
     QTimer* m_timer = nullptr;

@@ -120,7 +120,7 @@ void TokenChipView::setTokens(std::shared_ptr<const std::string> text,
     m_spans = std::move(spans);
     m_first = first;
     m_chips.clear();
-    m_highlighted = m_hovered = -1;
+    m_highlighted = m_hovered = m_followed = -1;
     if (m_text && m_spans) {
         const std::size_t last = std::min(m_spans->size(), first + count);
         m_chips.reserve(last > first ? last - first : 0);
@@ -183,8 +183,9 @@ QString TokenChipView::toolTipFor(int chip) const
         return {};
     const auto span = chipSpan(chip);
     const auto bytes = std::string_view(*m_text).substr(span.begin, span.end - span.begin);
-    return tr("Token %1 of %2\nid %3\nbytes (hex): %4\npiece: “%5”")
-        .arg(QLocale().toString(static_cast<qulonglong>(m_first) + static_cast<qulonglong>(chip) + 1),
+    return tr("Token #%1 (%2 of %3)\nid %4\nbytes (hex): %5\npiece: “%6”\nClick to follow it through the five stages")
+        .arg(QLocale().toString(static_cast<qulonglong>(m_first) + static_cast<qulonglong>(chip)),
+             QLocale().toString(static_cast<qulonglong>(m_first) + static_cast<qulonglong>(chip) + 1),
              QLocale().toString(static_cast<qulonglong>(m_spans->size())), QString::number(span.id),
              hexBytes(bytes), visiblePiece(bytes));
 }
@@ -262,7 +263,38 @@ void TokenChipView::paintEvent(QPaintEvent*)
         p.drawRoundedRect(QRectF(it->rect).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4);
         p.setPen(textColor);
         p.drawText(it->rect, Qt::AlignCenter, it->label);
+        if (static_cast<int>(index) == m_followed) {
+            // The followed token: a thick ink outline (dashed while it only follows the pointer) and a dot.
+            p.setBrush(Qt::NoBrush);
+            p.setPen(QPen(QColor(0x11, 0x18, 0x27), 3.0, m_pinned ? Qt::SolidLine : Qt::DashLine));
+            p.drawRoundedRect(QRectF(it->rect).adjusted(-1.5, -1.5, 1.5, 1.5), 5, 5);
+            p.setPen(Qt::NoPen);
+            p.setBrush(QColor(0x11, 0x18, 0x27));
+            p.drawEllipse(QPointF(it->rect.right() - 1, it->rect.top() + 1), 3.5, 3.5);
+        }
     }
+}
+
+void TokenChipView::setFollowed(int chip, bool pinned)
+{
+    if (chip == m_followed && pinned == m_pinned)
+        return;
+    m_followed = chip;
+    m_pinned = pinned;
+    viewport()->update();
+}
+
+void TokenChipView::mousePressEvent(QMouseEvent* event)
+{
+    if (event->button() == Qt::LeftButton) {
+        const int chip = chipAt(event->position().toPoint());
+        if (chip >= 0) {
+            emit clicked(chip);
+            event->accept();
+            return;
+        }
+    }
+    QAbstractScrollArea::mousePressEvent(event);
 }
 
 void TokenChipView::resizeEvent(QResizeEvent* event)

@@ -30,6 +30,12 @@ public:
     void clear();
     void setPlaceholderText(const QString& text);
     void setHighlighted(int chip); // -1 for none
+    // The chip of the token followed through the stages (drawn with a thick outline and a dot); -1 for
+    // none. pinned: the user clicked it (the outline is solid), else it follows the pointer (dashed).
+    void setFollowed(int chip, bool pinned);
+    [[nodiscard]] int followedChip() const { return m_followed; }
+    // Index in the text of chip 0 (chip c is token firstToken() + c).
+    [[nodiscard]] std::size_t firstToken() const { return m_first; }
 
     [[nodiscard]] int chipCount() const { return static_cast<int>(m_chips.size()); }
     [[nodiscard]] QString chipText(int chip) const;
@@ -41,11 +47,13 @@ public:
 
 signals:
     void hovered(int chip); // -1 when the mouse leaves the chips
+    void clicked(int chip); // a left click on a chip
 
 protected:
     void paintEvent(QPaintEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
     bool viewportEvent(QEvent* event) override;
     void changeEvent(QEvent* event) override;
 
@@ -66,6 +74,8 @@ private:
     int m_contentHeight = 0;
     int m_highlighted = -1;
     int m_hovered = -1;
+    int m_followed = -1;
+    bool m_pinned = false;
 };
 
 } // namespace tw::ui

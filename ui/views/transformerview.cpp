@@ -7,6 +7,7 @@
 #include <QGraphicsRectItem>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QScrollBar>
 #include <QResizeEvent>
@@ -91,6 +92,17 @@ TransformerView::TransformerView(QWidget* parent)
     setResizeAnchor(QGraphicsView::NoAnchor);
     setTransformationAnchor(QGraphicsView::NoAnchor);
     setMinimumWidth(260);
+    m_caption = new QLabel(viewport());
+    m_caption->setObjectName(QStringLiteral("transformerFollowCaption"));
+    m_caption->setWordWrap(true);
+    m_caption->setTextFormat(Qt::RichText);
+    m_caption->setStyleSheet(QStringLiteral("QLabel { background: rgba(255, 247, 214, 240); color: #111827; "
+                                            "border: 1px solid #111827; border-radius: 6px; padding: 5px; }"));
+    m_caption->hide();
+    connect(m_caption, &QLabel::linkActivated, this, [this](const QString& link) {
+        if (link.startsWith(QLatin1String("fig:")))
+            emit figureLinkActivated(link.mid(4));
+    });
 }
 
 void TransformerView::setDerivation(const scenario::Derivation* d)
@@ -98,10 +110,16 @@ void TransformerView::setDerivation(const scenario::Derivation* d)
     QGraphicsScene* s = scene();
     const bool first = s->items().isEmpty();
     s->clear();
+    m_followItems.clear();
+    m_marked.clear();
     m_labels.clear();
     m_rects.clear();
-    if (!d)
+    m_symbols.clear();
+    m_wide.clear();
+    if (!d) {
+        m_caption->hide();
         return;
+    }
     const model::ModelConfig& m = d->model;
     const bool gpt = m.family == model::Family::Gpt2;
 
@@ -278,7 +296,8 @@ void TransformerView::setDerivation(const scenario::Derivation* d)
                     const QString sym = qs(t->shapeSymbols), num = shapeNumbers(*t);
                     shape = n == 1 ? QStringLiteral("%1  %2 = %3").arg(chip.symbol, sym, num)
                                    : QStringLiteral("%1  %2\n= %3").arg(chip.symbol, sym, num);
-                    bytes = QStringLiteral("%1 · %2").arg(qs(formatBytes(t->bytes)), qs(t->dtypeName));
+                    bytes = QStringLiteral("%1 · %2").arg(qs(formatBytes(t->bytes, m_units)), qs(t->dtypeName));
+                    m_symbols.insert(chip.tensor, sym);
                 } else {
                     shape = chip.symbol;
                 }
@@ -305,8 +324,11 @@ void TransformerView::setDerivation(const scenario::Derivation* d)
                 rect->setData(kPenRole, QVariant::fromValue(rect->pen()));
                 rect->setCursor(Qt::PointingHandCursor);
                 const QString label = bytes.isEmpty() ? shape : shape + QLatin1Char('\n') + bytes;
-                rect->setToolTip(chip.tensor);
+                rect->setToolTip(tr("%1\n%2\nbytes = the product of the shape × bytes per element; click for the details")
+                                     .arg(chip.tensor, label));
                 m_labels.insert(chip.tensor, QString(label).replace(QLatin1Char('\n'), QLatin1Char(' ')));
+                if (n == 1)
+                    m_wide.insert(chip.tensor);
                 m_rects.insert(chip.tensor, box);
                 placed[r].push_back(box);
                 height = std::max(height, box.height());
@@ -371,6 +393,7 @@ void TransformerView::setDerivation(const scenario::Derivation* d)
     titleItem->setPos(frame.left() + 8, frame.top() + 6);
 
     s->setSceneRect(QRectF(0, 0, kWidth, y));
+    drawFollowedRow();
     selectTensor(m_selected);
     fitWidth();
     if (first) // a new drawing starts at the token ids; redraws after edits keep the user's place
@@ -390,6 +413,71 @@ void TransformerView::resizeEvent(QResizeEvent* event)
 {
     QGraphicsView::resizeEvent(event);
     fitWidth();
+    placeCaption();
+}
+
+void TransformerView::setFollowedRow(std::optional<FollowedRow> row)
+{
+    m_follow = std::move(row);
+    drawFollowedRow();
+}
+
+void TransformerView::placeCaption()
+{
+    if (!m_follow || m_follow->caption.isEmpty()) {
+        m_caption->hide();
+        return;
+    }
+    const int width = std::max(160, viewport()->width() - 16);
+    m_caption->setFixedWidth(width);
+    m_caption->setText(m_follow->caption);
+    m_caption->adjustSize();
+    m_caption->move(8, std::max(4, viewport()->height() - m_caption->height() - 6));
+    m_caption->show();
+    m_caption->raise();
+}
+
+void TransformerView::drawFollowedRow()
+{
+    for (QGraphicsItem* item : std::as_const(m_followItems))
+        delete item;
+    m_followItems.clear();
+    m_marked.clear();
+    placeCaption();
+    if (!m_follow || scene()->items().isEmpty())
+        return;
+    const FollowedRow& f = *m_follow;
+    const QColor ink(0x11, 0x18, 0x27), mark(0xF0, 0xE4, 0x42);
+    // Every tensor shaped [B,T,…] holds the token's row at (b, t).
+    for (auto it = m_symbols.cbegin(); it != m_symbols.cend(); ++it) {
+        if (!it.value().startsWith(QLatin1String("[B,T")))
+            continue;
+        const QRectF box = m_rects.value(it.key());
+        if (box.isNull())
+            continue;
+        m_marked << it.key();
+        auto* halo = scene()->addRect(box.adjusted(-3, -3, 3, 3), QPen(mark, 4.0), Qt::NoBrush);
+        halo->setZValue(-0.5);
+        m_followItems << halo;
+        // A [B,T] grid (T across, B down) with the token's (b, t) marked, beside labels that have a row
+        // of their own (side by side labels have no room for it).
+        if (!m_wide.contains(it.key()))
+            continue;
+        const qreal gw = 46, gh = 26;
+        const QRectF grid(box.right() + 8, box.center().y() - gh / 2, gw, gh);
+        if (grid.right() > kWidth - 2)
+            continue;
+        auto* frame = scene()->addRect(grid, QPen(ink, 0.8), QColor(0xf8, 0xfa, 0xfc));
+        frame->setToolTip(tr("[B,T] = [%1, %2]: the followed token is row b = %3, position t = %4").arg(f.B).arg(f.T).arg(f.b).arg(f.t));
+        m_followItems << frame;
+        const qreal x = grid.left() + 3 + (gw - 6) * (f.T > 1 ? qreal(f.t) / qreal(f.T - 1) : 0.5);
+        const qreal y = grid.top() + 3 + (gh - 6) * (f.B > 1 ? qreal(f.b) / qreal(f.B - 1) : 0.5);
+        const QPen thin(ink, 0.7, Qt::DotLine);
+        scene()->addLine(QLineF(x, grid.top(), x, grid.bottom()), thin)->setParentItem(frame);
+        scene()->addLine(QLineF(grid.left(), y, grid.right(), y), thin)->setParentItem(frame);
+        scene()->addEllipse(QRectF(x - 3.5, y - 3.5, 7, 7), QPen(ink, 1.0), mark)->setParentItem(frame);
+    }
+    m_marked.sort();
 }
 
 QString TransformerView::tensorLabel(const QString& name) const

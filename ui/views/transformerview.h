@@ -4,8 +4,17 @@
 // tensors between them are labels on the edges with their shape in symbols and numbers and their
 // bytes, all read from core's tensor inventory. Clicking a box or a label selects its tensor.
 
+#include "base/units.h"
+
 #include <QGraphicsView>
 #include <QHash>
+#include <QList>
+#include <QSet>
+
+#include <cstdint>
+#include <optional>
+
+class QLabel;
 
 namespace tw::scenario {
 struct Derivation;
@@ -31,8 +40,25 @@ public:
     [[nodiscard]] QString selectedTensor() const { return m_selected; }
     void selectTensor(const QString& name);
 
+    // Byte sizes on the labels in the viewer's units (applies at the next setDerivation).
+    void setDisplayUnits(DisplayUnits units) { m_units = units; }
+
+    // The story's live thread: the followed token is row (b, t) of every [B,T,…] tensor. Each such
+    // tensor's label gets a highlight and a small [B,T] grid with the token's cell marked; `caption`
+    // (rich text, "fig:" links allowed) is shown over the top of the view. nullopt clears it.
+    struct FollowedRow {
+        std::uint64_t b = 0, t = 0, B = 1, T = 1;
+        QString caption;
+    };
+    void setFollowedRow(std::optional<FollowedRow> row);
+    [[nodiscard]] const std::optional<FollowedRow>& followedRow() const { return m_follow; }
+    // The tensors whose row of the followed token is marked (those shaped [B,T,…]).
+    [[nodiscard]] QStringList markedTensors() const { return m_marked; }
+    [[nodiscard]] QLabel* followCaption() const { return m_caption; }
+
 signals:
     void tensorClicked(const QString& name);
+    void figureLinkActivated(const QString& id); // a "fig:" link of the caption was clicked
 
 protected:
     void mousePressEvent(QMouseEvent* event) override;
@@ -40,10 +66,19 @@ protected:
 
 private:
     void fitWidth();
+    void drawFollowedRow();
+    void placeCaption();
 
     QHash<QString, QString> m_labels;
     QHash<QString, QRectF> m_rects;
+    QHash<QString, QString> m_symbols; // tensor → its shape in symbols ("[B,T,d]")
+    QSet<QString> m_wide;              // tensors whose label has a row of its own
     QString m_selected;
+    DisplayUnits m_units;
+    std::optional<FollowedRow> m_follow;
+    QList<QGraphicsItem*> m_followItems;
+    QStringList m_marked;
+    QLabel* m_caption = nullptr;
 };
 
 } // namespace tw::ui

@@ -37,6 +37,7 @@ const QColor kPartFill(Qt::white);
 const QColor kSwitchFill(0xE2, 0xE8, 0xF0);
 const QColor kNvSwitchFill(0x47, 0x55, 0x69);
 const QColor kUnknownStrategy(0x64, 0x74, 0x8B);
+const QColor kTokenGlow(0xF0, 0xE4, 0x42); // the followed token's links (palette yellow)
 
 // World units: one GPU column is kU wide; everything else is sized from it.
 constexpr double kU = 100;
@@ -75,8 +76,8 @@ double capacityWidth(double bandwidth)
 }
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
-QString bytesText(double b) { return qs(formatBytes(b)); }
-QString rateText(double r) { return qs(formatBytes(r)) + QStringLiteral("/s"); }
+QString bytesText(double b, const DisplayUnits& u = {}) { return qs(formatBytes(b, u)); }
+QString rateText(double r, const DisplayUnits& u = {}) { return qs(formatBytes(r, u)) + QStringLiteral("/s"); }
 QString percent(double x) { return QString::number(x * 100, 'f', x < 0.1 ? 1 : 0) + QStringLiteral(" %"); }
 
 const char* const kStrategyName[4] = {"DP", "PP", "TP", "EP"};
@@ -308,6 +309,49 @@ void WireView::setTime(double seconds)
 {
     const double end = m_simulation ? m_simulation->stepSeconds : 0;
     m_time = std::clamp(std::isfinite(seconds) ? seconds : 0.0, 0.0, std::max(0.0, end));
+    update();
+}
+
+void WireView::setTracedLinks(std::vector<std::pair<LinkId, double>> rowLinks, std::vector<LinkId> gradientLinks,
+                              QString name)
+{
+    std::sort(rowLinks.begin(), rowLinks.end());
+    std::sort(gradientLinks.begin(), gradientLinks.end());
+    m_traced.clear();
+    m_tracedBytes.clear();
+    for (const auto& [l, b] : rowLinks) {
+        m_traced.push_back(l);
+        m_tracedBytes.push_back(b);
+    }
+    // A link carrying its row is drawn as such even when a gradient reduction crosses it too.
+    gradientLinks.erase(std::remove_if(gradientLinks.begin(), gradientLinks.end(),
+                                       [&](LinkId l) { return std::binary_search(m_traced.begin(), m_traced.end(), l); }),
+                        gradientLinks.end());
+    m_tracedGradient = std::move(gradientLinks);
+    m_traceName = std::move(name);
+    update();
+}
+
+void WireView::clearTracedLinks()
+{
+    setTracedLinks({}, {}, {});
+}
+
+double WireView::tracedBytes(LinkId link) const
+{
+    const auto it = std::lower_bound(m_traced.begin(), m_traced.end(), link);
+    return it != m_traced.end() && *it == link ? m_tracedBytes[std::size_t(it - m_traced.begin())] : 0.0;
+}
+
+bool WireView::isTraced(LinkId link) const
+{
+    return std::binary_search(m_traced.begin(), m_traced.end(), link)
+           || std::binary_search(m_tracedGradient.begin(), m_tracedGradient.end(), link);
+}
+
+void WireView::setDisplayUnits(DisplayUnits units)
+{
+    m_units = units;
     update();
 }
 
@@ -1034,6 +1078,8 @@ std::optional<LinkId> WireView::hoveredLink() const
 
 QString WireView::linkToolTip(LinkId link) const
 {
+    auto bytesIn = [this](double v) { return bytesText(v, m_units); };
+    auto rateIn = [this](double v) { return rateText(v, m_units); };
     if (!m_topology || link >= m_topology->links().size())
         return {};
     const network::Topology& t = *m_topology;
@@ -1065,21 +1111,21 @@ QString WireView::linkToolTip(LinkId link) const
                      .arg(t.node(l.from).server >= 0 ? to : from);
     lines << QStringLiteral("<b>%1</b>  (%2 → %3)").arg(qs(l.id), from, to);
     lines << QStringLiteral("%1, %2 per direction%3")
-                 .arg(qs(std::string(network::displayName(l.protocol))), rateText(l.bandwidth),
-                      members.size() > 1 ? QStringLiteral(" (Σ %1)").arg(rateText(bandwidth)) : QString());
+                 .arg(qs(std::string(network::displayName(l.protocol))), rateIn(l.bandwidth),
+                      members.size() > 1 ? QStringLiteral(" (Σ %1)").arg(rateIn(bandwidth)) : QString());
     if (haveLoads || payload > 0) {
         QStringList by;
         for (int k = 0; k < 4; ++k)
             if (payloadBy[k] > 0)
-                by << QStringLiteral("%1 %2").arg(QLatin1String(kStrategyName[k]), bytesText(payloadBy[k]));
-        lines << QStringLiteral("Payload per step: %1%2").arg(bytesText(payload), by.isEmpty() ? QString() : QStringLiteral(" (") + by.join(QStringLiteral(", ")) + QStringLiteral(")"));
+                by << QStringLiteral("%1 %2").arg(QLatin1String(kStrategyName[k]), bytesIn(payloadBy[k]));
+        lines << QStringLiteral("Payload per step: %1%2").arg(bytesIn(payload), by.isEmpty() ? QString() : QStringLiteral(" (") + by.join(QStringLiteral(", ")) + QStringLiteral(")"));
         if (haveLoads)
-            lines << QStringLiteral("Wire bytes per step: %1").arg(bytesText(wire));
+            lines << QStringLiteral("Wire bytes per step: %1").arg(bytesIn(wire));
     }
     if (m_simulation && m_simulation->stepSeconds > 0 && bandwidth > 0) {
         const double u = payload / (bandwidth * m_simulation->stepSeconds);
         lines << QStringLiteral("Utilization over the step: %1 = %2 / (%3 × %4)")
-                     .arg(percent(u), bytesText(payload), rateText(bandwidth), qs(formatSeconds(m_simulation->stepSeconds)));
+                     .arg(percent(u), bytesIn(payload), rateIn(bandwidth), qs(formatSeconds(m_simulation->stepSeconds)));
         Rates now;
         for (const LinkId m : members) {
             const Rates r = ratesOf(m);
@@ -1091,11 +1137,23 @@ QString WireView::linkToolTip(LinkId link) const
         QStringList by;
         for (int k = 0; k < 4; ++k)
             if (now.byStrategy[k] > 0)
-                by << QStringLiteral("%1 %2").arg(QLatin1String(kStrategyName[k]), rateText(now.byStrategy[k]));
+                by << QStringLiteral("%1 %2").arg(QLatin1String(kStrategyName[k]), rateIn(now.byStrategy[k]));
         lines << QStringLiteral("Rate at %1: %2 (%3 of the bandwidth)%4")
-                     .arg(qs(formatSeconds(m_time)), rateText(now.total), percent(now.total / bandwidth),
+                     .arg(qs(formatSeconds(m_time)), rateIn(now.total), percent(now.total / bandwidth),
                           by.isEmpty() ? QString() : QStringLiteral(": ") + by.join(QStringLiteral(", ")));
     }
+    // The followed token (the story's live thread).
+    double tokenBytes = 0;
+    bool tokenGradient = false;
+    for (const LinkId m : members) {
+        tokenBytes += tracedBytes(m);
+        tokenGradient = tokenGradient || std::binary_search(m_tracedGradient.begin(), m_tracedGradient.end(), m);
+    }
+    if (tokenBytes > 0)
+        lines << QStringLiteral("<b>%1</b>: its row crosses here, %2 per step").arg(m_traceName.toHtmlEscaped(), bytesIn(tokenBytes));
+    else if (tokenGradient)
+        lines << QStringLiteral("<b>%1</b>: a gradient reduction it feeds crosses here (no byte is its own)")
+                     .arg(m_traceName.toHtmlEscaped());
     QStringList callers;
     for (const LinkId m : members)
         if (m < m_callers.size())
@@ -1317,12 +1375,35 @@ void WireView::paintEvent(QPaintEvent*)
         if (visible[i])
             rates[i] = segmentRates(int(i));
     }
+    // Per line: 1 = carries the followed token's row, 2 = only a gradient reduction it feeds, 0 = neither.
+    std::vector<char> traced(n, 0);
+    if (!m_traced.empty() || !m_tracedGradient.empty())
+        for (std::size_t i = 0; i < n; ++i)
+            for (const LinkId m : L.segments[i].members) {
+                if (std::binary_search(m_traced.begin(), m_traced.end(), m)) {
+                    traced[i] = 1;
+                    break;
+                }
+                if (std::binary_search(m_tracedGradient.begin(), m_tracedGradient.end(), m))
+                    traced[i] = 2;
+            }
     auto drawLines = [&](bool between) {
         for (std::size_t i = 0; i < n; ++i) {
             if (!visible[i] || L.segments[i].between != between)
                 continue;
             if (int(i) == L.hoveredSegment) {
                 p.setPen(QPen(kInk, lines[i].width + 3, Qt::SolidLine, Qt::FlatCap));
+                p.drawLine(lines[i].p, lines[i].q);
+            }
+            // The followed token's links: a yellow glow with a dark rim under the load colour (solid where
+            // its row crosses, dashed where only a gradient reduction it feeds does).
+            if (traced[i] == 1) {
+                p.setPen(QPen(kInk, lines[i].width + 7, Qt::SolidLine, Qt::RoundCap));
+                p.drawLine(lines[i].p, lines[i].q);
+                p.setPen(QPen(kTokenGlow, lines[i].width + 4, Qt::SolidLine, Qt::RoundCap));
+                p.drawLine(lines[i].p, lines[i].q);
+            } else if (traced[i] == 2) {
+                p.setPen(QPen(kInk, lines[i].width + 4, Qt::DashLine, Qt::FlatCap));
                 p.drawLine(lines[i].p, lines[i].q);
             }
             QColor c = m_simulation ? loadColor(rates[i].bandwidth > 0 ? rates[i].total / rates[i].bandwidth : 0)
@@ -1471,6 +1552,20 @@ void WireView::drawLegend(QPainter& p) const
     x += gw + 6;
     p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), tr("100 %"));
     x += fm.horizontalAdvance(tr("100 %")) + 20;
+    if (!m_traced.empty() || !m_tracedGradient.empty()) {
+        // The followed token's glow.
+        p.setRenderHint(QPainter::Antialiasing, true);
+        p.setPen(QPen(kInk, 8, Qt::SolidLine, Qt::RoundCap));
+        p.drawLine(QPointF(x, cy), QPointF(x + 18, cy));
+        p.setPen(QPen(kTokenGlow, 5, Qt::SolidLine, Qt::RoundCap));
+        p.drawLine(QPointF(x, cy), QPointF(x + 18, cy));
+        p.setRenderHint(QPainter::Antialiasing, false);
+        x += 26;
+        p.setPen(kInk);
+        const QString token = m_traceName.isEmpty() ? tr("followed token") : m_traceName;
+        p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), token);
+        x += fm.horizontalAdvance(token) + 20;
+    }
     p.setPen(kMuted);
     const QString width = tr("line width = capacity; the two directions side by side");
     if (x + fm.horizontalAdvance(width) < strip.right() - 8)

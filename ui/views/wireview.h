@@ -16,6 +16,7 @@
 // and shows a tooltip (payload and wire bytes, utilization over the step, the rate now, the
 // collectives using it when the pane has supplied them through setLinkCallers).
 
+#include "base/units.h"
 #include "network/linkload.h"
 #include "network/simulate.h"
 #include "network/topology.h"
@@ -60,6 +61,21 @@ public:
 
     // The GPUs to emphasise (the stage 3 token's GPUs, or a hovered group); empty for none.
     void setHighlightedGpus(std::vector<int> gpus);
+    [[nodiscard]] const std::vector<int>& highlightedGpus() const { return m_highlighted; }
+
+    // The story's live thread: the links the followed token's row crosses (with its bytes per step on
+    // each) glow yellow under their load colour; the links only a gradient reduction it feeds crosses
+    // get a dashed dark outline. `name` ("token #12 “·che”") is used in the legend and the tooltips.
+    void setTracedLinks(std::vector<std::pair<network::LinkId, double>> rowLinks,
+                        std::vector<network::LinkId> gradientLinks, QString name);
+    void clearTracedLinks();
+    [[nodiscard]] const std::vector<network::LinkId>& tracedLinks() const { return m_traced; }          // ascending
+    [[nodiscard]] const std::vector<network::LinkId>& tracedGradientLinks() const { return m_tracedGradient; } // ascending, not in tracedLinks
+    [[nodiscard]] bool isTraced(network::LinkId link) const;
+    [[nodiscard]] double tracedBytes(network::LinkId link) const; // its row's bytes per step on the link
+
+    // Byte sizes of the tooltips in the viewer's units.
+    void setDisplayUnits(DisplayUnits units);
 
     // Zoom factor (1 = fitted); zoom about the widget centre.
     void setZoom(double zoom);
@@ -130,6 +146,10 @@ private:
     std::shared_ptr<const network::StepSimulation> m_simulation;
     std::vector<QStringList> m_callers;
     std::vector<int> m_highlighted;
+    std::vector<network::LinkId> m_traced, m_tracedGradient;
+    std::vector<double> m_tracedBytes;
+    QString m_traceName;
+    DisplayUnits m_units;
     double m_time = 0;
     int m_openServer = -1;
 };

@@ -1,0 +1,41 @@
+#pragma once
+// The viewer's appearance applied to the running application: the Fusion style (radio and check
+// box outlines made visible on dark) with a light or a dark QPalette, the application font scaled
+// from the font the application started with (never cumulatively), and the drawings' colour scheme
+// (views/palette.h). followAppSettings() keeps it in step with AppSettings; after every change
+// each widget repaints.
+//
+// The drawings (stage views, charts) keep their light "paper" canvas in the dark theme: their ink
+// is dark on white in both themes, like a printed figure on a dark desk.
+
+#include "appsettings.h"
+
+#include <QFont>
+#include <QPalette>
+
+class QApplication;
+
+namespace tw::ui::theme {
+
+// The application font as it was before the first scaling (captured on the first call of any
+// function here).
+[[nodiscard]] QFont baseFont();
+// baseFont() scaled by AppSettings' font scale times `extra` (presentation mode passes its zoom).
+[[nodiscard]] QFont scaledFont(double extra = 1.0);
+// The Fusion palette of a theme.
+[[nodiscard]] QPalette paletteFor(AppSettings::Theme theme);
+
+// Colours for text a widget writes itself (rich-text labels, style sheets) on the window's
+// background, readable in the current theme (at least 5.5:1 on Window, WCAG AA asks 4.5): links,
+// secondary text, errors. Light: #0B4F8A, #475569, #B91C1C; dark: #7CC0FF, #A3AAB5, #FF8A80.
+// Widgets that bake them into HTML rebuild it on AppSettings::themeChanged.
+[[nodiscard]] QColor linkColor();
+[[nodiscard]] QColor mutedTextColor();
+[[nodiscard]] QColor errorColor();
+
+// Applies AppSettings' theme, font scale and palette scheme to `app`, then repaints every widget.
+void applyAppearance(QApplication& app);
+// applyAppearance now and again whenever the theme, the font scale or the palette scheme changes.
+void followAppSettings(QApplication& app);
+
+} // namespace tw::ui::theme

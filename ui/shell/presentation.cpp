@@ -1,0 +1,393 @@
+#include "presentation.h"
+
+#include "mainwindow.h"
+#include "narrationbar.h"
+#include "panes/collectivepane.h"
+#include "panes/parallelpane.h"
+#include "panes/tensorpane.h"
+#include "panes/textpane.h"
+#include "panes/wirepane.h"
+#include "settings/appsettings.h"
+#include "views/meshview.h"
+#include "views/scheduleview.h"
+#include "views/tokenchipview.h"
+#include "views/transformerview.h"
+#include "views/wireview.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QGraphicsView>
+#include <QKeyEvent>
+#include <QMenuBar>
+#include <QProgressBar>
+#include <QSplitter>
+#include <QTimer>
+#include <QToolBar>
+#include <QWindow>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tw::ui {
+
+namespace {
+
+constexpr double kMinViewScale = 0.1, kMaxViewScale = 12.0;
+
+QFont scaled(QFont font, double factor)
+{
+    if (font.pointSizeF() > 0)
+        font.setPointSizeF(font.pointSizeF() * factor);
+    else if (font.pixelSize() > 0)
+        font.setPixelSize(std::max(1, int(std::lround(font.pixelSize() * factor))));
+    return font;
+}
+
+} // namespace
+
+Presentation::Presentation(MainWindow* window)
+    : QObject(window)
+    , m_window(window)
+{
+    setObjectName(QStringLiteral("presentation"));
+    m_action = new QAction(tr("&Presentation mode"), this);
+    m_action->setObjectName(QStringLiteral("presentationAction"));
+    m_action->setCheckable(true);
+    m_action->setShortcut(QKeySequence(Qt::Key_F5));
+    m_action->setShortcutContext(Qt::WindowShortcut);
+    m_action->setStatusTip(tr("Full screen, large fonts, keyboard only: ← → stages, space plays, + − zoom, Esc leaves"));
+    connect(m_action, &QAction::toggled, this, &Presentation::setActive);
+    // The menu bar is hidden while presenting: the window carries the action so F5 still works.
+    m_window->addAction(m_action);
+    // The settings re-apply the appearance (the application font included) on these: present that font.
+    auto later = [this] { QTimer::singleShot(0, this, &Presentation::onAppearanceChanged); };
+    connect(AppSettings::instance(), &AppSettings::fontScaleChanged, this, later);
+    connect(AppSettings::instance(), &AppSettings::themeChanged, this, later);
+    connect(AppSettings::instance(), &AppSettings::paletteSchemeChanged, this, later);
+}
+
+Presentation::~Presentation()
+{
+    // Only the application-wide parts: the window is being destroyed with its widgets.
+    if (m_active) {
+        qApp->removeEventFilter(this);
+        if (QApplication::font() == m_presentingFont)
+            QApplication::setFont(m_baseFont);
+    }
+}
+
+void Presentation::setActive(bool active)
+{
+    if (active == m_active)
+        return;
+    m_active = active;
+    {
+        const QSignalBlocker block(m_action);
+        m_action->setChecked(active);
+    }
+    NarrationBar* narration = m_window->narrationBar();
+    if (active) {
+        m_baseFont = QApplication::font();
+        m_savedState = m_window->windowState();
+        m_savedGeometry = m_window->geometry();
+        // Full screen first: the window's normal geometry is remembered before the big font can widen it.
+        m_window->setWindowState(m_savedState | Qt::WindowFullScreen);
+        // Put away what the projector does not need: the menus, the toolbars, what surrounds each
+        // stage's drawing (putAway).
+        m_hidden.clear();
+        auto hide = [this](QWidget* w) {
+            if (w && !w->isHidden()) {
+                w->hide();
+                m_hidden.emplace_back(w);
+            }
+        };
+        hide(m_window->menuBar());
+        for (QToolBar* bar : m_window->findChildren<QToolBar*>())
+            hide(bar);
+        for (QWidget* w : putAway())
+            hide(w);
+        // A pane's followed-token chip keeps its natural width when the row beside it is put away.
+        for (QWidget* pane : m_window->panes()) {
+            for (QWidget* chip : pane->findChildren<QWidget*>(QStringLiteral("followChip"), Qt::FindDirectChildrenOnly)) {
+                m_policies.emplace_back(chip, chip->sizePolicy());
+                QSizePolicy fixed = chip->sizePolicy();
+                fixed.setHorizontalPolicy(QSizePolicy::Maximum);
+                chip->setSizePolicy(fixed);
+            }
+        }
+        m_narrationWasHidden = narration->isHidden();
+        narration->show();
+        narration->setLarge(true);
+        applyPresentingFont();
+        qApp->installEventFilter(this);
+    } else {
+        qApp->removeEventFilter(this);
+        // The settings' font exactly, unless someone (the settings dialog) replaced ours meanwhile.
+        if (QApplication::font() == m_presentingFont)
+            QApplication::setFont(m_baseFont);
+        narration->setLarge(false);
+        narration->setHidden(m_narrationWasHidden);
+        for (const QPointer<QWidget>& w : m_hidden)
+            if (w)
+                w->show();
+        m_hidden.clear();
+        for (const auto& [w, policy] : m_policies)
+            if (w)
+                w->setSizePolicy(policy);
+        m_policies.clear();
+        restoreZoom();
+        m_window->setWindowState(m_savedState);
+        // The window's size from before, once the normal font has reached every widget and the layouts
+        // have shrunk (posted events, some panes relayout later): until then the minimum size is still
+        // the large font's and keeps the window wide. Retried for a moment, then left as it is.
+        if (!(m_savedState & (Qt::WindowMaximized | Qt::WindowFullScreen)))
+            restoreGeometrySoon(m_savedGeometry, 40);
+    }
+    emit activeChanged(active);
+}
+
+QWidget* Presentation::mainDrawing(int stage) const
+{
+    switch (stage) {
+    case 0: return m_window->textPane()->chipView();
+    case 1: return m_window->tensorPane()->diagram();
+    case 2: return m_window->parallelPane()->meshView();
+    case 3: return m_window->collectivePane()->view();
+    case 4: return m_window->wirePane()->view();
+    default: return nullptr;
+    }
+}
+
+std::vector<QWidget*> Presentation::putAway() const
+{
+    // Around each stage's drawing: every splitter on the way from the drawing up to its pane keeps only
+    // the side holding the drawing (stage 1 keeps the token ids too: what the model reads), and the pane's
+    // plain control rows go (stage 1's sample, tokenizer and replay row). Captions, the followed-token
+    // chip, message bars and progress rows stay.
+    std::vector<QWidget*> out;
+    const QList<QWidget*> panes = m_window->panes();
+    for (int stage = 0; stage < panes.size(); ++stage) {
+        QWidget* pane = panes[stage];
+        QWidget* drawing = mainDrawing(stage);
+        if (!drawing || !pane->isAncestorOf(drawing))
+            continue;
+        QWidget* keep = stage == 0 ? m_window->textPane()->idStrip() : nullptr;
+        for (QWidget* w = drawing; w && w != pane; w = w->parentWidget()) {
+            auto* split = qobject_cast<QSplitter*>(w->parentWidget());
+            if (!split)
+                continue;
+            for (int i = 0; i < split->count(); ++i) {
+                QWidget* side = split->widget(i);
+                if (side != w && !(keep && (side == keep || side->isAncestorOf(keep))))
+                    out.push_back(side);
+            }
+        }
+        for (QWidget* child : pane->findChildren<QWidget*>(Qt::FindDirectChildrenOnly))
+            if (child->metaObject() == &QWidget::staticMetaObject && !child->isAncestorOf(drawing)
+                && !child->findChild<QProgressBar*>())
+                out.push_back(child);
+    }
+    return out;
+}
+
+void Presentation::restoreGeometrySoon(QRect geometry, int tries)
+{
+    QTimer::singleShot(10, this, [this, geometry, tries] {
+        if (m_active || (m_window->windowState() & (Qt::WindowMaximized | Qt::WindowFullScreen)))
+            return;
+        m_window->setGeometry(geometry);
+        if (m_window->geometry().size() != geometry.size() && tries > 1)
+            restoreGeometrySoon(geometry, tries - 1);
+    });
+}
+
+void Presentation::applyPresentingFont()
+{
+    m_presentingFont = scaled(m_baseFont, kFontScale);
+    QApplication::setFont(m_presentingFont);
+}
+
+void Presentation::onAppearanceChanged()
+{
+    // The settings applied their font while presenting (a new scale, a new theme): present it, enlarged.
+    if (!m_active || QApplication::font() == m_presentingFont)
+        return;
+    m_baseFont = QApplication::font();
+    applyPresentingFont();
+}
+
+void Presentation::nextStage()
+{
+    m_window->setStage(std::min(m_window->stage() + 1, m_window->stageCount() - 1));
+}
+
+void Presentation::previousStage()
+{
+    m_window->setStage(std::max(m_window->stage() - 1, 0));
+}
+
+bool Presentation::isPlaying() const
+{
+    switch (m_window->stage()) {
+    case 3: return m_window->collectivePane()->view()->isPlaying();
+    case 4: return m_window->wirePane()->isPlaying();
+    default: return false;
+    }
+}
+
+void Presentation::togglePlaying()
+{
+    switch (m_window->stage()) {
+    case 3: {
+        ScheduleView* view = m_window->collectivePane()->view();
+        view->isPlaying() ? view->pause() : view->play();
+        break;
+    }
+    case 4: m_window->wirePane()->setPlaying(!m_window->wirePane()->isPlaying()); break;
+    default: break;
+    }
+}
+
+void Presentation::zoomBy(double factor)
+{
+    auto scaleView = [this, factor](QGraphicsView* view) {
+        const bool known = std::any_of(m_viewTransforms.begin(), m_viewTransforms.end(),
+                                       [view](const auto& saved) { return saved.first == view; });
+        if (!known)
+            m_viewTransforms.emplace_back(view, view->transform());
+        const double now = view->transform().m11();
+        const double target = std::clamp(now * factor, kMinViewScale, kMaxViewScale);
+        if (now > 0)
+            view->scale(target / now, target / now);
+    };
+    switch (m_window->stage()) {
+    case 0: {
+        TokenChipView* chips = m_window->textPane()->chipView();
+        if (!m_chipFont) {
+            m_chipFont = chips->font();
+            m_chipFontWasSet = chips->testAttribute(Qt::WA_SetFont);
+        }
+        const QFont now = chips->font();
+        const double base = m_chipFont->pointSizeF() > 0 ? m_chipFont->pointSizeF() : 10;
+        if (now.pointSizeF() > 0) {
+            const double size = std::clamp(now.pointSizeF() * factor, base * 0.5, base * 4);
+            QFont f = now;
+            f.setPointSizeF(size);
+            chips->setFont(f);
+        }
+        break;
+    }
+    case 1: scaleView(m_window->tensorPane()->diagram()); break;
+    case 2: scaleView(m_window->parallelPane()->meshView()); break;
+    case 3: scaleView(m_window->collectivePane()->view()); break;
+    case 4: {
+        WireView* wire = m_window->wirePane()->view();
+        if (!m_wireZoom)
+            m_wireZoom = wire->zoom();
+        wire->setZoom(wire->zoom() * factor);
+        break;
+    }
+    default: break;
+    }
+}
+
+void Presentation::resetZoom()
+{
+    switch (m_window->stage()) {
+    case 0:
+        if (m_chipFont) {
+            TokenChipView* chips = m_window->textPane()->chipView();
+            chips->setFont(m_chipFontWasSet ? *m_chipFont : QFont());
+            if (!m_chipFontWasSet)
+                chips->setAttribute(Qt::WA_SetFont, false);
+            m_chipFont.reset();
+        }
+        break;
+    case 4: m_window->wirePane()->view()->fitToView(); break;
+    default: {
+        QGraphicsView* view = m_window->stage() == 1   ? static_cast<QGraphicsView*>(m_window->tensorPane()->diagram())
+                              : m_window->stage() == 2 ? static_cast<QGraphicsView*>(m_window->parallelPane()->meshView())
+                                                       : static_cast<QGraphicsView*>(m_window->collectivePane()->view());
+        for (auto it = m_viewTransforms.begin(); it != m_viewTransforms.end(); ++it) {
+            if (it->first == view) {
+                view->setTransform(it->second);
+                m_viewTransforms.erase(it);
+                break;
+            }
+        }
+        break;
+    }
+    }
+}
+
+void Presentation::restoreZoom()
+{
+    if (m_chipFont) {
+        TokenChipView* chips = m_window->textPane()->chipView();
+        chips->setFont(m_chipFontWasSet ? *m_chipFont : QFont());
+        if (!m_chipFontWasSet)
+            chips->setAttribute(Qt::WA_SetFont, false);
+        m_chipFont.reset();
+    }
+    if (m_wireZoom) {
+        m_window->wirePane()->view()->setZoom(*m_wireZoom);
+        m_wireZoom.reset();
+    }
+    for (const auto& [view, transform] : m_viewTransforms)
+        if (view)
+            view->setTransform(transform);
+    m_viewTransforms.clear(); // and they fit themselves again when the window leaves full screen
+}
+
+bool Presentation::isOurs(QObject* watched) const
+{
+    if (watched->isWidgetType())
+        return static_cast<QWidget*>(watched)->window() == m_window;
+    if (auto* window = qobject_cast<QWindow*>(watched))
+        return window == m_window->windowHandle();
+    return false;
+}
+
+bool Presentation::eventFilter(QObject* watched, QEvent* event)
+{
+    if (!m_active || event->type() != QEvent::KeyPress || !isOurs(watched))
+        return QObject::eventFilter(watched, event);
+    auto* key = static_cast<QKeyEvent*>(event);
+    // Keys with Ctrl, Alt or Meta are the menus' (Ctrl+Z, Ctrl+1 …).
+    if (key->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier))
+        return QObject::eventFilter(watched, event);
+    const bool repeat = key->isAutoRepeat();
+    switch (key->key()) {
+    case Qt::Key_Right:
+    case Qt::Key_PageDown:
+        if (!repeat)
+            nextStage();
+        return true;
+    case Qt::Key_Left:
+    case Qt::Key_PageUp:
+        if (!repeat)
+            previousStage();
+        return true;
+    case Qt::Key_Space:
+        if (!repeat)
+            togglePlaying();
+        return true;
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomBy(kZoomStep);
+        return true;
+    case Qt::Key_Minus:
+    case Qt::Key_Underscore:
+        zoomBy(1 / kZoomStep);
+        return true;
+    case Qt::Key_0:
+        resetZoom();
+        return true;
+    case Qt::Key_Escape:
+        leave();
+        return true;
+    default: return QObject::eventFilter(watched, event);
+    }
+}
+
+} // namespace tw::ui
