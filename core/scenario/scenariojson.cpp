@@ -706,6 +706,7 @@ ScenarioLoad loadScenario(std::string_view text, const std::string& fileName)
         return load;
 
     Scenario s = readScenario(root, r);
+    const bool readCleanly = errors.empty();
     // Range and consistency checks; a field already refused while reading is not reported twice.
     std::set<std::string> reported;
     for (const Error& e : errors)
@@ -718,6 +719,8 @@ ScenarioLoad loadScenario(std::string_view text, const std::string& fileName)
     }
     if (errors.empty())
         load.scenario = std::move(s);
+    else if (readCleanly)
+        load.unchecked = std::move(s);
     return load;
 }
 

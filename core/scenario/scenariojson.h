@@ -18,6 +18,9 @@ inline constexpr int kMaxJsonDepth = 64;
 // A scenario, or every problem found (each with file, JSON path, and line/column for syntax errors).
 struct ScenarioLoad {
     std::optional<Scenario> scenario; // set only when errors is empty
+    // Every field read as its type, but the whole does not validate (d = 1024 with 12 heads): what an
+    // editor in the middle of an edit holds. For recovering such work; never derived as is.
+    std::optional<Scenario> unchecked;
     std::vector<Error> errors;
 };
 

@@ -56,6 +56,7 @@ std::string nested(const std::string& prefix, const std::string& open, int depth
 class TestScenario : public QObject {
     Q_OBJECT
 private slots:
+    void uncheckedKeepsAScenarioThatReadsButDoesNotValidate();
     void presetNamesAreTheIssues();
     void roundTripEveryPreset_data();
     void roundTripEveryPreset();
@@ -647,6 +648,29 @@ void TestScenario::relativePathsFollowTheFile()
     QCOMPARE(r.tokenizer.path, std::string("/abs/tokenizer.json"));
     // A file in the current folder leaves relative paths as they are.
     QCOMPARE(resolvePaths(s, "run.json").text.path, std::string("texts/inferno.txt"));
+}
+
+// d = 1024 with 12 heads reads field by field but fails validation (1024/12 is no head size): the load
+// refuses it as a scenario and keeps it as `unchecked` (work in the middle of an edit, for recovery);
+// a field of the wrong type ("wide") is not read at all, so nothing is kept.
+void TestScenario::uncheckedKeepsAScenarioThatReadsButDoesNotValidate()
+{
+    nlohmann::json j = nlohmann::json::parse(scenarioToJson(preset("paper-reference").value()));
+    j["model"]["hidden_size"] = 1024;
+    const ScenarioLoad invalid = loadScenario(j.dump(), "mid-edit.json");
+    QVERIFY(!invalid.scenario);
+    QVERIFY(invalid.unchecked);
+    QCOMPARE(invalid.unchecked->model.hiddenSize, std::uint64_t{1024});
+    QVERIFY(!invalid.errors.empty());
+    QCOMPARE(invalid.errors.front().where.jsonPath, std::string("model.hidden_size"));
+    j["model"]["hidden_size"] = "wide";
+    const ScenarioLoad unread = loadScenario(j.dump(), "mid-edit.json");
+    QVERIFY(!unread.scenario);
+    QVERIFY(!unread.unchecked);
+    // A valid file: the scenario, nothing unchecked.
+    const ScenarioLoad valid = loadScenario(scenarioToJson(preset("paper-reference").value()), "ok.json");
+    QVERIFY(valid.scenario);
+    QVERIFY(!valid.unchecked);
 }
 
 QTEST_GUILESS_MAIN(TestScenario)

@@ -87,6 +87,7 @@ private slots:
     void killedUntitledSessionIsRecovered();
     void declinedRecoveryDeletesTheFile();
     void corruptAutosaveIsReportedAndSetAside();
+    void midEditInvalidScenarioIsRecoveredWithItsProblems();
 
 private:
     // Starts the victim and waits for its "autosaved <path>" line.
@@ -411,15 +412,16 @@ void TestAutosave::corruptAutosaveIsReportedAndSetAside()
     QTemporaryDir tmp;
     const QString dir = tmp.filePath(QStringLiteral("autosave"));
     QVERIFY(QDir().mkpath(dir));
-    // Cut off mid-write (not JSON), an envelope around an invalid scenario (hidden size d = 0),
-    // and JSON that is no autosave at all; none has a lock, as after a crash.
+    // Cut off mid-write (not JSON), an envelope around a scenario that does not read (hidden size
+    // "wide": a string where a number belongs), and JSON that is no autosave at all; none has a lock,
+    // as after a crash.
     const QString cut = QDir(dir).filePath(QStringLiteral("session-1-1.autosave.json"));
     QVERIFY(writeFile(cut, "{\"tokenwire_autosave\": 1, \"original_path\": \"\", \"scenario\": {\"na"));
     const QString invalid = QDir(dir).filePath(QStringLiteral("session-2-2.autosave.json"));
     std::string json = tw::scenario::scenarioToJson(tw::scenario::preset("paper-reference").value());
     const auto at = json.find("\"hidden_size\": 768");
     QVERIFY(at != std::string::npos);
-    json.replace(at, std::string("\"hidden_size\": 768").size(), "\"hidden_size\": 0");
+    json.replace(at, std::string("\"hidden_size\": 768").size(), "\"hidden_size\": \"wide\"");
     QVERIFY(writeFile(invalid, "{\"tokenwire_autosave\": 1, \"original_path\": \"\", \"saved_at\": \"\", \"scenario\": " +
                                    QByteArray::fromStdString(json) + "}"));
     const QString stranger = QDir(dir).filePath(QStringLiteral("session-3-3.autosave.json"));
@@ -455,6 +457,41 @@ void TestAutosave::corruptAutosaveIsReportedAndSetAside()
     QVERIFY(!session.recoverIfAny());
     QVERIFY(errors.isEmpty());
     QVERIFY(doc.waitForDerivation());
+}
+
+// An edit in progress that does not validate yet (d = 1024 with a = 12 heads: 1024/12 is no integer
+// head size) is the user's work: recovered as it was, modified, with the problem at model.hidden_size
+// shown as before the crash, not set aside.
+void TestAutosave::midEditInvalidScenarioIsRecoveredWithItsProblems()
+{
+    QTemporaryDir tmp;
+    const QString dir = tmp.filePath(QStringLiteral("autosave"));
+    QVERIFY(QDir().mkpath(dir));
+    std::string json = tw::scenario::scenarioToJson(tw::scenario::preset("paper-reference").value());
+    const auto at = json.find("\"hidden_size\": 768");
+    QVERIFY(at != std::string::npos);
+    json.replace(at, std::string("\"hidden_size\": 768").size(), "\"hidden_size\": 1024");
+    const QString file = QDir(dir).filePath(QStringLiteral("session-9-9.autosave.json"));
+    QVERIFY(writeFile(file, "{\"tokenwire_autosave\": 1, \"original_path\": \"\", \"saved_at\": \"\", \"scenario\": " +
+                                QByteArray::fromStdString(json) + "}"));
+    Document doc;
+    QVERIFY(doc.waitForDerivation());
+    Autosave session(&doc, dir);
+    int asked = 0;
+    session.askRecover = [&](const Autosave::Orphan&) {
+        ++asked;
+        return true;
+    };
+    QStringList errors;
+    session.showError = [&](const QString&, const QString& message) { errors << message; };
+    QVERIFY(session.recoverIfAny());
+    QCOMPARE(asked, 1);
+    QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QLatin1Char('\n'))));
+    QCOMPARE(doc.scenario().model.hiddenSize, std::uint64_t{1024});
+    QVERIFY(doc.isModified());
+    QVERIFY(doc.waitForDerivation());
+    QVERIFY(!doc.problemsAt(QStringLiteral("model.hidden_size")).isEmpty());
+    QVERIFY(!QFile::exists(file + QStringLiteral(".corrupt")));
 }
 
 QTEST_MAIN(TestAutosave)

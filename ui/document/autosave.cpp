@@ -238,14 +238,16 @@ bool Autosave::read(const QString& path, Orphan* orphan, scenario::Scenario* sce
     const QByteArray scenarioJson = QJsonDocument(scenarioValue.toObject()).toJson(QJsonDocument::Indented);
     const scenario::ScenarioLoad load = scenario::loadScenario(
         std::string_view(scenarioJson.constData(), std::size_t(scenarioJson.size())), path.toStdString() + ":scenario");
-    if (!load.scenario) {
+    // A scenario that reads but does not validate is work in the middle of an edit: recovered as it
+    // was, its problems shown beside the fields as before the crash.
+    if (!load.scenario && !load.unchecked) {
         QStringList lines;
         for (const Error& e : load.errors)
             lines << QString::fromStdString(e.toString());
         return fail(tr("its scenario is not valid: %1").arg(lines.join(QLatin1Char('\n'))));
     }
     if (scenario)
-        *scenario = *load.scenario;
+        *scenario = load.scenario ? *load.scenario : *load.unchecked;
     if (orphan) {
         orphan->autosavePath = path;
         orphan->originalPath = root.value(QStringLiteral("original_path")).toString();
