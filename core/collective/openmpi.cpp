@@ -295,6 +295,8 @@ Result<std::vector<MeasuredRow>> parseDataset(std::string_view text)
             return errorAt(at + ".payload_bytes", "must be a number ≥ 0");
         number("lo_bytes", row.loBytes);
         number("lo_packets", row.loPackets);
+        if (j.contains("retransmitted_bytes") && j["retransmitted_bytes"].is_number()) // counter noise can be < 0
+            row.retransmittedBytes = j["retransmitted_bytes"].get<double>();
         number("time_seconds", row.timeSeconds);
         row.algorithmName = j.value("algorithm", std::string());
         rows.push_back(std::move(row));
@@ -324,5 +326,24 @@ std::vector<Comparison> compare(const std::vector<MeasuredRow>& rows)
 }
 
 std::string_view embeddedDataset() { return embedded::openmpiLoopback(); }
+
+LoopbackHeader loopbackHeader(const std::vector<MeasuredRow>& rows)
+{
+    std::vector<double> perPacket;
+    for (const MeasuredRow& r : rows)
+        if (r.loPackets > 0 && std::isfinite(r.retransmittedBytes))
+            perPacket.push_back((r.loBytes - r.payloadBytes - r.retransmittedBytes) / r.loPackets);
+    LoopbackHeader out;
+    out.rows = perPacket.size();
+    if (perPacket.empty())
+        return out;
+    std::sort(perPacket.begin(), perPacket.end());
+    const std::size_t n = perPacket.size();
+    out.medianBytes = n % 2 ? perPacket[n / 2] : (perPacket[n / 2 - 1] + perPacket[n / 2]) / 2;
+    for (double h : perPacket)
+        if (std::abs(h - out.medianBytes) <= 0.5)
+            ++out.exact;
+    return out;
+}
 
 } // namespace tw::collective::openmpi

@@ -49,6 +49,7 @@ struct MeasuredRow {
     std::string algorithmName;    // as the dataset names it
     double payloadBytes = 0;      // measured TCP payload, Σ over ranks, one call
     double loBytes = 0, loPackets = 0;
+    double retransmittedBytes = 0; // TCP payload sent again (on lo too, not in payloadBytes)
     double timeSeconds = 0;
 };
 
@@ -67,6 +68,16 @@ struct Comparison {
     bool pass = false;            // |error| ≤ kTolerance, or excluded
 };
 [[nodiscard]] std::vector<Comparison> compare(const std::vector<MeasuredRow>& rows);
+
+// Bytes of headers per packet on loopback, measured: per row (lo bytes − TCP payload − retransmitted) / lo packets (every
+// packet, pure ACKs included, carries IPv4 20 + TCP 20 + timestamps 12 = 52 B on `lo`, no Ethernet framing);
+// the median over the rows with packets, robust to the rows other traffic on `lo` disturbed.
+struct LoopbackHeader {
+    double medianBytes = 0;
+    std::size_t rows = 0;        // rows that had packets
+    std::size_t exact = 0;       // rows within 0.5 B of the median
+};
+[[nodiscard]] LoopbackHeader loopbackHeader(const std::vector<MeasuredRow>& rows);
 
 // The committed dataset data/measurements/openmpi-loopback.json, compiled into core.
 [[nodiscard]] std::string_view embeddedDataset();

@@ -17,6 +17,10 @@
 #include "scenario/derive.h"
 
 #include <QComboBox>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -27,6 +31,10 @@
 #include <QTextBrowser>
 #include <QTest>
 #include <QUndoStack>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
 
 using tw::network::LinkId;
 using tw::network::NodeKind;
@@ -108,6 +116,7 @@ private slots:
     void badSweepInputSaysWhatIsWrong();
     void sweepOfTheTestbedShowsThePaperPoints();
     void cancelKeepsTheLastStep();
+    void overheadNoteShowsTheModelAndTheLoopbackMeasurement();
 
 private:
     void loadPreset(const char* name);
@@ -369,4 +378,49 @@ void TestWirePane::cancelKeepsTheLastStep()
 }
 
 QTEST_MAIN(TestWirePane)
+// Issue #10: beside the NICs' protocol, its modelled packet overhead and the header bytes per packet
+// measured on loopback. Expected from the committed JSON read here (not through core): per row
+// (lo_bytes − payload_bytes − retransmitted_bytes) / lo_packets, median over the rows with packets; the model's Ethernet
+// format (REFERENCE.md) is 90 B per 1,448-B segment, its TCP-over-loopback format 52 B (IPv4 20 + TCP 20 +
+// timestamps 12).
+void TestWirePane::overheadNoteShowsTheModelAndTheLoopbackMeasurement()
+{
+    QFile file(QStringLiteral(TOKENWIRE_SOURCE_DIR "/data/measurements/openmpi-loopback.json"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    std::vector<double> perPacket;
+    for (const QJsonValue v : QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("rows")).toArray()) {
+        const QJsonObject row = v.toObject();
+        const double packets = row.value(QStringLiteral("lo_packets")).toDouble();
+        const double lo = row.value(QStringLiteral("lo_bytes")).toDouble();
+        const double payload = row.value(QStringLiteral("payload_bytes")).toDouble();
+        const double again = row.value(QStringLiteral("retransmitted_bytes")).toDouble();
+        if (packets > 0)
+            perPacket.push_back((lo - payload - again) / packets);
+    }
+    QVERIFY(perPacket.size() > 100);
+    std::sort(perPacket.begin(), perPacket.end());
+    const std::size_t n = perPacket.size();
+    const double median = n % 2 ? perPacket[n / 2] : (perPacket[n / 2 - 1] + perPacket[n / 2]) / 2;
+    QCOMPARE(QString::number(median, 'f', 1), QStringLiteral("52.0")); // the 52 B issue #10 names
+    const auto exact = std::count_if(perPacket.begin(), perPacket.end(), [&](double h) { return std::abs(h - median) <= 0.5; });
+
+    loadPreset("paper-testbed"); // 10 Gb/s Ethernet NICs
+    const QString note = m_pane->overheadNote()->text();
+    QVERIFY2(note.contains(QStringLiteral("90 B per 1,448-B")), qPrintable(note));
+    QVERIFY2(note.contains(QStringLiteral("%1 calls").arg(n)), qPrintable(note));
+    QVERIFY2(note.contains(QStringLiteral("52.0 B of headers per packet (median; %1 calls").arg(exact)), qPrintable(note));
+    QVERIFY2(note.contains(QStringLiteral("the model's 52 B for TCP over loopback")), qPrintable(note));
+    // The testbed's 7 servers as a leaf–spine (fabric combo, index 2), then InfiniBand NDR NICs: the
+    // model's line follows the protocol (26 B per 4,096-B packet), the measurement stays.
+    m_pane->fabricBox()->setCurrentIndex(2);
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_doc->scenario().topology.kind == tw::network::TopologyKind::LeafSpine);
+    QComboBox* protocol = m_pane->nicProtocolBox();
+    protocol->setCurrentIndex(protocol->findData(int(tw::network::Protocol::InfinibandNdr)));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY2(m_pane->overheadNote()->text().contains(QStringLiteral("26 B per 4,096-B")),
+             qPrintable(m_pane->overheadNote()->text()));
+    QVERIFY(m_pane->overheadNote()->text().contains(QStringLiteral("52.0 B of headers per packet")));
+}
+
 #include "tst_wirepane.moc"

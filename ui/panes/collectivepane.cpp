@@ -1,6 +1,7 @@
 #include "collectivepane.h"
 
 #include "charts/collectivecharts.h"
+#include "charts/measuredchart.h"
 #include "document/document.h"
 #include "panes/panekit.h"
 #include "views/figuretablemodel.h"
@@ -125,6 +126,9 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     m_tokenTable->horizontalHeader()->setStretchLastSection(false);
     m_tokenTable->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_tokenTab = m_tabs->addTab(m_tokenTable, tr("Followed token"));
+    // Real Open MPI traffic on loopback beside the prediction (issue #10).
+    m_measured = new MeasuredChart(this);
+    m_tabs->addTab(m_measured, tr("Measured"));
     m_tabs->setMinimumHeight(150);
     m_followChip = panekit::followChip(this, m_document);
     panekit::stageLayout(this, m_caption, formScroll, m_view, m_tabs, 480, 300, m_followChip);
@@ -471,6 +475,7 @@ void CollectivePane::editSpec()
 void CollectivePane::applySpec(const collective::ScheduleSpec& spec)
 {
     m_spec = spec;
+    m_measured->setCall(spec.op, spec.algorithm);
     m_updating = true;
     {
         const QSignalBlocker b1(m_op), b2(m_ranks), b3(m_ranksPerNode), b4(m_root), b5(m_bytes);
@@ -577,6 +582,7 @@ void CollectivePane::applyUnits()
     m_figures->setDisplayUnits(u);
     m_view->setDisplayUnits(u);
     m_charts->setDisplayUnits(u);
+    m_measured->setDisplayUnits(u);
     // The "Call" list and the token's table name payloads: rebuilt in the new units.
     if (m_derivation)
         onDerived(m_derivation);

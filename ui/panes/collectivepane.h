@@ -36,6 +36,7 @@ namespace tw::ui {
 
 class AlgorithmTableModel;
 class CollectiveCharts;
+class MeasuredChart;
 class Document;
 class FigureTableModel;
 class ScheduleView;
@@ -44,6 +45,7 @@ class StepListModel;
 class CollectivePane : public QWidget {
     Q_OBJECT
 public:
+    [[nodiscard]] MeasuredChart* measuredChart() const { return m_measured; }
     explicit CollectivePane(Document* document, QWidget* parent = nullptr);
 
     // The call being played (the plan's, or the user's override).
@@ -125,6 +127,7 @@ private:
     QTabWidget* m_tabs = nullptr;
     StepListModel* m_steps = nullptr;
     CollectiveCharts* m_charts = nullptr;
+    MeasuredChart* m_measured = nullptr;
     AlgorithmTableModel* m_algorithms = nullptr;
     FigureTableModel* m_figures = nullptr;
     QTableView* m_figureTable = nullptr;

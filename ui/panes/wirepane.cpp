@@ -1,5 +1,8 @@
 #include "wirepane.h"
 
+#include "collective/openmpi.h"
+#include "network/overhead.h"
+
 #include "charts/wirecharts.h"
 #include "document/document.h"
 #include "panes/panekit.h"
@@ -435,6 +438,14 @@ void WirePane::buildForm(QWidget* form)
     for (Protocol p : kNics)
         m_nicProtocol->addItem(qs(network::displayName(p)), int(p));
     net->addRow(tr("NIC protocol"), m_nicProtocol);
+    // The protocol's modelled packet overhead, and beside it what real TCP on this machine's loopback
+    // carries per packet (issue #10: the committed Open MPI measurements).
+    m_overheadNote = new QLabel(form);
+    m_overheadNote->setObjectName(QStringLiteral("overheadNote"));
+    m_overheadNote->setWordWrap(true);
+    m_overheadNote->setForegroundRole(QPalette::PlaceholderText);
+    m_overheadNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_overheadNote->setContentsMargins(6, 0, 6, 0);
     m_nicRate = new QLineEdit(form);
     m_nicRate->setObjectName(QStringLiteral("nicRate"));
     m_nicRate->setToolTip(tr("Each NIC's rate per direction: auto (the protocol's), or e.g. 100Gb/s, 12.5GB/s"));
@@ -454,6 +465,8 @@ void WirePane::buildForm(QWidget* form)
     net->addRow(tr("NICs per leaf"), m_nicsPerLeaf);
     m_spines = spin("spines", 1, 256, tr("Spine switches (every leaf has one uplink to each)"));
     net->addRow(tr("Spines"), m_spines);
+
+    layout->insertWidget(layout->indexOf(m_networkBox) + 1, m_overheadNote); // shown with every kind
 
     QFormLayout* sim = addForm(tr("The simulated step"));
     m_status = new QLabel(form);
@@ -573,6 +586,33 @@ void WirePane::chooseFabric(int index)
     m_document->editPlan(s.hardware, s.parallel, tr("Choose fabric: %1").arg(tr(kKindNames[index])), 0, &s.topology);
 }
 
+namespace {
+// "Model: 90 B per 1,448-B TCP segment …" for the NICs' protocol, then the loopback measurement beside
+// the model's TCP-over-loopback format.
+QString overheadNoteText(std::optional<Protocol> nic)
+{
+    QString text;
+    if (nic)
+        text = QObject::tr("Network packets (model): %1.").arg(qs(network::packetFormat(*nic).formula));
+    static const collective::openmpi::LoopbackHeader measured = [] {
+        const auto rows = collective::openmpi::parseDataset(collective::openmpi::embeddedDataset());
+        return rows ? collective::openmpi::loopbackHeader(rows.value()) : collective::openmpi::LoopbackHeader{};
+    }();
+    if (measured.rows > 0) {
+        const network::PacketFormat lo = network::packetFormat(Protocol::TcpLoopback);
+        if (!text.isEmpty())
+            text += QLatin1Char(' ');
+        text += QObject::tr("Measured on loopback (Open MPI over TCP, %1 calls): %2 B of headers per packet "
+                            "(median; %3 calls exactly), against the model's %4 B for TCP over loopback.")
+                    .arg(measured.rows)
+                    .arg(QString::number(measured.medianBytes, 'f', 1))
+                    .arg(measured.exact)
+                    .arg(QString::number(lo.overhead, 'f', 0));
+    }
+    return text;
+}
+} // namespace
+
 void WirePane::showScenario()
 {
     const scenario::Scenario& s = m_document->scenario();
@@ -599,6 +639,9 @@ void WirePane::showScenario()
                                           : tr("auto (%1/s)").arg(qs(formatBytes(network::nicBandwidthOf(t), units()))));
     m_nicPlacement->setCurrentIndex(std::max(0, m_nicPlacement->findData(int(t.nicPlacement))));
     m_nicProtocol->setCurrentIndex(std::max(0, m_nicProtocol->findData(int(t.nicProtocol))));
+    m_overheadNote->setText(overheadNoteText(t.kind == TopologyKind::PaperTestbed ? std::optional(Protocol::Ethernet10G)
+                                             : t.kind == TopologyKind::LeafSpine   ? std::optional(t.nicProtocol)
+                                                                                   : std::nullopt));
     m_oversubscription->setValue(t.oversubscription);
     m_nicsPerLeaf->setValue(int(t.nicsPerLeaf));
     m_spines->setValue(int(t.spines));

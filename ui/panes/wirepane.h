@@ -73,6 +73,7 @@ public:
     [[nodiscard]] QComboBox* fabricBox() const { return m_kind; }
     [[nodiscard]] QSpinBox* nodesBox() const { return m_nodes; }
     [[nodiscard]] QComboBox* nicProtocolBox() const { return m_nicProtocol; }
+    [[nodiscard]] QLabel* overheadNote() const { return m_overheadNote; }
     [[nodiscard]] QDoubleSpinBox* oversubscriptionBox() const { return m_oversubscription; }
     [[nodiscard]] QCheckBox* gpuDirectBox() const { return m_gpuDirect; }
     [[nodiscard]] QComboBox* nvlinkBox() const { return m_nvlink; }
@@ -163,6 +164,7 @@ private:
     QSpinBox* m_nicsPerLeaf = nullptr;
     QSpinBox* m_spines = nullptr;
     QLabel* m_fabricProblem = nullptr;
+    QLabel* m_overheadNote = nullptr;
     QGroupBox* m_networkBox = nullptr;
     QGroupBox* m_serverBox = nullptr;
     QLabel* m_testbedNote = nullptr;
