@@ -3,6 +3,7 @@
 // are derived by hand in the comments (published GPT-2 parameter counts, Megatron's TP call count,
 // the paper's §5 MoE All-to-All bytes), never pasted from a run.
 
+#include "../support/testsupport.h"
 #include "network/simulate.h"
 #include "scenario/compare.h"
 #include "scenario/derive.h"
@@ -35,13 +36,7 @@ namespace {
 
 QString str(const std::string& s) { return QString::fromStdString(s); }
 
-Scenario presetOrDie(const char* name)
-{
-    auto p = preset(name);
-    if (!p)
-        qFatal("preset %s: %s", name, p.error().toString().c_str());
-    return p.value();
-}
+using tw::test::presetOrDie;
 
 // Derives and simulates a scenario: its key figures with stage 5.
 KeyFigures measure(const Scenario& s)

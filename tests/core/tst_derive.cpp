@@ -2,6 +2,7 @@
 // activation size, tiktoken's token count of the Italian excerpt), a closed provenance graph with a
 // formula on every figure for every preset, memoization per stage, determinism, and the errors.
 
+#include "../support/testsupport.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 #include "text/gpt2.h"
@@ -30,13 +31,7 @@ namespace {
 
 QString str(const std::string& s) { return QString::fromStdString(s); }
 
-Scenario presetOrDie(const std::string& name)
-{
-    auto p = preset(name);
-    if (!p)
-        qFatal("preset %s: %s", name.c_str(), p.error().toString().c_str());
-    return p.value();
-}
+using tw::test::presetOrDie;
 
 std::shared_ptr<const Derivation> deriveOrFail(Deriver& deriver, const Scenario& s)
 {

@@ -3,6 +3,7 @@
 // (npm tiktoken's token count of the Canto I excerpt, GPT-2 small's published shape, the ring
 // AllReduce's closed form), never pasted from a run.
 
+#include "../support/testsupport.h"
 #include "network/simulate.h"
 #include "scenario/derive.h"
 #include "scenario/narration.h"
@@ -37,13 +38,7 @@ namespace {
 
 QString str(const std::string& s) { return QString::fromStdString(s); }
 
-Scenario presetOrDie(const char* name)
-{
-    auto p = preset(name);
-    if (!p)
-        qFatal("preset %s: %s", name, p.error().toString().c_str());
-    return p.value();
-}
+using tw::test::presetOrDie;
 
 std::shared_ptr<const Derivation> deriveOrDie(const Scenario& s)
 {

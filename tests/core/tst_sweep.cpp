@@ -2,6 +2,7 @@
 // weak and strong scaling of the batch, cancellation, and the paper-testbed preset against appendix
 // A.3 (calibrated on the 2-node share, the trend predicted from there).
 
+#include "../support/testsupport.h"
 #include "scenario/presets.h"
 #include "scenario/sweep.h"
 
@@ -38,13 +39,7 @@ namespace {
 
 QString str(const std::string& s) { return QString::fromStdString(s); }
 
-Scenario presetOrDie(const char* name)
-{
-    auto p = preset(name);
-    if (!p)
-        qFatal("preset %s: %s", name, p.error().toString().c_str());
-    return p.value();
-}
+using tw::test::presetOrDie;
 
 const SweepPoint* pointOf(const Sweep& sweep, std::uint64_t gpus)
 {

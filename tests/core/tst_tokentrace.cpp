@@ -3,6 +3,7 @@
 // g = tp + t·(dp + d·pp)) and written in the comments; the links are listed by hand from the fabric's
 // wiring (a PCIe server: two GPUs per PCIe switch, the switches on the root complex).
 
+#include "../support/testsupport.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 #include "scenario/tokentrace.h"
@@ -20,13 +21,7 @@ using namespace tw::scenario;
 
 namespace {
 
-Scenario presetOrDie(const std::string& name)
-{
-    auto p = preset(name);
-    if (!p)
-        qFatal("preset %s: %s", name.c_str(), p.error().toString().c_str());
-    return p.value();
-}
+using tw::test::presetOrDie;
 
 std::shared_ptr<const Derivation> deriveOrNull(const Scenario& s)
 {

@@ -4,12 +4,26 @@
 #include "base/error.h"
 #include "collective/schedule.h"
 #include "parallel/plan.h"
+#include "scenario/presets.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 namespace tw::test {
+
+// A shipped preset; a preset that does not load stops the test program with the reason.
+inline scenario::Scenario presetOrDie(const std::string& name)
+{
+    auto p = scenario::preset(name);
+    if (!p) {
+        std::fprintf(stderr, "preset %s: %s\n", name.c_str(), p.error().toString().c_str());
+        std::abort();
+    }
+    return p.value();
+}
 
 inline bool contains(const std::string& haystack, const std::string& needle)
 {
