@@ -965,10 +965,10 @@ int runTensors(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     if (o.json) {
         json list = json::array();
         for (const model::TensorInfo& t : tensors)
-            list.push_back({{"name", t.name},
-                            {"component", t.component},
-                            {"shape_symbols", t.shapeSymbols},
-                            {"shape", t.shape},
+            list.push_back({{"name", t.name.str()},
+                            {"component", std::string(t.component)},
+                            {"shape_symbols", std::string(t.shapeSymbols)},
+                            {"shape", t.shape.toVector()},
                             {"dtype", model::toString(t.dtype)},
                             {"bytes", numberJson(t.bytes)},
                             {"layer", t.layer},
@@ -987,9 +987,9 @@ int runTensors(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         for (std::size_t i = 0; i < t.shape.size(); ++i)
             numbers += (i ? "," : "") + std::to_string(t.shape[i]);
         numbers += "]";
-        rows.push_back({t.name, t.component, std::string(kindName(t.kind)), std::string(phaseName(t.phase)),
+        rows.push_back({t.name.str(), std::string(t.component), std::string(kindName(t.kind)), std::string(phaseName(t.phase)),
                         t.layer < 0 ? "-" : std::to_string(t.layer), std::string(model::toString(t.dtype)),
-                        t.shapeSymbols, numbers, formatBytes(t.bytes, o.units)});
+                        std::string(t.shapeSymbols), numbers, formatBytes(t.bytes, o.units)});
     }
     printRows(out, rows);
     out << "\nTensors: " << formatInteger(static_cast<std::int64_t>(tensors.size())) << '\n';

@@ -86,17 +86,17 @@ class Inventory {
 public:
     explicit Inventory(std::vector<TensorInfo>& out) : m_out(out) {}
 
-    TensorInfo& add(std::string name, const char* component, std::string symbols,
+    TensorInfo& add(std::string_view name, const char* component, std::string_view symbols,
                     std::initializer_list<std::uint64_t> shape, Precision dtype, TensorKind kind, Phase phase,
                     int layer)
     {
         TensorInfo& t = m_out.emplace_back();
-        t.name = std::move(name);
+        t.name = name;
         t.component = component;
-        t.shapeSymbols = std::move(symbols);
+        t.shapeSymbols = symbols;
         t.shape.assign(shape.begin(), shape.end());
         t.dtype = dtype;
-        t.dtypeName = std::string(toString(dtype));
+        t.dtypeName = toString(dtype);
         t.kind = kind;
         t.phase = phase;
         t.layer = layer;
@@ -116,7 +116,6 @@ private:
 TensorInfo& appendCopy(std::vector<TensorInfo>& out, const TensorInfo& src, std::string_view head, std::string_view tail)
 {
     TensorInfo& t = out.emplace_back();
-    t.name.reserve(head.size() + tail.size());
     t.name.append(head).append(tail);
     t.component = src.component;
     t.shapeSymbols = src.shapeSymbols;
@@ -145,7 +144,7 @@ void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<Tenso
                                                                           / static_cast<double>(E)));
     const Precision act = m.activations;
     const Precision w = m.weights;
-    const std::string vSym = m.paddedVocab() != m.vocabSize ? "V_p" : "V";
+    const bool padded = m.paddedVocab() != m.vocabSize; // "V_p" in the symbols, else "V"
     const char* kvSym = dkv == d ? "[B,T,d]" : "[B,T,d_kv]";
     constexpr auto Fw = Phase::Forward;
     constexpr auto A = TensorKind::Activation;
@@ -235,8 +234,8 @@ void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<Tenso
         Block block;
         block.tails.reserve(tensors.size());
         for (TensorInfo& t : tensors) {
-            block.tails.push_back(std::move(t.name));
-            t.name = std::string();
+            block.tails.push_back(t.name.str());
+            t.name = TensorName();
         }
         block.protos = std::move(tensors);
         return block;
@@ -280,7 +279,6 @@ void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<Tenso
             for (std::size_t i = 0; i < block.protos.size(); ++i) {
                 TensorInfo& t = out.emplace_back(block.protos[i]);
                 const std::string& tail = block.tails[i];
-                t.name.reserve(head.size() + tail.size());
                 t.name.append(head).append(tail);
                 t.layer = li;
             }
@@ -300,13 +298,13 @@ void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<Tenso
     inv.add("embedding.output", "embedding", "[B,T,d]", {B, T, d}, act, A, Fw, -1);
     addBlocks(denseFwd, moeFwd);
     inv.add("final_norm.output", "norm", "[B,T,d]", {B, T, d}, act, A, Fw, -1);
-    inv.add("logits", "head", "[B,T," + vSym + "]", {B, T, V}, act, A, Fw, -1);
-    inv.add("loss.logits_fp32", "loss", "[B,T," + vSym + "]", {B, T, V}, Precision::Fp32, A, Fw, -1);
+    inv.add("logits", "head", padded ? "[B,T,V_p]" : "[B,T,V]", {B, T, V}, act, A, Fw, -1);
+    inv.add("loss.logits_fp32", "loss", padded ? "[B,T,V_p]" : "[B,T,V]", {B, T, V}, Precision::Fp32, A, Fw, -1);
     inv.add("loss", "loss", "[1]", {1}, Precision::Fp32, A, Fw, -1);
 
     // Weights, in the order of the forward pass.
     const std::size_t firstWeight = out.size();
-    inv.add("embedding.wte", "embedding", "[" + vSym + ",d]", {V, d}, w, W, Fw, -1);
+    inv.add("embedding.wte", "embedding", padded ? "[V_p,d]" : "[V,d]", {V, d}, w, W, Fw, -1);
     if (gpt)
         inv.add("embedding.wpe", "embedding", "[T_max,d]", {m.maxPositions, d}, w, W, Fw, -1);
     const std::size_t endHeadWeights = out.size();
@@ -316,7 +314,7 @@ void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<Tenso
     if (gpt)
         inv.add("final_norm.bias", "norm", "[d]", {d}, w, W, Fw, -1);
     if (!m.tiedEmbeddings)
-        inv.add("head.weight", "head", "[" + vSym + ",d]", {V, d}, w, W, Fw, -1);
+        inv.add("head.weight", "head", padded ? "[V_p,d]" : "[V,d]", {V, d}, w, W, Fw, -1);
     const std::size_t endWeight = out.size();
     out.reserve(out.size() + (perWeight - 1) * (endWeight - firstWeight)); // a no-op: `derived` keeps references into out
 
@@ -325,7 +323,7 @@ void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<Tenso
     // the blocks are derived from the blocks' weights once per kind, then copied into each block.
     auto derived = [&](const char* suffix, Precision dtype, TensorKind kind, Phase phase) {
         const std::string_view tail(suffix);
-        const std::string dtypeName(toString(dtype));
+        const std::string_view dtypeName = toString(dtype);
         const double scale = bytesPerElement(dtype);
         const double weightScale = bytesPerElement(w);
         auto from = [&](TensorInfo& t, const TensorInfo& weight) {

@@ -6,8 +6,16 @@
 #include "gpucatalog.h"
 #include "model.h"
 
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <compare>
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tw::model {
@@ -23,13 +31,83 @@ struct BatchShape {
 enum class TensorKind { Input, Weight, Activation, Gradient, OptimizerState };
 enum class Phase { Forward, Backward, Optimizer };
 
+// A tensor's name, kept inline: a GPT-3 175B inventory holds 7,133 tensors, and a heap string per
+// name (most exceed std::string's 15-byte small buffer) made allocation half the cost of a derive
+// after an edit. The inventory's longest name is "layer99999." (model.layers ≤ 100,000) plus
+// "experts.proj.weight.master", 37 bytes, well inside kCapacity (tst_model checks it); a longer
+// append is cut at kCapacity bytes (and asserts in a debug build).
+class TensorName {
+public:
+    static constexpr std::size_t kCapacity = 63;
+    TensorName() = default;
+    TensorName(std::string_view s) { append(s); }  // NOLINT(google-explicit-constructor): a string-like value
+    TensorName(const char* s) : TensorName(std::string_view(s)) {} // NOLINT(google-explicit-constructor)
+    TensorName(const std::string& s) : TensorName(std::string_view(s)) {} // NOLINT(google-explicit-constructor)
+
+    TensorName& append(std::string_view s)
+    {
+        assert(m_size + s.size() <= kCapacity);
+        const std::size_t n = std::min(s.size(), kCapacity - m_size);
+        std::memcpy(m_buf.data() + m_size, s.data(), n);
+        m_size = static_cast<std::uint8_t>(m_size + n);
+        return *this;
+    }
+    [[nodiscard]] std::string_view view() const { return {m_buf.data(), m_size}; }
+    operator std::string_view() const { return view(); } // NOLINT(google-explicit-constructor)
+    [[nodiscard]] std::string str() const { return std::string(view()); }
+    [[nodiscard]] std::size_t size() const { return m_size; }
+    [[nodiscard]] bool empty() const { return m_size == 0; }
+
+    friend bool operator==(const TensorName& a, const TensorName& b) { return a.view() == b.view(); }
+    friend bool operator==(const TensorName& a, std::string_view b) { return a.view() == b; }
+    friend bool operator==(const TensorName& a, const std::string& b) { return a.view() == b; }
+    friend bool operator==(const TensorName& a, const char* b) { return a.view() == b; }
+    friend auto operator<=>(const TensorName& a, const TensorName& b) { return a.view() <=> b.view(); }
+    friend std::string operator+(const TensorName& a, std::string_view b) { return a.str().append(b); }
+    friend std::ostream& operator<<(std::ostream& o, const TensorName& n) { return o << n.view(); }
+
+private:
+    std::array<char, kCapacity> m_buf{};
+    std::uint8_t m_size = 0;
+};
+
+// A tensor's shape, inline (at most kMaxRank dimensions; the inventory's largest is [B,a,T,T]).
+class TensorShape {
+public:
+    static constexpr std::size_t kMaxRank = 6;
+    TensorShape() = default;
+    TensorShape(std::initializer_list<std::uint64_t> dims) { assign(dims.begin(), dims.end()); }
+    template <typename It>
+    void assign(It first, It last)
+    {
+        m_rank = 0;
+        for (; first != last && m_rank < kMaxRank; ++first)
+            m_dims[m_rank++] = *first;
+    }
+    [[nodiscard]] const std::uint64_t* begin() const { return m_dims.data(); }
+    [[nodiscard]] const std::uint64_t* end() const { return m_dims.data() + m_rank; }
+    [[nodiscard]] std::size_t size() const { return m_rank; }
+    [[nodiscard]] bool empty() const { return m_rank == 0; }
+    [[nodiscard]] std::uint64_t operator[](std::size_t i) const { return m_dims[i]; }
+    [[nodiscard]] std::vector<std::uint64_t> toVector() const { return {begin(), end()}; }
+    friend bool operator==(const TensorShape& a, const TensorShape& b)
+    {
+        return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    }
+
+private:
+    std::array<std::uint64_t, kMaxRank> m_dims{};
+    std::size_t m_rank = 0;
+};
+
 struct TensorInfo {
-    std::string name;                 // "layer3.attn.q", "embedding.wte", "logits"
-    std::string component;            // "embedding", "attention", "mlp", "experts", "router", "norm", "head", "loss"
-    std::string shapeSymbols;         // "[B,T,d]"
-    std::vector<std::uint64_t> shape; // [32,1024,768]
+    TensorName name;                 // "layer3.attn.q", "embedding.wte", "logits"
+    // component, shapeSymbols and dtypeName view static strings (literals and toString(Precision)).
+    std::string_view component;       // "embedding", "attention", "mlp", "experts", "router", "norm", "head", "loss"
+    std::string_view shapeSymbols;    // "[B,T,d]"
+    TensorShape shape;                // [32,1024,768]
     Precision dtype = Precision::Bf16;
-    std::string dtypeName = "bf16";   // as shown: toString(dtype), or "int64" for token ids (dtype then unused)
+    std::string_view dtypeName = "bf16";   // as shown: toString(dtype), or "int64" for token ids (dtype then unused)
     TensorKind kind = TensorKind::Activation;
     Phase phase = Phase::Forward;
     int layer = -1;                   // 0-based block index; -1 outside the blocks

@@ -79,6 +79,8 @@ private slots:
     void llamaGroupedQueryAttention();
     void inventoryMatchesMemory_data();
     void inventoryMatchesMemory();
+    void tensorNamesFitInline_data();
+    void tensorNamesFitInline();
     void memoryGpt2Small();
     void activationsByRecompute_data();
     void activationsByRecompute();
@@ -165,7 +167,7 @@ void TestModel::vocabPadding()
     const ModelDerivation d = deriveModel(m, kPaperBatch, gpu("a100-80gb"));
     const TensorInfo* logits = tensor(d, "logits");
     QVERIFY(logits);
-    QCOMPARE(logits->shape, (std::vector<std::uint64_t>{32, 1024, 50304}));
+    QCOMPARE(logits->shape.toVector(), (std::vector<std::uint64_t>{32, 1024, 50304}));
     QCOMPARE(logits->shapeSymbols, std::string("[B,T,V_p]"));
     QVERIFY2(contains(d.figures.find("model.vocab_padded")->formula, "= 50,304"),
              d.figures.find("model.vocab_padded")->formula.c_str());
@@ -215,13 +217,13 @@ void TestModel::mixtureOfExperts()
     // Tensors: router logits [B,T,E]; expert capacity C = ⌈CF·k·B·T/E⌉ = 1·2·32·1,024/8 = 8,192.
     const TensorInfo* router = tensor(d, "layer0.router.logits");
     QVERIFY(router);
-    QCOMPARE(router->shape, (std::vector<std::uint64_t>{32, 1024, 8}));
+    QCOMPARE(router->shape.toVector(), (std::vector<std::uint64_t>{32, 1024, 8}));
     const TensorInfo* dispatch = tensor(d, "layer31.experts.dispatch");
     QVERIFY(dispatch);
-    QCOMPARE(dispatch->shape, (std::vector<std::uint64_t>{8, 8192, 4096}));
+    QCOMPARE(dispatch->shape.toVector(), (std::vector<std::uint64_t>{8, 8192, 4096}));
     const TensorInfo* gate = tensor(d, "layer5.experts.w_gate");
     QVERIFY(gate);
-    QCOMPARE(gate->shape, (std::vector<std::uint64_t>{8, 4096, 14336}));
+    QCOMPARE(gate->shape.toVector(), (std::vector<std::uint64_t>{8, 4096, 14336}));
     QCOMPARE(gate->component, std::string("experts"));
     QVERIFY(!tensor(d, "layer0.mlp.w_gate"));
 }
@@ -298,7 +300,7 @@ void TestModel::tensorShapesGpt2Small()
     const ModelDerivation d = deriveModel(known("gpt2-small"), kPaperBatch, gpu("a100-80gb"));
     const TensorInfo* t = tensor(d, name.toStdString());
     QVERIFY2(t, name.constData());
-    QCOMPARE(t->shape, std::vector<std::uint64_t>(shape.begin(), shape.end()));
+    QCOMPARE(t->shape.toVector(), std::vector<std::uint64_t>(shape.begin(), shape.end()));
     QCOMPARE(t->shapeSymbols, symbols.toStdString());
     QCOMPARE(t->bytes, bytes);
     QCOMPARE(d.figures.valueOf("tensor.hidden_bytes"), 50'331'648.0);
@@ -315,24 +317,24 @@ void TestModel::llamaGroupedQueryAttention()
     QCOMPARE(d.figures.valueOf("model.head_dim"), 128.0);
     const TensorInfo* k = tensor(d, "layer0.attn.k");
     QVERIFY(k);
-    QCOMPARE(k->shape, (std::vector<std::uint64_t>{32, 1024, 1024}));
+    QCOMPARE(k->shape.toVector(), (std::vector<std::uint64_t>{32, 1024, 1024}));
     QCOMPARE(k->shapeSymbols, std::string("[B,T,d_kv]"));
     QCOMPARE(k->bytes, 67'108'864.0);
     const TensorInfo* q = tensor(d, "layer0.attn.q");
     QVERIFY(q);
-    QCOMPARE(q->shape, (std::vector<std::uint64_t>{32, 1024, 4096}));
+    QCOMPARE(q->shape.toVector(), (std::vector<std::uint64_t>{32, 1024, 4096}));
     const TensorInfo* wk = tensor(d, "layer31.attn.wk");
     QVERIFY(wk);
-    QCOMPARE(wk->shape, (std::vector<std::uint64_t>{4096, 1024}));
+    QCOMPARE(wk->shape.toVector(), (std::vector<std::uint64_t>{4096, 1024}));
     // SwiGLU: gate and up [B,T,d_ff] = [32,1024,14336]; no learned positions; untied head [V,d].
     const TensorInfo* gate = tensor(d, "layer0.mlp.gate");
     QVERIFY(gate);
-    QCOMPARE(gate->shape, (std::vector<std::uint64_t>{32, 1024, 14336}));
+    QCOMPARE(gate->shape.toVector(), (std::vector<std::uint64_t>{32, 1024, 14336}));
     QVERIFY(tensor(d, "layer0.mlp.up"));
     QVERIFY(!tensor(d, "embedding.wpe"));
     const TensorInfo* head = tensor(d, "head.weight");
     QVERIFY(head);
-    QCOMPARE(head->shape, (std::vector<std::uint64_t>{128256, 4096}));
+    QCOMPARE(head->shape.toVector(), (std::vector<std::uint64_t>{128256, 4096}));
     QCOMPARE(d.figures.valueOf("model.params.positions"), 0.0);
 }
 
@@ -341,6 +343,52 @@ void TestModel::inventoryMatchesMemory_data()
     QTest::addColumn<QByteArray>("id");
     for (const std::string& id : knownModelIds())
         QTest::newRow(id.c_str()) << QByteArray(id.c_str());
+}
+
+void TestModel::tensorNamesFitInline_data() { inventoryMatchesMemory_data(); }
+
+void TestModel::tensorNamesFitInline()
+{
+    // TensorName keeps at most kCapacity bytes inline. A block's name is "layerN." + a tail that does
+    // not depend on N, and validate() allows N up to 99,999 ("layer99999." is 11 bytes): every tail of
+    // every known model (dense and MoE blocks, GPT-2 and Llama) must fit after that prefix.
+    QFETCH(QByteArray, id);
+    const ModelConfig m = known(id.constData());
+    ModelConfig deepest = m;
+    deepest.layers = 100'000;
+    bool layersOk = true;
+    for (const tw::Error& e : validate(deepest))
+        layersOk = layersOk && e.where.jsonPath != "model.layers";
+    QVERIFY2(layersOk, "validate() refuses 100,000 layers: the bound below is no longer the right one");
+    deepest.layers = 100'001;
+    bool refused = false;
+    for (const tw::Error& e : validate(deepest))
+        refused = refused || e.where.jsonPath == "model.layers";
+    QVERIFY2(refused, "validate() accepts 100,001 layers: names could outgrow TensorName");
+
+    const ModelDerivation d = deriveModel(m, kPaperBatch, gpu("h100-sxm"));
+    std::size_t longest = 0;
+    for (const TensorInfo& t : d.tensors) {
+        const std::string name = t.name.str();
+        QVERIFY2(name.size() < TensorName::kCapacity, name.c_str()); // nothing was cut
+        if (t.layer < 0) {
+            longest = std::max(longest, name.size());
+            continue;
+        }
+        const std::string prefix = "layer" + std::to_string(t.layer) + ".";
+        QVERIFY2(name.rfind(prefix, 0) == 0, name.c_str());
+        longest = std::max(longest, std::string("layer99999.").size() + name.size() - prefix.size());
+    }
+    QVERIFY2(longest <= TensorName::kCapacity, std::to_string(longest).c_str());
+
+    // The inline name behaves as the string it holds.
+    TensorName n("layer7.");
+    n.append("attn.q").append(".grad");
+    QCOMPARE(n.str(), std::string("layer7.attn.q.grad"));
+    QVERIFY(n == std::string_view("layer7.attn.q.grad"));
+    QVERIFY(!(n == TensorName("layer7.attn.q")));
+    QVERIFY(TensorName("a") < TensorName("b"));
+    QCOMPARE(n.size(), std::size_t(18));
 }
 
 void TestModel::inventoryMatchesMemory()
@@ -353,7 +401,7 @@ void TestModel::inventoryMatchesMemory()
     double elements = 0, weights = 0, gradients = 0, optimizer = 0;
     std::set<std::string> names;
     for (const TensorInfo& t : d.tensors) {
-        QVERIFY2(names.insert(t.name).second, t.name.c_str());
+        QVERIFY2(names.insert(t.name.str()).second, t.name.str().c_str());
         QVERIFY(t.bytes > 0);
         QVERIFY(!t.component.empty());
         QCOMPARE(t.shape.size(), std::size_t(std::count(t.shapeSymbols.begin(), t.shapeSymbols.end(), ',') + 1));

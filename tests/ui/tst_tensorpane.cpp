@@ -346,7 +346,7 @@ void TestTensorPane::familiesAndMoeDrawTheirBlocks()
     for (const QString& name : view->drawnTensors()) {
         bool found = false;
         for (const auto& t : m_doc->derivation()->stage2->tensors)
-            found = found || QString::fromStdString(t.name) == name;
+            found = found || QString::fromStdString(t.name.str()) == name;
         QVERIFY2(found, qPrintable(name));
     }
 }

@@ -31,9 +31,9 @@
 namespace tw::ui {
 
 namespace {
-QString qs(const std::string& s)
+QString qs(std::string_view s)
 {
-    return QString::fromStdString(s);
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }
 
 QString count(double v)

@@ -73,9 +73,9 @@ QString shapeNumbers(const model::TensorInfo& t)
     return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
 }
 
-QString qs(const std::string& s)
+QString qs(std::string_view s)
 {
-    return QString::fromStdString(s);
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }
 } // namespace
 
