@@ -28,8 +28,9 @@ namespace tw::network {
 // FNV-1a 64 of the bytes above (exposed for tests and the UI's explanation).
 [[nodiscard]] std::uint64_t ecmpHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flowId, NodeId node);
 
-// Routes with a cache: distances to each destination node (one reverse Dijkstra per destination, kept)
-// and the paths already asked for. Holds a reference to the topology, which must outlive it. Not
+// Routes with a cache: distances to each destination node (one reverse Dijkstra per destination, kept
+// and settled only as far as the walks asked so far needed; a destination whose only neighbour is one
+// node shares that node's search) and the paths already asked for. Holds a reference to the topology, which must outlive it. Not
 // thread-safe: one router per thread.
 class Router {
 public:

@@ -104,6 +104,10 @@ struct GroupSched {
     std::vector<double> duration;                   // per transfer: Σ latency + bytes / bottleneck capacity
     std::vector<double> lockstep;                   // per rank: done − arrival when all arrive together
     std::vector<std::pair<LinkId, double>> payload; // bytes per link of one instance
+    // Under symmetry: payload folded onto the links' orbit representatives, each scaled by
+    // order / |orbit(l)| / |Stab(group)| (filled at the first evaluation, `folded`).
+    std::vector<std::pair<LinkId, double>> payloadRep;
+    bool folded = false;
     std::vector<const std::vector<LinkId>*> route;  // per transfer: its path
     std::vector<double> latency, rate;              // per transfer: Σ latency, bottleneck capacity
 };
@@ -186,7 +190,8 @@ struct Gpu {
     Wait wait = Wait::Running;
     double waitStart = 0;
     Key waitKey;
-    Strategy waitStrategy = Strategy::DP;
+    Strategy waitStrategy = Strategy::DP; // arriveAlone: the strategy of the call waited for
+    Key aloneKey;                         // arriveAlone: the call waited for
     std::deque<StreamItem> stream;
     bool streamBusy = false;
     Strategy streamStrategy = Strategy::DP;
@@ -197,7 +202,8 @@ struct Gpu {
 struct Event {
     double time = 0;
     std::uint64_t seq = 0;
-    std::uint32_t type = 0, id = 0; // 0 compute done (gpu), 1 flow activates (flow), 2 closed-form ranks done (instance)
+    std::uint32_t type = 0, id = 0; // 0 compute done (gpu), 1 flow activates (flow), 2 closed-form ranks done
+                                    // (instance), 3 a private collective of arriveAlone done (gpu)
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
@@ -242,6 +248,8 @@ private:
     std::unordered_map<Key, std::uint32_t, KeyHash> live; // key → instance slot
     std::vector<std::unique_ptr<Instance>> instances;
     std::vector<std::uint32_t> freeInstances, released; // released: reusable after the current event
+    std::vector<double> cfReady, cfScratch;             // evaluateClosedForm's scratch
+    std::vector<std::pair<double, double>> cfSpans;
     std::unordered_map<Key, double, KeyHash> ppArrived; // receives done (value: when the send started)
     std::unordered_map<Key, double, KeyHash> ppSent;    // sends started and not yet received
 
@@ -325,6 +333,12 @@ private:
     Strategy strategyOf(std::uint32_t call) const { return plan.comm.calls[call].strategy; }
 
     void arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth);
+    GroupSched& groupSchedFor(std::uint32_t group, const Sched& sched);
+    void addFoldedPayload(GroupSched& gs, std::uint32_t group);
+    bool arriveAlone(const Key& key, std::uint32_t rank, Role role);
+    void aloneDone(std::uint32_t g);
+    std::vector<signed char> aloneCall; // per call × group offset: −1 undecided, 0 no, 1 arriveAlone applies
+    std::vector<std::uint32_t> callGroupBase; // per call: its first index into aloneCall
     void enterStep(std::uint32_t slot, std::uint32_t rank);
     void startTransfer(std::uint32_t slot, std::uint32_t t);
     void transferDone(std::uint32_t flow);
@@ -1191,16 +1205,17 @@ void Engine::evaluateClosedForm(std::uint32_t slot)
             inst.arrivedAt[r] = inst.arrivedAt[(*inst.rankRep)[r]];
     const double first = inst.arrivedAt[0];
     const bool together = std::all_of(inst.arrivedAt.begin(), inst.arrivedAt.end(), [first](double a) { return a == first; });
-    std::vector<double> ready = inst.arrivedAt, scratch;
-    std::vector<std::pair<double, double>> spans;
+    std::vector<double>& ready = cfReady;
+    ready.assign(inst.arrivedAt.begin(), inst.arrivedAt.end());
+    std::vector<std::pair<double, double>>& spans = cfSpans;
     const bool sample = opt.recordLinks && opt.communication && !out.linkTimelineTruncated;
     if (sample)
-        spans.resize(s.transfers.size());
+        spans.assign(s.transfers.size(), {0.0, 0.0});
     if (together && !sample) {
         for (std::uint32_t r = 0; r < s.ranks; ++r)
             ready[r] = first + gs.lockstep[r];
     } else {
-        stepRecurrence(s, gs.duration, ready, scratch, sample ? &spans : nullptr);
+        stepRecurrence(s, gs.duration, ready, cfScratch, sample ? &spans : nullptr);
     }
     inst.doneAt.clear();
     for (std::uint32_t r = 0; r < s.ranks; ++r)
@@ -1221,8 +1236,7 @@ void Engine::evaluateClosedForm(std::uint32_t slot)
         out.flows += static_cast<std::uint64_t>(s.transfers.size() * instancesInOrbit);
         out.closedFormInstances += static_cast<std::uint64_t>(instancesInOrbit);
         if (opt.communication)
-            for (const auto& [l, bytes] : gs.payload)
-                out.linkPayloadBytes[linkRep[l]] += bytes * (double(order) / linkOrbitSize[l]) / stabilizer[inst.key.group];
+            addFoldedPayload(*inst.groupSched, inst.key.group);
     }
     if (sample) {
         // Each flow alone on its links: the bottleneck rate from the end of its latency to its end.
@@ -1463,8 +1477,99 @@ void Engine::record(std::uint32_t g, double start, double end, Activity a, Strat
         iv.push_back({start, end, a, s});
 }
 
+// Under symmetry, one instance of a private collective stands for order / |Stab(group)| instances: each
+// link l of its payload adds bytes · order / |orbit(l)| / |Stab(group)| to l's orbit representative
+// (folded once per (group, schedule)).
+void Engine::addFoldedPayload(GroupSched& gs, std::uint32_t group)
+{
+    if (!gs.folded) {
+        std::map<LinkId, double> byRep;
+        for (const auto& [l, bytes] : gs.payload)
+            byRep[linkRep[l]] += bytes * (double(order) / linkOrbitSize[l]) / stabilizer[group];
+        gs.payloadRep.assign(byRep.begin(), byRep.end());
+        gs.folded = true;
+    }
+    for (const auto& [rep, bytes] : gs.payloadRep)
+        out.linkPayloadBytes[rep] += bytes;
+}
+
+// The routed transfers of (group, schedule), created on first use (with the transfers' orbits under symmetry).
+GroupSched& Engine::groupSchedFor(std::uint32_t group, const Sched& sched)
+{
+    auto [pc, added] = pathCache.try_emplace((std::uint64_t{group} << 32) | sched.index);
+    if (added) {
+        pc->second.paths.resize(sched.transfers.size());
+        if (reduced && stabilizer[group] > 1 && !transferOrbits(group, sched, pc->second.transferRep))
+            fail(errorAt("", "internal: a schedule is not invariant under the symmetry it passed"));
+    }
+    return pc->second;
+}
+
+// The common case of a reduced simulation, without an Instance: a blocking call of a private collective
+// (simulate.h "Private collectives") whose group has one simulated rank (every rank in one orbit, as a
+// TP group under the tp shift). Its arrival completes it, every rank arriving together with the
+// representative, so the closed form reduces to the rank's lockstep time; the counts and payload are
+// those evaluateClosedForm adds and the GPU's wait ends as rankDone ends it (exposed communication from
+// the arrival: no peer arrives later). False (nothing done) when the call does not qualify.
+bool Engine::arriveAlone(const Key& key, std::uint32_t rank, Role role)
+{
+    if (!reduced || (role != Role::Blocking && role != Role::Optimizer) || classes[key.call].end || linkPrivacy.empty()
+        || (opt.recordLinks && opt.communication && !out.linkTimelineTruncated) || rankOrbits[key.group] != 1)
+        return false;
+    const CollectiveCall& c = plan.comm.calls[key.call];
+    if (aloneCall.empty()) {
+        callGroupBase.assign(plan.comm.calls.size() + 1, 0);
+        for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i)
+            callGroupBase[i + 1] = callGroupBase[i] + plan.comm.calls[i].groupCount;
+        aloneCall.assign(callGroupBase.back(), -1);
+    }
+    signed char& decided = aloneCall[callGroupBase[key.call] + (key.group - c.firstGroup)];
+    if (decided == 0)
+        return false;
+    if (callSchedule.size() <= key.call)
+        callSchedule.resize(plan.comm.calls.size(), nullptr);
+    if (!callSchedule[key.call])
+        callSchedule[key.call] = schedule(coll.calls[key.call].spec);
+    const Sched& sched = *callSchedule[key.call];
+    GroupSched& gs = groupSchedFor(key.group, sched);
+    if (decided < 0)
+        decided = decideClosedForm(key.group, sched, gs) ? 1 : 0;
+    if (decided == 0 || failure)
+        return false;
+    const std::uint32_t rep = rankRepOf[key.group][rank];
+    const std::uint32_t g = gpuRep[plan.comm.groups[key.group].members[rep]];
+    const double instancesInOrbit = double(order) / stabilizer[key.group];
+    out.collectiveInstances += order / stabilizer[key.group];
+    out.flows += static_cast<std::uint64_t>(sched.transfers.size() * instancesInOrbit);
+    out.closedFormInstances += static_cast<std::uint64_t>(instancesInOrbit);
+    if (opt.communication)
+        addFoldedPayload(gs, key.group);
+    Gpu& gpu = gpus[g];
+    gpu.waitStrategy = strategyOf(key.call);
+    gpu.aloneKey = key;
+    events.push({std::max(now + gs.lockstep[rep], now), seq++, 3, g});
+    return true;
+}
+
+// arriveAlone's collective is done: the GPU's wait ends (rankDone's split, every peer in at the arrival).
+void Engine::aloneDone(std::uint32_t g)
+{
+    Gpu& gpu = gpus[g];
+    if (gpu.wait == Wait::Blocking && gpu.waitKey == gpu.aloneKey) {
+        const double from = gpu.waitStart;
+        record(g, from, from, Activity::Idle, gpu.waitStrategy);
+        record(g, from, now, Activity::Communication, gpu.waitStrategy);
+        gpu.wait = Wait::Running;
+        runnable.push_back(g);
+    } else {
+        gpu.blockingDone = true;
+    }
+}
+
 void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
 {
+    if (!ppBoth && arriveAlone(key, rank, role))
+        return;
     auto [it, fresh] = live.try_emplace(key, 0);
     if (fresh) {
         std::uint32_t slot;
@@ -1492,15 +1597,10 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
             inst.sched = callSchedule[key.call];
         }
         {
-            auto [pc, added] = pathCache.try_emplace((std::uint64_t{key.group} << 32) | inst.sched->index);
-            if (added) {
-                pc->second.paths.resize(inst.sched->transfers.size());
-                if (reduced && stabilizer[key.group] > 1 && !transferOrbits(key.group, *inst.sched, pc->second.transferRep))
-                    fail(errorAt("", "internal: a schedule is not invariant under the symmetry it passed"));
-            }
-            inst.paths = &pc->second.paths;
-            inst.transferRep = pc->second.transferRep.empty() ? nullptr : &pc->second.transferRep;
-            inst.groupSched = &pc->second;
+            GroupSched& gs = groupSchedFor(key.group, *inst.sched);
+            inst.paths = &gs.paths;
+            inst.transferRep = gs.transferRep.empty() ? nullptr : &gs.transferRep;
+            inst.groupSched = &gs;
         }
         // Under symmetry the retroactive link samples could interleave on a link orbit: closed form only
         // without them.
@@ -1518,8 +1618,10 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
         inst.role = role;
         inst.strategy = strategyOf(key.call);
         inst.done.assign(inst.sched->ranks, -1);
-        inst.outstanding.assign(inst.sched->ranks, 0);
-        inst.started.assign(inst.sched->transfers.size(), 0);
+        if (!inst.closedForm) { // a closed-form instance never enters a step
+            inst.outstanding.assign(inst.sched->ranks, 0);
+            inst.started.assign(inst.sched->transfers.size(), 0);
+        }
         inst.ranksDone = 0;
         inst.created = now;
         inst.lastArrival = now;
@@ -1685,9 +1787,9 @@ void Engine::rankDone(Instance& inst, std::uint32_t rank)
         record(gpuId, ready, now, Activity::Communication, st);
     };
     if (++inst.ranksDone == inst.rankCount) {
-        const std::uint32_t slot = live[key];
-        live.erase(key);
-        released.push_back(slot);
+        const auto it = live.find(key);
+        released.push_back(it->second);
+        live.erase(it);
     }
     Gpu& gpu = gpus[g];
     switch (role) {
@@ -2291,6 +2393,8 @@ Result<StepSimulation> Engine::run()
                 computeDone(e.id);
             } else if (e.type == 2) {
                 closedFormDone(e.id);
+            } else if (e.type == 3) {
+                aloneDone(e.id);
             } else {
                 Flow& fl = flows[e.id];
                 if (fl.remaining <= 0 || fl.path->empty()) {

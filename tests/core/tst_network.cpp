@@ -12,6 +12,7 @@
 
 #include <QTest>
 
+#include <limits>
 #include <map>
 
 using namespace tw::network;
@@ -124,6 +125,8 @@ private slots:
     void linkIdsAndRates();
     void routes_data();
     void routes();
+    void routesAreShortestLegs_data();
+    void routesAreShortestLegs();
     void ecmpIsReproducibleAndSpreads();
     void ecmpHashIsFnv1a();
     void disconnected();
@@ -348,6 +351,95 @@ void TestNetwork::routes()
     QFETCH(uint, dst);
     const Topology t = make(spec, Cluster{nodes, gpusPerNode});
     QTEST(routeIds(t, src, dst), "path");
+}
+
+void TestNetwork::routesAreShortestLegs_data()
+{
+    QTest::addColumn<TopologySpec>("spec");
+    QTest::addColumn<quint64>("nodes");
+    QTest::addColumn<quint64>("gpusPerNode");
+    QTest::newRow("rail-optimized, NVSwitch, 2 NICs per leaf")
+        << leafSpine(NicPlacement::PerGpu, 2, 1, IntraNode::NvSwitch) << quint64(4) << quint64(8);
+    QTest::newRow("rail-optimized, PCIe, 8 NICs per leaf, oversubscribed 2:1")
+        << leafSpine(NicPlacement::PerGpu, 8, 2, IntraNode::Pcie) << quint64(4) << quint64(4);
+    QTest::newRow("one NIC per node") << leafSpine(NicPlacement::PerNode, 2, 1, IntraNode::Pcie) << quint64(4) << quint64(4);
+    QTest::newRow("PCIe server, staging through host memory") << pcieServer(2, false) << quint64(1) << quint64(8);
+}
+
+void TestNetwork::routesAreShortestLegs()
+{
+    // Every route of every GPU pair is a chain from the source GPU to the destination through transit
+    // nodes only (no GPU, no host memory in between), and its cost in whole ns is the shortest possible
+    // for each of its legs (routing.h): between servers with one NIC per GPU, GPU → own NIC inside the
+    // server, own NIC → destination's NIC over network links, then into the GPU; otherwise the whole
+    // path (or, when staging, each leg through host memory). The shortest costs come from a plain
+    // Bellman–Ford written here, independent of the router's lazily settled Dijkstra and of its
+    // shortcut through a target's only neighbour.
+    QFETCH(TopologySpec, spec);
+    QFETCH(quint64, nodes);
+    QFETCH(quint64, gpusPerNode);
+    const Topology t = make(spec, Cluster{nodes, gpusPerNode});
+    auto ns = [&](LinkId l) { return std::max<std::uint64_t>(1, std::uint64_t(std::llround(t.link(l).latency * 1e9))); };
+    auto transit = [&](NodeId n) { return t.node(n).kind != NodeKind::Gpu && t.node(n).kind != NodeKind::HostMemory; };
+    // 0: any link, 1: network links only, 2: links inside `server` only.
+    auto shortest = [&](NodeId from, NodeId to, int scope, std::int64_t server) {
+        constexpr std::uint64_t inf = std::numeric_limits<std::uint64_t>::max();
+        std::vector<std::uint64_t> dist(t.nodes().size(), inf);
+        dist[from] = 0;
+        for (std::size_t round = 0; round < t.nodes().size(); ++round)
+            for (LinkId l = 0; l < t.links().size(); ++l) {
+                const Link& k = t.link(l);
+                if (dist[k.from] == inf || (k.from != from && !transit(k.from)))
+                    continue;
+                if ((scope == 1 && !isNetwork(k.protocol))
+                    || (scope == 2 && (t.node(k.from).server != server || t.node(k.to).server != server)))
+                    continue;
+                dist[k.to] = std::min(dist[k.to], dist[k.from] + ns(l));
+            }
+        return dist[to];
+    };
+    Router router(t);
+    for (std::uint32_t a = 0; a < t.gpuCount(); ++a)
+        for (std::uint32_t b = 0; b < t.gpuCount(); ++b) {
+            if (a == b)
+                continue;
+            const auto p = router.route(a, b, a * 7 + b);
+            QVERIFY(p.ok());
+            const std::vector<LinkId>& path = *p.value();
+            QVERIFY(!path.empty());
+            const QString where = QStringLiteral("GPU %1 -> %2: %3").arg(a).arg(b).arg(pathIds(t, path));
+            QVERIFY2(t.link(path.front()).from == t.gpuNode(a), qPrintable(where));
+            QVERIFY2(t.link(path.back()).to == t.gpuNode(b), qPrintable(where));
+            std::uint64_t cost = 0;
+            std::vector<NodeId> stops; // where the legs meet: NICs or host memories on the path
+            for (std::size_t k = 0; k < path.size(); ++k) {
+                cost += ns(path[k]);
+                if (k > 0) {
+                    const NodeId v = t.link(path[k]).from;
+                    QVERIFY2(t.link(path[k - 1]).to == v, qPrintable(where));
+                    QVERIFY2(transit(v) || t.node(v).kind == NodeKind::HostMemory, qPrintable(where));
+                    if (t.node(v).kind == NodeKind::HostMemory)
+                        stops.push_back(v);
+                }
+            }
+            const NodeId s = t.gpuNode(a), d = t.gpuNode(b);
+            const std::int64_t ss = t.node(s).server, ds = t.node(d).server;
+            const NodeId na = t.gpuNic(a), nb = t.gpuNic(b);
+            std::uint64_t best = 0;
+            if (!stops.empty()) { // staged: each leg through host memory shortest
+                NodeId from = s;
+                stops.push_back(d);
+                for (NodeId to : stops) {
+                    best += shortest(from, to, 0, 0);
+                    from = to;
+                }
+            } else if (ss != ds && na != kNoNode && nb != kNoNode) {
+                best = shortest(s, na, 2, ss) + shortest(na, nb, 1, 0) + shortest(nb, d, 2, ds);
+            } else {
+                best = shortest(s, d, 0, 0);
+            }
+            QVERIFY2(cost == best, qPrintable(where + QStringLiteral(": %1 ns, shortest %2 ns").arg(cost).arg(best)));
+        }
 }
 
 void TestNetwork::ecmpIsReproducibleAndSpreads()
