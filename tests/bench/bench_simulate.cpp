@@ -28,6 +28,7 @@ using tw::bench::Stats;
 
 struct Case {
     const char* name;
+    const char* key; // RESULT name=simulate_<key>
     tw::scenario::Scenario scenario;
     tw::network::TopologySpec topology;
     int runs;
@@ -49,9 +50,9 @@ int main(int argc, char** argv)
     if (!tw::bench::parseRuns(static_cast<int>(rest.size()), rest.data(), "bench_simulate", runs))
         return 2;
     std::vector<Case> cases;
-    cases.push_back({"paper-reference, 8 GPUs (dp 8), nvswitch-node", tw::scenario::preset("paper-reference").value(), {}, runs});
+    cases.push_back({"paper-reference, 8 GPUs (dp 8), nvswitch-node", "reference", tw::scenario::preset("paper-reference").value(), {}, runs});
     {
-        Case c{"gpt3-175b, 1,024 GPUs (tp 8 x pp 8 x dp 16), leaf-spine NDR rail-optimized",
+        Case c{"gpt3-175b, 1,024 GPUs (tp 8 x pp 8 x dp 16), leaf-spine NDR rail-optimized", "gpt3_1024",
                tw::scenario::preset("gpt3-175b").value(), {}, runs < 3 ? runs : 3};
         c.scenario.hardware.gpu = "h100-sxm";
         c.scenario.hardware.nodes = 128;
@@ -64,6 +65,7 @@ int main(int argc, char** argv)
         // The same with one GPU per PCIe switch: each GPU reaches only its own NIC (strictly rail-aligned
         // paths, no ECMP between the two NICs of a shared switch), so DP replicas and TP ranks are symmetric.
         c.name = "gpt3-175b, 1,024 GPUs, one GPU (and NIC) per PCIe switch";
+        c.key = "gpt3_1024_pcie1";
         c.topology.gpusPerPcieSwitch = 1;
         cases.push_back(c);
     }
@@ -111,6 +113,9 @@ int main(int argc, char** argv)
                     static_cast<unsigned long long>(last.simulatedFlows),
                     static_cast<unsigned long long>(last.closedFormInstances),
                     static_cast<unsigned long long>(last.simulatedGpus), last.reduction.c_str());
+        // For scripts/bench.sh (the targets: 10 ms for the reference, 1 s and 1 GB for 1,024 GPUs).
+        std::printf("RESULT name=simulate_%s median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%zu rss_mib=%.1f\n", c.key,
+                    s.median, s.min, s.max, ms.size(), peakRssMiB());
         if (!linkRun)
             continue;
         o.recordLinks = true;
