@@ -114,6 +114,7 @@ private slots:
     void storedGarbageFallsBack();
     void dialogChangesUnits();
     void dialogSwitchesThemeAndPalette();
+    void textColoursFollowTheTheme();
     void dialogScalesTheFontFromTheStart();
     void dialogSetsSpeedAndAutosave();
     void restoreDefaults();
@@ -306,6 +307,38 @@ void TestSettings::dialogSwitchesThemeAndPalette()
     // A change from elsewhere shows in the dialog.
     settings->setTheme(AppSettings::Theme::Dark);
     QCOMPARE(dialog.themeBox()->currentIndex(), 1);
+}
+
+void TestSettings::textColoursFollowTheTheme()
+{
+    // The colours widgets write into rich text and style sheets suit the palette in use: on the dark
+    // window the light ink (theme.h: #7CC0FF, #A3AAB5, #FF8A80), on the light one the dark ink; an error
+    // label styled once follows a later change of theme; and a palette that stays light while the
+    // settings say dark (a batch run keeps the default palette) keeps the light-window colours.
+    AppSettings* settings = AppSettings::instance();
+    namespace theme = tw::ui::theme;
+    QLabel label(QStringLiteral("a problem"));
+    theme::styleErrorLabel(&label, QStringLiteral("padding-left: 6px;"));
+    QVERIFY(label.styleSheet().contains(QLatin1String("#b91c1c")));
+    QVERIFY(label.styleSheet().contains(QLatin1String("padding-left: 6px;")));
+    QCOMPARE(theme::linkColor(), QColor(0x0B, 0x4F, 0x8A));
+    QCOMPARE(theme::mutedTextColor(), QColor(0x47, 0x55, 0x69));
+
+    settings->setTheme(AppSettings::Theme::Dark); // followAppSettings (initTestCase) applies the dark palette
+    QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 80);
+    QCOMPARE(theme::linkColor(), QColor(0x7C, 0xC0, 0xFF));
+    QCOMPARE(theme::mutedTextColor(), QColor(0xA3, 0xAA, 0xB5));
+    QCOMPARE(theme::errorColor(), QColor(0xFF, 0x8A, 0x80));
+    QVERIFY2(label.styleSheet().contains(QLatin1String("#ff8a80")), qPrintable(label.styleSheet()));
+    QVERIFY(label.styleSheet().contains(QLatin1String("padding-left: 6px;")));
+
+    QApplication::setPalette(theme::paletteFor(AppSettings::Theme::Light)); // as a batch run: light palette
+    QVERIFY(settings->theme() == AppSettings::Theme::Dark);
+    QCOMPARE(theme::linkColor(), QColor(0x0B, 0x4F, 0x8A));
+    QCOMPARE(theme::errorColor(), QColor(0xB9, 0x1C, 0x1C));
+
+    settings->setTheme(AppSettings::Theme::Light);
+    QVERIFY(label.styleSheet().contains(QLatin1String("#b91c1c")));
 }
 
 void TestSettings::dialogScalesTheFontFromTheStart()

@@ -3,6 +3,7 @@
 #include "document/commands.h"
 #include "document/document.h"
 #include "settings/appsettings.h"
+#include "settings/theme.h"
 #include "views/palette.h"
 #include "workers/backgroundjob.h"
 
@@ -593,7 +594,7 @@ void ComparePanel::pin()
         m_status->setText(tr("The scenario cannot be derived (see the stages), so it cannot be pinned as A: fix it "
                              "first. %1 was kept.")
                               .arg(m_pinned ? tr("The A you pinned before") : tr("Nothing")));
-        m_status->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
+        m_status->setStyleSheet(QStringLiteral("QLabel { color: %1; }").arg(theme::errorColor().name()));
         m_status->show();
         return;
     }
@@ -836,7 +837,8 @@ void ComparePanel::updateSides()
     QString bLine = tr("%3 <b>B</b> · the stages now: <b>%1</b> — %2")
                         .arg(bName.toHtmlEscaped(), bWhat.toHtmlEscaped(), square(colourB()));
     if (!m_document->problems().empty())
-        bLine += tr(" <span style='color:#b91c1c'>(the scenario cannot be derived: B shows its last derivation)</span>");
+        bLine += QStringLiteral(" <span style='color:%1'>%2</span>")
+                     .arg(theme::errorColor().name(), tr("(the scenario cannot be derived: B shows its last derivation)"));
     else if (m_pinned && m_bPending && m_bStale)
         bLine += tr(" <i>(its step is simulated when this panel is shown)</i>");
     else if (m_pinned && m_bPending)

@@ -1,6 +1,7 @@
 #include "panekit.h"
 
 #include "document/document.h"
+#include "settings/theme.h"
 #include "views/figuretablemodel.h"
 #include "views/tokenchipview.h"
 
@@ -183,10 +184,15 @@ QWidget* followChip(QWidget* pane, Document* document)
 
 QString figureLink(const FigureSet& figures, const std::string& id, const QString& text)
 {
+    return figureLink(figures, id, text, theme::linkColor());
+}
+
+QString figureLink(const FigureSet& figures, const std::string& id, const QString& text, const QColor& color)
+{
     if (!figures.find(id))
         return text.toHtmlEscaped();
-    return QStringLiteral("<a href=\"fig:%1\" style=\"color:#0b4f8a; text-decoration:none\">%2</a>")
-        .arg(QString::fromStdString(id).toHtmlEscaped(), text.toHtmlEscaped());
+    return QStringLiteral("<a href=\"fig:%1\" style=\"color:%3; text-decoration:none\">%2</a>")
+        .arg(QString::fromStdString(id).toHtmlEscaped(), text.toHtmlEscaped(), color.name());
 }
 
 void wireFigureLinks(QLabel* label, std::function<const FigureSet*()> figures, std::function<void(const QString&)> open,

@@ -5,6 +5,7 @@
 #include "base/figure.h"
 #include "base/units.h"
 
+#include <QColor>
 #include <QString>
 #include <qnamespace.h>
 
@@ -62,6 +63,8 @@ QWidget* followChip(QWidget* pane, Document* document);
 // A figure's value as a rich-text link "fig:<id>" (for labels wired with wireFigureLinks); the plain
 // text when the set has no such figure.
 QString figureLink(const FigureSet& figures, const std::string& id, const QString& text);
+// The same link in a given colour: theme::paperLinkColor() for captions drawn on the light paper.
+QString figureLink(const FigureSet& figures, const std::string& id, const QString& text, const QColor& color);
 // Hovering a "fig:" link of the label shows the figure's formula and inputs (from figures()); clicking
 // it calls open(id). figures() may return null (nothing derived yet).
 void wireFigureLinks(QLabel* label, std::function<const FigureSet*()> figures, std::function<void(const QString&)> open,

@@ -3,12 +3,13 @@
 #include "charts/pipelinechart.h"
 #include "document/document.h"
 #include "panes/panekit.h"
+#include "settings/appsettings.h"
+#include "settings/theme.h"
 #include "views/figuretablemodel.h"
 #include "views/meshview.h"
 #include "views/partitioneditor.h"
 #include "views/signaturemodel.h"
 #include "views/tokenchipview.h"
-#include "settings/appsettings.h"
 
 #include "base/units.h"
 #include "parallel/plan.h"
@@ -403,7 +404,7 @@ void ParallelPane::showScenario()
                            .arg(p.tp)
                            .arg(product)
                            .arg(gpus));
-    m_product->setStyleSheet(product == gpus ? QString() : QStringLiteral("QLabel { color: #b91c1c; }"));
+    m_product->setStyleSheet(product == gpus ? QString() : QStringLiteral("QLabel { color: %1; }").arg(theme::errorColor().name()));
     m_updating = false;
 }
 

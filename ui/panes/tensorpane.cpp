@@ -3,12 +3,13 @@
 #include "charts/modelcharts.h"
 #include "document/document.h"
 #include "panes/panekit.h"
+#include "settings/appsettings.h"
+#include "settings/theme.h"
 #include "views/figuretablemodel.h"
 #include "views/messagebar.h"
 #include "views/modelform.h"
 #include "views/tokenchipview.h"
 #include "views/transformerview.h"
-#include "settings/appsettings.h"
 
 #include "base/units.h"
 #include "scenario/derive.h"
@@ -96,7 +97,7 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("tensorStatus"));
     m_status->setWordWrap(true);
-    m_status->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
+    theme::styleErrorLabel(m_status);
     m_status->hide();
     m_message = new MessageBar(this);
 
@@ -323,8 +324,8 @@ bool TensorPane::showTensor(const QString& name)
         return false;
     m_tensor = name;
     m_diagram->selectTensor(name);
-    auto row = [](const QString& k, const QString& v) {
-        return QStringLiteral("<tr><td style='color:#475569;padding-right:10px'>%1</td><td>%2</td></tr>").arg(k, v);
+    auto row = [muted = theme::mutedTextColor().name()](const QString& k, const QString& v) {
+        return QStringLiteral("<tr><td style='color:%3;padding-right:10px'>%1</td><td>%2</td></tr>").arg(k, v, muted);
     };
     QString html = QStringLiteral("<h3 style='margin:0'>%1</h3><table>").arg(name.toHtmlEscaped());
     html += row(tr("shape"), QStringLiteral("<b>%1 = %2</b>").arg(qs(t->shapeSymbols).toHtmlEscaped(), numbers(*t)));
@@ -440,22 +441,26 @@ void TensorPane::updateFollow()
     row.B = tt.B;
     row.T = tt.T;
     // "token #12 “·che” = row (b, t) of x [B,T,d]: d values, N bytes", every number a link to its chain.
+    // On the diagram's light paper in either theme: the paper's link colour.
+    auto link = [&](const char* id, const QString& text) {
+        return panekit::figureLink(f, id, text, theme::paperLinkColor());
+    };
     row.caption = tr("<b>token #%1 “%2”</b> = row (b, t) = (%3, %4) of x [B,T,d] = [%5, %6, %7]: %8 values, %9")
-                      .arg(panekit::figureLink(f, "trace.token", QString::number(index)),
-                           visiblePiece(tt.piece).toHtmlEscaped(), panekit::figureLink(f, "trace.row", QString::number(tt.row)),
-                           panekit::figureLink(f, "trace.position", QString::number(tt.position)),
-                           panekit::figureLink(f, "batch.B", QString::number(tt.B)),
-                           panekit::figureLink(f, "batch.T", QString::number(tt.T)),
-                           panekit::figureLink(f, "model.hidden_size", QString::number(tt.d)),
-                           panekit::figureLink(f, "trace.row_values", QString::number(tt.d)),
-                           panekit::figureLink(f, "trace.row_bytes", qs(formatBytes(tt.rowBytes, units()))
+                      .arg(link("trace.token", QString::number(index)),
+                           visiblePiece(tt.piece).toHtmlEscaped(), link("trace.row", QString::number(tt.row)),
+                           link("trace.position", QString::number(tt.position)),
+                           link("batch.B", QString::number(tt.B)),
+                           link("batch.T", QString::number(tt.T)),
+                           link("model.hidden_size", QString::number(tt.d)),
+                           link("trace.row_values", QString::number(tt.d)),
+                           link("trace.row_bytes", qs(formatBytes(tt.rowBytes, units()))
                                                                           + QStringLiteral(" (") + qs(tt.activationType) + QLatin1Char(')')));
     if (tt.placed)
         row.caption += tr(" — sequence %1, optimizer step %2, DP replica %3, micro-batch %4.")
-                           .arg(panekit::figureLink(f, "trace.sequence", QString::number(tt.sequence)),
-                                panekit::figureLink(f, "trace.step", QString::number(tt.placement.step)),
-                                panekit::figureLink(f, "trace.replica", QString::number(tt.placement.dpReplica)),
-                                panekit::figureLink(f, "trace.micro_batch", QString::number(tt.placement.microBatch)));
+                           .arg(link("trace.sequence", QString::number(tt.sequence)),
+                                link("trace.step", QString::number(tt.placement.step)),
+                                link("trace.replica", QString::number(tt.placement.dpReplica)),
+                                link("trace.micro_batch", QString::number(tt.placement.microBatch)));
     m_diagram->setFollowedRow(row);
 }
 

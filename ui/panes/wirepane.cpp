@@ -2,6 +2,7 @@
 
 #include "collective/openmpi.h"
 #include "network/overhead.h"
+#include "settings/theme.h"
 
 #include "charts/wirecharts.h"
 #include "document/document.h"
@@ -1000,7 +1001,9 @@ void WirePane::updateTrace()
     m_view->setTracedLinks(row, gradient, name);
     m_view->setHighlightedGpus(std::vector<int>(t.placement.gpus.begin(), t.placement.gpus.end()));
     const FigureSet& f = m_allFigures;
-    auto link = [&](const char* id, const QString& text) { return panekit::figureLink(f, id, text); };
+    auto link = [&](const char* id, const QString& text) { // on the caption's light paper in either theme
+        return panekit::figureLink(f, id, text, theme::paperLinkColor());
+    };
     QString text;
     if (!row.empty())
         text = tr("<b>%1</b> (its GPUs in yellow): its row crosses %2 link directions (glowing), %3 on the wire in the "

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QGraphicsScene>
 #include <QGraphicsView>
+#include <QGuiApplication>
 #include <QPainter>
 #include <QProxyStyle>
 #include <QStyle>
@@ -140,9 +141,11 @@ QPalette paletteFor(AppSettings::Theme theme)
 }
 
 namespace {
+// Whether the palette in use is dark: the colours below must suit the window they are drawn on, and a
+// batch run (screenshots, timing) keeps the default light palette whatever theme the settings name.
 bool dark()
 {
-    return AppSettings::instance()->theme() == AppSettings::Theme::Dark;
+    return QGuiApplication::palette().color(QPalette::Window).lightness() < 128;
 }
 } // namespace
 
@@ -156,9 +159,25 @@ QColor mutedTextColor()
     return dark() ? QColor(0xA3, 0xAA, 0xB5) : QColor(0x47, 0x55, 0x69);
 }
 
+QColor paperLinkColor() { return QColor(0x0B, 0x4F, 0x8A); }
+
 QColor errorColor()
 {
     return dark() ? QColor(0xFF, 0x8A, 0x80) : QColor(0xB9, 0x1C, 0x1C);
+}
+
+void followTheme(QWidget* widget, std::function<QString()> make)
+{
+    widget->setStyleSheet(make());
+    QObject::connect(AppSettings::instance(), &AppSettings::themeChanged, widget,
+                     [widget, make = std::move(make)] { widget->setStyleSheet(make()); });
+}
+
+void styleErrorLabel(QWidget* label, const QString& extra)
+{
+    followTheme(label, [extra] {
+        return QStringLiteral("QLabel { color: %1; %2 }").arg(errorColor().name(), extra);
+    });
 }
 
 void applyAppearance(QApplication& app)

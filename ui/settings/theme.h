@@ -12,8 +12,12 @@
 
 #include <QFont>
 #include <QPalette>
+#include <QString>
+
+#include <functional>
 
 class QApplication;
+class QWidget;
 
 namespace tw::ui::theme {
 
@@ -28,10 +32,20 @@ namespace tw::ui::theme {
 // Colours for text a widget writes itself (rich-text labels, style sheets) on the window's
 // background, readable in the current theme (at least 5.5:1 on Window, WCAG AA asks 4.5): links,
 // secondary text, errors. Light: #0B4F8A, #475569, #B91C1C; dark: #7CC0FF, #A3AAB5, #FF8A80.
-// Widgets that bake them into HTML rebuild it on AppSettings::themeChanged.
+// They follow the palette in use (a dark Window: the dark colours). Widgets that bake them into HTML or
+// style sheets rebuild them on AppSettings::themeChanged (followTheme below does it for a style sheet).
 [[nodiscard]] QColor linkColor();
 [[nodiscard]] QColor mutedTextColor();
 [[nodiscard]] QColor errorColor();
+// Links in captions drawn on the drawings' light paper (the token captions): #0B4F8A in both themes.
+[[nodiscard]] QColor paperLinkColor();
+
+// Sets widget's style sheet to make(), now and again after every change of theme (the widget's own
+// connection: it ends with the widget). For text colours from the functions above.
+void followTheme(QWidget* widget, std::function<QString()> make);
+// `QLabel { color: <errorColor> }` plus `extra` declarations, following the theme (a label that shows
+// problems).
+void styleErrorLabel(QWidget* label, const QString& extra = {});
 
 // Applies AppSettings' theme, font scale and palette scheme to `app`, then repaints every widget.
 void applyAppearance(QApplication& app);

@@ -3,6 +3,7 @@
 #include "document/commands.h"
 #include "document/document.h"
 #include "document/documentactions.h"
+#include "settings/theme.h"
 
 #include "model/model.h"
 #include "scenario/presets.h"
@@ -99,7 +100,7 @@ ScenarioToolbar::ScenarioToolbar(Document* document, DocumentActions* actions, Q
 
     m_problem = new QLabel(this);
     m_problem->setObjectName(QStringLiteral("toolbarProblem"));
-    m_problem->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; padding-left: 6px; }"));
+    theme::styleErrorLabel(m_problem, QStringLiteral("padding-left: 6px;"));
     m_problem->setWordWrap(false);
     // A toolbar shows and hides its widgets through their actions.
     m_problemAction = addWidget(m_problem);

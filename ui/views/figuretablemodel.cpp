@@ -1,6 +1,7 @@
 #include "figuretablemodel.h"
 
 #include "scenario/derive.h"
+#include "settings/theme.h"
 
 #include <QCoreApplication>
 
@@ -133,17 +134,18 @@ QString figureExplanation(const FigureSet& figures, const std::string& id, const
 QString derivationChainHtml(const FigureSet& figures, const QString& id, const DisplayUnits& units)
 {
     QString html;
+    const QString muted = theme::mutedTextColor().name();
     for (const scenario::ChainStep& step : scenario::derivationTree(figures, id.toStdString())) {
         const Figure& fig = *step.figure;
         const QString value = qs(formatValue(fig.value, fig.unit, units));
         html += QStringLiteral("<div style='margin-left:%1px; margin-bottom:4px'>").arg(step.depth * 18);
-        html += QStringLiteral("<b>%1</b> = %2 <span style='color:#64748b'>(%3)</span>")
-                    .arg(qs(fig.label).toHtmlEscaped(), value.toHtmlEscaped(), qs(fig.id).toHtmlEscaped());
+        html += QStringLiteral("<b>%1</b> = %2 <span style='color:%4'>(%3)</span>")
+                    .arg(qs(fig.label).toHtmlEscaped(), value.toHtmlEscaped(), qs(fig.id).toHtmlEscaped(), muted);
         if (step.repeated)
-            html += QStringLiteral(" <span style='color:#64748b'>%1</span>")
-                        .arg(QCoreApplication::translate("tw::ui::FigureTableModel", "— see above"));
+            html += QStringLiteral(" <span style='color:%2'>%1</span>")
+                        .arg(QCoreApplication::translate("tw::ui::FigureTableModel", "— see above"), muted);
         else
-            html += QStringLiteral("<br><span style='color:#334155'>%1</span>").arg(qs(fig.formula).toHtmlEscaped());
+            html += QStringLiteral("<br>%1").arg(qs(fig.formula).toHtmlEscaped()); // the window's own text colour
         html += QStringLiteral("</div>");
     }
     return html;

@@ -1,6 +1,7 @@
 #include "modelform.h"
 
 #include "model/gpucatalog.h"
+#include "settings/theme.h"
 #include "text/samples.h"
 
 #include <QCheckBox>
@@ -44,7 +45,7 @@ ModelForm::ModelForm(QWidget* parent)
     m_general = new QLabel(this);
     m_general->setObjectName(QStringLiteral("generalProblems"));
     m_general->setWordWrap(true);
-    m_general->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
+    theme::styleErrorLabel(m_general);
     m_general->hide();
     layout->addWidget(m_general);
 
@@ -196,7 +197,7 @@ void ModelForm::addRow(QFormLayout* form, Field field, QWidget* editor)
     auto* problem = new QLabel(this);
     problem->setObjectName(fieldJsonPath(field) + QStringLiteral(".problem"));
     problem->setWordWrap(true);
-    problem->setStyleSheet(QStringLiteral("QLabel { color: #b91c1c; }"));
+    theme::styleErrorLabel(problem);
     problem->hide();
     auto* cell = new QWidget(this);
     auto* v = new QVBoxLayout(cell);

@@ -1,5 +1,7 @@
 #include "partitioneditor.h"
 
+#include "settings/theme.h"
+
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -260,9 +262,9 @@ void PartitionEditor::refresh()
                            .arg(total)
                            .arg(m_layers)
                            .arg(total > m_layers ? tr("%1 too many").arg(total - m_layers) : tr("%1 missing").arg(m_layers - total)));
-        m_sum->setStyleSheet(QStringLiteral("color: #b91c1c; font-weight: bold;"));
+        m_sum->setStyleSheet(QStringLiteral("color: %1; font-weight: bold;").arg(theme::errorColor().name()));
     }
-    const QString sheet = total == m_layers ? QString() : QStringLiteral("QSpinBox { color: #b91c1c; }");
+    const QString sheet = total == m_layers ? QString() : QStringLiteral("QSpinBox { color: %1; }").arg(theme::errorColor().name());
     for (QSpinBox* s : m_spins)
         if (s->styleSheet() != sheet) // re-polishing 64 spin boxes on every edit would be slow
             s->setStyleSheet(sheet);
