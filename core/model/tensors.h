@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,15 +62,14 @@ public:
     friend bool operator==(const TensorName& a, const std::string& b) { return a.view() == b; }
     friend bool operator==(const TensorName& a, const char* b) { return a.view() == b; }
     friend auto operator<=>(const TensorName& a, const TensorName& b) { return a.view() <=> b.view(); }
-    friend std::string operator+(const TensorName& a, std::string_view b) { return a.str().append(b); }
-    friend std::ostream& operator<<(std::ostream& o, const TensorName& n) { return o << n.view(); }
 
 private:
     std::array<char, kCapacity> m_buf{};
     std::uint8_t m_size = 0;
 };
 
-// A tensor's shape, inline (at most kMaxRank dimensions; the inventory's largest is [B,a,T,T]).
+// A tensor's shape, inline (at most kMaxRank dimensions; the inventory's largest is [B,a,T,T]; more
+// are cut, and assert in a debug build).
 class TensorShape {
 public:
     static constexpr std::size_t kMaxRank = 6;
@@ -83,6 +81,7 @@ public:
         m_rank = 0;
         for (; first != last && m_rank < kMaxRank; ++first)
             m_dims[m_rank++] = *first;
+        assert(first == last);
     }
     [[nodiscard]] const std::uint64_t* begin() const { return m_dims.data(); }
     [[nodiscard]] const std::uint64_t* end() const { return m_dims.data() + m_rank; }
@@ -101,13 +100,13 @@ private:
 };
 
 struct TensorInfo {
-    TensorName name;                 // "layer3.attn.q", "embedding.wte", "logits"
+    TensorName name;                  // "layer3.attn.q", "embedding.wte", "logits"
     // component, shapeSymbols and dtypeName view static strings (literals and toString(Precision)).
     std::string_view component;       // "embedding", "attention", "mlp", "experts", "router", "norm", "head", "loss"
     std::string_view shapeSymbols;    // "[B,T,d]"
     TensorShape shape;                // [32,1024,768]
     Precision dtype = Precision::Bf16;
-    std::string_view dtypeName = "bf16";   // as shown: toString(dtype), or "int64" for token ids (dtype then unused)
+    std::string_view dtypeName = "bf16"; // as shown: toString(dtype), or "int64" for token ids (dtype then unused)
     TensorKind kind = TensorKind::Activation;
     Phase phase = Phase::Forward;
     int layer = -1;                   // 0-based block index; -1 outside the blocks

@@ -333,6 +333,7 @@ private:
     Strategy strategyOf(std::uint32_t call) const { return plan.comm.calls[call].strategy; }
 
     void arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth);
+    const Sched* callSched(std::uint32_t call);
     GroupSched& groupSchedFor(std::uint32_t group, const Sched& sched);
     void addFoldedPayload(GroupSched& gs, std::uint32_t group);
     bool arriveAlone(const Key& key, std::uint32_t rank, Role role);
@@ -1493,6 +1494,16 @@ void Engine::addFoldedPayload(GroupSched& gs, std::uint32_t group)
         out.linkPayloadBytes[rep] += bytes;
 }
 
+// The schedule of a call without buckets (generated on first use).
+const Sched* Engine::callSched(std::uint32_t call)
+{
+    if (callSchedule.size() <= call)
+        callSchedule.resize(plan.comm.calls.size(), nullptr);
+    if (!callSchedule[call])
+        callSchedule[call] = schedule(coll.calls[call].spec);
+    return callSchedule[call];
+}
+
 // The routed transfers of (group, schedule), created on first use (with the transfers' orbits under symmetry).
 GroupSched& Engine::groupSchedFor(std::uint32_t group, const Sched& sched)
 {
@@ -1526,11 +1537,7 @@ bool Engine::arriveAlone(const Key& key, std::uint32_t rank, Role role)
     signed char& decided = aloneCall[callGroupBase[key.call] + (key.group - c.firstGroup)];
     if (decided == 0)
         return false;
-    if (callSchedule.size() <= key.call)
-        callSchedule.resize(plan.comm.calls.size(), nullptr);
-    if (!callSchedule[key.call])
-        callSchedule[key.call] = schedule(coll.calls[key.call].spec);
-    const Sched& sched = *callSchedule[key.call];
+    const Sched& sched = *callSched(key.call);
     GroupSched& gs = groupSchedFor(key.group, sched);
     if (decided < 0)
         decided = decideClosedForm(key.group, sched, gs) ? 1 : 0;
@@ -1590,11 +1597,7 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
             spec.bytes = std::round(std::max(0.0, std::min(bucket, M - key.bucket * bucket)));
             inst.sched = schedule(spec);
         } else {
-            if (callSchedule.size() <= key.call)
-                callSchedule.resize(plan.comm.calls.size(), nullptr);
-            if (!callSchedule[key.call])
-                callSchedule[key.call] = schedule(coll.calls[key.call].spec);
-            inst.sched = callSchedule[key.call];
+            inst.sched = callSched(key.call);
         }
         {
             GroupSched& gs = groupSchedFor(key.group, *inst.sched);

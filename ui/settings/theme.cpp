@@ -151,7 +151,7 @@ bool dark()
 
 QColor linkColor()
 {
-    return dark() ? QColor(0x7C, 0xC0, 0xFF) : QColor(0x0B, 0x4F, 0x8A);
+    return dark() ? QColor(0x7C, 0xC0, 0xFF) : paperLinkColor(); // the light window's links are the paper's
 }
 
 QColor mutedTextColor()
