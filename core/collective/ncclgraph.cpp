@@ -276,7 +276,7 @@ Graph searchTree(const System& s, int ringChannels)
     if (bw == 0)
         return finish(s, Pattern::Tree, c, 0.1, 0.1);
     double bwIntra = bw;
-    while (idx > 0 && bwIntra < 2 * bw && fits(s, Pattern::Tree, chans, arr[idx - 1], bw))
+    while (s.gpusPerNode > 1 && idx > 0 && bwIntra < 2 * bw && fits(s, Pattern::Tree, chans, arr[idx - 1], bw))
         bwIntra = arr[--idx];
     return finish(s, Pattern::Tree, c, bwIntra, bw);
 }
@@ -371,7 +371,9 @@ Result<System> systemFor(std::string_view gpuId, const network::TopologySpec& sp
     s.nvls = s.nvswitch && s.gpu.nvls && s.gpu.sm >= 90;
 
     if (s.nodes > 1) {
-        s.nicBw = nicBwGBs(network::nicBandwidthOf(spec));
+        // The testbed's NICs are 10 Gb/s Ethernet whatever the spec's NIC fields say (topology.cpp buildTestbed).
+        s.nicBw = nicBwGBs(spec.kind == TopologyKind::PaperTestbed ? network::nominalBandwidth(network::Protocol::Ethernet10G)
+                                                                   : network::nicBandwidthOf(spec));
         const bool perGpu = spec.kind == TopologyKind::LeafSpine && spec.nicPlacement == network::NicPlacement::PerGpu;
         s.nicPerGpu = perGpu;
         s.nicsPerNode = perGpu ? s.gpusPerNode : 1;
@@ -464,6 +466,17 @@ double ringBytesPerNicPerChannel(double bytes, int ranks, int nChannels)
     if (ranks < 1 || nChannels < 1)
         return 0;
     return 2.0 * (ranks - 1) / ranks * bytes / nChannels;
+}
+
+LinkBytes nvlsBytesPerGpuLink(collective::Op op, double bytes, int ranks)
+{
+    const double n = std::max(1, ranks);
+    switch (op) {
+    case collective::Op::AllReduce: return {bytes, bytes};
+    case collective::Op::ReduceScatter: return {bytes, bytes / n};
+    case collective::Op::AllGather: return {bytes / n, bytes};
+    default: return {};
+    }
 }
 
 } // namespace tw::nccl

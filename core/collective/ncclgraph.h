@@ -101,4 +101,16 @@ struct Graphs {
 // 2(n−1)/n · S / nChannels (every chunk crosses every node boundary once per phase).
 [[nodiscard]] double ringBytesPerNicPerChannel(double bytes, int ranks, int nChannels);
 
+// Bytes on one GPU ↔ NVSwitch link per direction for an NVLS collective of S bytes on n GPUs of a node
+// (NVLink SHARP: the switch reduces what the GPUs push with multimem reductions and multicasts the result):
+//   AllReduce      up S (each GPU's whole buffer once), down S (the reduced buffer once)
+//   ReduceScatter  up S, down S/n (its reduced shard)
+//   AllGather      up S/n (its shard, multicast by the switch), down S
+// against a ring's 2(n−1)/n·S each way for AllReduce: why NVLS busbw exceeds the link rate.
+struct LinkBytes {
+    double up = 0, down = 0;
+    bool operator==(const LinkBytes&) const = default;
+};
+[[nodiscard]] LinkBytes nvlsBytesPerGpuLink(collective::Op op, double bytes, int ranks);
+
 } // namespace tw::nccl
