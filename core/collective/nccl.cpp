@@ -372,26 +372,24 @@ Prediction p2p(const System& s, const Graphs& graphs, collective::Op op, double 
     r.channels = graphs.ring.nChannels;
     const int n = s.ranks();
     const int g = s.gpusPerNode;
-    double intraBytes = 0, interBytesPerNode = 0;
+    // Per GPU: bytes to peers of its node, and bytes leaving its node. A GPU's inter-node bytes go out by
+    // its own NIC (one per GPU, rail-optimized) or share the server's one NIC with the other GPUs.
+    double intraBytes = 0, interBytesPerGpu = 0;
+    int gpusPerNic = s.nicPerGpu ? 1 : g;
     if (op == collective::Op::AllToAll) {
         intraBytes = (g - 1) * bytes / n;
-        interBytesPerNode = static_cast<double>(n - g) * bytes / n * g;
-    } else { // ring shift: the last GPU of each node sends to the next node
+        interBytesPerGpu = static_cast<double>(n - g) * bytes / n;
+    } else { // Send/Recv as nccl-tests runs it: rank r sends the buffer to r+1 (a ring shift); the last GPU
+             // of each node sends across, alone on its NIC.
         intraBytes = g > 1 ? bytes : 0;
-        interBytesPerNode = s.nodes > 1 ? bytes : 0;
-        if (s.nodes == 1 && g > 1)
-            intraBytes = bytes;
+        interBytesPerGpu = s.nodes > 1 ? bytes : 0;
+        gpusPerNic = 1;
     }
     double t = 0; // µs
-    const double intraBw = s.intraBw;
     if (intraBytes > 0)
-        t = std::max(t, intraBytes / (1000 * intraBw));
-    if (interBytesPerNode > 0 && s.nicsPerNode > 0) {
-        const double nodeNet = s.nicsPerNode * std::min(s.nicBw, s.pciBw);
-        double perGpuPath = interBytesPerNode / g;
-        t = std::max(t, interBytesPerNode / (1000 * nodeNet));
-        t = std::max(t, perGpuPath / (1000 * std::min(s.pciBw, s.nicBw)));
-    }
+        t = std::max(t, intraBytes / (1000 * s.intraBw));
+    if (interBytesPerGpu > 0 && s.nicsPerNode > 0)
+        t = std::max(t, gpusPerNic * interBytesPerGpu / (1000 * std::min(s.nicBw, s.pciBw)));
     const int hw = s.nodes > 1 ? 2 : (s.nvlink ? 0 : 1);
     const double lat = k.baseLatencies[A(Algorithm::Ring)][P(Protocol::Simple)]
                        + k.hwLatencies[hw][A(Algorithm::Ring)][P(Protocol::Simple)];
