@@ -303,10 +303,13 @@ Tuning tuneModel(const System& s, const Graphs& graphs)
                 if (alg == Algorithm::Ring) {
                     double l = k.hwLatencies[hw][a][p];
                     if (bcastReduce) {
-                        // sameChannels = 0 (our rings differ per channel): the chunk latency per step.
-                        if (proto == Protocol::Simple)
-                            l = k.hwLatencies[hw][A(Algorithm::Tree)][p];
-                        lat += nsteps * l;
+                        if (g->sameChannels) {
+                            lat += l;
+                        } else { // "some chunk latency, waiting for proper chunk modeling"
+                            if (proto == Protocol::Simple)
+                                l = k.hwLatencies[hw][A(Algorithm::Tree)][p];
+                            lat += nsteps * l;
+                        }
                     } else {
                         double netOverhead = 0;
                         if (nNodes > 1)

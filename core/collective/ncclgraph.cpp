@@ -89,6 +89,11 @@ std::vector<Channel> layout(const System& s, Pattern p, int c)
             }
             if (b != a)
                 ch.gpus.push_back(b);
+        } else if (p == Pattern::Ring) {
+            // One node: every channel replays the first one's order (the search tries PCI order first,
+            // then replays it: sameChannels = 1).
+            for (int i = 0; i < g; ++i)
+                ch.gpus.push_back(i);
         } else {
             for (int i = 0; i < g; ++i)
                 ch.gpus.push_back((a + i) % g);
@@ -203,6 +208,8 @@ Graph finish(const System& s, Pattern p, int c, double bwIntra, double bwInter)
     g.typeIntra = s.typeIntra;
     g.typeInter = s.nodes > 1 ? s.typeInter : PathType::Pix;
     g.channels = layout(s, p, c);
+    g.sameChannels = std::all_of(g.channels.begin(), g.channels.end(),
+                                 [&](const Channel& ch) { return ch.gpus == g.channels.front().gpus; });
     return g;
 }
 

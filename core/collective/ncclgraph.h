@@ -54,7 +54,8 @@ struct System {
                                        const parallel::Cluster& cluster);
 
 // One channel of a graph inside one node (every node runs the same layout, as NCCL's graphs are per node).
-//   ring:  gpus = the local GPUs in ring order; on several nodes the ring enters at gpus.front() from
+//   ring:  gpus = the local GPUs in ring order (one node: the same order 0 … g−1 for every channel, as
+//          NCCL's search replays its first channel); on several nodes the ring enters at gpus.front() from
 //          nicIn and leaves from gpus.back() through nicOut (the same rail: nicIn == nicOut, so on a
 //          rail-optimized leaf–spine it never crosses a spine); one node: it closes back to gpus.front().
 //   tree:  gpus = the chain from the node's head gpus.front() (which talks to the other nodes through
@@ -82,6 +83,7 @@ struct Graph {
     double bwInter = 0;          // GB/s per channel across nodes
     PathType typeIntra = PathType::Nvl;
     PathType typeInter = PathType::Pxb;
+    bool sameChannels = false;   // every channel has the same GPU order (Broadcast/Reduce latency)
     std::vector<Channel> channels;
     bool operator==(const Graph&) const = default;
 };

@@ -81,6 +81,7 @@ private slots:
     void autoOneNodeA100();
     void autoFourNodesA100_data();
     void autoFourNodesA100();
+    void broadcastLatency();
     void busbwOfOneRow();
     void nvlsBusbwAboveLink();
     void unsupportedPairs_data();
@@ -380,6 +381,24 @@ void TestNccl::autoFourNodesA100()
     QCOMPARE(QString::fromUtf8(toString(p.algorithm).data()), algorithm);
     QCOMPARE(QString::fromUtf8(toString(p.protocol).data()), protocol);
     QVERIFY2(std::abs(p.time * 1e6 - timeUs) < 0.01, qPrintable(QString::number(p.time * 1e6, 'f', 4)));
+}
+
+void TestNccl::broadcastLatency()
+{
+    // One DGX A100: the channels replay one order (sameChannels), so a ring Broadcast pays one hop:
+    // LL lat 6.6 + 0.6 = 7.2 µs, algBw min(87.7, 240·.5)·8/8 = 87.7 GB/s → 8 B: 7.2 + 8/87700 = 7.2001 µs.
+    const Model one = modelOf("dgx-a100");
+    QVERIFY(one.graphs.ring.sameChannels);
+    const Prediction b = predictOrDie(one, Op::Broadcast, 8);
+    QVERIFY(b.protocol == Protocol::LL);
+    QVERIFY(std::abs(b.time * 1e6 - 7.2001) < 1e-4);
+    // 4 × DGX A100: the channels start at different GPUs (sameChannels = 0): nsteps = n = 32 steps of the
+    // NET ring LL latency 2.7 → 6.6 + 32·2.7 = 93.0 µs; Simple would pay 8.4 + 32·14 (NET tree) = 456.4.
+    const Model four = modelOf("dgx-a100-4node");
+    QVERIFY(!four.graphs.ring.sameChannels);
+    const Prediction b4 = predictOrDie(four, Op::Broadcast, 8);
+    QVERIFY(b4.protocol == Protocol::LL);
+    QVERIFY(std::abs(b4.latencyTerm * 1e6 - 93.0) < 1e-9);
 }
 
 void TestNccl::busbwOfOneRow()
