@@ -336,6 +336,10 @@ Result<System> systemFor(std::string_view gpuId, const network::TopologySpec& sp
     using network::TopologyKind;
     if (auto errors = network::validate(spec, cluster); !errors.empty())
         return errors.front();
+    // NCCL_TOPO_MAX_NODES (src/include/graph.h): at most 640 GPUs in one node's topology.
+    if (cluster.gpusPerNode > 640)
+        return errorAt("hardware.gpus_per_node", "NCCL's topology holds at most 640 GPUs per node, got "
+                                                     + std::to_string(cluster.gpusPerNode));
     System s;
     s.gpu = gpuView(gpuId);
     s.nodes = static_cast<int>(cluster.nodes);
