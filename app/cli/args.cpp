@@ -1104,9 +1104,10 @@ Options:
   --factor F             multiply the size by F from one row to the next (default 2)
   --dtype TYPE           element type (default bf16): sizes must be multiples of its size
   --channels N           force the ring's (and tree's) channel count (1…32), as NCCL_MIN/MAX_NCHANNELS
-  --json                 {"op", "gpus", "nodes", "dtype", "fabric", "channels", "rows": [{"bytes", "count",
-                         "time_s", "algbw", "busbw", "algorithm", "protocol", "channels", "latency_s",
-                         "bandwidth_s"}]}; bandwidths in B/s, busbw null for one GPU
+  --json                 {"op", "gpus", "nodes", "dtype", "fabric", "channels", "graphs" (per algorithm
+                         its channels: GPU order and NIC), "rows": [{"bytes", "count", "time_s", "algbw",
+                         "busbw", "algorithm", "protocol", "channels", "latency_s", "bandwidth_s"}]};
+                         bandwidths in B/s, busbw null for one GPU
   -h, --help             this text
 
 Sizes: the whole buffer as nccl-tests counts it (AllGather's output, ReduceScatter's input); for

@@ -128,6 +128,17 @@ int runBusbw(const BusbwOptions& o, std::ostream& out, std::ostream& err)
         j["dtype"] = std::string(dtype.name);
         j["fabric"] = sys.fabric;
         j["channels"] = {{"ring", graphs.ring.nChannels}, {"tree", graphs.tree.nChannels}, {"nvls", graphs.nvls.nChannels}};
+        // The graphs NCCL's search would build: per channel the local GPU order and the NIC (rail) it
+        // enters and leaves each node by (-1 on one node); bandwidths per channel in GB/s as NCCL keeps them.
+        auto graphJson = [](const nccl::Graph& g) {
+            json layout = json::array();
+            for (const nccl::Channel& c : g.channels)
+                layout.push_back({{"gpus", c.gpus}, {"nic_in", c.nicIn}, {"nic_out", c.nicOut}});
+            return json{{"found", g.found},          {"channels", g.nChannels},
+                        {"bw_intra_gbps", g.bwIntra}, {"bw_inter_gbps", g.bwInter},
+                        {"same_channels", g.sameChannels}, {"layout", std::move(layout)}};
+        };
+        j["graphs"] = {{"ring", graphJson(graphs.ring)}, {"tree", graphJson(graphs.tree)}, {"nvls", graphJson(graphs.nvls)}};
         j["model"] = "NCCL 2.30.7 tuning model (NVIDIA/nccl 5067397c src/graph/tuning.cc); predictions";
         json arr = json::array();
         for (const nccl::Prediction& p : rows) {
@@ -160,7 +171,15 @@ int runBusbw(const BusbwOptions& o, std::ostream& out, std::ostream& err)
     if (graphs.nvls.found)
         out << ", nvls " << graphs.nvls.nChannels << " × " << formatCount(graphs.nvls.bwIntra, 2) << '/'
             << formatCount(graphs.nvls.bwInter, 2);
-    out << "\n# Predictions, not measurements (docs/nccl.md). GB/s = 10^9 B/s.\n#\n";
+    out << '\n';
+    if (sys.nodes > 1 && !graphs.ring.channels.empty()) {
+        // Which rail each ring channel leaves a node by (and enters the next by): stage 5's flows.
+        out << "# ring channels leave node k and enter node k+1 on NIC (rail):";
+        for (const nccl::Channel& c : graphs.ring.channels)
+            out << ' ' << c.nicOut;
+        out << '\n';
+    }
+    out << "# Predictions, not measurements (docs/nccl.md). GB/s = 10^9 B/s.\n#\n";
     out << "#       size         count      type     time   algbw   busbw  algorithm  protocol  channels\n";
     out << "#        (B)    (elements)               (us)  (GB/s)  (GB/s)\n";
     for (const nccl::Prediction& p : rows) {

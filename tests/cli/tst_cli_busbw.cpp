@@ -52,6 +52,15 @@ void TestCliBusbw::jsonRowsAndSizes()
     QCOMPARE(rows.back()["algorithm"].get<std::string>(), std::string("ring"));
     QCOMPARE(rows.back()["protocol"].get<std::string>(), std::string("simple"));
     QCOMPARE(rows.back()["channels"].get<int>(), 8);
+    // The ring graph: channel k on rail k in and out (tst_nccl derives the layout).
+    const json& layout = doc["graphs"]["ring"]["layout"];
+    QCOMPARE(int(layout.size()), 8);
+    for (int k = 0; k < 8; ++k) {
+        QCOMPARE(layout[k]["nic_in"].get<int>(), k);
+        QCOMPARE(layout[k]["nic_out"].get<int>(), k);
+        QCOMPARE(layout[k]["gpus"][0].get<int>(), k);
+    }
+    QCOMPARE(doc["graphs"]["ring"]["bw_inter_gbps"].get<double>(), 24.0);
 }
 
 void TestCliBusbw::tableRowByHand()
