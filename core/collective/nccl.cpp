@@ -155,24 +155,43 @@ double nicBwGBs(double bytesPerSecond)
     return mbps / 8000.0;
 }
 
+namespace {
+
+// NCCL's view of the catalog's GPUs (model/gpucatalog.h ids). Link counts: what `nvidia-smi topo -m` prints
+// between GPUs of an HGX board (NV12 on A100 SXM, NV18 on H100 SXM / H200; NVIDIA/nccl-tests#178,
+// NVIDIA/nccl#1357), as NVIDIA's datasheets give them (A100: 12 third-generation links, 600 GB/s
+// bidirectional; H100 SXM: 18 fourth-generation links, 900 GB/s); V100 SXM2: 6 NVLink 2 links (DGX-2 puts
+// all 6 on its NVSwitches). PCIe cards have none.
+struct GpuRow {
+    std::string_view id;
+    int sm;
+    int nvlinks;
+    bool nvls;
+    std::string_view source;
+};
+constexpr std::array<GpuRow, 9> kGpuRows = {{
+    {"v100-32gb", 70, 6, false, "V100 SXM2: 6 NVLink 2 links"},
+    {"a100-40gb", 80, 12, false, "A100 SXM: 12 NVLink 3 links (NV12)"},
+    {"a100-80gb", 80, 12, false, "A100 SXM: 12 NVLink 3 links (NV12)"},
+    {"h100-sxm", 90, 18, true, "H100 SXM: 18 NVLink 4 links (NV18), NVLink SHARP"},
+    {"h100-pcie", 90, 0, false, "H100 PCIe: a PCIe card, no NVSwitch (NVLink bridges not modelled)"},
+    {"h200", 90, 18, true, "H200 SXM: 18 NVLink 4 links (NV18), NVLink SHARP"},
+    {"l40s", 89, 0, false, "L40S: Ada PCIe card, no NVLink"},
+    {"rtx4090", 89, 0, false, "RTX 4090: Ada PCIe card, no NVLink"},
+    // AMD's MI300X runs RCCL, not NCCL: it takes the default below.
+    {"", 80, 0, false, "custom or unknown GPU: NCCL's Ampere row, no NVLS"},
+}};
+
+} // namespace
+
 GpuView gpuView(std::string_view id)
 {
-    // Link counts: what `nvidia-smi topo -m` prints between GPUs of an HGX board (NV12 on A100 SXM,
-    // NV18 on H100 SXM / H200; NVIDIA/nccl-tests#178, NVIDIA/nccl#1357); NVIDIA's datasheets give the same
-    // (A100: 12 third-generation links, 600 GB/s bidirectional; H100 SXM: 18 fourth-generation, 900 GB/s).
-    // V100 SXM2: 6 NVLink 2 links (DGX-2 puts all 6 on its NVSwitches).
-    if (id == "a100-40gb" || id == "a100-80gb")
-        return {std::string(id), 80, 12, nvlinkBwPerLink(80), false, "A100 SXM: 12 NVLink 3 links (NV12)"};
-    if (id == "h100-sxm" || id == "h200")
-        return {std::string(id), 90, 18, nvlinkBwPerLink(90), true, "H100/H200 SXM: 18 NVLink 4 links (NV18)"};
-    if (id == "v100-32gb")
-        return {std::string(id), 70, 6, nvlinkBwPerLink(70), false, "V100 SXM2: 6 NVLink 2 links"};
-    if (id == "h100-pcie")
-        return {std::string(id), 90, 0, 0, false, "H100 PCIe: a PCIe card, no NVSwitch (bridges not modelled)"};
-    if (id == "l40s" || id == "rtx4090")
-        return {std::string(id), 89, 0, 0, false, "Ada PCIe card: no NVLink"};
-    // custom, unknown, and AMD's MI300X (RCCL, not NCCL): the conservative default.
-    return {"", 80, 0, nvlinkBwPerLink(80), false, "unknown GPU: NCCL's Ampere row, no NVLS"};
+    const GpuRow* row = &kGpuRows.back();
+    for (const GpuRow& r : kGpuRows)
+        if (!r.id.empty() && r.id == id)
+            row = &r;
+    return {std::string(row->id), row->sm, row->nvlinks, row->nvlinks > 0 ? nvlinkBwPerLink(row->sm) : 0.0, row->nvls,
+            std::string(row->source)};
 }
 
 std::vector<Algorithm> algorithmsFor(collective::Op op)
