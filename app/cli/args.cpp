@@ -2,12 +2,14 @@
 
 #include "base/editdistance.h"
 #include "base/unitparse.h"
+#include "collective/nccl.h"
 #include "scenario/presets.h"
 #include "scenario/sweep.h"
 #include "text/bpetrainer.h"
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <system_error>
@@ -97,7 +99,7 @@ std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::st
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, collective, simulate, sweep, presets or validate";
+constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, collective, simulate, sweep, presets, validate or busbw";
 
 std::string commandName(Command command)
 {
@@ -124,6 +126,8 @@ std::string commandName(Command command)
         return "presets";
     case Command::Validate:
         return "validate";
+    case Command::Busbw:
+        return "busbw";
     case Command::None:
         break;
     }
@@ -589,6 +593,100 @@ Result<bool> finishCollective(CollectiveOptions& o, CollectiveSeen& seen)
     return true;
 }
 
+
+// A size as nccl-tests reads it (parsesize): a whole number with an optional K, M, G or T suffix, powers
+// of 1024 ("8G" = 8·2^30); "256MB" / "48MiB" forms as everywhere else in the tool.
+Result<double> parseNcclSize(std::string_view name, std::string_view text)
+{
+    if (!text.empty()) {
+        const char last = text.back();
+        double mult = 0;
+        switch (last) {
+        case 'K': case 'k': mult = 1024.0; break;
+        case 'M': case 'm': mult = 1024.0 * 1024; break;
+        case 'G': case 'g': mult = 1024.0 * 1024 * 1024; break;
+        case 'T': case 't': mult = 1024.0 * 1024 * 1024 * 1024; break;
+        default: break;
+        }
+        const std::string_view digits = mult > 0 ? text.substr(0, text.size() - 1) : text;
+        if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos) {
+            auto v = parseUnsigned(name, digits, 0, std::uint64_t{1} << 50);
+            if (!v)
+                return v.error();
+            return static_cast<double>(v.value()) * (mult > 0 ? mult : 1.0);
+        }
+    }
+    auto b = parseBytes(text);
+    if (!b)
+        return usageError(b.error().message + " (nccl-tests sizes: 8, 64K, 128M, 8G; K/M/G = powers of 1024)",
+                          std::string(name));
+    return b.value();
+}
+
+// Options of `busbw`; returns false when `name` is not one of them.
+Result<bool> parseBusbwOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl, BusbwOptions& o,
+                              bool& opGiven)
+{
+    if (name == "--json" || name == "--scenario" || name == "--preset")
+        return parseScenarioOption(cur, name, inl, o.scenario);
+    if (name == "--op") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        auto op = parseOpName(name, v.value());
+        if (!op)
+            return op.error();
+        o.op = op.value();
+        opGiven = true;
+        return true;
+    }
+    if (name == "--algo" || name == "--protocol" || name == "--dtype") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        const std::string text(v.value());
+        if (name == "--algo") {
+            if (text != "auto" && !nccl::algorithmFromString(text))
+                return usageError(quoted(text) + " is not an NCCL algorithm; expected auto, ring, tree, nvls, nvls-tree, "
+                                  "collnet-direct, collnet-chain or pat", std::string(name));
+            o.algorithm = text;
+        } else if (name == "--protocol") {
+            if (text != "auto" && !nccl::protocolFromString(text))
+                return usageError(quoted(text) + " is not an NCCL protocol; expected auto, simple, ll128 or ll",
+                                  std::string(name));
+            o.protocol = text;
+        } else {
+            if (busbwDtypeSize(text) == 0)
+                return usageError(quoted(text) + " is not a data type; expected int8, uint8, int32, uint32, int64, uint64, "
+                                  "half (fp16), float (fp32), double (fp64), bfloat16 (bf16), f8e4m3 or f8e5m2",
+                                  std::string(name));
+            o.dtype = text;
+        }
+        return true;
+    }
+    if (name == "--min-bytes" || name == "--max-bytes") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        auto size = parseNcclSize(name, v.value());
+        if (!size)
+            return size.error();
+        (name == "--min-bytes" ? o.minBytes : o.maxBytes) = size.value();
+        return true;
+    }
+    if (name == "--factor" || name == "--channels") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        auto n = name == "--factor" ? parseUnsigned(name, v.value(), 2, 1024) : parseUnsigned(name, v.value(), 1, 32);
+        if (!n)
+            return n.error();
+        (name == "--factor" ? o.factor : o.channels) = n.value();
+        return true;
+    }
+    return false;
+}
+
 } // namespace
 
 Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
@@ -599,6 +697,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
     bool optionsEnded = false;
     CollectiveSeen collectiveSeen;
     bool gpusGiven = false;
+    bool busbwOpGiven = false;
     std::string* input = nullptr;
 
     while (!cur.atEnd()) {
@@ -634,6 +733,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 known = parseSweepOption(cur, name, inl, inv.sweep, gpusGiven);
             else if (inv.command == Command::Validate)
                 known = parseValidateOption(cur, name, inl, inv.validate);
+            else if (inv.command == Command::Busbw)
+                known = parseBusbwOption(cur, name, inl, inv.busbw, busbwOpGiven);
             if (!known)
                 return known.error();
             if (!known.value())
@@ -667,6 +768,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 inv.command = Command::Presets;
             } else if (arg == "validate") {
                 inv.command = Command::Validate;
+            } else if (arg == "busbw") {
+                inv.command = Command::Busbw;
             } else if (arg == "help") {
                 inv.help = true;
             } else {
@@ -679,6 +782,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                               + (inv.command == Command::Presets      ? " takes no argument"
                                  : inv.command == Command::Validate   ? " takes options only (see --help)"
                                  : inv.command == Command::Collective ? " takes options only (see --help)"
+                                 : inv.command == Command::Busbw      ? " takes options only (see --help)"
                                                                       : " reads --scenario FILE or --preset NAME"));
         if (inv.command == Command::Explain) {
             if (!input->empty())
@@ -713,6 +817,21 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
             return usageError("missing figure ID (for example model.parameters; derive lists every id)");
         if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
             return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        return inv;
+    }
+    if (inv.command == Command::Busbw) {
+        if (inv.busbw.scenario.scenarioFile.empty() && inv.busbw.scenario.preset.empty())
+            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        if (!busbwOpGiven)
+            return usageError("missing; busbw needs the operation: " + listOr(opNames()), "--op");
+        if (inv.busbw.minBytes > inv.busbw.maxBytes)
+            return usageError("is larger than --max-bytes", "--min-bytes");
+        const int size = busbwDtypeSize(inv.busbw.dtype);
+        for (double b : {inv.busbw.minBytes, inv.busbw.maxBytes})
+            if (std::fmod(b, size) != 0)
+                return usageError(formatInteger(static_cast<std::int64_t>(b)) + " is not a multiple of the " + inv.busbw.dtype
+                                      + " size (" + std::to_string(size) + " B)",
+                                  b == inv.busbw.minBytes ? "--min-bytes" : "--max-bytes");
         return inv;
     }
     if (inv.command == Command::Sweep) {
@@ -962,6 +1081,40 @@ Options:
 Exit status: 0 every modelled row within 2 % of its measured payload, 1 a miss (or an unreadable
 dataset), 2 wrong usage.
 )";
+    case Command::Busbw:
+        return R"(Usage: tokenwire-cli busbw (--scenario FILE | --preset NAME) --op OP [--algo auto|ring|tree|nvls|
+         nvls-tree|collnet-direct|collnet-chain|pat] [--protocol auto|simple|ll128|ll] [--min-bytes 8]
+         [--max-bytes 8G] [--factor 2] [--dtype bf16] [--channels N] [--json]
+
+One NCCL collective over all GPUs of the scenario's cluster on its fabric, per message size, as NCCL's
+own performance model (src/graph/tuning.cc, NCCL 2.30.7) predicts it on the channels its topology
+search would build: a table in nccl-tests' layout (size, count, type, time, algbw, busbw) with the
+algorithm and protocol used. auto picks what NCCL's tuner picks (the minimum predicted time).
+See docs/nccl.md for the rules followed and simplified. Predictions, not measurements.
+
+Options:
+  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
+  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
+  --op OP                allreduce, reducescatter, allgather, broadcast, reduce, alltoall or sendrecv
+  --algo NAME            auto (default) or one of NCCL's algorithms for the operation; alltoall and
+                         sendrecv run point-to-point (auto only)
+  --protocol NAME        auto (default), simple, ll128 or ll
+  --min-bytes SIZE       smallest size (default 8); K, M, G = powers of 1024 as in nccl-tests
+  --max-bytes SIZE       largest size (default 8G)
+  --factor F             multiply the size by F from one row to the next (default 2)
+  --dtype TYPE           element type (default bf16): sizes must be multiples of its size
+  --channels N           force the ring's (and tree's) channel count (1…32), as NCCL_MIN/MAX_NCHANNELS
+  --json                 {"op", "gpus", "nodes", "dtype", "fabric", "channels", "graphs" (per algorithm
+                         its channels: GPU order and NIC), "rows": [{"bytes", "count", "time_s", "algbw",
+                         "busbw", "algorithm", "protocol", "channels", "latency_s", "bandwidth_s"}]};
+                         bandwidths in B/s, busbw null for one GPU
+  -h, --help             this text
+
+Sizes: the whole buffer as nccl-tests counts it (AllGather's output, ReduceScatter's input); for
+allgather, reducescatter and alltoall the count is rounded down to a multiple of the GPU count.
+Exit status: 0 done, 1 unreadable scenario or a pair NCCL does not have (the message names it), 2
+wrong usage.
+)";
     case Command::Presets:
         return R"(Usage: tokenwire-cli presets
 
@@ -987,6 +1140,7 @@ Commands:
   sweep        the step on several cluster sizes: speedup, efficiency, communication share
   presets      the scenarios shipped with the program
   validate     predicted vs measured bytes of real collectives on loopback (exit 1 on a miss > 2 %)
+  busbw        NCCL's predicted bus bandwidth per message size on the scenario's fabric (nccl-tests' table)
 
 Options:
   -h, --help   this text; `tokenwire-cli COMMAND --help` for a command's options

@@ -15,7 +15,7 @@
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Collective, Simulate, Sweep, Presets, Validate };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Collective, Simulate, Sweep, Presets, Validate, Busbw };
 
 enum class OutputFormat { Table, Json, Count };
 
@@ -77,6 +77,26 @@ struct ValidateOptions {
     bool operator==(const ValidateOptions&) const = default;
 };
 
+// busbw (issue #17): one NCCL collective over all GPUs of the scenario, per message size, as NCCL's
+// model predicts it (nccl-tests' table). Algorithm and protocol names are nccl::toString's.
+struct BusbwOptions {
+    ScenarioOptions scenario;               // --scenario / --preset, --json
+    collective::Op op = collective::Op::AllReduce; // --op (required)
+    std::string algorithm = "auto";         // --algo
+    std::string protocol = "auto";          // --protocol
+    double minBytes = 8;                    // --min-bytes (nccl-tests' K/M/G = powers of 1024)
+    double maxBytes = 8.0 * 1024 * 1024 * 1024; // --max-bytes
+    std::uint64_t factor = 2;               // --factor
+    std::string dtype = "bf16";             // --dtype
+    std::uint64_t channels = 0;             // --channels, 0 = NCCL's search
+    bool operator==(const BusbwOptions&) const = default;
+};
+
+// busbw's data types as nccl-tests names them (-d): int8 uint8 int32 uint32 int64 uint64 half float
+// double bfloat16 f8e4m3 f8e5m2, with the aliases fp16 fp32 fp64 bf16 fp8; their size in bytes, 0 when
+// unknown (cmd_busbw.cpp).
+[[nodiscard]] int busbwDtypeSize(std::string_view name);
+
 struct Invocation {
     Command command = Command::None;
     bool help = false;    // --help on the tool (command None) or on a command
@@ -87,6 +107,7 @@ struct Invocation {
     CollectiveOptions collective;
     SweepCommandOptions sweep;
     ValidateOptions validate;
+    BusbwOptions busbw;
     bool operator==(const Invocation&) const = default;
 };
 

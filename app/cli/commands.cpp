@@ -1538,11 +1538,24 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
         return runPresets(out);
     case Command::Validate:
         return runValidate(i.validate, out, err);
+    case Command::Busbw:
+        return runBusbw(i.busbw, out, err);
     case Command::None:
         break;
     }
     out << usage(Command::None);
     return kExitUsage;
+}
+
+// For commands in their own files (cmd_*.cpp): the scenario of --scenario / --preset, and the error printer.
+Result<scenario::Scenario> loadScenarioFor(const ScenarioOptions& options, std::ostream& err)
+{
+    return scenarioFor(options, err);
+}
+
+void printCliError(std::ostream& err, const Error& e)
+{
+    printError(err, e);
 }
 
 } // namespace tw::cli

@@ -2,7 +2,13 @@
 // The commands of tokenwire-cli (tokenize, train-bpe, derive, tensors, explain, plan, collective,
 // simulate, sweep, presets), over the Qt-free core.
 
+#include "base/error.h"
+
 #include <iosfwd>
+
+namespace tw::scenario {
+struct Scenario;
+}
 
 namespace tw::cli {
 
@@ -44,8 +50,16 @@ struct ValidateOptions;
 // Issue #10: tokenwire's predictions against a measured dataset (table or JSON); exit 1 when any modelled
 // row misses its measured payload by more than 2 % or the dataset is unreadable.
 [[nodiscard]] int runValidate(const ValidateOptions& options, std::ostream& out, std::ostream& err);
+struct BusbwOptions;
+// Issue #17: one NCCL collective over the scenario's GPUs per message size (cmd_busbw.cpp); exit 1 when the
+// scenario is unreadable or NCCL has no such (operation, algorithm, protocol) here.
+[[nodiscard]] int runBusbw(const BusbwOptions& options, std::ostream& out, std::ostream& err);
 // Lists the presets: names, a blank line, then "name — description" lines.
 [[nodiscard]] int runPresets(std::ostream& out);
+// The scenario of --scenario FILE (every problem but the last printed to err) or --preset NAME, and the
+// "tokenwire-cli: …" error printer, for commands in their own source files.
+[[nodiscard]] Result<scenario::Scenario> loadScenarioFor(const ScenarioOptions& options, std::ostream& err);
+void printCliError(std::ostream& err, const Error& e);
 // The whole tool: parses argv, runs the command, writes "tokenwire-cli: …" errors to err.
 [[nodiscard]] int runTool(int argc, char** argv, std::ostream& out, std::ostream& err);
 

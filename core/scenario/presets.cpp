@@ -20,6 +20,10 @@ std::string_view llama3_70b();
 std::string_view gpt3_175b();
 std::string_view mixtral8x7b();
 std::string_view paperTestbed();
+std::string_view dgxA100();
+std::string_view dgxH100();
+std::string_view dgxA100_4node();
+std::string_view dgxH100_4node();
 } // namespace embedded
 
 namespace {
@@ -29,7 +33,7 @@ struct Embedded {
     std::string_view (*json)();
 };
 
-constexpr std::array<Embedded, 11> kPresets = {{
+constexpr std::array<Embedded, 15> kPresets = {{
     {"paper-reference", embedded::paperReference},
     {"paper-dp", embedded::paperDp},
     {"paper-pp", embedded::paperPp},
@@ -41,6 +45,10 @@ constexpr std::array<Embedded, 11> kPresets = {{
     {"gpt3-175b", embedded::gpt3_175b},
     {"mixtral-8x7b", embedded::mixtral8x7b},
     {"paper-testbed", embedded::paperTestbed}, // appendix A.3 (issue 6), after the issue-2 presets
+    {"dgx-a100", embedded::dgxA100},           // issue 17: NCCL on DGX nodes and 4-node rail-optimized clusters
+    {"dgx-h100", embedded::dgxH100},
+    {"dgx-a100-4node", embedded::dgxA100_4node},
+    {"dgx-h100-4node", embedded::dgxH100_4node},
 }};
 
 // Each preset parsed once (thread-safe static initialization); a broken one is a build defect that

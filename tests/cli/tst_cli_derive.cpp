@@ -134,7 +134,7 @@ void TestCliDerive::deriveJsonEveryPreset()
     const CliRun list = runCli(args({"presets"}));
     QVERIFY(list.finished && list.exitCode == 0);
     const QStringList names = QString::fromUtf8(list.out).split(QStringLiteral("\n\n")).front().split(QLatin1Char('\n'));
-    QCOMPARE(names.size(), 11); // ten presets of issue 2, paper-testbed of issue 6
+    QCOMPARE(names.size(), 15); // ten presets of issue 2, paper-testbed of issue 6, four DGX presets of issue 17
     for (const QString& name : names) {
         const CliRun r = runCli({QStringLiteral("derive"), QStringLiteral("--preset"), name, QStringLiteral("--json")});
         QVERIFY2(r.finished && r.exitCode == 0, qPrintable(name + r.describe()));
@@ -176,7 +176,9 @@ void TestCliDerive::presetsListing()
     const QStringList names = {QStringLiteral("paper-reference"), QStringLiteral("paper-dp"),   QStringLiteral("paper-pp"),
                                QStringLiteral("paper-tp"),        QStringLiteral("paper-moe"),  QStringLiteral("gpt2-xl"),
                                QStringLiteral("llama2-7b"),       QStringLiteral("llama3-70b"), QStringLiteral("gpt3-175b"),
-                               QStringLiteral("mixtral-8x7b"),    QStringLiteral("paper-testbed")};
+                               QStringLiteral("mixtral-8x7b"),    QStringLiteral("paper-testbed"),
+                               QStringLiteral("dgx-a100"),        QStringLiteral("dgx-h100"),   QStringLiteral("dgx-a100-4node"),
+                               QStringLiteral("dgx-h100-4node")};
     QVERIFY(lines.size() >= 2 * names.size() + 1);
     for (int i = 0; i < names.size(); ++i)
         QCOMPARE(lines[i], names[i]);

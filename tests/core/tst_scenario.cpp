@@ -158,7 +158,8 @@ void TestScenario::presetNamesAreTheIssues()
 {
     const std::vector<std::string> expected = {"paper-reference", "paper-dp",   "paper-pp",  "paper-tp",
                                                "paper-moe",       "gpt2-xl",    "llama2-7b", "llama3-70b",
-                                               "gpt3-175b",       "mixtral-8x7b", "paper-testbed"};
+                                               "gpt3-175b",       "mixtral-8x7b", "paper-testbed",
+                                               "dgx-a100",        "dgx-h100",   "dgx-a100-4node", "dgx-h100-4node"};
     QCOMPARE(presetNames(), expected);
     const auto list = presetList();
     QCOMPARE(list.size(), expected.size());
@@ -371,7 +372,7 @@ void TestScenario::unknownPreset()
     QVERIFY(!p.ok());
     QCOMPARE(str(p.error().message),
              QStringLiteral("unknown preset \"gpt5\" (expected one of paper-reference, paper-dp, paper-pp, paper-tp, paper-moe, gpt2-xl, llama2-7b, "
-                            "llama3-70b, gpt3-175b, mixtral-8x7b, paper-testbed)"));
+                            "llama3-70b, gpt3-175b, mixtral-8x7b, paper-testbed, dgx-a100, dgx-h100, dgx-a100-4node, dgx-h100-4node)"));
 }
 
 void TestScenario::malformed_data()
