@@ -375,10 +375,17 @@ PlanMemory derivePlanMemory(const ParallelPlan& plan, const Cluster& cluster, co
                                        : "")
                    + " = " + Bytes(role.activations),
                cite({"memory.plan.layer_activation_bytes", "memory.plan.micro_batches", "plan.pp", "model.vocab_padded"})});
-        f.add({id + "buffers_bytes", who + "buffers", role.buffers, "B",
-               "gradient buckets " + Bytes(x.bucketBytes) + " + gathered ZeRO-3/FSDP units 2·" + N(x.largestUnit, 0) + "·"
-                   + N(sa) + " = " + Bytes(x.gatherBytes) + " + NCCL " + I(x.communicators) + " communicators · "
-                   + Bytes(plan.commBufferBytes) + " = " + Bytes(role.buffers),
+        std::string buffers;
+        if (plan.sharding == Sharding::Ddp && x.bucketBytes > 0)
+            buffers = "DDP bucket copy of the gradients " + Bytes(x.bucketBytes) + " (gradient_as_bucket_view=False) + ";
+        else if (x.bucketBytes > 0)
+            buffers = "one reduce bucket " + Bytes(x.bucketBytes) + " + ";
+        if (x.gatherBytes > 0)
+            buffers += "the unit computed and the one prefetched, gathered: 2·" + N(x.largestUnit, 0) + "·" + N(sa) + " = "
+                       + Bytes(x.gatherBytes) + " + ";
+        buffers += "NCCL buffers of " + I(x.communicators) + (x.communicators == 1 ? " communicator · " : " communicators · ") + Bytes(plan.commBufferBytes) + " → "
+                   + Bytes(role.buffers);
+        f.add({id + "buffers_bytes", who + "buffers", role.buffers, "B", buffers,
                cite({"memory.plan.comm_buffer_bytes", "plan.bucket_bytes"})});
         f.add({id + "total_bytes", who + "memory per GPU", role.total, "B",
                "weights + gradients + optimizer + activations + buffers = " + Bytes(role.weights) + " + "
