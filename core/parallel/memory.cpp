@@ -342,8 +342,10 @@ PlanMemory derivePlanMemory(const ParallelPlan& plan, const Cluster& cluster, co
                parts + " = " + N(role.parameters, 0) + " (÷ t = " + I(Tt) + " for matrices and the vocabulary; norms, "
                    + "row-parallel biases, positions and routers replicated)",
                cite({"model.parameters", "plan.tp", "plan.pp", "plan.ep"})});
-        const std::string shardText =
-            mainRanks > 1 ? " (" + shardName + ": ⌈P/" + I(mainRanks) + "⌉" + (x.expert > 0 ? ", experts ⌈P_e/" + I(expertRanks) + "⌉" : "") + ")" : "";
+        std::string shardText;
+        if (mainRanks > 1)
+            shardText = " (" + shardName + ": ⌈P/" + I(mainRanks) + "⌉"
+                        + (x.expert > 0 ? ", experts ⌈P_e/" + I(expertRanks) + "⌉" : "") + ")";
         auto stateFigure = [&](const char* key, const char* label, double value, const std::string& how, bool sharded,
                                const char* precisionId) {
             f.add({id + key, who + label, value, "B",
@@ -383,8 +385,8 @@ PlanMemory derivePlanMemory(const ParallelPlan& plan, const Cluster& cluster, co
         if (x.gatherBytes > 0)
             buffers += "the unit computed and the one prefetched, gathered: 2·" + N(x.largestUnit, 0) + "·" + N(sa) + " = "
                        + Bytes(x.gatherBytes) + " + ";
-        buffers += "NCCL buffers of " + I(x.communicators) + (x.communicators == 1 ? " communicator · " : " communicators · ") + Bytes(plan.commBufferBytes) + " → "
-                   + Bytes(role.buffers);
+        buffers += "NCCL buffers of " + I(x.communicators) + (x.communicators == 1 ? " communicator · " : " communicators · ")
+                   + Bytes(plan.commBufferBytes) + " → " + Bytes(role.buffers);
         f.add({id + "buffers_bytes", who + "buffers", role.buffers, "B", buffers,
                cite({"memory.plan.comm_buffer_bytes", "plan.bucket_bytes"})});
         f.add({id + "total_bytes", who + "memory per GPU", role.total, "B",
