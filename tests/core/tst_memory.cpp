@@ -213,6 +213,24 @@ void TestMemory::tensorPipelineData()
     // Headroom: the A100's 80 GiB = 85,899,345,920 B − the 1 GiB reserve − total.
     QCOMPARE(last.headroom, 85899345920.0 - 1073741824.0 - 7715028224.0);
     QVERIFY(mem.fits);
+    // GPipe holds all m = 8 micro-batches on both stages. Stage 0: 6·8·553,648,128 = 26,575,110,144 +
+    // 8·25,427,968 = 203,423,744 → 26,778,533,888. Stage 1: 26,575,110,144 + 8·3,394,306,048 (the output
+    // layer's 100,663,296 + 3,293,642,752) = 27,154,448,384 → 53,729,558,528.
+    ParallelPlan gpipe = planOf(2, 2, 2);
+    gpipe.schedule = PipelineSchedule::GPipe;
+    const PlanMemory g = memoryOf(gpipe);
+    QCOMPARE(g.roles[0].inFlight, std::vector<std::uint64_t>{8});
+    QCOMPARE(g.roles[0].activations, 26778533888.0);
+    QCOMPARE(g.roles[1].activations, 53729558528.0);
+    // Sequence parallelism shards the rest by t = 2: 34/2·sbh = 427,819,008 per layer; embedding 8sb +
+    // sbh/2 = 262,144 + 12,582,912 = 12,845,056; output 2·2·sbh/2 = 50,331,648 + logits 3,293,642,752 =
+    // 3,343,974,400. Stage 0 (2 in flight): 6·2·427,819,008 = 5,133,828,096 + 2·12,845,056 = 5,159,518,208.
+    // Stage 1: 6·427,819,008 = 2,566,914,048 + 3,343,974,400 = 5,910,888,448.
+    ParallelPlan sp = planOf(2, 2, 2);
+    sp.sequenceParallel = true;
+    const PlanMemory withSp = memoryOf(sp);
+    QCOMPARE(withSp.roles[0].activations, 5159518208.0);
+    QCOMPARE(withSp.roles[1].activations, 5910888448.0);
     // ZeRO-1 on the same mesh shards the optimizer over dp = 2: 41,362,560/2 = 20,681,280 · 12 = 248,175,360.
     ParallelPlan z = planOf(2, 2, 2);
     z.sharding = Sharding::Zero1;
