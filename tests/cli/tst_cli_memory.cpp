@@ -20,6 +20,7 @@ private slots:
     void gpt2SmallShardings();
     void tensorPipelineData();
     void table();
+    void settingsFromTheScenario();
     void impossiblePlan();
     void usageErrors_data();
     void usageErrors();
@@ -113,6 +114,26 @@ void TestCliMemory::table()
     QVERIFY2(out.contains(QStringLiteral("248,879,616 B")), qPrintable(out));
     QVERIFY2(out.contains(QStringLiteral("1,493,277,696 B")), qPrintable(out));
     QVERIFY2(out.contains(QStringLiteral("Fits:       yes")), qPrintable(out));
+}
+
+void TestCliMemory::settingsFromTheScenario()
+{
+    // A scenario on standard input: no reserve, 1 MiB of NCCL buffers, unfused attention, dp = 8 DDP.
+    const QByteArray scenario = R"({"schema_version": 4, "model": {"attention": "unfused"},
+                                    "parallel": {"memory_reserve_bytes": 0, "comm_buffer_bytes": 1048576}})";
+    const CliRun r = runCli(args({"memory", "--scenario", "-", "--json"}), &scenario);
+    QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+    const json doc = parseJson(r.out);
+    QCOMPARE(doc["gpus"][5]["reserve"].get<double>(), 0.0);
+    // Buffers: DDP's bucket copy 2P = 248,879,616 + one DP communicator of 1,048,576 = 249,928,192.
+    QCOMPARE(doc["gpus"][5]["buffers"].get<double>(), 249928192.0);
+    // Unfused: + 12 layers · 5·a·s²·b = 12·5·12·1,024²·32 = 24,159,191,040 over the fused 16,981,032,960.
+    QCOMPARE(doc["gpus"][5]["activations"].get<double>(), 41140224000.0);
+    // A negative reserve is refused with its path (exit 1).
+    const QByteArray bad = R"({"schema_version": 4, "parallel": {"memory_reserve_bytes": -5}})";
+    const CliRun b = runCli(args({"memory", "--scenario", "-"}), &bad);
+    QCOMPARE(b.exitCode, 1);
+    QVERIFY2(QString::fromUtf8(b.err).contains(QStringLiteral("parallel.memory_reserve_bytes")), qPrintable(b.describe()));
 }
 
 void TestCliMemory::impossiblePlan()

@@ -83,6 +83,7 @@ private slots:
     void gpt2SmallActivationsDdp();
     void tensorPipelineData();
     void fsdpHybridShardsOverTheNode();
+    void expertsShardOverTheirGroup();
     void inFlight_data();
     void inFlight();
     void interleavedMatchesKorthikantiFactor();
@@ -250,6 +251,36 @@ void TestMemory::fsdpHybridShardsOverTheNode()
     // An explicit shard group of 2: ⌈P/2⌉ = 62,219,904 → weights 124,439,808.
     plan.shardGroupSize = 2;
     QCOMPARE(memoryOf(plan, known("gpt2-small"), kPaperBatch, {2, 4}).roles[0].weights, 124439808.0);
+}
+
+void TestMemory::expertsShardOverTheirGroup()
+{
+    // GPT-2 small with every MLP replaced by 8 experts (top-1, CF 1), dp = 8, ZeRO-1.
+    // One MoE layer on one GPU (t = 1): attention 2,362,368 + norms 3,072 + router d·E = 6,144 =
+    // 2,371,584 main parameters; one expert MLP 4,722,432.
+    ModelConfig m = known("gpt2-small");
+    m.moe = {8, 1, 1.0, 1};
+    ParallelPlan plan = planOf(8, 1, 1, 8);
+    plan.sharding = Sharding::Zero1;
+    // ep = 8: one expert per GPU; 12 layers: main 12·2,371,584 = 28,459,008 + embedding 38,597,376 +
+    // positions 786,432 + final norm 1,536 = 67,844,352; experts 12·4,722,432 = 56,669,184.
+    const PlanMemory ep8 = memoryOf(plan, m);
+    QCOMPARE(ep8.roles[0].expertParameters, 56669184.0);
+    QCOMPARE(ep8.roles[0].parameters, 67844352.0 + 56669184.0);
+    // Optimizer: the main part over dp = 8: ⌈67,844,352/8⌉ = 8,480,544 · 12 = 101,766,528; the experts
+    // over their data-parallel group of dp/ep = 1 rank: 56,669,184 · 12 = 680,030,208. Sum 781,796,736.
+    QCOMPARE(ep8.roles[0].optimizer, 781796736.0);
+    // ep = 4: two experts per GPU, 12·2·4,722,432 = 113,338,368, sharded over dp/ep = 2 ranks:
+    // 56,669,184 · 12 = 680,030,208 + 101,766,528 = 781,796,736 again; weights unsharded:
+    // (67,844,352 + 113,338,368)·2 = 362,365,440.
+    plan.ep = 4;
+    const PlanMemory ep4 = memoryOf(plan, m);
+    QCOMPARE(ep4.roles[0].expertParameters, 113338368.0);
+    QCOMPARE(ep4.roles[0].optimizer, 781796736.0);
+    QCOMPARE(ep4.roles[0].weights, 362365440.0);
+    // Buffers with ep = 4: one 25 MiB reduce bucket 26,214,400 + communicators DP, EP and expert-DP
+    // (dp/ep = 2 ranks): 3·67,108,864 = 201,326,592 → 227,540,992.
+    QCOMPARE(ep4.roles[0].buffers, 227540992.0);
 }
 
 void TestMemory::inFlight_data()
