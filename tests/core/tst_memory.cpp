@@ -324,7 +324,7 @@ void TestMemory::inFlight()
 
 void TestMemory::interleavedMatchesKorthikantiFactor()
 {
-    // Korthikanti et al. §4.2.3: the interleaved first stage holds L·(1 + (p−1)/(p·v)) layers' worth.
+    // Korthikanti et al. §4 (pipeline parallelism): the interleaved first stage holds L·(1 + (p−1)/(p·v)) layers' worth.
     // p = 4, v = 3, m = 12: 2·3 + 2·4 + 1 = 15 chunk-forwards of L/(p·v) layers = 15·L/12 = L·(1 + 3/12).
     const auto n = microBatchesInFlight(PipelineSchedule::Interleaved, 4, 3, 12, 0);
     std::uint64_t sum = 0;
