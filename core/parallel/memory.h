@@ -22,8 +22,8 @@ namespace tw::parallel {
 [[nodiscard]] bool attentionScoresStored(const model::ModelConfig& model, const model::GpuSpec& gpu);
 
 // Korthikanti et al. Table 2, decomposed into the tensors each term stands for, in bytes per
-// micro-batch of one layer on one TP rank (docs/memory.md, "Activations"). `fraction` fields add up
-// to `total`.
+// micro-batch of one layer on one TP rank (docs/memory.md, "Activations"). Without recomputation
+// total = attention + scores + mlp + norms; selective drops the scores, full keeps the layer input.
 struct LayerActivations {
     double attention = 0; // LayerNorm output (QKV input), Q, K, V, output-projection input, dropout mask
     double scores = 0;    // softmax output, its dropout mask and the dropped-out probabilities (unfused only)
