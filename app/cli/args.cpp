@@ -99,7 +99,7 @@ std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::st
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, collective, simulate, sweep, presets, validate or busbw";
+constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, memory, collective, simulate, sweep, presets, validate or busbw";
 
 std::string commandName(Command command)
 {
@@ -116,6 +116,8 @@ std::string commandName(Command command)
         return "explain";
     case Command::Plan:
         return "plan";
+    case Command::Memory:
+        return "memory";
     case Command::Collective:
         return "collective";
     case Command::Simulate:
@@ -725,7 +727,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
             else if (inv.command == Command::Derive || inv.command == Command::Tensors
                      || inv.command == Command::Explain || inv.command == Command::Simulate)
                 known = parseScenarioOption(cur, name, inl, inv.scenario);
-            else if (inv.command == Command::Plan)
+            else if (inv.command == Command::Plan || inv.command == Command::Memory)
                 known = parsePlanOption(cur, name, inl, inv.scenario);
             else if (inv.command == Command::Collective)
                 known = parseCollectiveOption(cur, name, inl, inv.collective, collectiveSeen);
@@ -758,6 +760,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 input = &inv.scenario.figureId;
             } else if (arg == "plan") {
                 inv.command = Command::Plan;
+            } else if (arg == "memory") {
+                inv.command = Command::Memory;
             } else if (arg == "simulate") {
                 inv.command = Command::Simulate;
             } else if (arg == "sweep") {
@@ -812,7 +816,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
         return inv;
     }
     if (inv.command == Command::Derive || inv.command == Command::Tensors || inv.command == Command::Explain
-        || inv.command == Command::Plan || inv.command == Command::Simulate) {
+        || inv.command == Command::Plan || inv.command == Command::Memory || inv.command == Command::Simulate) {
         if (inv.command == Command::Explain && inv.scenario.figureId.empty())
             return usageError("missing figure ID (for example model.parameters; derive lists every id)");
         if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
@@ -963,6 +967,31 @@ Options:
 An impossible plan (8-way TP of 12 heads, dp x pp x tp not the GPU count, ...) is printed with
 every reason and the valid choices; the exit status is then 1.
 Exit status: 0 a valid plan, 1 unreadable scenario or impossible plan, 2 wrong usage.
+)";
+    case Command::Memory:
+        return R"(Usage: tokenwire-cli memory (--scenario FILE | --preset NAME) [--dp N] [--pp N] [--tp N] [--ep N]
+                           [--zero K | --sharding NAME] [--json] [--units si|iec]
+
+Stage 3: the memory of every GPU under the scenario's parallel plan, per pipeline stage: weights,
+gradients, optimizer state (divided by TP, PP, EP and ZeRO/FSDP), activations (Korthikanti et al.
+Table 2 times the micro-batches in flight), buffers (DDP buckets, gathered ZeRO-3/FSDP units, NCCL),
+the framework reserve, the peak, the capacity and whether it fits (docs/memory.md).
+
+Options:
+  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
+  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
+  --dp N --pp N --tp N   set a degree; after --pp or --tp alone, DP takes the rest of the GPUs
+  --ep N                 expert-parallel degree (divides dp and the experts)
+  --zero K               ZeRO stage 0-3 (0 = plain DDP)
+  --sharding NAME        ddp, zero1, zero2, zero3, fsdp-full or fsdp-hybrid
+  --json                 {"gpus": [{gpu, stage, weights, gradients, optimizer, activations, buffers,
+                         reserve, total}, ...], "roles": [...], "peak_bytes", "capacity_bytes", "fits"}
+                         (bytes as numbers; total = the GPU's peak without the reserve)
+  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
+  -h, --help             this text
+
+Exit status: 0 the plan can run (fitting or not: see "fits"), 1 unreadable scenario or impossible
+plan, 2 wrong usage.
 )";
     case Command::Collective:
         return R"(Usage: tokenwire-cli collective --op OP [--algo NAME] --ranks N --bytes SIZE [--alpha TIME]
@@ -1135,6 +1164,7 @@ Commands:
   tensors      the tensor inventory of one training step of a scenario
   explain      the derivation chain of one figure back to the inputs
   plan         the parallel plan: validation, communication signature, collective calls
+  memory       memory of every GPU under the plan: states, activations, buffers, peak, fits
   collective   one collective call scheduled step by step: bytes per rank, steps, time, busbw
   simulate     one training step on the scenario's fabric: step time, exposed communication, MFU
   sweep        the step on several cluster sizes: speedup, efficiency, communication share

@@ -15,7 +15,7 @@
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Collective, Simulate, Sweep, Presets, Validate, Busbw };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Memory, Collective, Simulate, Sweep, Presets, Validate, Busbw };
 
 enum class OutputFormat { Table, Json, Count };
 
@@ -103,7 +103,7 @@ struct Invocation {
     bool version = false; // --version
     TokenizeOptions tokenize;
     TrainBpeOptions trainBpe;
-    ScenarioOptions scenario; // derive, tensors, explain, plan
+    ScenarioOptions scenario; // derive, tensors, explain, plan, memory
     CollectiveOptions collective;
     SweepCommandOptions sweep;
     ValidateOptions validate;

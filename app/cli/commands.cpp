@@ -1528,6 +1528,8 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
         return runExplain(i.scenario, out, err);
     case Command::Plan:
         return runPlan(i.scenario, out, err);
+    case Command::Memory:
+        return runMemory(i.scenario, out, err);
     case Command::Simulate:
         return runSimulate(i.scenario, out, err);
     case Command::Sweep:

@@ -46,6 +46,9 @@ inline constexpr int kExitUsage = 2;
 // Stage 5's scaling sweep: the scenario on each size of --gpus (table, JSON or CSV), the paper's measured
 // points and the gaps; exit 1 when the scenario is unreadable or a size cannot run.
 [[nodiscard]] int runSweep(const SweepCommandOptions& options, std::ostream& out, std::ostream& err);
+// Stage 3: the memory of every GPU under the plan, per stage (table or JSON); exit 1 when the plan
+// cannot run.
+[[nodiscard]] int runMemory(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
 struct ValidateOptions;
 // Issue #10: tokenwire's predictions against a measured dataset (table or JSON); exit 1 when any modelled
 // row misses its measured payload by more than 2 % or the dataset is unreadable.

@@ -106,6 +106,24 @@ std::optional<Recompute> recomputeFromString(std::string_view s)
     return std::nullopt;
 }
 
+std::string_view toString(Attention a)
+{
+    switch (a) {
+    case Attention::Auto: return "auto";
+    case Attention::Fused: return "fused";
+    case Attention::Unfused: return "unfused";
+    }
+    return "?";
+}
+
+std::optional<Attention> attentionFromString(std::string_view s)
+{
+    for (Attention a : {Attention::Auto, Attention::Fused, Attention::Unfused})
+        if (toString(a) == s)
+            return a;
+    return std::nullopt;
+}
+
 std::uint64_t ModelConfig::paddedVocab() const
 {
     if (vocabPadMultiple == 0)

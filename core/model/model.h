@@ -18,6 +18,9 @@ enum class Family { Gpt2, Llama };
 enum class Precision { Fp32, Bf16, Fp16, Fp8 };
 // Activation recomputation after Korthikanti et al. 2022 (arXiv 2205.05198).
 enum class Recompute { None, Selective, Full };
+// Attention kernel: fused (flash attention) keeps no [B,a,T,T] scores for the backward pass, unfused
+// does; Auto = fused where the GPU supports it (parallel/memory.h: attentionScoresStored).
+enum class Attention { Auto, Fused, Unfused };
 
 [[nodiscard]] double bytesPerElement(Precision p); // 4, 2, 2, 1
 [[nodiscard]] std::string_view toString(Precision p); // "fp32", "bf16", "fp16", "fp8"
@@ -26,6 +29,8 @@ enum class Recompute { None, Selective, Full };
 [[nodiscard]] std::optional<Family> familyFromString(std::string_view s);
 [[nodiscard]] std::string_view toString(Recompute r); // "none", "selective", "full"
 [[nodiscard]] std::optional<Recompute> recomputeFromString(std::string_view s);
+[[nodiscard]] std::string_view toString(Attention a); // "auto", "fused", "unfused"
+[[nodiscard]] std::optional<Attention> attentionFromString(std::string_view s);
 
 struct MoeConfig {
     std::uint64_t experts = 0;       // E; 0 = a dense model
@@ -53,6 +58,7 @@ struct ModelConfig {
     Precision gradients = Precision::Bf16;
     Precision optimizerState = Precision::Fp32; // Adam m and v (and the master copy when weights are not fp32)
     Recompute recompute = Recompute::None;
+    Attention attention = Attention::Auto; // stage 3's memory only (stage 2 keeps the scores, Table 2)
     bool operator==(const ModelConfig&) const = default;
 
     [[nodiscard]] std::uint64_t paddedVocab() const;   // V rounded up to vocabPadMultiple

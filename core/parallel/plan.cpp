@@ -219,6 +219,10 @@ std::vector<Error> validate(const ParallelPlan& plan, const Cluster& cluster, co
              "must be in (0, 1] (achieved / peak FLOP/s), got " + N(plan.computeEfficiency, 3));
     if (!(std::isfinite(plan.bucketBytes) && plan.bucketBytes > 0))
         fail("parallel.bucket_bytes", "must be a positive number of bytes, got " + N(plan.bucketBytes));
+    if (!(std::isfinite(plan.memoryReserveBytes) && plan.memoryReserveBytes >= 0 && plan.memoryReserveBytes < 1e15))
+        fail("parallel.memory_reserve_bytes", "must be a number of bytes from 0 to 10^15, got " + N(plan.memoryReserveBytes));
+    if (!(std::isfinite(plan.commBufferBytes) && plan.commBufferBytes >= 0 && plan.commBufferBytes < 1e15))
+        fail("parallel.comm_buffer_bytes", "must be a number of bytes from 0 to 10^15, got " + N(plan.commBufferBytes));
     const std::size_t L = model.layers;
     if (!plan.layerForwardSeconds.empty() && plan.layerForwardSeconds.size() != 1
         && plan.layerForwardSeconds.size() != L)
@@ -1636,9 +1640,7 @@ void Builder::run()
     sw = model::bytesPerElement(m.weights);
     pb = model::parameterBreakdown(m);
     bOut = static_cast<double>(pb.rowParallelBiasesPerLayer) / 2;
-    H = hybrid ? hybridShardSize(p, cl) : 1;
-    if (H == 0 || D % H != 0)
-        H = 1;
+    H = hybrid ? hybridShardGroupSize(p, cl) : 1;
     const std::uint64_t unit = b.microBatch * b.sequenceLength * D;
     nAcc = unit > 0 ? std::max<std::uint64_t>(1, b.globalBatchTokens / unit) : 1;
 
@@ -1671,6 +1673,12 @@ void Builder::run()
 }
 
 } // namespace
+
+std::uint64_t hybridShardGroupSize(const ParallelPlan& plan, const Cluster& cluster)
+{
+    const std::uint64_t h = hybridShardSize(plan, cluster);
+    return h == 0 || std::max<std::uint64_t>(1, plan.dp) % h != 0 ? 1 : h;
+}
 
 PlanDerivation derivePlan(const ParallelPlan& plan, const Cluster& cluster, const model::ModelConfig& model,
                           const model::BatchShape& batch, const model::GpuSpec& gpu, const FigureSet& inputs)

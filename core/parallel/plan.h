@@ -65,6 +65,11 @@ struct ParallelPlan {
                                                // one value = every layer, L values = each layer
     double computeEfficiency = 0.45;       // achieved / peak FLOP/s for the compute model (Megatron Table 1: 44–52%)
     double bucketBytes = 25.0 * 1024 * 1024; // DDP gradient bucket (PyTorch default 25 MiB)
+    // Memory per GPU (parallel/memory.h, docs/memory.md): the framework reserve (CUDA context, cuBLAS
+    // workspace, allocator slack) counted against the capacity, and the NCCL buffers of one communicator
+    // (16 channels × NCCL_BUFFSIZE, 4 MiB by default).
+    double memoryReserveBytes = 1024.0 * 1024 * 1024;
+    double commBufferBytes = 16 * 4.0 * 1024 * 1024;
     std::vector<MeshCoord> assignment;     // coordinates of GPU 0, 1, …; empty = defaultAssignment
     bool operator==(const ParallelPlan&) const = default;
 };
@@ -72,6 +77,10 @@ struct ParallelPlan {
 // Layers over n stages as even as possible, the extra layers on the middle stages:
 // 12 on 8 → [1,1,2,2,2,2,1,1] (REFERENCE.md, Example 5.2). Empty when stages is 0 or > layers.
 [[nodiscard]] std::vector<std::uint64_t> defaultPartition(std::uint64_t layers, std::uint64_t stages);
+
+// fsdp-hybrid's shard group: plan.shardGroupSize, or (0) the DP ranks of one node in the default
+// layout (gpusPerNode / t) lowered to the largest divisor of dp; 1 when that does not divide dp.
+[[nodiscard]] std::uint64_t hybridShardGroupSize(const ParallelPlan& plan, const Cluster& cluster);
 
 // Megatron's rank order: TP fastest, then DP, then PP (g = tp + t·(dp + d·pp)), so TP groups sit
 // inside a node whenever t divides the GPUs per node.

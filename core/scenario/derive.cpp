@@ -432,6 +432,11 @@ Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, con
             parallel::derivePlan(s.parallel, pkey.cluster, stage2->model, s.batch, stage2->gpu, d->figures));
         for (const Figure& f : plan->figures.all())
             d->figures.add(f);
+        auto memory = std::make_shared<parallel::PlanMemory>(parallel::derivePlanMemory(
+            s.parallel, pkey.cluster, stage2->model, s.batch, stage2->gpu, d->figures));
+        for (const Figure& f : memory->figures.all())
+            d->figures.add(f);
+        d->memory = std::move(memory);
         auto bound = std::make_shared<collective::CollectiveDerivation>(
             collective::bindPlan(plan->comm, pkey.cluster, s.collectives, d->figures));
         for (const Figure& f : bound->figures.all())

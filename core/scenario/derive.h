@@ -13,6 +13,7 @@
 #include "network/linkload.h"
 #include "network/simulate.h"
 #include "network/topology.h"
+#include "parallel/memory.h"
 #include "parallel/plan.h"
 #include "scenario.h"
 #include "text/bpe.h"
@@ -49,6 +50,8 @@ struct Derivation {
     // Stage 3, or null when the plan cannot run (planErrors says why, each naming its "parallel.*" path).
     std::shared_ptr<const parallel::PlanDerivation> stage3;
     std::vector<Error> planErrors;
+    // Stage 3's memory of every GPU under the plan (null without a stage 3); figures "memory.plan.*".
+    std::shared_ptr<const parallel::PlanMemory> memory;
     // Stage 4: every call of stage 3 counted with its algorithm's schedule (null without a stage 3).
     std::shared_ptr<const collective::CollectiveDerivation> stage4;
     parallel::Cluster cluster;

@@ -221,6 +221,9 @@ std::array<std::vector<const Figure*>, kStageCount> figuresByStage(const Derivat
     if (d.stage3)
         for (const Figure& f : d.stage3->figures.all())
             plan.insert(f.id);
+    if (d.memory)
+        for (const Figure& f : d.memory->figures.all())
+            plan.insert(f.id);
     if (d.stage4)
         for (const Figure& f : d.stage4->figures.all())
             collective.insert(f.id);

@@ -273,6 +273,7 @@ Result<Scenario> withCatalogueModel(const Scenario& scenario, const std::string&
     m.gradients = s.model.gradients;
     m.optimizerState = s.model.optimizerState;
     m.recompute = s.model.recompute;
+    m.attention = s.model.attention;
     const bool depthChanged = m.layers != s.model.layers;
     s.model = m;
     // GPT-2-shaped models read the GPT-2 vocabulary; Llama and Mixtral bring their own V.

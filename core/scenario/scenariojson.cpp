@@ -21,14 +21,16 @@
 //   "model": {"name", "family", "layers", "hidden_size", "heads", "kv_heads", "ffn_size", "vocab_size",
 //             "max_positions", "tied_embeddings", "vocab_pad_multiple",
 //             "moe": {"experts", "top_k", "capacity_factor", "layer_interval"},
-//             "weights", "activations", "gradients", "optimizer_state" (precisions), "recompute"},
+//             "weights", "activations", "gradients", "optimizer_state" (precisions), "recompute",
+//             "attention": "auto"|"fused"|"unfused" (written when not auto)},
 //   "batch": {"sequence_length", "micro_batch", "global_batch_tokens"},
 //   "hardware": {"gpu", "nodes", "gpus_per_node", "custom": {"id", "name", "memory_bytes", "peak_fp32",
 //                "peak_bf16", "peak_fp16", "peak_fp8"}},
 //   "parallel": {"dp", "pp", "tp", "ep", "sharding": "ddp"|"zero1"|"zero2"|"zero3"|"fsdp-full"|"fsdp-hybrid",
 //                "shard_group_size", "sequence_parallel", "schedule": "gpipe"|"1f1b"|"interleaved",
 //                "virtual_stages", "layer_partition": [..], "layer_forward_time_s": [..],
-//                "compute_efficiency", "bucket_bytes", "assignment": [[dp, pp, tp] per GPU]},
+//                "compute_efficiency", "bucket_bytes", "memory_reserve_bytes", "comm_buffer_bytes",
+//                "assignment": [[dp, pp, tp] per GPU]},
 //   "collectives": {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast" (algorithm names),
 //                   "alpha_s", "bandwidth" (B/s)},
 //   "topology": {"kind", … (network/topology.h: topologyToJson)} }
@@ -478,6 +480,8 @@ Scenario readScenario(const Json& root, Reader& r)
     readPrecision(mo, "optimizer_state", m.optimizerState);
     mo.name<model::Recompute>("recompute", m.recompute, model::recomputeFromString, "recomputation",
                               "none, selective or full");
+    mo.name<model::Attention>("attention", m.attention, model::attentionFromString, "attention kernel",
+                              "auto, fused or unfused");
     mo.finish();
 
     Reader::Object batch = top.object("batch");
@@ -529,6 +533,8 @@ Scenario readScenario(const Json& root, Reader& r)
     });
     par.real("compute_efficiency", p.computeEfficiency);
     par.real("bucket_bytes", p.bucketBytes);
+    par.real("memory_reserve_bytes", p.memoryReserveBytes);
+    par.real("comm_buffer_bytes", p.commBufferBytes);
     par.array("assignment", [&](Reader::Object& o, const Json& v, const std::string& path) {
         if (!v.is_array() || v.size() != 3) {
             o.reader().fail(path, "expected [dp, pp, tp] (three whole numbers), got "
@@ -792,6 +798,8 @@ std::string scenarioToJson(const Scenario& s)
     mo["gradients"] = model::toString(m.gradients);
     mo["optimizer_state"] = model::toString(m.optimizerState);
     mo["recompute"] = model::toString(m.recompute);
+    if (m.attention != model::Attention::Auto)
+        mo["attention"] = model::toString(m.attention);
     j["model"] = std::move(mo);
 
     j["batch"] = Json{{"sequence_length", s.batch.sequenceLength},
@@ -839,6 +847,10 @@ std::string scenarioToJson(const Scenario& s)
         par["compute_efficiency"] = numberJson(p.computeEfficiency);
     if (p.bucketBytes != dp.bucketBytes)
         par["bucket_bytes"] = numberJson(p.bucketBytes);
+    if (p.memoryReserveBytes != dp.memoryReserveBytes)
+        par["memory_reserve_bytes"] = numberJson(p.memoryReserveBytes);
+    if (p.commBufferBytes != dp.commBufferBytes)
+        par["comm_buffer_bytes"] = numberJson(p.commBufferBytes);
     if (!p.assignment.empty()) {
         Json a = Json::array();
         for (const parallel::MeshCoord& c : p.assignment)

@@ -335,6 +335,12 @@ void TestBadInput::scenario_data()
         "parallel.assignment[1]", "expected [dp, pp, tp] (three whole numbers), got an array of 2");
     // …and by the plan's validation (Derivation::planErrors).
     row("zero degree", doc(R"("parallel": {"dp": 0})"), 0, "plan", "parallel.dp", "must be between 1 and 1,048,576, got 0");
+    row("negative memory reserve", doc(R"("parallel": {"memory_reserve_bytes": -1})"), 0, "plan",
+        "parallel.memory_reserve_bytes", "must be a number of bytes from 0 to 10^15, got -1");
+    row("NCCL buffers of 10^16 bytes", doc(R"("parallel": {"comm_buffer_bytes": 1e16})"), 0, "plan",
+        "parallel.comm_buffer_bytes", "must be a number of bytes from 0 to 10^15, got 10,000,000,000,000,000");
+    row("unknown attention kernel", doc(R"("model": {"attention": "flash2"})"), 0, "load", "model.attention",
+        "unknown attention kernel \"flash2\" (expected auto, fused or unfused)");
     row("huge degree", doc(R"("parallel": {"tp": 18446744073709551615})"), 0, "plan", "parallel.tp",
         "must be between 1 and 1,048,576, got 18,446,744,073,709,551,615");
     row("degrees short of the GPUs", doc(R"("parallel": {"dp": 4})"), 0, "plan", "parallel.dp",

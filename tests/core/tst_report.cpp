@@ -187,6 +187,8 @@ void TstReport::figuresByStageSplitsEachOnce()
         for (const char* p : {"text.", "tokenizer.", "tokens.", "dataset."})
             if (id.starts_with(p))
                 return 0;
+        if (id.starts_with("memory.plan.")) // stage 3's memory of every GPU under the plan
+            return 2;
         for (const char* p : {"model.", "batch.", "tensor.", "memory.", "compute."})
             if (id.starts_with(p))
                 return 1;

@@ -459,6 +459,8 @@ void TestScenario::malformed_data()
     row("unknown family", withModel(R"("family": "gpt5")"), "model.family", "unknown family \"gpt5\" (expected gpt2 or llama)", true);
     row("unknown precision", withModel(R"("weights": "fp4")"), "model.weights", "unknown precision \"fp4\" (expected fp32, bf16, fp16 or fp8)", true);
     row("unknown recomputation", withModel(R"("recompute": "half")"), "model.recompute", "unknown recomputation \"half\" (expected none, selective or full)", true);
+    row("unknown attention kernel", withModel(R"("attention": "flash")"), "model.attention", "unknown attention kernel \"flash\" (expected auto, fused or unfused)", true);
+    row("reserve as a string", withTop(R"("parallel": {"memory_reserve_bytes": "1 GiB"})"), "parallel.memory_reserve_bytes", "expected a number, got string", true);
     row("unknown text source", withTop(R"("text": {"source": "web"})"), "text.source", "unknown text source \"web\" (expected sample, file or inline)", true);
     row("unknown tokenizer kind", withTop(R"("tokenizer": {"kind": "wordpiece"})"), "tokenizer.kind", "unknown tokenizer kind \"wordpiece\" (expected gpt2, trained or file)", true);
     row("unknown sample", withTop(R"("text": {"sample": "paradiso"})"), "text.sample", "unknown sample \"paradiso\" (expected inferno-canto1-it or inferno-canto1-en)", true);

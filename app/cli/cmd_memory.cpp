@@ -1,0 +1,236 @@
+// tokenwire-cli memory: the memory of every GPU under the scenario's parallel plan (issue #18).
+
+#include "args.h"
+#include "commands.h"
+
+#include "base/units.h"
+#include "parallel/memory.h"
+#include "scenario/derive.h"
+#include "scenario/presets.h"
+#include "scenario/scenariojson.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tw::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr std::string_view kTool = "tokenwire-cli";
+
+void printError(std::ostream& err, const Error& e)
+{
+    const std::string text = e.toString();
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t end = std::min(text.find('\n', start), text.size());
+        err << kTool << ": " << text.substr(start, end - start) << '\n';
+        start = end + 1;
+    }
+}
+
+std::string displayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+// The scenario of --scenario FILE (every load problem printed) or --preset NAME.
+Result<scenario::Scenario> loadFor(const ScenarioOptions& o, std::ostream& err)
+{
+    if (!o.preset.empty())
+        return scenario::preset(o.preset);
+    std::string bytes;
+    if (o.scenarioFile == "-") {
+        bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    } else {
+        std::ifstream in(o.scenarioFile, std::ios::binary);
+        if (!in) {
+            Location where;
+            where.file = o.scenarioFile;
+            return makeError("cannot read the scenario file", std::move(where));
+        }
+        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    scenario::ScenarioLoad load = scenario::loadScenario(bytes, displayName(o.scenarioFile));
+    if (!load.errors.empty()) {
+        for (std::size_t i = 0; i + 1 < load.errors.size(); ++i)
+            printError(err, load.errors[i]);
+        return load.errors.back();
+    }
+    if (o.scenarioFile == "-")
+        return std::move(*load.scenario);
+    return scenario::resolvePaths(std::move(*load.scenario), o.scenarioFile);
+}
+
+// The command line's plan overrides, as `plan` applies them: --pp, --tp, --ep, then --dp, then the sharding.
+void applyOverrides(const ScenarioOptions& o, scenario::Scenario& s)
+{
+    if (o.pp)
+        scenario::setParallelDegree(s, parallel::Strategy::PP, *o.pp);
+    if (o.tp)
+        scenario::setParallelDegree(s, parallel::Strategy::TP, *o.tp);
+    if (o.ep)
+        scenario::setParallelDegree(s, parallel::Strategy::EP, *o.ep);
+    if (o.dp)
+        scenario::setParallelDegree(s, parallel::Strategy::DP, *o.dp);
+    if (o.sharding)
+        s.parallel.sharding = parallel::shardingFromString(*o.sharding).value_or(s.parallel.sharding);
+}
+
+// Bytes as a JSON number: an integer when the value is one (exact below 2^53).
+json bytesJson(double v)
+{
+    if (v >= 0 && v < 9007199254740992.0 && std::floor(v) == v)
+        return static_cast<std::uint64_t>(v);
+    return v;
+}
+
+json kinds(const parallel::RoleMemory& r, double reserve)
+{
+    return json{{"weights", bytesJson(r.weights)},         {"gradients", bytesJson(r.gradients)},
+                {"optimizer", bytesJson(r.optimizer)},     {"activations", bytesJson(r.activations)},
+                {"buffers", bytesJson(r.buffers)},         {"reserve", bytesJson(reserve)},
+                {"total", bytesJson(r.total)}};
+}
+
+// GPU ids as ranges: "0-3, 8-11".
+std::string ranges(const std::vector<std::uint32_t>& roleOfGpu, std::uint64_t stage)
+{
+    std::string out;
+    std::size_t g = 0;
+    while (g < roleOfGpu.size()) {
+        if (roleOfGpu[g] != stage) {
+            ++g;
+            continue;
+        }
+        std::size_t end = g;
+        while (end + 1 < roleOfGpu.size() && roleOfGpu[end + 1] == stage)
+            ++end;
+        out += (out.empty() ? "" : ", ") + std::to_string(g) + (end > g ? "-" + std::to_string(end) : "");
+        g = end + 1;
+    }
+    return out;
+}
+
+std::string line(const std::string& label, double bytes, const DisplayUnits& units)
+{
+    std::string l = "  " + label;
+    while (l.size() < 16)
+        l += ' ';
+    std::string b = formatCount(bytes, 0) + " B";
+    while (b.size() < 24)
+        b.insert(b.begin(), ' ');
+    return l + b + "  (" + formatBytes(bytes, units) + ")";
+}
+
+} // namespace
+
+int runMemory(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
+{
+    auto loaded = loadFor(o, err);
+    if (!loaded) {
+        printError(err, loaded.error());
+        return kExitInput;
+    }
+    scenario::Scenario s = std::move(loaded).value();
+    applyOverrides(o, s);
+    auto derived = scenario::derive(s);
+    if (!derived) {
+        Error e = derived.error();
+        if (e.where.file.empty() && !o.scenarioFile.empty())
+            e.where.file = displayName(o.scenarioFile);
+        printError(err, e);
+        return kExitInput;
+    }
+    const scenario::Derivation& d = *derived.value();
+    const parallel::PlanMemory* mem = d.memory.get();
+    const parallel::ParallelPlan& p = s.parallel;
+
+    if (o.json) {
+        if (!mem) {
+            json errors = json::array();
+            for (const Error& e : d.planErrors)
+                errors.push_back(e.toString());
+            out << json{{"scenario", s.name}, {"valid", false}, {"errors", errors}}.dump(-1, ' ', false,
+                                                                                            json::error_handler_t::replace)
+                << '\n';
+            err << kTool << ": the plan cannot run (" << d.planErrors.size()
+                << (d.planErrors.size() == 1 ? " reason" : " reasons") << " in \"errors\")\n";
+            return kExitInput;
+        }
+        json gpus = json::array();
+        for (std::size_t g = 0; g < mem->roleOfGpu.size(); ++g) {
+            const parallel::RoleMemory& r = mem->roles[mem->roleOfGpu[g]];
+            json e{{"gpu", g}, {"stage", r.stage}};
+            e.update(kinds(r, mem->reserveBytes));
+            gpus.push_back(std::move(e));
+        }
+        json roles = json::array();
+        for (const parallel::RoleMemory& r : mem->roles) {
+            json e{{"stage", r.stage}, {"gpus", r.gpus}, {"layers", r.layers},
+                   {"holds_embedding", r.holdsEmbedding}, {"holds_output", r.holdsOutput},
+                   {"parameters", bytesJson(r.parameters)}, {"micro_batches_in_flight", r.inFlight}};
+            e.update(kinds(r, mem->reserveBytes));
+            e["headroom"] = bytesJson(r.headroom);
+            e["fits"] = r.fits;
+            roles.push_back(std::move(e));
+        }
+        json doc{{"scenario", s.name},
+                 {"valid", true},
+                 {"gpus", std::move(gpus)},
+                 {"roles", std::move(roles)},
+                 {"peak_bytes", bytesJson(mem->peakBytes)},
+                 {"peak_stage", mem->peakStage},
+                 {"peak_gpu", mem->peakGpu},
+                 {"capacity_bytes", bytesJson(mem->capacityBytes)},
+                 {"reserve_bytes", bytesJson(mem->reserveBytes)},
+                 {"fits", mem->fits}};
+        out << doc.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+        return out.good() ? kExitOk : kExitInput;
+    }
+
+    const std::string gpu = d.gpu.name.empty() ? d.gpu.id : d.gpu.name;
+    out << "Scenario:   " << s.name << '\n';
+    out << "Model:      " << d.model.name << " on " << formatUnsigned(s.hardware.gpuCount()) << " × " << gpu << '\n';
+    out << "Plan:       dp " << p.dp << " × pp " << p.pp << " × tp " << p.tp << " (ep " << p.ep << "), "
+        << parallel::toString(p.sharding) << (p.sequenceParallel ? ", sequence parallel" : "") << ", "
+        << parallel::toString(p.schedule) << ", " << model::toString(d.model.recompute) << " recomputation, "
+        << (parallel::attentionScoresStored(d.model, d.gpu) ? "unfused" : "fused") << " attention\n";
+    if (!mem) {
+        out << "\nThis plan cannot run (the reasons are on standard error).\n";
+        for (const Error& e : d.planErrors)
+            printError(err, e);
+        return kExitInput;
+    }
+    for (const parallel::RoleMemory& r : mem->roles) {
+        std::string in;
+        for (std::size_t k = 0; k < r.inFlight.size(); ++k)
+            in += (k ? ", " : "") + std::to_string(r.inFlight[k]);
+        out << "\nStage " << r.stage << " (" << r.gpus << (r.gpus == 1 ? " GPU: " : " GPUs: ")
+            << ranges(mem->roleOfGpu, r.stage) << "; " << r.layers << " layers"
+            << (r.holdsEmbedding ? ", embedding" : "") << (r.holdsOutput ? ", output layer" : "")
+            << "; micro-batches in flight " << in << ")\n";
+        out << line("weights", r.weights, o.units) << '\n';
+        out << line("gradients", r.gradients, o.units) << '\n';
+        out << line("optimizer", r.optimizer, o.units) << '\n';
+        out << line("activations", r.activations, o.units) << '\n';
+        out << line("buffers", r.buffers, o.units) << '\n';
+        out << line("total", r.total, o.units) << '\n';
+        out << line("reserve", mem->reserveBytes, o.units) << '\n';
+        out << line("headroom", r.headroom, o.units) << (r.fits ? "" : "  DOES NOT FIT") << '\n';
+    }
+    out << "\nPeak:       " << formatBytes(mem->peakBytes, o.units) << " on stage " << mem->peakStage << " (GPU "
+        << mem->peakGpu << "), + reserve " << formatBytes(mem->reserveBytes, o.units) << " of "
+        << formatBytes(mem->capacityBytes, o.units) << '\n';
+    out << "Fits:       " << (mem->fits ? "yes, every GPU" : "no") << '\n';
+    return out.good() ? kExitOk : kExitInput;
+}
+
+} // namespace tw::cli
