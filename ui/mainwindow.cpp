@@ -12,6 +12,7 @@
 #include "charts/collectivecharts.h"
 #include "panes/tensorpane.h"
 #include "panes/textpane.h"
+#include "shell/modelhelp.h"
 #include "shell/narrationbar.h"
 #include "shell/presentation.h"
 #include "settings/settingsdialog.h"
@@ -158,6 +159,10 @@ void MainWindow::buildMenus()
     }
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* model = help->addAction(tr("&How the numbers are computed"), this, [this] { showModelHelp(); });
+    model->setObjectName(QStringLiteral("modelHelpAction"));
+    model->setShortcut(QKeySequence::HelpContents);
+    addAction(model); // F1 also while the menu bar is hidden (presentation)
     help->addAction(tr("&About TokenWire"), this, &MainWindow::showAbout);
 }
 
@@ -192,6 +197,17 @@ void MainWindow::closeEvent(QCloseEvent* event)
         event->accept();
     else
         event->ignore();
+}
+
+ModelHelp* MainWindow::showModelHelp(const QString& page, const QString& section)
+{
+    if (!m_modelHelp)
+        m_modelHelp = new ModelHelp(this);
+    m_modelHelp->showSection(page, section);
+    m_modelHelp->show();
+    m_modelHelp->raise();
+    m_modelHelp->activateWindow();
+    return m_modelHelp;
 }
 
 void MainWindow::showAbout()

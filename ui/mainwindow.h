@@ -15,6 +15,7 @@ namespace tw::ui {
 class Autosave;
 class ComparePanel;
 class Document;
+class ModelHelp;
 class SettingsDialog;
 class DocumentActions;
 class NarrationBar;
@@ -56,6 +57,9 @@ public:
     Autosave* enableAutosave(const QString& dir = {});
     [[nodiscard]] Autosave* autosave() const { return m_autosave; }
     void showSettings();
+    // Help → How the numbers are computed: the model's documentation at `page` ("model.md") and the
+    // heading starting with `section` ("§3"; empty: the top).
+    ModelHelp* showModelHelp(const QString& page = QStringLiteral("model.md"), const QString& section = {});
 
 signals:
     void stageChanged(int stage);
@@ -80,6 +84,7 @@ private:
     ComparePanel* m_comparePanel = nullptr;
     Autosave* m_autosave = nullptr;
     QPointer<SettingsDialog> m_settings;
+    QPointer<ModelHelp> m_modelHelp;
     QStackedWidget* m_stages = nullptr;
     TextPane* m_textPane = nullptr;
     TensorPane* m_tensorPane = nullptr;
