@@ -15,7 +15,6 @@
 #include "scenario/presets.h"
 #include "scenario/scenariojson.h"
 
-#include <QElapsedTimer>
 #include <QTest>
 
 #include <string>
@@ -574,11 +573,8 @@ void TestMemory::largePlanMapsEveryGpu()
     for (const RoleMemory& r : mem.roles)
         QCOMPARE(r.gpus, std::uint64_t(1024));
     QVERIFY(mem.figures.all().empty());
-    // With the figures: one set per stage, every id distinct.
-    QElapsedTimer timer;
-    timer.start();
+    // With the figures: one set per stage, every id distinct (its speed: tests/bench/bench_memory).
     const PlanMemory withFigures = derivePlanMemory(plan, cluster, m, b, gpu("h100-sxm"));
-    qInfo("16,384 GPUs with figures: %.3f ms (debug build)", static_cast<double>(timer.nsecsElapsed()) / 1e6);
     QVERIFY(withFigures.figures.find("memory.plan.stage15.total_bytes"));
     QCOMPARE(withFigures.peakBytes, mem.peakBytes);
 }
