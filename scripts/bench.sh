@@ -208,20 +208,26 @@ grep '^RESULT gui_preset=' "$work/derive.txt" | while read -r line; do
     "$(tr ' ' '\n' <<<"$line" | sed -n 's/^gui_preset=//p')" "$(tr ' ' '\n' <<<"$line" | sed -n 's/^shown_median_ms=//p')"
 done
 
-echo "== (e) stage 3: validate + derivePlan from 8 to 65,536 GPUs; a GPU swap on screen (targets 5 / 200 / 16 ms) =="
+echo "== (e) stage 3: validate + derivePlan from 8 to 65,536 GPUs; a GPU swap on screen (targets 5 / 200 / 16 ms); memory of every GPU (target 5 ms at 16,384 GPUs) =="
 if cmake --build --preset release --target bench_plan >>"$build_log" 2>&1; then
   "$bin/tests/bench/bench_plan" | tee "$work/plan.txt"
 else
   tw_log "bench_plan did not build (log: $build_log)"
   : >"$work/plan.txt"
 fi
+if cmake --build --preset release --target bench_memory >>"$build_log" 2>&1; then
+  "$bin/tests/bench/bench_memory" | tee -a "$work/plan.txt"
+fi
 if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
    && cmake --build --preset release --target bench_meshview >>"$build_log" 2>&1; then
   QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_meshview" | tee -a "$work/plan.txt"
 fi
-echo "== (f) stage 4: schedules of 1,024 and 4,096 ranks (targets 50 ms / 1 s, memory flat); the animation (60 fps at 64 ranks) =="
+echo "== (f) stage 4: schedules of 1,024 and 4,096 ranks (targets 50 ms / 1 s, memory flat); the animation (60 fps at 64 ranks); NCCL's model, 31 sizes on 32 GPUs (target 1 s) =="
 if cmake --build --preset release --target bench_collective >>"$build_log" 2>&1; then
   "$bin/tests/bench/bench_collective" | tee -a "$work/plan.txt"
+fi
+if cmake --build --preset release --target bench_busbw >>"$build_log" 2>&1; then
+  "$bin/tests/bench/bench_busbw" | tee -a "$work/plan.txt"
 fi
 if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
    && cmake --build --preset release --target bench_scheduleview >>"$build_log" 2>&1; then
