@@ -15,6 +15,11 @@
 //     bandwidth · efficiency(protocol) (overhead.h, full packets; the partial last packet is ignored);
 //     rates and the per-link samples are payload bytes per second.
 // Collectives
+//   - Each call runs the schedule of its BoundCall::spec. For a call under NCCL (auto or an NCCL
+//     algorithm) that is the textbook stand-in of the algorithm NCCL picked (collective::textbookStandIn:
+//     ring, PAT, NVLS → flat ring over the group in order; tree → double binary tree): a fallback —
+//     NCCL's channels on every rail, NVLS through the switch and its real trees are not flows yet
+//     (docs/nccl.md "In the step"), so a multi-node NCCL ring still leaves each node by one NIC here.
 //   - Per rank, not a barrier: a transfer of step k starts when both its source and its destination
 //     rank have finished every transfer of theirs in steps < k and have reached the call (arrived);
 //     a rank is done with the call after its last step.
