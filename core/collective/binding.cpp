@@ -413,6 +413,8 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                     counted.wireBytes = n.total;
                     counted.maxRankSentBytes = n.maxRank;
                     counted.timeSeconds = pr.time;
+                    if (b.groupNodes > 1)
+                        counted.channels = m->second.graphs.ring.channels;
                     // The schedule stage 4 plays and stage 5 simulates: the stand-in of the algorithm NCCL chose.
                     counted.spec.algorithm = textbookStandIn(s.op, pr.pointToPoint ? std::nullopt : std::optional(pr.algorithm));
                     std::string label = toString(b.pick);
@@ -441,6 +443,7 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
         b.prediction = hit->second.prediction;
         b.how = hit->second.how;
         b.spec.algorithm = hit->second.spec.algorithm;
+        b.channels = hit->second.channels;
         const std::size_t st = static_cast<std::size_t>(c.strategy);
         // All groups of a call run side by side: bytes add up over groups, time does not.
         b.stepWireBytes = b.wireBytes * c.groupCount * static_cast<double>(c.repeat);

@@ -115,6 +115,9 @@ struct BoundCall {
     nccl::Prediction prediction;  // NCCL's algorithm, protocol, channels, time
     int groupNodes = 1, groupPerNode = 1; // the group's shape as NCCL sees it
     std::string how;              // "auto → ring/simple, 8 channels (2 nodes × 8 GPUs …)"
+    // NCCL's ring channels on the group's system (searchGraphs: local GPU order, rail) when the group spans
+    // several nodes; stage 5 turns them into flows on their rails (simulate.h "NCCL channels").
+    std::vector<nccl::Channel> channels;
 };
 
 struct CollectiveDerivation {
