@@ -88,7 +88,7 @@ Algorithm textbookStandIn(Op op, std::optional<nccl::Algorithm> a)
     case Op::Broadcast:
     case Op::Reduce: return Algorithm::Chain; // NCCL's ring Broadcast / Reduce is a pipelined chain from the root
     case Op::AllReduce:
-        if (a && (*a == nccl::Algorithm::Tree || *a == nccl::Algorithm::NvlsTree))
+        if (a && *a == nccl::Algorithm::Tree)
             return Algorithm::DoubleBinaryTree;
         return Algorithm::Ring;
     case Op::ReduceScatter:
@@ -424,6 +424,11 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                                                    + std::string(nccl::toString(pr.protocol));
                     counted.how = label + ", " + I(static_cast<std::uint64_t>(std::max(0, pr.channels))) + " channel"
                                   + (pr.channels == 1 ? "" : "s") + " (" + m->second.system->fabric + ")";
+                    // Stage 5's fallbacks (simulate.h "NCCL channels"), said where the call is described.
+                    if (!pr.pointToPoint && pr.algorithm != nccl::Algorithm::Ring && pr.algorithm != nccl::Algorithm::Pat)
+                        counted.how += pr.algorithm == nccl::Algorithm::Tree
+                                           ? "; stage 5 simulates it as the textbook double binary tree"
+                                           : "; stage 5 simulates it as NCCL's ring channels";
                 }
             } else {
                 const Counts n = count(s, choice.link);

@@ -51,8 +51,9 @@ struct AlgorithmPick {
 [[nodiscard]] std::vector<std::string> pickNamesFor(Op op);
 
 // The textbook schedule that stands for an NCCL call where a schedule is needed (stage 4's animation,
-// stage 5's flows): ring, pat → flat-ring (Broadcast: chain); tree, nvls-tree → double-binary-tree
-// (AllReduce); nvls, collnet-* → flat-ring; p2p → pairwise (All-to-All), direct (Send/Recv).
+// stage 5's flows, which turn a multi-node ring into NCCL's channels): ring, pat, nvls, nvls-tree,
+// collnet-* → flat-ring (Broadcast, Reduce: chain); tree → double-binary-tree (AllReduce); p2p →
+// pairwise (All-to-All), direct (Send/Recv).
 [[nodiscard]] Algorithm textbookStandIn(Op op, std::optional<nccl::Algorithm> a);
 
 // The algorithm each kind of collective of the plan runs with, and the link of the α–β time (textbook

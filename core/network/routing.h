@@ -15,7 +15,7 @@
 // NCCL's ring channels do (a channel enters and leaves a node on its own rail, ncclgraph.h Channel: the
 // GPU at the end of the channel's order sends through the channel's NIC, which need not be its own). The
 // legs are the same shortest paths as above with those NICs in place of the GPUs' own; one hint per
-// ordered GPU pair, for every flow of that pair.
+// ordered GPU pair, for every flow of that pair (simulate.h "NCCL channels" sets them).
 // ECMP: at every node with several next hops on a shortest path (ascending link id), the choice is
 // h mod k, with h = FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) over the 20 bytes,
 // little-endian, of (source GPU u32, destination GPU u32, flow id u64, current node id u32) — a switch

@@ -1,6 +1,7 @@
 #include "simulate.h"
 #include "simulate_p.h"
 
+#include "ncclchannels.h"
 #include "overhead.h"
 
 #include "base/units.h"
@@ -50,13 +51,6 @@ SpecKey specKey(const collective::ScheduleSpec& s, int layout)
     return {int(s.op), int(s.algorithm), s.ranks, s.bytes, s.root, s.ranksPerNode, s.pipelineChunks, layout};
 }
 
-// NCCL's ring channels of a call as flows (simulate.h "NCCL channels"): the distinct rank orders of its
-// channels over the group (node by node, each node in the channel's GPU order) and how many channels share each.
-struct RingLayout {
-    std::vector<std::vector<std::uint32_t>> orders; // group ranks in ring order
-    std::vector<std::uint32_t> weight;              // channels with that order (and rail)
-    std::uint32_t channels = 0;                     // Σ weight
-};
 
 // Which instance of which call: (call, group, occurrence = micro-batch or 0, bucket).
 struct Key {
@@ -338,7 +332,7 @@ private:
     void closedFormDone(std::uint32_t slot);
     Status buildGpus();
     const Sched* schedule(const collective::ScheduleSpec& spec, std::uint32_t call);
-    std::vector<RingLayout> layouts;
+    std::vector<ChannelRings> layouts;
     std::vector<int> callLayout; // per call: index into layouts, −1 for the call's own schedule
     void planChannels();
     Strategy strategyOf(std::uint32_t call) const { return plan.comm.calls[call].strategy; }
@@ -395,35 +389,10 @@ const Sched* Engine::schedule(const collective::ScheduleSpec& spec, std::uint32_
                 s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));
             }
         } else {
-            // One flat ring per distinct channel order, carrying its channels' share of the bytes (the last
-            // takes the rounding remainder), ranks renamed to the order; step k of the call is step k of
-            // every ring.
-            const RingLayout& lay = layouts[static_cast<std::size_t>(layout)];
-            std::vector<collective::Schedule> gens;
-            double left = spec.bytes;
-            for (std::size_t r = 0; r < lay.orders.size(); ++r) {
-                collective::ScheduleSpec one = spec;
-                one.bytes = r + 1 == lay.orders.size() ? left : std::floor(spec.bytes * lay.weight[r] / lay.channels);
-                left -= one.bytes;
-                gens.emplace_back(one);
-            }
-            const std::uint32_t chunksPer = gens.empty() ? 0 : gens.front().chunkCount();
-            for (bool more = true; more;) {
-                more = false;
-                std::size_t before = s->transfers.size();
-                for (std::size_t r = 0; r < gens.size(); ++r) {
-                    if (!gens[r].next(step))
-                        continue;
-                    more = true;
-                    for (collective::Transfer t : step) {
-                        t.src = lay.orders[r][t.src];
-                        t.dst = lay.orders[r][t.dst];
-                        t.chunk += static_cast<std::uint32_t>(r) * chunksPer;
-                        s->transfers.push_back(t);
-                    }
-                }
-                if (more || s->transfers.size() != before)
-                    s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));
+            ChannelSchedule gen(spec, layouts[static_cast<std::size_t>(layout)]); // ncclchannels.h
+            while (gen.next(step)) {
+                s->transfers.insert(s->transfers.end(), step.begin(), step.end());
+                s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));
             }
         }
         s->steps = static_cast<std::uint32_t>(s->stepBegin.size() - 1);
@@ -494,93 +463,18 @@ Status Engine::prepare()
     return Ok{};
 }
 
-// NCCL's ring channels as flows (simulate.h "NCCL channels"): for a call NCCL runs as a ring (or whose
-// algorithm falls back to the ring's flows) over a group spanning several nodes with several GPUs on
-// each, one ring per distinct channel order; each node-to-node hop leaves and enters by the channel's
-// rail (Router::preferNics). Calls whose groups are not listed node by node with the same GPUs per node,
-// or whose hops would need two rails for one GPU pair, keep their own schedule.
+// NCCL's ring channels as flows (simulate.h "NCCL channels", ncclchannels.h): the rings of each call
+// NCCL runs as a ring across nodes, with their NIC hints given to the router before any routing.
 void Engine::planChannels()
 {
     callLayout.assign(plan.comm.calls.size(), -1);
     if (!opt.communication)
         return;
-    for (std::uint32_t call = 0; call < plan.comm.calls.size() && call < coll.calls.size(); ++call) {
-        const collective::BoundCall& b = coll.calls[call];
-        const parallel::CollectiveCall& c = plan.comm.calls[call];
-        if (!b.nccl || !b.counted || b.prediction.pointToPoint || b.channels.empty() || b.groupNodes < 2
-            || b.groupPerNode < 2 || b.spec.algorithm != collective::Algorithm::Ring)
-            continue;
-        const std::uint32_t g = static_cast<std::uint32_t>(b.groupPerNode), n = static_cast<std::uint32_t>(b.groupNodes);
-        if (b.spec.ranks != std::uint64_t{g} * n || c.firstGroup + c.groupCount > plan.comm.groups.size())
-            continue;
-        // Every group listed node by node, g GPUs on each of n servers.
-        auto serverOf = [&](std::uint32_t gpu) { return topo.node(topo.gpuNode(gpu)).server; };
-        bool even = true;
-        for (std::uint32_t gr = c.firstGroup; even && gr < c.firstGroup + c.groupCount; ++gr) {
-            const auto& m = plan.comm.groups[gr].members;
-            if (m.size() != std::size_t{g} * n) {
-                even = false;
-                break;
-            }
-            for (std::uint32_t k = 0; even && k < n; ++k)
-                for (std::uint32_t j = 0; even && j < g; ++j) {
-                    if (m[k * g + j] >= topo.gpuCount() || topo.gpuNode(m[k * g + j]) == kNoNode)
-                        even = false;
-                    else if (serverOf(m[k * g + j]) != serverOf(m[k * g]) || (k > 0 && serverOf(m[k * g]) == serverOf(m[(k - 1) * g])))
-                        even = false;
-                }
+    for (std::uint32_t call = 0; call < plan.comm.calls.size() && call < coll.calls.size(); ++call)
+        if (auto rings = channelRings(topo, plan.comm, call, coll.calls[call], router)) {
+            callLayout[call] = static_cast<int>(layouts.size());
+            layouts.push_back(std::move(*rings));
         }
-        if (!even)
-            continue;
-        // Distinct channels (GPU order and rail); one ring per distinct order.
-        RingLayout lay;
-        std::vector<std::pair<std::vector<int>, std::pair<int, int>>> seen;
-        for (const nccl::Channel& ch : b.channels) {
-            if (ch.gpus.size() != g)
-                continue;
-            const std::pair<std::vector<int>, std::pair<int, int>> id{ch.gpus, {ch.nicIn, ch.nicOut}};
-            auto at = std::find(seen.begin(), seen.end(), id);
-            if (at == seen.end()) {
-                seen.push_back(id);
-                std::vector<std::uint32_t> order;
-                for (std::uint32_t k = 0; k < n; ++k)
-                    for (int j : ch.gpus)
-                        order.push_back(k * g + static_cast<std::uint32_t>(j));
-                lay.orders.push_back(std::move(order));
-                lay.weight.push_back(1);
-            } else {
-                ++lay.weight[static_cast<std::size_t>(at - seen.begin())];
-            }
-            ++lay.channels;
-        }
-        if (lay.orders.empty())
-            continue;
-        // The rails: the hop from node k's last GPU to node k+1's first leaves by NIC nicOut of node k and
-        // enters by NIC nicIn of node k+1 (the NICs of the group's local GPUs nicOut / nicIn). The ring
-        // sends rank i → i + 1 only (reduce-scatter and all-gather alike), so one hint per ordered pair.
-        bool ok = true;
-        for (std::uint32_t gr = c.firstGroup; ok && gr < c.firstGroup + c.groupCount; ++gr) {
-            const auto& m = plan.comm.groups[gr].members;
-            for (const auto& [gpusOrder, nics] : seen) {
-                if (nics.first < 0 || nics.second < 0 || nics.first >= int(g) || nics.second >= int(g)) {
-                    ok = false;
-                    break;
-                }
-                for (std::uint32_t k = 0; ok && k < n; ++k) {
-                    const std::uint32_t next = (k + 1) % n;
-                    const std::uint32_t from = m[k * g + static_cast<std::uint32_t>(gpusOrder.back())];
-                    const std::uint32_t to = m[next * g + static_cast<std::uint32_t>(gpusOrder.front())];
-                    const std::uint32_t nicFrom = m[k * g + static_cast<std::uint32_t>(nics.second)];
-                    const std::uint32_t nicTo = m[next * g + static_cast<std::uint32_t>(nics.first)];
-                    ok = router.preferNics(from, to, nicFrom, nicTo);
-                }
-            }
-        }
-        if (!ok)
-            continue; // hints already given stay (they only pick NICs); the call keeps its flat ring
-        callLayout[call] = static_cast<int>(layouts.size());
-        layouts.push_back(std::move(lay));
-    }
 }
 
 // Places each call: a blocking unit call in a chunk, a stream call, a pipeline Send/Recv, a bucketed

@@ -5,6 +5,7 @@
 // against the full simulation, and the per-strategy link rates.
 
 #include "collective/binding.h"
+#include "network/linkload.h"
 #include "network/overhead.h"
 #include "network/routing.h"
 #include "network/simulate.h"
@@ -848,5 +849,14 @@ void TestSimulate::ncclChannelsOnEveryRail()
                      qPrintable(QString::fromStdString(k.id) + QStringLiteral(": ") + QString::number(r.value().linkPayloadBytes[l], 'f', 1)));
         }
         QCOMPARE(nicLinks, 2 * 8 * nodes);
+    }
+    // The static link loads (linkload.h) put the same bytes on the same NICs.
+    auto loads = mapLinkLoads(t, c.plan.comm, c.coll);
+    QVERIFY(loads.ok());
+    for (LinkId l = 0; l < t.links().size(); ++l) {
+        const Link& k = t.link(l);
+        if ((t.node(k.from).kind == NodeKind::Nic && t.node(k.to).kind == NodeKind::LeafSwitch)
+            || (t.node(k.to).kind == NodeKind::Nic && t.node(k.from).kind == NodeKind::LeafSwitch))
+            QVERIFY2(std::abs(loads.value().links[l].payloadBytes[0] - perNicBytes) < 1e-6 * perNicBytes, k.id.c_str());
     }
 }
