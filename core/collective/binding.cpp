@@ -481,9 +481,11 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
             continue;
         const std::string p = std::string("collective.") + names[st];
         std::string algos;
+        bool textbook = false, ncclCalls = false;
         for (const BoundCall& b : out.calls) {
             if (static_cast<std::size_t>(plan.calls[b.call].strategy) != st)
                 continue;
+            (b.nccl ? ncclCalls : textbook) = true;
             const std::string a = std::string(displayName(b.spec.op)) + " "
                                   + (b.nccl ? b.how.substr(0, b.how.find(',')) : std::string(toString(b.spec.algorithm)));
             if (algos.find(a) == std::string::npos)
@@ -494,13 +496,18 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                "Σ over the " + std::string(labels[st]) + " calls of (schedule's transfers × groups × repeat) with " + algos
                    + " = " + Bytes(out.wireBytesPerStep[st]),
                cite({std::string(names[st]) + ".total_bytes_per_step"})});
-        f.add({p + ".seconds_per_step", std::string(labels[st]) + " communication time per step (α–β)",
+        const std::string how = textbook && ncclCalls ? "NCCL's model for NCCL's algorithms, α–β for textbook ones"
+                                : ncclCalls          ? "NCCL's model"
+                                                     : "α–β";
+        const std::string each = textbook && ncclCalls
+                                     ? "(NCCL's predicted time, or Σ over the schedule's steps of (α + largest message / β))"
+                                 : ncclCalls ? "NCCL's predicted time on the group's fabric"
+                                             : "Σ over the schedule's steps of (α + largest message / β)";
+        f.add({p + ".seconds_per_step", std::string(labels[st]) + " communication time per step (" + how + ")",
                out.secondsPerStep[st], "s",
-               "Σ over the " + std::string(labels[st]) + " calls of repeat × (NCCL's predicted time for NCCL's "
-                                                          "algorithms; Σ over the schedule's steps of (α + largest "
-                                                          "message / β) for textbook ones), groups side by side = "
+               "Σ over the " + std::string(labels[st]) + " calls of repeat × " + each + ", groups side by side = "
                    + formatSeconds(out.secondsPerStep[st]),
-               {"collective.alpha", "collective.bandwidth"}});
+               textbook ? std::vector<std::string>{"collective.alpha", "collective.bandwidth"} : std::vector<std::string>{}});
         wire += out.wireBytesPerStep[st];
         time += out.secondsPerStep[st];
         wireIds.push_back(p + ".wire_bytes_per_step");
