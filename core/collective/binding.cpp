@@ -2,7 +2,9 @@
 
 #include "base/units.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <tuple>
@@ -45,7 +47,57 @@ std::uint64_t evenRanksPerNode(const std::vector<std::uint32_t>& members, const 
 
 } // namespace
 
-Algorithm AlgorithmChoice::forOp(Op op) const
+std::string toString(const AlgorithmPick& pick)
+{
+    switch (pick.kind) {
+    case AlgorithmPick::Kind::Auto: return "auto";
+    case AlgorithmPick::Kind::Nccl: return std::string(nccl::toString(pick.nccl));
+    case AlgorithmPick::Kind::Textbook: return std::string(toString(pick.textbook));
+    }
+    return "auto";
+}
+
+std::optional<AlgorithmPick> pickFromString(std::string_view s)
+{
+    if (s == "auto")
+        return AlgorithmPick::automatic();
+    if (const auto n = nccl::algorithmFromString(s))
+        return AlgorithmPick::ofNccl(*n);
+    if (s == "ring")
+        return std::nullopt; // unreachable: NCCL's name
+    if (const auto a = algorithmFromString(s))
+        return AlgorithmPick(*a);
+    return std::nullopt;
+}
+
+std::vector<std::string> pickNamesFor(Op op)
+{
+    std::vector<std::string> names{"auto"};
+    for (nccl::Algorithm a : nccl::algorithmsFor(op))
+        names.emplace_back(nccl::toString(a));
+    for (Algorithm a : algorithmsFor(op))
+        names.emplace_back(toString(a));
+    return names;
+}
+
+Algorithm textbookStandIn(Op op, std::optional<nccl::Algorithm> a)
+{
+    switch (op) {
+    case Op::AllToAll: return Algorithm::Pairwise;
+    case Op::SendRecv: return Algorithm::Direct;
+    case Op::Broadcast:
+    case Op::Reduce: return Algorithm::Chain; // NCCL's ring Broadcast / Reduce is a pipelined chain from the root
+    case Op::AllReduce:
+        if (a && *a == nccl::Algorithm::Tree)
+            return Algorithm::DoubleBinaryTree;
+        return Algorithm::Ring;
+    case Op::ReduceScatter:
+    case Op::AllGather: return Algorithm::Ring;
+    }
+    return Algorithm::Ring;
+}
+
+AlgorithmPick AlgorithmChoice::pick(Op op) const
 {
     switch (op) {
     case Op::AllReduce: return allReduce;
@@ -53,47 +105,110 @@ Algorithm AlgorithmChoice::forOp(Op op) const
     case Op::AllGather: return allGather;
     case Op::AllToAll: return allToAll;
     case Op::Broadcast: return broadcast;
-    case Op::Reduce: return Algorithm::Binomial;
-    case Op::SendRecv: return Algorithm::Direct;
+    case Op::Reduce:
+    case Op::SendRecv: return AlgorithmPick::automatic();
     }
-    return Algorithm::Ring;
+    return AlgorithmPick::automatic();
 }
 
-void AlgorithmChoice::set(Op op, Algorithm algorithm)
+Algorithm AlgorithmChoice::forOp(Op op) const
+{
+    const AlgorithmPick p = pick(op);
+    if (p.kind == AlgorithmPick::Kind::Textbook)
+        return p.textbook;
+    return textbookStandIn(op, p.kind == AlgorithmPick::Kind::Nccl ? std::optional(p.nccl) : std::nullopt);
+}
+
+void AlgorithmChoice::set(Op op, AlgorithmPick p)
 {
     switch (op) {
-    case Op::AllReduce: allReduce = algorithm; break;
-    case Op::ReduceScatter: reduceScatter = algorithm; break;
-    case Op::AllGather: allGather = algorithm; break;
-    case Op::AllToAll: allToAll = algorithm; break;
-    case Op::Broadcast: broadcast = algorithm; break;
+    case Op::AllReduce: allReduce = p; break;
+    case Op::ReduceScatter: reduceScatter = p; break;
+    case Op::AllGather: allGather = p; break;
+    case Op::AllToAll: allToAll = p; break;
+    case Op::Broadcast: broadcast = p; break;
     case Op::Reduce:
     case Op::SendRecv: break;
     }
+}
+
+AlgorithmChoice textbookChoice()
+{
+    AlgorithmChoice c;
+    c.allReduce = Algorithm::Ring;
+    c.reduceScatter = Algorithm::Ring;
+    c.allGather = Algorithm::Ring;
+    c.allToAll = Algorithm::Pairwise;
+    c.broadcast = Algorithm::Binomial;
+    return c;
 }
 
 std::vector<Error> validate(const AlgorithmChoice& choice)
 {
     std::vector<Error> errors;
     for (Op op : {Op::AllReduce, Op::ReduceScatter, Op::AllGather, Op::AllToAll, Op::Broadcast}) {
-        const Algorithm a = choice.forOp(op);
-        const auto& valid = algorithmsFor(op);
-        bool ok = false;
-        std::string names;
-        for (Algorithm v : valid) {
-            ok = ok || v == a;
-            names += (names.empty() ? "" : ", ") + std::string(toString(v));
-        }
-        if (!ok)
+        const AlgorithmPick p = choice.pick(op);
+        bool ok = p.kind == AlgorithmPick::Kind::Auto;
+        if (p.kind == AlgorithmPick::Kind::Nccl)
+            for (nccl::Algorithm v : nccl::algorithmsFor(op))
+                ok = ok || v == p.nccl;
+        if (p.kind == AlgorithmPick::Kind::Textbook)
+            for (Algorithm v : algorithmsFor(op))
+                ok = ok || v == p.textbook;
+        if (!ok) {
+            std::string names;
+            for (const std::string& n : pickNamesFor(op))
+                names += (names.empty() ? "" : ", ") + n;
+            const std::string nccls = op == Op::AllToAll ? " (NCCL runs it point-to-point: use auto)" : "";
             errors.push_back(errorAt("collectives." + std::string(toString(op)),
-                                std::string(displayName(op)) + " has no algorithm \"" + std::string(toString(a))
-                                    + "\" (expected " + names + ")"));
+                                     std::string(displayName(op)) + " has no algorithm \"" + toString(p) + "\"" + nccls
+                                         + " (expected " + names + ")"));
+        }
     }
     if (!(choice.link.alphaSeconds >= 0) || !std::isfinite(choice.link.alphaSeconds))
         errors.push_back(errorAt("collectives.alpha_s", "must be a finite number of seconds ≥ 0"));
     if (!(choice.link.bandwidth > 0) || !std::isfinite(choice.link.bandwidth))
         errors.push_back(errorAt("collectives.bandwidth", "must be a finite number of bytes per second > 0"));
     return errors;
+}
+
+Result<nccl::System> groupSystem(const NcclFabric& fabric, const parallel::Cluster& cluster, int nodes, int perNode)
+{
+    network::TopologySpec spec = fabric.topology;
+    // A default (unset) fabric with several servers is a leaf–spine of NVSwitch nodes, as a scenario
+    // without "topology" reads (scenariojson.cpp).
+    if (cluster.nodes > 1 && spec == network::TopologySpec{})
+        spec.kind = network::TopologyKind::LeafSpine;
+    auto whole = nccl::systemFor(fabric.gpuId, spec, cluster);
+    if (!whole)
+        return whole.error();
+    nccl::System s = whole.value();
+    s.nodes = std::max(1, nodes);
+    s.gpusPerNode = std::max(1, perNode);
+    if (s.gpusPerNode == 1)
+        s.typeIntra = nccl::PathType::Loc;
+    if (s.nodes > 1) {
+        s.nicsPerNode = s.nicPerGpu ? s.gpusPerNode : 1;
+        if (whole->nodes == 1) // cannot happen (a group spans at most the cluster's nodes); keep NCCL's rates
+            s.nicsPerNode = 0;
+    } else {
+        s.nicsPerNode = 0; // ncclTopoTrimSystem drops the NICs of a one-node communicator
+        s.typeInter = nccl::PathType::Pix;
+    }
+    // The line systemFor writes, for the group.
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%d node%s × %d GPU%s (%s, %s), %s %.1f GB/s per GPU", s.nodes, s.nodes == 1 ? "" : "s",
+                  s.gpusPerNode, s.gpusPerNode == 1 ? "" : "s", s.gpu.id.empty() ? "custom GPU" : s.gpu.id.c_str(),
+                  std::string(nccl::toString(s.compCap())).c_str(), s.nvlink ? "NVLink" : "PCIe", s.intraBw);
+    s.fabric = buf;
+    if (s.nodes > 1) {
+        std::snprintf(buf, sizeof buf, ", %d NIC%s per node × %.3g GB/s", s.nicsPerNode, s.nicsPerNode == 1 ? "" : "s",
+                      s.nicBw);
+        s.fabric += buf;
+    }
+    if (s.nvls)
+        s.fabric += ", NVLS";
+    return s;
 }
 
 Op opFor(parallel::CollectiveKind kind)
@@ -109,13 +224,119 @@ Op opFor(parallel::CollectiveKind kind)
     return Op::AllReduce;
 }
 
+namespace {
+
+// The group's nodes and GPUs per node (the largest count on one node when they differ).
+std::pair<int, int> groupShape(const std::vector<std::uint32_t>& members, const parallel::Cluster& cluster)
+{
+    std::map<std::uint64_t, int> perNode;
+    for (std::uint32_t g : members)
+        ++perNode[cluster.gpusPerNode == 0 ? 0 : cluster.nodeOf(g)];
+    int most = 0;
+    for (const auto& [node, count] : perNode)
+        most = std::max(most, count);
+    return {static_cast<int>(perNode.size()), most};
+}
+
+// Bytes the algorithm NCCL runs puts on the wire for M bytes over n ranks: Σ over ranks and the busiest
+// rank's, and its steps (0 where NCCL pipelines without a step structure of ours). docs/nccl.md "In the step".
+struct NcclCounts {
+    double total = 0, maxRank = 0;
+    std::uint64_t steps = 0;
+};
+NcclCounts ncclCounts(const nccl::Prediction& p, double M, std::uint64_t ranks, int nodes, int perNode)
+{
+    NcclCounts c;
+    const double n = static_cast<double>(ranks);
+    if (ranks <= 1)
+        return c;
+    if (p.pointToPoint) {
+        if (p.op == Op::SendRecv) {
+            c.total = c.maxRank = M; // rank 0 sends the message to rank 1
+            c.steps = 1;
+        } else { // All-to-All: every rank sends M/n to each of the n − 1 others
+            c.total = (n - 1) * M;
+            c.maxRank = (n - 1) / n * M;
+            c.steps = ranks - 1;
+        }
+        return c;
+    }
+    switch (p.algorithm) {
+    case nccl::Algorithm::Nvls: {
+        // Each GPU pushes its part into the NVSwitch (nvlsBytesPerGpuLink's "up"); the switch reduces and multicasts.
+        const nccl::LinkBytes l = nccl::nvlsBytesPerGpuLink(p.op, M, static_cast<int>(ranks));
+        c.total = n * l.up;
+        c.maxRank = l.up;
+        return c;
+    }
+    case nccl::Algorithm::NvlsTree: {
+        // NVLS inside each node, then a tree AllReduce of the node's M across the nodes: the non-root nodes
+        // send M up and the parents M down (Σ 2(nodes − 1)·M), spread over the node's GPUs (its NICs).
+        const nccl::LinkBytes l = nccl::nvlsBytesPerGpuLink(p.op, M, perNode);
+        const double inter = 2.0 * (nodes - 1) * M;
+        c.total = n * l.up + inter;
+        c.maxRank = l.up + 2.0 * M / perNode;
+        return c;
+    }
+    case nccl::Algorithm::Tree:
+    case nccl::Algorithm::CollNetChain:
+        // Reduce up the tree, broadcast down (two trees, each on half the buffer): every rank but a root
+        // sends its share up, every parent sends it down, Σ 2(n − 1)·M; a GPU of a node's chain passes the
+        // whole buffer up and down (2M).
+        c.total = 2 * (n - 1) * M;
+        c.maxRank = ranks == 2 ? M : 2 * M;
+        return c;
+    case nccl::Algorithm::Pat:
+        c.total = (n - 1) * M;
+        c.maxRank = (n - 1) / n * M;
+        c.steps = static_cast<std::uint64_t>(std::ceil(std::log2(n)));
+        return c;
+    case nccl::Algorithm::Ring:
+    case nccl::Algorithm::CollNetDirect:
+        break;
+    }
+    // Ring (CollNet Direct counted as its ring fallback): AllReduce 2(n−1)/n·M per rank, ReduceScatter and
+    // AllGather (n−1)/n·M, Broadcast / Reduce a chain from the root (each rank but the last sends M).
+    switch (p.op) {
+    case Op::AllReduce:
+        c.total = 2 * (n - 1) * M;
+        c.maxRank = 2 * (n - 1) / n * M;
+        c.steps = 2 * (ranks - 1);
+        break;
+    case Op::ReduceScatter:
+    case Op::AllGather:
+    case Op::AllToAll:
+        c.total = (n - 1) * M;
+        c.maxRank = (n - 1) / n * M;
+        c.steps = ranks - 1;
+        break;
+    case Op::Broadcast:
+    case Op::Reduce:
+    case Op::SendRecv:
+        c.total = (n - 1) * M;
+        c.maxRank = M;
+        c.steps = ranks - 1;
+        break;
+    }
+    return c;
+}
+
+struct GroupModel {
+    Result<nccl::System> system = Error{};
+    nccl::Graphs graphs;
+    nccl::Tuning tuning;
+};
+
+} // namespace
+
 CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cluster& cluster,
-                              const AlgorithmChoice& choice, const FigureSet& inputs)
+                              const AlgorithmChoice& choice, const FigureSet& inputs, const NcclFabric& fabric)
 {
     CollectiveDerivation out;
-    // Identical calls (same collective, algorithm, group size, payload, node layout) share one schedule.
-    using Key = std::tuple<int, int, std::uint64_t, double, std::uint64_t>;
+    // Identical calls (same collective, pick, group size, payload, node layout) share one schedule.
+    using Key = std::tuple<int, std::string, std::uint64_t, double, std::uint64_t, int, int>;
     std::map<Key, BoundCall> memo;
+    std::map<std::pair<int, int>, GroupModel> models; // NCCL's view of a group shape
     out.calls.reserve(plan.calls.size());
     for (std::uint32_t i = 0; i < plan.calls.size(); ++i) {
         const parallel::CollectiveCall& c = plan.calls[i];
@@ -128,10 +349,14 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
         const std::vector<std::uint32_t>& members = plan.groups[c.firstGroup].members;
         ScheduleSpec& s = b.spec;
         s.op = opFor(c.kind);
+        b.pick = choice.pick(s.op);
+        b.nccl = b.pick.usesNccl();
         s.algorithm = choice.forOp(s.op);
         s.ranks = members.size();
         s.bytes = std::round(c.payloadBytes); // schedules move whole bytes
         s.root = 0;
+        if (b.nccl)
+            std::tie(b.groupNodes, b.groupPerNode) = groupShape(members, cluster);
         if (s.algorithm == Algorithm::Hierarchical) {
             const std::uint64_t per = evenRanksPerNode(members, cluster);
             if (per == 0 || s.ranks % per != 0) {
@@ -141,16 +366,70 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                 s.ranksPerNode = per;
             }
         }
-        const Key key{int(s.op), int(s.algorithm), s.ranks, s.bytes, s.ranksPerNode};
+        const Key key{int(s.op), toString(b.pick), s.ranks, s.bytes, s.ranksPerNode, b.groupNodes, b.groupPerNode};
         auto hit = memo.find(key);
         if (hit == memo.end()) {
             BoundCall counted = b;
-            if (const std::vector<Error> errors = validate(s); !errors.empty()) {
+            const std::vector<Error> errors = validate(s);
+            if (!errors.empty()) {
                 counted.counted = false;
                 out.uncounted.push_back(errorAt("collectives." + std::string(toString(s.op)),
                                            std::string(displayName(s.op)) + " of " + I(s.ranks) + " GPUs ("
                                                + plan.calls[i].what + ") is not scheduled: " + errors.front().message
                                                + "; its bytes and time are left out of stage 4"));
+            } else if (b.nccl) {
+                const std::pair<int, int> shape{b.groupNodes, b.groupPerNode};
+                auto m = models.find(shape);
+                if (m == models.end()) {
+                    GroupModel g;
+                    g.system = groupSystem(fabric, cluster, b.groupNodes, b.groupPerNode);
+                    if (g.system) {
+                        g.graphs = nccl::searchGraphs(g.system.value());
+                        g.tuning = nccl::tuneModel(g.system.value(), g.graphs);
+                    }
+                    m = models.emplace(shape, std::move(g)).first;
+                }
+                Result<nccl::Prediction> p = Error{};
+                if (m->second.system) {
+                    nccl::Request req;
+                    req.op = s.op;
+                    req.bytes = s.bytes;
+                    if (b.pick.kind == AlgorithmPick::Kind::Nccl)
+                        req.algorithm = b.pick.nccl;
+                    p = nccl::predict(m->second.tuning, m->second.system.value(), m->second.graphs, req);
+                }
+                const Error* why = !m->second.system ? &m->second.system.error() : !p ? &p.error() : nullptr;
+                if (why) {
+                    counted.counted = false;
+                    out.uncounted.push_back(errorAt("collectives." + std::string(toString(s.op)),
+                                               std::string(displayName(s.op)) + " of " + I(s.ranks) + " GPUs ("
+                                                   + plan.calls[i].what + ") with NCCL's " + toString(b.pick) + ": "
+                                                   + why->message + "; its bytes and time are left out of stage 4"));
+                } else {
+                    const nccl::Prediction& pr = p.value();
+                    counted.prediction = pr;
+                    const NcclCounts n = ncclCounts(pr, s.bytes, s.ranks, b.groupNodes, b.groupPerNode);
+                    counted.steps = n.steps;
+                    counted.wireBytes = n.total;
+                    counted.maxRankSentBytes = n.maxRank;
+                    counted.timeSeconds = pr.time;
+                    if (b.groupNodes > 1)
+                        counted.channels = m->second.graphs.ring.channels;
+                    // The schedule stage 4 plays and stage 5 simulates: the stand-in of the algorithm NCCL chose.
+                    counted.spec.algorithm = textbookStandIn(s.op, pr.pointToPoint ? std::nullopt : std::optional(pr.algorithm));
+                    std::string label = toString(b.pick);
+                    label += pr.pointToPoint ? " → point-to-point"
+                                             : std::string(b.pick.kind == AlgorithmPick::Kind::Auto ? " → " : " / ")
+                                                   + std::string(nccl::toString(pr.algorithm)) + "/"
+                                                   + std::string(nccl::toString(pr.protocol));
+                    counted.how = label + ", " + I(static_cast<std::uint64_t>(std::max(0, pr.channels))) + " channel"
+                                  + (pr.channels == 1 ? "" : "s") + " (" + m->second.system->fabric + ")";
+                    // Stage 5's fallbacks (simulate.h "NCCL channels"), said where the call is described.
+                    if (!pr.pointToPoint && pr.algorithm != nccl::Algorithm::Ring && pr.algorithm != nccl::Algorithm::Pat)
+                        counted.how += pr.algorithm == nccl::Algorithm::Tree
+                                           ? "; stage 5 simulates it as the textbook double binary tree"
+                                           : "; stage 5 simulates it as NCCL's ring channels";
+                }
             } else {
                 const Counts n = count(s, choice.link);
                 counted.steps = n.steps;
@@ -166,6 +445,10 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
         b.wireBytes = hit->second.wireBytes;
         b.maxRankSentBytes = hit->second.maxRankSentBytes;
         b.timeSeconds = hit->second.timeSeconds;
+        b.prediction = hit->second.prediction;
+        b.how = hit->second.how;
+        b.spec.algorithm = hit->second.spec.algorithm;
+        b.channels = hit->second.channels;
         const std::size_t st = static_cast<std::size_t>(c.strategy);
         // All groups of a call run side by side: bytes add up over groups, time does not.
         b.stepWireBytes = b.wireBytes * c.groupCount * static_cast<double>(c.repeat);
@@ -198,10 +481,13 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
             continue;
         const std::string p = std::string("collective.") + names[st];
         std::string algos;
+        bool textbook = false, ncclCalls = false;
         for (const BoundCall& b : out.calls) {
             if (static_cast<std::size_t>(plan.calls[b.call].strategy) != st)
                 continue;
-            const std::string a = std::string(displayName(b.spec.op)) + " " + std::string(toString(b.spec.algorithm));
+            (b.nccl ? ncclCalls : textbook) = true;
+            const std::string a = std::string(displayName(b.spec.op)) + " "
+                                  + (b.nccl ? b.how.substr(0, b.how.find(',')) : std::string(toString(b.spec.algorithm)));
             if (algos.find(a) == std::string::npos)
                 algos += (algos.empty() ? "" : ", ") + a;
         }
@@ -210,12 +496,18 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                "Σ over the " + std::string(labels[st]) + " calls of (schedule's transfers × groups × repeat) with " + algos
                    + " = " + Bytes(out.wireBytesPerStep[st]),
                cite({std::string(names[st]) + ".total_bytes_per_step"})});
-        f.add({p + ".seconds_per_step", std::string(labels[st]) + " communication time per step (α–β)",
+        const std::string how = textbook && ncclCalls ? "NCCL's model for NCCL's algorithms, α–β for textbook ones"
+                                : ncclCalls          ? "NCCL's model"
+                                                     : "α–β";
+        const std::string each = textbook && ncclCalls
+                                     ? "(NCCL's predicted time, or Σ over the schedule's steps of (α + largest message / β))"
+                                 : ncclCalls ? "NCCL's predicted time on the group's fabric"
+                                             : "Σ over the schedule's steps of (α + largest message / β)";
+        f.add({p + ".seconds_per_step", std::string(labels[st]) + " communication time per step (" + how + ")",
                out.secondsPerStep[st], "s",
-               "Σ over the " + std::string(labels[st]) + " calls of repeat × Σ over the schedule's steps of (α + largest "
-                                                          "message / β), groups side by side = "
+               "Σ over the " + std::string(labels[st]) + " calls of repeat × " + each + ", groups side by side = "
                    + formatSeconds(out.secondsPerStep[st]),
-               {"collective.alpha", "collective.bandwidth"}});
+               textbook ? std::vector<std::string>{"collective.alpha", "collective.bandwidth"} : std::vector<std::string>{}});
         wire += out.wireBytesPerStep[st];
         time += out.secondsPerStep[st];
         wireIds.push_back(p + ".wire_bytes_per_step");
@@ -223,8 +515,8 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
     }
     f.add({"collective.wire_bytes_per_step", "Bytes on the wire per optimizer step (all strategies)", wire, "B",
            "Σ of the strategies' schedule bytes = " + Bytes(wire), wireIds});
-    f.add({"collective.seconds_per_step", "Communication time per step if nothing overlaps (α–β)", time, "s",
-           "Σ of the strategies' α–β times = " + formatSeconds(time), timeIds});
+    f.add({"collective.seconds_per_step", "Communication time per step if nothing overlaps", time, "s",
+           "Σ of the strategies' times (NCCL's model, α–β for textbook schedules) = " + formatSeconds(time), timeIds});
     f.add({"collective.distinct_schedules", "Distinct schedules generated", static_cast<double>(out.distinctSchedules), "",
            I(out.calls.size()) + " calls share " + I(out.distinctSchedules) + " distinct schedules (same collective, "
                                                                                  "algorithm, group size and payload)",

@@ -49,7 +49,7 @@ struct AlgName {
 constexpr std::array kAlgs{
     AlgName{Algorithm::Naive, "naive"},
     AlgName{Algorithm::ReduceBroadcast, "reduce-broadcast"},
-    AlgName{Algorithm::Ring, "ring"},
+    AlgName{Algorithm::Ring, "flat-ring"},
     AlgName{Algorithm::RecursiveDoubling, "recursive-doubling"},
     AlgName{Algorithm::Rabenseifner, "rabenseifner"},
     AlgName{Algorithm::BinaryTree, "binary-tree"},
@@ -136,6 +136,8 @@ std::optional<Algorithm> algorithmFromString(std::string_view s)
     for (const auto& x : kAlgs)
         if (x.id == s)
             return x.a;
+    if (s == "ring") // the textbook ring's name before NCCL's ring took it (tokenwire-cli collective, Open MPI rows)
+        return Algorithm::Ring;
     return std::nullopt;
 }
 

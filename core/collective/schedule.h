@@ -20,13 +20,13 @@ namespace tw::collective {
 
 enum class Op { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll, SendRecv };
 
-// JSON / CLI names (scripts rely on them): naive, reduce-broadcast, ring, recursive-doubling,
+// JSON / CLI names (scripts rely on them): naive, reduce-broadcast, flat-ring, recursive-doubling,
 // rabenseifner, binary-tree, double-binary-tree, hierarchical, recursive-halving, bruck, pairwise,
 // flat, binomial, chain, direct (Send/Recv).
 enum class Algorithm {
     Naive,             // AllReduce: every rank sends its whole buffer to every other (direct exchange)
     ReduceBroadcast,   // AllReduce: flat reduce to the root, then flat broadcast
-    Ring,              // AllReduce (RS + AG), ReduceScatter, AllGather
+    Ring,              // "flat-ring": one ring over the ranks in order; AllReduce (RS + AG), ReduceScatter, AllGather
     RecursiveDoubling, // AllReduce (whole buffer, log2 N rounds), AllGather
     Rabenseifner,      // AllReduce: reduce-scatter by recursive halving + allgather by recursive doubling
     BinaryTree,        // AllReduce: reduce up a binary tree, broadcast down, pipelined in chunks
@@ -45,6 +45,8 @@ enum class Algorithm {
 [[nodiscard]] std::optional<Op> opFromString(std::string_view s);
 [[nodiscard]] std::string_view displayName(Op op);     // "AllReduce", "ReduceScatter", …, "All-to-All", "Send/Recv"
 [[nodiscard]] std::string_view toString(Algorithm a);  // the names above
+// Also reads "ring" as flat-ring (its name before NCCL's multi-channel ring took it, binding.h): the
+// `collective` command and the Open MPI rows keep it; a scenario's "ring" is NCCL's (AlgorithmPick).
 [[nodiscard]] std::optional<Algorithm> algorithmFromString(std::string_view s);
 // The algorithms this program has for an operation, the default first (ring for AllReduce,
 // ReduceScatter and AllGather; binomial for Broadcast and Reduce; pairwise for All-to-All).

@@ -1,12 +1,16 @@
 #include "linkload.h"
 
+#include "ncclchannels.h"
+
 #include "overhead.h"
 
 #include "base/units.h"
 #include "collective/schedule.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -25,12 +29,30 @@ struct PairList {
     bool streamed = false;    // too many pairs: regenerate per group
 };
 
-using SpecKey = std::tuple<int, int, std::uint64_t, double, std::uint32_t, std::uint64_t, std::uint64_t>;
+// layout: the call whose NCCL channel rings replace the schedule (ncclchannels.h), −1 none.
+using SpecKey = std::tuple<int, int, std::uint64_t, double, std::uint32_t, std::uint64_t, std::uint64_t, std::int64_t>;
 
-SpecKey specKey(const collective::ScheduleSpec& s)
+SpecKey specKey(const collective::ScheduleSpec& s, std::int64_t layout)
 {
-    return {int(s.op), int(s.algorithm), s.ranks, s.bytes, s.root, s.ranksPerNode, s.pipelineChunks};
+    return {int(s.op), int(s.algorithm), s.ranks, s.bytes, s.root, s.ranksPerNode, s.pipelineChunks, layout};
 }
+
+// The schedule's steps: its own generator, or the call's NCCL channel rings.
+class Steps {
+public:
+    Steps(const collective::ScheduleSpec& spec, const ChannelRings* rings)
+    {
+        if (rings)
+            m_rings.emplace(spec, *rings);
+        else
+            m_own.emplace(spec);
+    }
+    bool next(std::vector<collective::Transfer>& step) { return m_rings ? m_rings->next(step) : m_own->next(step); }
+
+private:
+    std::optional<collective::Schedule> m_own;
+    std::optional<ChannelSchedule> m_rings;
+};
 
 } // namespace
 
@@ -60,7 +82,11 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
         std::uint32_t firstGroup = 0, groupCount = 0;
         collective::ScheduleSpec spec;
         double weight[4] = {0, 0, 0, 0};
+        std::int64_t layout = -1; // index into `rings`
     };
+    // NCCL's channel rings (ncclchannels.h), their NIC hints given to the router before any routing.
+    Router router(topology);
+    std::vector<ChannelRings> rings;
     std::vector<Entry> entries;
     std::map<std::tuple<std::uint32_t, std::uint32_t, SpecKey>, std::size_t> merged;
     for (std::size_t i = 0; i < plan.calls.size(); ++i) {
@@ -86,14 +112,20 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
             if (plan.groups[g].members.size() != b.spec.ranks)
                 return errorAt(where, "group " + std::to_string(g) + " has " + std::to_string(plan.groups[g].members.size())
                                      + " GPUs, the schedule " + std::to_string(b.spec.ranks) + " ranks");
-        const auto key = std::make_tuple(c.firstGroup, c.groupCount, specKey(b.spec));
+        std::int64_t layout = -1;
+        if (auto r = channelRings(topology, plan, static_cast<std::uint32_t>(i), b, router)) {
+            const auto at = std::find(rings.begin(), rings.end(), *r);
+            layout = at - rings.begin();
+            if (at == rings.end())
+                rings.push_back(std::move(*r));
+        }
+        const auto key = std::make_tuple(c.firstGroup, c.groupCount, specKey(b.spec, layout));
         auto [it, fresh] = merged.emplace(key, entries.size());
         if (fresh)
-            entries.push_back({c.firstGroup, c.groupCount, b.spec, {0, 0, 0, 0}});
+            entries.push_back({c.firstGroup, c.groupCount, b.spec, {0, 0, 0, 0}, layout});
         entries[it->second].weight[static_cast<std::size_t>(c.strategy)] += static_cast<double>(c.repeat);
     }
 
-    Router router(topology);
     std::map<SpecKey, PairList> schedules;
     std::vector<collective::Transfer> step;
     std::vector<double> wireOne(K);
@@ -121,11 +153,12 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
         const Entry& entry = entries[e];
         const double wsum = entry.weight[0] + entry.weight[1] + entry.weight[2] + entry.weight[3];
 
-        auto [sit, fresh] = schedules.try_emplace(specKey(entry.spec));
+        const ChannelRings* ring = entry.layout >= 0 ? &rings[static_cast<std::size_t>(entry.layout)] : nullptr;
+        auto [sit, fresh] = schedules.try_emplace(specKey(entry.spec, entry.layout));
         PairList& pl = sit->second;
         if (fresh) {
             ++out.distinctSchedules;
-            collective::Schedule schedule(entry.spec);
+            Steps schedule(entry.spec, ring);
             std::unordered_map<std::uint64_t, std::uint32_t> index;
             while (schedule.next(step)) {
                 for (const collective::Transfer& t : step) {
@@ -174,7 +207,7 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
                         return st.error();
                 }
             } else {
-                collective::Schedule schedule(entry.spec);
+                Steps schedule(entry.spec, ring);
                 while (schedule.next(step)) {
                     if (progress.stopRequested())
                         return errorAt("", "stopped");

@@ -76,6 +76,8 @@ struct Router::Impl {
     };
     std::unordered_map<std::uint64_t, Search> distTo; // target | scope << 32
     std::unordered_map<Key, std::vector<LinkId>, KeyHash> paths;
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> nicHint; // src << 32 | dst → NIC GPUs
+    std::unordered_map<std::uint64_t, char> routedPairs; // pairs routed so far (only tracked once a hint exists)
 
     // Runs the search for (target, scope) until `from` is final and every node up to its distance is
     // settled (or the search is exhausted); returns the distances.
@@ -223,6 +225,31 @@ Router& Router::operator=(Router&&) noexcept = default;
 
 std::size_t Router::cachedPaths() const { return m->paths.size(); }
 
+bool Router::preferNics(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint32_t srcNicGpu, std::uint32_t dstNicGpu)
+{
+    const Topology& t = *m->topo;
+    const std::uint64_t n = t.gpuCount();
+    for (std::uint32_t g : {srcGpu, dstGpu, srcNicGpu, dstNicGpu})
+        if (g >= n || t.gpuNode(g) == kNoNode || t.gpuNic(g) == kNoNode)
+            return false;
+    auto server = [&](std::uint32_t g) { return t.node(t.gpuNode(g)).server; };
+    if (server(srcGpu) == server(dstGpu) || server(srcNicGpu) != server(srcGpu) || server(dstNicGpu) != server(dstGpu))
+        return false;
+    const std::uint64_t pair = (std::uint64_t{srcGpu} << 32) | dstGpu;
+    const std::pair<std::uint32_t, std::uint32_t> want{srcNicGpu, dstNicGpu};
+    if (auto h = m->nicHint.find(pair); h != m->nicHint.end())
+        return h->second == want;
+    if (m->routedPairs.count(pair))
+        return false;
+    if (m->nicHint.empty())
+        for (const auto& [key, path] : m->paths) // pairs routed before the first hint
+            m->routedPairs.emplace((std::uint64_t{key.src} << 32) | key.dst, 1);
+    if (m->routedPairs.count(pair))
+        return false;
+    m->nicHint.emplace(pair, want);
+    return true;
+}
+
 Result<const std::vector<LinkId>*> Router::route(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flowId)
 {
     const Key key{srcGpu, dstGpu, flowId};
@@ -242,7 +269,15 @@ Result<const std::vector<LinkId>*> Router::route(std::uint32_t srcGpu, std::uint
         const std::optional<NodeId> hs = staged ? t.hostMemory(ss) : std::nullopt;
         const std::optional<NodeId> hd = staged ? t.hostMemory(ds) : std::nullopt;
         bool ok = true;
-        const NodeId ns = t.gpuNic(srcGpu), nd = t.gpuNic(dstGpu);
+        NodeId ns = t.gpuNic(srcGpu), nd = t.gpuNic(dstGpu);
+        const std::uint64_t pair = (std::uint64_t{srcGpu} << 32) | dstGpu;
+        if (!m->nicHint.empty()) {
+            m->routedPairs.emplace(pair, 1);
+            if (auto h = m->nicHint.find(pair); h != m->nicHint.end()) {
+                ns = t.gpuNic(h->second.first);
+                nd = t.gpuNic(h->second.second);
+            }
+        }
         if (hs && hd) {
             ok = m->walk(s, *hs, srcGpu, dstGpu, flowId, path);
             if (ok && *hs != *hd)

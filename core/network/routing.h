@@ -10,6 +10,12 @@
 // nearest NIC) and enters through the destination GPU's own NIC; between the two NICs the path stays
 // on the network (NIC → leaf → spine → leaf → NIC), never back through a server. Each leg is a
 // shortest path.
+// NIC hint (Router::preferNics): a pair of GPUs on different servers may be told to leave by the NIC of
+// another GPU of the source's server and enter by the NIC of another GPU of the destination's server, as
+// NCCL's ring channels do (a channel enters and leaves a node on its own rail, ncclgraph.h Channel: the
+// GPU at the end of the channel's order sends through the channel's NIC, which need not be its own). The
+// legs are the same shortest paths as above with those NICs in place of the GPUs' own; one hint per
+// ordered GPU pair, for every flow of that pair (simulate.h "NCCL channels" sets them).
 // ECMP: at every node with several next hops on a shortest path (ascending link id), the choice is
 // h mod k, with h = FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) over the 20 bytes,
 // little-endian, of (source GPU u32, destination GPU u32, flow id u64, current node id u32) — a switch
@@ -44,6 +50,11 @@ public:
     [[nodiscard]] Result<const std::vector<LinkId>*> route(std::uint32_t srcGpu, std::uint32_t dstGpu,
                                                            std::uint64_t flowId);
     [[nodiscard]] std::size_t cachedPaths() const;
+    // From now on, srcGpu → dstGpu (different servers, NIC per GPU) leaves by srcNicGpu's NIC and enters
+    // by dstNicGpu's NIC (GPUs of the same servers as srcGpu and dstGpu). False (nothing changed) when
+    // the pair already has another hint, a NIC GPU is on another server or has no NIC, or the pair was
+    // already routed. Call before routing the pair.
+    bool preferNics(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint32_t srcNicGpu, std::uint32_t dstNicGpu);
 
 private:
     struct Impl;

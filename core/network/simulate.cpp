@@ -1,6 +1,7 @@
 #include "simulate.h"
 #include "simulate_p.h"
 
+#include "ncclchannels.h"
 #include "overhead.h"
 
 #include "base/units.h"
@@ -44,11 +45,12 @@ struct Sched {
     std::vector<std::uint32_t> rankList;   // transfer indices
 };
 
-using SpecKey = std::tuple<int, int, std::uint64_t, double, std::uint32_t, std::uint64_t, std::uint64_t>;
-SpecKey specKey(const collective::ScheduleSpec& s)
+using SpecKey = std::tuple<int, int, std::uint64_t, double, std::uint32_t, std::uint64_t, std::uint64_t, int>;
+SpecKey specKey(const collective::ScheduleSpec& s, int layout)
 {
-    return {int(s.op), int(s.algorithm), s.ranks, s.bytes, s.root, s.ranksPerNode, s.pipelineChunks};
+    return {int(s.op), int(s.algorithm), s.ranks, s.bytes, s.root, s.ranksPerNode, s.pipelineChunks, layout};
 }
+
 
 // Which instance of which call: (call, group, occurrence = micro-batch or 0, bucket).
 struct Key {
@@ -329,7 +331,10 @@ private:
     void evaluateClosedForm(std::uint32_t slot);
     void closedFormDone(std::uint32_t slot);
     Status buildGpus();
-    const Sched* schedule(const collective::ScheduleSpec& spec);
+    const Sched* schedule(const collective::ScheduleSpec& spec, std::uint32_t call);
+    std::vector<ChannelRings> layouts;
+    std::vector<int> callLayout; // per call: index into layouts, −1 for the call's own schedule
+    void planChannels();
     Strategy strategyOf(std::uint32_t call) const { return plan.comm.calls[call].strategy; }
 
     void arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth);
@@ -367,19 +372,28 @@ private:
     }
 };
 
-const Sched* Engine::schedule(const collective::ScheduleSpec& spec)
+const Sched* Engine::schedule(const collective::ScheduleSpec& spec, std::uint32_t call)
 {
-    auto [it, fresh] = scheds.try_emplace(specKey(spec));
+    const int layout = call < callLayout.size() ? callLayout[call] : -1;
+    auto [it, fresh] = scheds.try_emplace(specKey(spec, layout));
     if (fresh) {
         auto s = std::make_unique<Sched>();
         s->index = static_cast<std::uint32_t>(scheds.size() - 1);
-        collective::Schedule gen(spec);
         s->ranks = static_cast<std::uint32_t>(spec.ranks);
         std::vector<collective::Transfer> step;
         s->stepBegin.push_back(0);
-        while (gen.next(step)) {
-            s->transfers.insert(s->transfers.end(), step.begin(), step.end());
-            s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));
+        if (layout < 0) {
+            collective::Schedule gen(spec);
+            while (gen.next(step)) {
+                s->transfers.insert(s->transfers.end(), step.begin(), step.end());
+                s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));
+            }
+        } else {
+            ChannelSchedule gen(spec, layouts[static_cast<std::size_t>(layout)]); // ncclchannels.h
+            while (gen.next(step)) {
+                s->transfers.insert(s->transfers.end(), step.begin(), step.end());
+                s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));
+            }
         }
         s->steps = static_cast<std::uint32_t>(s->stepBegin.size() - 1);
         const std::size_t N = s->ranks;
@@ -447,6 +461,20 @@ Status Engine::prepare()
         linkSince.assign(topo.links().size(), 0.0);
     }
     return Ok{};
+}
+
+// NCCL's ring channels as flows (simulate.h "NCCL channels", ncclchannels.h): the rings of each call
+// NCCL runs as a ring across nodes, with their NIC hints given to the router before any routing.
+void Engine::planChannels()
+{
+    callLayout.assign(plan.comm.calls.size(), -1);
+    if (!opt.communication)
+        return;
+    for (std::uint32_t call = 0; call < plan.comm.calls.size() && call < coll.calls.size(); ++call)
+        if (auto rings = channelRings(topo, plan.comm, call, coll.calls[call], router)) {
+            callLayout[call] = static_cast<int>(layouts.size());
+            layouts.push_back(std::move(*rings));
+        }
 }
 
 // Places each call: a blocking unit call in a chunk, a stream call, a pipeline Send/Recv, a bucketed
@@ -517,7 +545,7 @@ std::vector<const Sched*> Engine::schedulesOf(std::uint32_t call)
     std::vector<const Sched*> out1;
     collective::ScheduleSpec spec = coll.calls[call].spec;
     if (!classes[call].end) {
-        out1.push_back(schedule(spec));
+        out1.push_back(schedule(spec, call));
         return out1;
     }
     const double M = spec.bytes;
@@ -525,7 +553,7 @@ std::vector<const Sched*> Engine::schedulesOf(std::uint32_t call)
     const std::uint32_t nb = M > 0 && bucket > 0 ? static_cast<std::uint32_t>(std::ceil(M / bucket)) : 1;
     for (std::uint32_t b = 0; b < nb; ++b) {
         spec.bytes = std::round(std::max(0.0, std::min(bucket, M - b * bucket)));
-        const Sched* s = schedule(spec);
+        const Sched* s = schedule(spec, call);
         if (std::find(out1.begin(), out1.end(), s) == out1.end())
             out1.push_back(s);
     }
@@ -1500,7 +1528,7 @@ const Sched* Engine::callSched(std::uint32_t call)
     if (callSchedule.size() <= call)
         callSchedule.resize(plan.comm.calls.size(), nullptr);
     if (!callSchedule[call])
-        callSchedule[call] = schedule(coll.calls[call].spec);
+        callSchedule[call] = schedule(coll.calls[call].spec, call);
     return callSchedule[call];
 }
 
@@ -1595,7 +1623,7 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
             const double M = spec.bytes;
             const double bucket = strategyOf(key.call) == Strategy::DP && plan.plan.bucketBytes > 0 ? plan.plan.bucketBytes : M;
             spec.bytes = std::round(std::max(0.0, std::min(bucket, M - key.bucket * bucket)));
-            inst.sched = schedule(spec);
+            inst.sched = schedule(spec, key.call);
         } else {
             inst.sched = callSched(key.call);
         }
@@ -2348,6 +2376,7 @@ Result<StepSimulation> Engine::run()
 {
     if (Status s = prepare(); !s.ok())
         return s.error();
+    planChannels();
     classify();
     analyzeSymmetry();
     if (!reference && opt.collapsePrivateCollectives)

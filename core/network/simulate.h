@@ -15,6 +15,26 @@
 //     bandwidth · efficiency(protocol) (overhead.h, full packets; the partial last packet is ignored);
 //     rates and the per-link samples are payload bytes per second.
 // Collectives
+//   - Each call runs the schedule of its BoundCall::spec: for a call under NCCL (auto or an NCCL
+//     algorithm) the textbook stand-in of the algorithm NCCL picked (collective::textbookStandIn: ring,
+//     PAT, NVLS, NVLS-tree, CollNet → flat ring over the group in order; tree → double binary tree),
+//     except for the NCCL channels below.
+//   - NCCL channels: a call whose stand-in is the ring, over a group spanning several nodes with several
+//     GPUs on each (listed node by node), runs NCCL's ring channels (BoundCall::channels, ncclgraph.h):
+//     one flat ring per distinct channel (same GPU order and rail), its ranks in the channel's order
+//     (node by node, each node in the channel's GPU order), carrying Σ its channels' share of the bytes
+//     (S·w/nChannels; the last ring takes the rounding remainder). Merging channels of identical order and
+//     path into one ring of their combined bytes is exact under max-min fairness: their flows cross the
+//     same links at the same times, so the fair share of the merged flow is the sum of theirs. Step k of
+//     the call is step k of every ring (a rank's rings advance together: a simplification, NCCL's
+//     channels run independently — they are symmetric, so they stay in step). The hop from node k to
+//     k+1 leaves by the NIC of the channel's rail on node k and enters by the same rail on node k+1
+//     (Router::preferNics), so every NIC of a node carries 2(n−1)/n·S/nChannels per channel on its rail
+//     (AllReduce). A one-node group keeps the single flat ring (NCCL's channels there share one order).
+//     Falls back to the flat ring when a GPU pair would need two rails. Not modelled yet: NVLS as GPU ↔
+//     NVSwitch flows and NCCL's double binary tree across nodes — a call NCCL runs as NVLS or NVLS-tree
+//     is simulated as its ring's channels (multi-node) or the flat ring (one node), a tree call as the
+//     textbook double binary tree over the group (docs/nccl.md "In the step").
 //   - Per rank, not a barrier: a transfer of step k starts when both its source and its destination
 //     rank have finished every transfer of theirs in steps < k and have reached the call (arrived);
 //     a rank is done with the call after its last step.

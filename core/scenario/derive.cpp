@@ -242,6 +242,7 @@ struct PlanKey {
     parallel::Cluster cluster;
     parallel::ParallelPlan plan;
     collective::AlgorithmChoice collectives;
+    collective::NcclFabric fabric; // where NCCL's calls run (GPU model, resolved topology)
     bool operator==(const PlanKey&) const = default;
 };
 
@@ -403,7 +404,8 @@ Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, con
     }
 
     // Stage 3: the plan on the cluster.
-    PlanKey pkey{stage2.get(), s.hardware.cluster(), s.parallel, s.collectives};
+    PlanKey pkey{stage2.get(), s.hardware.cluster(), s.parallel, s.collectives,
+                 collective::NcclFabric{s.hardware.gpu, resolvedTopology(s)}};
     {
         std::lock_guard lock(c.mutex);
         if (auto hit = c.derivations.find(pkey))
@@ -438,7 +440,7 @@ Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, con
             d->figures.add(f);
         d->memory = std::move(memory);
         auto bound = std::make_shared<collective::CollectiveDerivation>(
-            collective::bindPlan(plan->comm, pkey.cluster, s.collectives, d->figures));
+            collective::bindPlan(plan->comm, pkey.cluster, s.collectives, d->figures, pkey.fabric));
         for (const Figure& f : bound->figures.all())
             d->figures.add(f);
         for (const Error& e : bound->uncounted)

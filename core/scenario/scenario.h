@@ -19,7 +19,7 @@
 
 namespace tw::scenario {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // Where stage 1's text comes from: a sample embedded in the program, a file, or text typed inline.
 struct TextSource {

@@ -560,12 +560,12 @@ Scenario readScenario(const Json& root, Reader& r)
     Reader::Object col = top.object("collectives");
     for (collective::Op op : {collective::Op::AllReduce, collective::Op::ReduceScatter, collective::Op::AllGather,
                               collective::Op::AllToAll, collective::Op::Broadcast}) {
-        collective::Algorithm a = ch.forOp(op);
+        collective::AlgorithmPick a = ch.pick(op);
         std::string names;
-        for (collective::Algorithm v : collective::algorithmsFor(op))
-            names += (names.empty() ? "" : ", ") + std::string(collective::toString(v));
-        col.name<collective::Algorithm>(std::string(collective::toString(op)), a, collective::algorithmFromString,
-                                        "algorithm", names);
+        for (const std::string& v : collective::pickNamesFor(op))
+            names += (names.empty() ? "" : ", ") + v;
+        col.name<collective::AlgorithmPick>(std::string(collective::toString(op)), a, collective::pickFromString,
+                                            "algorithm", names);
         ch.set(op, a);
     }
     col.real("alpha_s", ch.link.alphaSeconds);
@@ -641,15 +641,26 @@ void migrate1to2(Json& doc, Reader& r)
         doc["parallel"] = Json{{"dp", n}};
 }
 
-// Version 2 had no "collectives": the defaults (ring, pairwise, binomial; 10 µs, 10 Gb/s) apply.
+// Version 2 had no "collectives": the defaults (NCCL's auto since version 5; 10 µs, 10 Gb/s) apply.
 void migrate2to3(Json&, Reader&) {}
 
 // Version 3 had no "topology": one server is the default NVSwitch node, several are a leaf–spine
 // fabric of NVSwitch nodes (read above when the key is absent).
 void migrate3to4(Json&, Reader&) {}
 
+// Version 4 named the textbook single ring "ring"; version 5 gives that name to NCCL's multi-channel ring
+// and calls the textbook one "flat-ring". Collectives a file does not name are NCCL's auto in both.
+void migrate4to5(Json& doc, Reader&)
+{
+    if (!doc.contains("collectives") || !doc["collectives"].is_object())
+        return;
+    for (auto& [key, value] : doc["collectives"].items())
+        if (value.is_string() && value.get<std::string>() == "ring")
+            value = "flat-ring";
+}
+
 using Migration = void (*)(Json&, Reader&);
-constexpr Migration kMigrations[] = {migrate0to1, migrate1to2, migrate2to3, migrate3to4};
+constexpr Migration kMigrations[] = {migrate0to1, migrate1to2, migrate2to3, migrate3to4, migrate4to5};
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per older schema version");
 
 // Integral doubles below 2^53 as JSON integers (80000000000, not 80000000000.0).
@@ -863,7 +874,7 @@ std::string scenarioToJson(const Scenario& s)
     Json col;
     for (collective::Op op : {collective::Op::AllReduce, collective::Op::ReduceScatter, collective::Op::AllGather,
                               collective::Op::AllToAll, collective::Op::Broadcast})
-        col[std::string(collective::toString(op))] = collective::toString(ch.forOp(op));
+        col[std::string(collective::toString(op))] = collective::toString(ch.pick(op));
     col["alpha_s"] = numberJson(ch.link.alphaSeconds);
     col["bandwidth"] = numberJson(ch.link.bandwidth);
     j["collectives"] = std::move(col);

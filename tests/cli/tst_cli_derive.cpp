@@ -352,7 +352,7 @@ void TestCliDerive::errors_data()
     row("truncated scenario", {"tensors", "--scenario", "@TMP@/truncated.json"}, 1,
         {"tokenwire-cli: @TMP@/truncated.json:3:13: invalid JSON", "unexpected end of input"});
     row("future scenario", {"explain", "model.parameters", "--scenario", "@TMP@/future.json"}, 1,
-        {"@TMP@/future.json: schema_version: schema_version 7 is newer than this program understands (4)"});
+        {"@TMP@/future.json: schema_version: schema_version 7 is newer than this program understands (5)"});
     row("misspelled key", {"derive", "--scenario", "@TMP@/typo.json"}, 1,
         {"@TMP@/typo.json: model.hiden_size: unknown key \"hiden_size\" (did you mean \"hidden_size\"?)"});
     row("text file missing", {"derive", "--scenario", "@TMP@/missingtext.json"}, 1,

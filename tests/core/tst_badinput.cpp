@@ -360,13 +360,14 @@ void TestBadInput::scenario_data()
 
     // Stage 4: the collectives (all refused by the loader).
     row("unknown algorithm", doc(R"("collectives": {"allreduce": "ringg"})"), 0, "load", "collectives.allreduce",
-        "unknown algorithm \"ringg\" (expected ring, naive, reduce-broadcast, recursive-doubling, rabenseifner, binary-tree, "
-        "double-binary-tree, hierarchical)");
+        "unknown algorithm \"ringg\" (expected auto, tree, ring, collnet-direct, collnet-chain, nvls, nvls-tree, flat-ring, "
+        "naive, reduce-broadcast, recursive-doubling, rabenseifner, binary-tree, double-binary-tree, hierarchical)");
     row("algorithm of another collective", doc(R"("collectives": {"allreduce": "pairwise"})"), 0, "load", "collectives.allreduce",
-        "AllReduce has no algorithm \"pairwise\" (expected ring, naive, reduce-broadcast, recursive-doubling, rabenseifner, "
-        "binary-tree, double-binary-tree, hierarchical)");
+        "AllReduce has no algorithm \"pairwise\" (expected auto, tree, ring, collnet-direct, collnet-chain, nvls, nvls-tree, "
+        "flat-ring, naive, reduce-broadcast, recursive-doubling, rabenseifner, binary-tree, double-binary-tree, hierarchical)");
     row("All-to-All by ring", doc(R"("collectives": {"alltoall": "ring"})"), 0, "load", "collectives.alltoall",
-        "All-to-All has no algorithm \"ring\" (expected pairwise, bruck)");
+        // An older schema's "ring" is the textbook ring (migrated to flat-ring); NCCL runs All-to-All point-to-point.
+        "All-to-All has no algorithm \"flat-ring\" (NCCL runs it point-to-point: use auto) (expected auto, pairwise, bruck)");
     row("algorithm as an object", doc(R"("collectives": {"allreduce": {"name": "ring", "channels": 4}})"), 0, "load",
         "collectives.allreduce", "expected a string, got object");
     row("unknown collective", doc(R"("collectives": {"sendrecv": "direct"})"), 0, "load", "collectives.sendrecv",

@@ -44,6 +44,11 @@ private slots:
     void choiceValidation();
     void jsonRoundTripAndMigration();
     void hierarchicalFollowsTheNodes();
+    void namesAndMigration();
+    void paperPresetsPinTextbook();
+    void ncclAutoOneNode();
+    void ncclGroupShapes();
+    void ncclPairTheFabricLacks();
 };
 
 void TestBinding::ringGradientAllReduce()
@@ -110,7 +115,8 @@ void TestBinding::choiceValidation()
     const auto errors = tw::collective::validate(c);
     QCOMPARE(errors.size(), std::size_t{2});
     QCOMPARE(errors[0].where.jsonPath, std::string("collectives.allreduce"));
-    QVERIFY(errors[0].message.find("AllReduce has no algorithm \"bruck\" (expected ring") != std::string::npos);
+    QVERIFY(errors[0].message.find("AllReduce has no algorithm \"bruck\" (expected auto, tree, ring, collnet-direct, "
+                                   "collnet-chain, nvls, nvls-tree, flat-ring") != std::string::npos);
     QCOMPARE(errors[1].where.jsonPath, std::string("collectives.bandwidth"));
     // The scenario refuses it with the same path.
     auto s = preset("paper-dp");
@@ -125,7 +131,7 @@ void TestBinding::jsonRoundTripAndMigration()
     s.collectives.allToAll = Algorithm::Bruck;
     s.collectives.link = {2.5e-6, 50e9};
     const std::string json = tw::scenario::scenarioToJson(s);
-    QVERIFY(json.find("\"schema_version\": 4") != std::string::npos);
+    QVERIFY(json.find("\"schema_version\": 5") != std::string::npos);
     const auto back = tw::scenario::loadScenario(json, "x.json");
     QVERIFY(back.errors.empty());
     QVERIFY(*back.scenario == s);
@@ -182,3 +188,151 @@ void TestBinding::hierarchicalFollowsTheNodes()
 
 QTEST_APPLESS_MAIN(TestBinding)
 #include "tst_binding.moc"
+
+void TestBinding::namesAndMigration()
+{
+    using tw::collective::AlgorithmPick;
+    // Schema 4: "ring" was the textbook single ring; it migrates to flat-ring. Unnamed collectives are auto.
+    const auto v4 = tw::scenario::loadScenario(
+        R"({"schema_version": 4, "collectives": {"allreduce": "ring", "allgather": "ring", "alltoall": "bruck"}})", "v4.json");
+    QVERIFY(v4.errors.empty());
+    QVERIFY(v4.scenario->collectives.allReduce == AlgorithmPick(Algorithm::Ring));
+    QVERIFY(v4.scenario->collectives.allGather == AlgorithmPick(Algorithm::Ring));
+    QVERIFY(v4.scenario->collectives.allToAll == AlgorithmPick(Algorithm::Bruck));
+    QVERIFY(v4.scenario->collectives.reduceScatter == AlgorithmPick::automatic());
+    QVERIFY(v4.scenario->collectives.broadcast == AlgorithmPick::automatic());
+    // Schema 5: "ring" is NCCL's multi-channel ring, "flat-ring" the textbook one, "auto" NCCL's pick.
+    const auto v5 = tw::scenario::loadScenario(
+        R"({"schema_version": 5, "collectives": {"allreduce": "ring", "allgather": "flat-ring", "reducescatter": "pat", "broadcast": "auto"}})",
+        "v5.json");
+    QVERIFY(v5.errors.empty());
+    QVERIFY(v5.scenario->collectives.allReduce == AlgorithmPick::ofNccl(tw::nccl::Algorithm::Ring));
+    QVERIFY(v5.scenario->collectives.allGather == AlgorithmPick(Algorithm::Ring));
+    QVERIFY(v5.scenario->collectives.reduceScatter == AlgorithmPick::ofNccl(tw::nccl::Algorithm::Pat));
+    QVERIFY(v5.scenario->collectives.broadcast == AlgorithmPick::automatic());
+    // Written back with the same names.
+    const std::string json = tw::scenario::scenarioToJson(*v5.scenario);
+    QVERIFY(json.find("\"allreduce\": \"ring\"") != std::string::npos);
+    QVERIFY(json.find("\"allgather\": \"flat-ring\"") != std::string::npos);
+    QVERIFY(json.find("\"alltoall\": \"auto\"") != std::string::npos);
+    const auto back = tw::scenario::loadScenario(json, "back.json");
+    QVERIFY(back.errors.empty());
+    QVERIFY(back.scenario->collectives == v5.scenario->collectives);
+    // A pair NCCL lacks: PAT is not an AllReduce algorithm; All-to-All has no NCCL algorithm (point-to-point).
+    const auto pat = tw::scenario::loadScenario(R"({"schema_version": 5, "collectives": {"allreduce": "pat"}})", "p.json");
+    QCOMPARE(pat.errors.size(), std::size_t{1});
+    QCOMPARE(pat.errors[0].where.jsonPath, std::string("collectives.allreduce"));
+    QVERIFY(pat.errors[0].message.find("AllReduce has no algorithm \"pat\"") != std::string::npos);
+    const auto a2a = tw::scenario::loadScenario(R"({"schema_version": 5, "collectives": {"alltoall": "ring"}})", "a.json");
+    QCOMPARE(a2a.errors.size(), std::size_t{1});
+    QCOMPARE(a2a.errors[0].where.jsonPath, std::string("collectives.alltoall"));
+    QVERIFY(a2a.errors[0].message.find("point-to-point") != std::string::npos);
+}
+
+void TestBinding::paperPresetsPinTextbook()
+{
+    for (const char* name : {"paper-reference", "paper-dp", "paper-pp", "paper-tp", "paper-moe", "paper-testbed"})
+        QVERIFY2(preset(name).collectives.allReduce == tw::collective::AlgorithmPick(Algorithm::Ring)
+                     && preset(name).collectives.allToAll == tw::collective::AlgorithmPick(Algorithm::Pairwise)
+                     && preset(name).collectives.broadcast == tw::collective::AlgorithmPick(Algorithm::Binomial),
+                 name);
+    // The model presets take NCCL's auto.
+    QVERIFY(preset("gpt2-xl").collectives == AlgorithmChoice{});
+}
+
+void TestBinding::ncclAutoOneNode()
+{
+    // paper-dp with NCCL's auto: the gradient AllReduce of M = 248,879,616 B over the 8 A100s of one node.
+    // NCCL's model (docs/nccl.md): ring Simple, 12 channels × 20 GB/s = 240 GB/s bus bandwidth, algBw 240·8/14
+    // = 137.143 GB/s, latency 8.4 + 14 × 3.4 = 56.0 µs (Simple beats LL128 above 24.29 MB):
+    // t = 56.0 µs + M·14 / (8 · 240e9) = 56.0 µs + 1,814.7472 µs = 1,870.7472 µs.
+    auto s = preset("paper-dp");
+    s.collectives = AlgorithmChoice{};
+    const auto d = deriveOrFail(s);
+    QVERIFY(d && d->stage4);
+    const tw::collective::BoundCall& b = d->stage4->calls.front();
+    QVERIFY(b.nccl);
+    QVERIFY(b.counted);
+    QCOMPARE(b.groupNodes, 1);
+    QCOMPARE(b.groupPerNode, 8);
+    QVERIFY(b.prediction.algorithm == tw::nccl::Algorithm::Ring);
+    QVERIFY(b.prediction.protocol == tw::nccl::Protocol::Simple);
+    QCOMPARE(b.prediction.channels, 12);
+    QVERIFY2(qAbs(b.timeSeconds - 1870.7472e-6) < 1e-10, qPrintable(QString::number(b.timeSeconds * 1e6, 'f', 4)));
+    // NCCL's ring puts the ring's bytes on the wire: 2(N−1)/N·M per rank, 2(N−1)·M = 14 M in all.
+    QCOMPARE(b.wireBytes, 14 * kM);
+    QCOMPARE(b.maxRankSentBytes, 2.0 * 7 / 8 * kM);
+    QCOMPARE(b.steps, std::uint64_t{14});
+    // Stage 5 and the animation play the textbook stand-in: flat-ring.
+    QVERIFY(b.spec.algorithm == Algorithm::Ring);
+    QVERIFY2(b.how.starts_with("auto → ring/simple, 12 channels (1 node × 8 GPUs"), b.how.c_str());
+    QVERIFY(qAbs(d->figures.valueOf("collective.dp.seconds_per_step") - 1870.7472e-6) < 1e-10);
+    QVERIFY(d->figures.missingInputs().empty());
+}
+
+void TestBinding::ncclGroupShapes()
+{
+    // paper-tp (t = 4, dp = 2) on 2 nodes × 4 A100: each TP group is the 4 GPUs of one node, each DP group
+    // one GPU on each of the 2 nodes.
+    auto s = preset("paper-tp");
+    s.hardware.nodes = 2;
+    s.hardware.gpusPerNode = 4;
+    s.topology.kind = tw::network::TopologyKind::LeafSpine; // default leaf–spine: a NIC per GPU, NDR
+    s.collectives = AlgorithmChoice{};
+    const auto d = deriveOrFail(s);
+    QVERIFY(d && d->stage3 && d->stage4);
+    bool sawTp = false, sawDp = false;
+    for (const auto& b : d->stage4->calls) {
+        const auto& c = d->stage3->comm.calls[b.call];
+        QVERIFY2(b.nccl && b.counted, (c.what + " " + std::to_string(b.nccl) + std::to_string(b.counted) + " " + b.how).c_str());
+        if (c.strategy == tw::parallel::Strategy::TP) {
+            sawTp = true;
+            QCOMPARE(b.groupNodes, 1);
+            QCOMPARE(b.groupPerNode, 4);
+            // 50,331,648 B over 4 GPUs of one node: ring Simple at 12 × 20 = 240 GB/s bus, nsteps 2·3 = 6,
+            // algBw 240·4/6 = 160 GB/s, latency 8.4 + 6 × 3.4 = 28.8 µs (LL128: 220.8·4/6 = 147.2 GB/s,
+            // 14 + 6 × 1.9 = 25.4 µs; Simple wins above 3.4 µs / (1/147,200 − 1/160,000 µs/B) = 6.26 MB):
+            // t = 28.8 + 50,331,648 / 160,000 = 28.8 + 314.5728 = 343.3728 µs.
+            QVERIFY(b.prediction.algorithm == tw::nccl::Algorithm::Ring);
+            QVERIFY(b.prediction.protocol == tw::nccl::Protocol::Simple);
+            QVERIFY2(qAbs(b.timeSeconds - 343.3728e-6) < 1e-10, qPrintable(QString::number(b.timeSeconds * 1e6, 'f', 4)));
+            QCOMPARE(b.wireBytes, 6 * 50331648.0); // 2(N−1)·M
+        }
+        if (c.strategy == tw::parallel::Strategy::DP && c.kind == tw::parallel::CollectiveKind::AllReduce) {
+            sawDp = true;
+            QCOMPARE(b.groupNodes, 2);
+            QCOMPARE(b.groupPerNode, 1);
+            QVERIFY2(b.how.find("2 nodes × 1 GPU") != std::string::npos, b.how.c_str());
+            QVERIFY2(b.how.find("1 NIC per node") != std::string::npos, b.how.c_str());
+            // Ring or tree on 2 ranks: 2(N−1)·M = 2 M on the wire, M per rank.
+            QCOMPARE(b.wireBytes, 2 * b.spec.bytes);
+            QCOMPARE(b.maxRankSentBytes, b.spec.bytes);
+        }
+    }
+    QVERIFY(sawTp && sawDp);
+}
+
+void TestBinding::ncclPairTheFabricLacks()
+{
+    // NVLS needs a Hopper GPU on an NVSwitch: on paper-dp's A100s the call is not counted, with NCCL's reason.
+    auto s = preset("paper-dp");
+    s.collectives.allReduce = tw::collective::AlgorithmPick::ofNccl(tw::nccl::Algorithm::Nvls);
+    const auto d = deriveOrFail(s);
+    QVERIFY(d && d->stage4);
+    QVERIFY(!d->stage4->calls.front().counted);
+    QCOMPARE(d->stage4->uncounted.size(), std::size_t{1});
+    QCOMPARE(d->stage4->uncounted[0].where.jsonPath, std::string("collectives.allreduce"));
+    QVERIFY2(d->stage4->uncounted[0].message.find("with NCCL's nvls: nvls for allreduce") != std::string::npos,
+             d->stage4->uncounted[0].message.c_str());
+    // On H100s NVLS is NCCL's pick for a large AllReduce in one node, and each GPU sends its buffer once
+    // into the switch (nvlsBytesPerGpuLink: up M): 8 M on the wire, M per rank.
+    s.hardware.gpu = "h100-sxm";
+    s.collectives = AlgorithmChoice{};
+    const auto h = deriveOrFail(s);
+    QVERIFY(h && h->stage4);
+    const auto& b = h->stage4->calls.front();
+    QVERIFY(b.counted);
+    QVERIFY2(b.prediction.algorithm == tw::nccl::Algorithm::Nvls, b.how.c_str());
+    QCOMPARE(b.wireBytes, 8 * kM);
+    QCOMPARE(b.maxRankSentBytes, kM);
+}

@@ -399,7 +399,7 @@ void TestCollective::validation_data()
     QTest::newRow("alltoall too many") << specOf(Op::AllToAll, A::Pairwise, 70000, 10) << std::string("ranks")
                                        << std::string("(16,384)");
     QTest::newRow("wrong algorithm") << specOf(Op::AllGather, A::Naive, 4, 10) << std::string("algorithm")
-                                     << std::string("naive is not an algorithm for AllGather; available: ring, recursive-doubling, bruck");
+                                     << std::string("naive is not an algorithm for AllGather; available: flat-ring, recursive-doubling, bruck");
     QTest::newRow("rabenseifner for reduce") << specOf(Op::Reduce, A::Rabenseifner, 4, 10) << std::string("algorithm")
                                              << std::string("available: binomial, flat, chain");
     QTest::newRow("negative bytes") << specOf(Op::AllReduce, A::Ring, 4, -1) << std::string("bytes") << std::string("≥ 0");

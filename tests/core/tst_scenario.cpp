@@ -360,7 +360,7 @@ void TestScenario::roundTripEveryField()
     const auto j = nlohmann::json::parse(json);
     QCOMPARE(j["hardware"]["custom"]["memory_bytes"].get<std::uint64_t>(), 24000000000ull);
     QCOMPARE(j["hardware"]["custom"]["peak_bf16"].get<double>(), 1.23456789e14);
-    QCOMPARE(j["schema_version"].get<int>(), 4);
+    QCOMPARE(j["schema_version"].get<int>(), 5);
     QVERIFY(j["parallel"]["assignment"][8] == nlohmann::json::parse("[1, 1, 0]")); // GPU 8: dp 8 % 7 = 1, pp 8 / 7 = 1
     QCOMPARE(j["collectives"]["allreduce"].get<std::string>(), std::string("double-binary-tree"));
     QCOMPARE(j["collectives"]["bandwidth"].get<double>(), 4.5e11);
@@ -411,10 +411,10 @@ void TestScenario::malformed_data()
 
     // Document shape and schema version.
     row("not an object", "[1, 2, 3]", "", "a scenario is a JSON object, got array", true);
-    row("missing schema version", R"({"name": "x"})", "schema_version", "missing; a scenario names its schema version (this program writes 4)", true);
+    row("missing schema version", R"({"name": "x"})", "schema_version", "missing; a scenario names its schema version (this program writes 5)", true);
     row("schema version as a string", R"({"schema_version": "1"})", "schema_version", "expected an unsigned integer, got string", true);
     row("negative schema version", R"({"schema_version": -1})", "schema_version", "must not be negative, got -1", true);
-    row("future schema version", R"({"schema_version": 7, "anything": "goes"})", "schema_version", "schema_version 7 is newer than this program understands (4)", true);
+    row("future schema version", R"({"schema_version": 7, "anything": "goes"})", "schema_version", "schema_version 7 is newer than this program understands (5)", true);
 
     // Wrong types.
     row("layers as a string", withModel(R"("layers": "12")"), "model.layers", "expected an unsigned integer, got string", true);

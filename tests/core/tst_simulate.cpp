@@ -5,6 +5,7 @@
 // against the full simulation, and the per-strategy link rates.
 
 #include "collective/binding.h"
+#include "network/linkload.h"
 #include "network/overhead.h"
 #include "network/routing.h"
 #include "network/simulate.h"
@@ -57,7 +58,8 @@ struct OneCollective {
     tw::collective::CollectiveDerivation coll;
 };
 
-OneCollective oneAllReduce(std::uint32_t n, double M, const Cluster& cluster)
+OneCollective oneAllReduce(std::uint32_t n, double M, const Cluster& cluster,
+                           const tw::collective::NcclFabric& fabric = {})
 {
     OneCollective c;
     auto& p = c.plan;
@@ -85,7 +87,7 @@ OneCollective oneAllReduce(std::uint32_t n, double M, const Cluster& cluster)
     call.what = "gradient AllReduce";
     p.comm.calls.push_back(call);
     p.timeline = tw::parallel::pipelineTimeline(tw::parallel::PipelineSchedule::OneFOneB, 1, 1, 1, {0.0}, {0.0});
-    c.coll = tw::collective::bindPlan(p.comm, cluster, {});
+    c.coll = tw::collective::bindPlan(p.comm, cluster, {}, {}, fabric);
     return c;
 }
 
@@ -129,6 +131,8 @@ private slots:
     void symmetryRefused_data();
     void symmetryRefused();
     void strategyRates();
+    void ncclChannelsOnEveryRail_data();
+    void ncclChannelsOnEveryRail();
 };
 
 void TestSimulate::maxMinFairness()
@@ -787,3 +791,72 @@ void TestSimulate::strategyRates()
 
 QTEST_APPLESS_MAIN(TestSimulate)
 #include "tst_simulate.moc"
+
+void TestSimulate::ncclChannelsOnEveryRail_data()
+{
+    QTest::addColumn<std::uint32_t>("nodes");
+    QTest::addColumn<double>("perNicBytes");
+    // DGX A100 nodes (8 A100, NVSwitch, a 200 Gb/s HDR NIC per GPU on its PCIe Gen4 switch), an AllReduce
+    // of M = 128 MiB = 134,217,728 B over every GPU under NCCL's auto (ring, Simple). NCCL's search gives
+    // one ring channel per NIC: 8 NICs × min(HDR 25, PCIe Gen4 24) GB/s = 8 channels of 24 GB/s, channel c
+    // entering and leaving each node by NIC c. Each channel carries M/8 and, as a ring over N = 8·nodes
+    // ranks, puts 2(N−1)/N of it through every node boundary in each direction:
+    //   2 nodes, N = 16: 2·15/16 · 134,217,728/8 = 31,457,280 B per NIC per direction
+    //   4 nodes, N = 32: 2·31/32 · 134,217,728/8 = 32,505,856 B per NIC per direction
+    QTest::newRow("2 nodes") << 2u << 31457280.0;
+    QTest::newRow("4 nodes") << 4u << 32505856.0;
+}
+
+void TestSimulate::ncclChannelsOnEveryRail()
+{
+    QFETCH(std::uint32_t, nodes);
+    QFETCH(double, perNicBytes);
+    TopologySpec spec;
+    spec.kind = TopologyKind::LeafSpine;
+    spec.intraNode = IntraNode::NvSwitch;
+    spec.nicPlacement = NicPlacement::PerGpu;
+    spec.nicProtocol = Protocol::InfinibandHdr;
+    spec.nvlink = Protocol::NvLink3;
+    spec.nicBandwidth = nominalBandwidth(Protocol::InfinibandHdr);
+    const Cluster cluster{nodes, 8};
+    const Topology t = make(spec, cluster);
+    const double M = 134217728.0;
+    const OneCollective c = oneAllReduce(8 * nodes, M, cluster, {"a100-80gb", spec});
+    const tw::collective::BoundCall& b = c.coll.calls.front();
+    QVERIFY2(b.nccl && b.counted, b.how.c_str());
+    QVERIFY(b.prediction.algorithm == tw::nccl::Algorithm::Ring);
+    // The layout: 8 channels, channel c on rail c (in and out by the same NIC).
+    QCOMPARE(b.channels.size(), std::size_t{8});
+    for (std::size_t ch = 0; ch < b.channels.size(); ++ch) {
+        QCOMPARE(b.channels[ch].nicIn, int(ch));
+        QCOMPARE(b.channels[ch].nicOut, int(ch));
+    }
+    for (bool symmetry : {true, false}) {
+        SimulationOptions o;
+        o.exploitSymmetry = symmetry;
+        auto r = simulateStep(t, c.plan, c.coll, o);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        // Every NIC of every node carries perNicBytes out (NIC → leaf) and in (leaf → NIC).
+        std::uint32_t nicLinks = 0;
+        for (LinkId l = 0; l < t.links().size(); ++l) {
+            const Link& k = t.link(l);
+            const bool out = t.node(k.from).kind == NodeKind::Nic && t.node(k.to).kind == NodeKind::LeafSwitch;
+            const bool in = t.node(k.to).kind == NodeKind::Nic && t.node(k.from).kind == NodeKind::LeafSwitch;
+            if (!out && !in)
+                continue;
+            ++nicLinks;
+            QVERIFY2(std::abs(r.value().linkPayloadBytes[l] - perNicBytes) < 1e-6 * perNicBytes,
+                     qPrintable(QString::fromStdString(k.id) + QStringLiteral(": ") + QString::number(r.value().linkPayloadBytes[l], 'f', 1)));
+        }
+        QCOMPARE(nicLinks, 2 * 8 * nodes);
+    }
+    // The static link loads (linkload.h) put the same bytes on the same NICs.
+    auto loads = mapLinkLoads(t, c.plan.comm, c.coll);
+    QVERIFY(loads.ok());
+    for (LinkId l = 0; l < t.links().size(); ++l) {
+        const Link& k = t.link(l);
+        if ((t.node(k.from).kind == NodeKind::Nic && t.node(k.to).kind == NodeKind::LeafSwitch)
+            || (t.node(k.to).kind == NodeKind::Nic && t.node(k.from).kind == NodeKind::LeafSwitch))
+            QVERIFY2(std::abs(loads.value().links[l].payloadBytes[0] - perNicBytes) < 1e-6 * perNicBytes, k.id.c_str());
+    }
+}

@@ -656,9 +656,10 @@ void TestDocument::corruptOrFutureFileLeavesDocumentUntouched()
     const int steps = doc.undoStack()->count();
 
     std::string future = tw::scenario::scenarioToJson(tw::scenario::preset("llama2-7b").value());
-    const auto at = future.find("\"schema_version\": 4");
+    const std::string current = "\"schema_version\": " + std::to_string(tw::scenario::kSchemaVersion);
+    const auto at = future.find(current);
     QVERIFY(at != std::string::npos);
-    future.replace(at, 19, "\"schema_version\": 99");
+    future.replace(at, current.size(), "\"schema_version\": 99");
     const struct {
         const char* name;
         QByteArray bytes;
