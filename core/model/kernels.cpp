@@ -95,6 +95,7 @@ KernelList expand(const std::vector<Step>& steps, const ListBuilder& lb, const M
             Kernel da = lb.gemm(f.name + (st.weights ? " ∂input" : " ∂A"), b, M, K, N, f.count);
             Kernel db = lb.gemm(f.name + (st.weights ? " ∂weight" : " ∂B"), b, K, N, M, f.count);
             da.pass = db.pass = KernelPass::Backward;
+            da.kind = db.kind = f.kind; // attention's batched GEMMs stay attention
             out.kernels.push_back(std::move(da));
             out.kernels.push_back(std::move(db));
             break;
@@ -102,6 +103,7 @@ KernelList expand(const std::vector<Step>& steps, const ListBuilder& lb, const M
         case Backward::Scaled: {
             Kernel k = lb.memory(f.name + " backward", 0, st.backwardBytes, f.count);
             k.shape = f.shape;
+            k.kind = f.kind;
             k.pass = KernelPass::Backward;
             out.kernels.push_back(std::move(k));
             break;
