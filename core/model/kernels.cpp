@@ -113,9 +113,9 @@ KernelList expand(const std::vector<Step>& steps, const ListBuilder& lb, const M
             k.name = f.name + " backward";
             k.pass = KernelPass::Backward;
             k.flops = 2 * f.flops;
-            k.hardwareFlops = 2.5 * f.flops; // FlashAttention-2 §3.1.2: the backward recomputes S and P
+            k.hardwareFlops = 2.5 * f.hardwareFlops; // FlashAttention-2 §3.1.2: the backward recomputes S and P
             k.bytes = 2 * f.bytes;
-            k.seconds = flashSeconds(k.hardwareFlops, lb.g.flashBackwardFraction, lb.g, lb.prec);
+            k.seconds = flashSeconds(2.5 * f.flops, lb.g.flashBackwardFraction, lb.g, lb.prec);
             out.kernels.push_back(std::move(k));
             break;
         }
@@ -292,7 +292,8 @@ KernelList layerKernels(const ModelConfig& m, const GpuSpec& gpu, const KernelSe
         k.name = "flash attention";
         k.shape = formatCount(B * heads, 0) + " heads × " + formatCount(T, 0) + "² × " + formatCount(hd, 0);
         k.kind = KernelClass::Attention;
-        k.flops = k.hardwareFlops = 4 * B * heads * T * T * hd;
+        k.flops = 4 * B * heads * T * T * hd;
+        k.hardwareFlops = 0.5 * k.flops; // the causal mask skips half the score tiles
         k.bytes = rows * (2 * d + 2 * kv) / t * s; // read Q, K, V, write O
         k.seconds = flashSeconds(k.flops, gpu.flashForwardFraction, gpu, m.activations);
         k.computeBound = true;

@@ -47,7 +47,7 @@ struct Kernel {
     KernelPass pass = KernelPass::Forward;
     double count = 1;       // launches (MoE: one per local expert)
     double flops = 0;       // model FLOPs of all launches (flash backward: 2× forward, as Megatron counts)
-    double hardwareFlops = 0; // FLOPs the GPU executes (flash backward recomputes the scores: 2.5× forward)
+    double hardwareFlops = 0; // FLOPs the GPU executes (flash: causal tiles only, half; backward 2.5× forward)
     double bytes = 0;       // memory traffic of all launches
     double seconds = 0;     // all launches
     bool computeBound = true;

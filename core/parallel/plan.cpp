@@ -1400,8 +1400,9 @@ void Builder::addKernelFigures(FigureSet& f) const
                + N(gpu.memoryBandwidth / 1e9) + " GB/s·" + N(gpu.memoryFraction, 2) + ") = "
                + formatSeconds(k.optimizer.seconds) + " (kernel model; not in the pipeline timeline)",
            {}});
-    // Model FLOPs: 2 per multiply-add forward, 4 backward (no recomputation); hardware FLOPs add the
-    // recomputed forward kernels and flash attention's backward recomputation (Chowdhery et al. 2022, App. B).
+    // Model FLOPs: 2 per multiply-add forward, 4 backward (no recomputation); hardware FLOPs are what the
+    // GPUs execute: the recomputed kernels too, flash attention's causal half with its backward
+    // recomputation (Chowdhery et al. 2022, App. B; docs/compute.md).
     double modelFlops = 0, hwFlops = 0;
     for (std::uint64_t l = 0; l < L; ++l) {
         const model::KernelList& list = m.isMoeLayer(l) ? k.moe : k.dense;
@@ -1423,7 +1424,7 @@ void Builder::addKernelFigures(FigureSet& f) const
            + I(nAcc) + " × dp " + I(D) + " × tp " + I(Tt) + " = " + N(modelFlops),
            {}});
     f.add({"plan.hardware_flops_per_step", "Hardware FLOPs per step (with recomputation)", hwFlops, "FLOP",
-           "model FLOPs + recomputed forward kernels + flash attention's backward recomputation = " + N(hwFlops), {}});
+           "executed FLOPs: the kernels with recomputation; flash attention's causal half, its backward 2.5× = " + N(hwFlops), {}});
     f.add({"plan.mfu", "Model FLOPs utilization (compute timeline)", denom > 0 ? modelFlops / denom : 0.0, "",
            "model FLOPs / (GPUs · peak · (pipeline makespan + optimizer step)) = " + N(modelFlops) + " / (" + I(gpus)
                + "·" + N(peak / 1e12) + "·10¹²·" + formatSeconds(stepSeconds) + ") (no communication)",
