@@ -99,7 +99,7 @@ std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::st
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, memory, collective, simulate, sweep, presets, validate or busbw";
+constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, memory, kernels, collective, simulate, sweep, presets, validate or busbw";
 
 std::string commandName(Command command)
 {
@@ -118,6 +118,8 @@ std::string commandName(Command command)
         return "plan";
     case Command::Memory:
         return "memory";
+    case Command::Kernels:
+        return "kernels";
     case Command::Collective:
         return "collective";
     case Command::Simulate:
@@ -727,7 +729,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
             else if (inv.command == Command::Derive || inv.command == Command::Tensors
                      || inv.command == Command::Explain || inv.command == Command::Simulate)
                 known = parseScenarioOption(cur, name, inl, inv.scenario);
-            else if (inv.command == Command::Plan || inv.command == Command::Memory)
+            else if (inv.command == Command::Plan || inv.command == Command::Memory || inv.command == Command::Kernels)
                 known = parsePlanOption(cur, name, inl, inv.scenario);
             else if (inv.command == Command::Collective)
                 known = parseCollectiveOption(cur, name, inl, inv.collective, collectiveSeen);
@@ -762,6 +764,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 inv.command = Command::Plan;
             } else if (arg == "memory") {
                 inv.command = Command::Memory;
+            } else if (arg == "kernels") {
+                inv.command = Command::Kernels;
             } else if (arg == "simulate") {
                 inv.command = Command::Simulate;
             } else if (arg == "sweep") {
@@ -816,7 +820,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
         return inv;
     }
     if (inv.command == Command::Derive || inv.command == Command::Tensors || inv.command == Command::Explain
-        || inv.command == Command::Plan || inv.command == Command::Memory || inv.command == Command::Simulate) {
+        || inv.command == Command::Plan || inv.command == Command::Memory || inv.command == Command::Kernels
+        || inv.command == Command::Simulate) {
         if (inv.command == Command::Explain && inv.scenario.figureId.empty())
             return usageError("missing figure ID (for example model.parameters; derive lists every id)");
         if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
@@ -967,6 +972,26 @@ Options:
 An impossible plan (8-way TP of 12 heads, dp x pp x tp not the GPU count, ...) is printed with
 every reason and the valid choices; the exit status is then 1.
 Exit status: 0 a valid plan, 1 unreadable scenario or impossible plan, 2 wrong usage.
+)";
+    case Command::Kernels:
+        return R"(Usage: tokenwire-cli kernels (--scenario FILE | --preset NAME) [--dp N] [--pp N] [--tp N] [--ep N]
+                            [--json]
+
+Stage 3: the kernels of one Transformer layer on one GPU under the scenario's plan, forward, backward
+and recomputed: name, shape (M×N×K for GEMMs), FLOPs, bytes, time, what bounds it (compute or
+memory) and the achieved TFLOP/s or GB/s; then the embedding, the head, the optimizer step and the
+layer totals (docs/compute.md). With parallel.compute_efficiency set to a number or per-layer times
+given, the plan does not use these times (the table says so).
+
+Options:
+  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
+  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
+  --dp N --pp N --tp N   set a degree; after --pp or --tp alone, DP takes the rest of the GPUs
+  --ep N                 expert-parallel degree (divides dp and the experts)
+  --json                 one JSON document instead of the table
+  -h, --help             this text
+
+Exit status: 0 done, 1 unreadable scenario or impossible plan, 2 wrong usage.
 )";
     case Command::Memory:
         return R"(Usage: tokenwire-cli memory (--scenario FILE | --preset NAME) [--dp N] [--pp N] [--tp N] [--ep N]
@@ -1165,6 +1190,7 @@ Commands:
   explain      the derivation chain of one figure back to the inputs
   plan         the parallel plan: validation, communication signature, collective calls
   memory       memory of every GPU under the plan: states, activations, buffers, peak, fits
+  kernels      the kernels of one layer on one GPU: shapes, FLOPs, bytes, time, compute- or memory-bound
   collective   one collective call scheduled step by step: bytes per rank, steps, time, busbw
   simulate     one training step on the scenario's fabric: step time, exposed communication, MFU
   sweep        the step on several cluster sizes: speedup, efficiency, communication share

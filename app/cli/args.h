@@ -15,7 +15,7 @@
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Memory, Collective, Simulate, Sweep, Presets, Validate, Busbw };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Memory, Kernels, Collective, Simulate, Sweep, Presets, Validate, Busbw };
 
 enum class OutputFormat { Table, Json, Count };
 

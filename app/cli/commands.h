@@ -49,6 +49,8 @@ inline constexpr int kExitUsage = 2;
 // Stage 3: the memory of every GPU under the plan, per stage (table or JSON); exit 1 when the plan
 // cannot run.
 [[nodiscard]] int runMemory(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
+// Stage 3: the kernels of one layer on one GPU under the plan (table or JSON), docs/compute.md.
+[[nodiscard]] int runKernels(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
 struct ValidateOptions;
 // Issue #10: tokenwire's predictions against a measured dataset (table or JSON); exit 1 when any modelled
 // row misses its measured payload by more than 2 % or the dataset is unreadable.

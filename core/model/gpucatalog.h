@@ -4,6 +4,7 @@
 
 #include "model.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,17 @@ struct GpuSpec {
     double peakBf16 = 0;        // FLOP/s, dense tensor cores
     double peakFp16 = 0;        // FLOP/s
     double peakFp8 = 0;         // FLOP/s; 0 when the GPU has no fp8
+    // Kernel model (model/kernels.h, docs/compute.md). Defaults: an A100-like GPU, so a custom GPU
+    // without these keys gets sensible kernel times.
+    double memoryBandwidth = 2.0e12;  // B/s, HBM / GDDR peak
+    double l2Bytes = 40e6;            // B, last-level on-chip cache
+    double l2Bandwidth = 7.2e12;      // B/s, L2 → SMs (bounds small GEMM tiles)
+    std::uint64_t smCount = 108;      // SMs (CUs on AMD): one GEMM tile per SM per wave
+    double gemmFraction = 0.79;       // best large GEMM / tensor-core peak (the size-independent ceiling)
+    double memoryFraction = 0.77;     // streaming (element-wise, norm, softmax) kernels / memory bandwidth
+    double flashForwardFraction = 0.5;  // flash attention forward / peak (causal, head dim 128, T = 2048)
+    double flashBackwardFraction = 0.5; // flash attention backward / peak
+    double kernelSeconds = 3.7e-6;    // fixed cost per kernel (launch, prologue, tail)
     bool operator==(const GpuSpec&) const = default;
 
     [[nodiscard]] double peak(Precision p) const;
@@ -27,7 +39,8 @@ struct GpuSpec {
 // V100, A100 40/80 GB, H100 SXM/PCIe, H200, MI300X, L40S, RTX 4090.
 [[nodiscard]] const std::vector<GpuSpec>& gpuCatalog();
 [[nodiscard]] std::optional<GpuSpec> findGpu(std::string_view id);
-// Problems with a user-defined entry (memory and the bf16 peak must be positive and finite).
+// Problems with a user-defined entry (memory and the bf16 peak must be positive and finite; the
+// kernel-model fields positive, fractions in (0, 1]).
 [[nodiscard]] std::vector<Error> validate(const GpuSpec& gpu, const std::string& path);
 
 } // namespace tw::model

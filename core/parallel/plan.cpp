@@ -5,6 +5,7 @@
 // Korthikanti et al. (arXiv 2205.05198); ZeRO (Rajbhandari et al., arXiv 1910.02054); PyTorch FSDP.
 
 #include "plan.h"
+#include "memory.h"
 
 #include "base/units.h"
 
@@ -214,9 +215,9 @@ std::vector<Error> validate(const ParallelPlan& plan, const Cluster& cluster, co
     };
 
     // Scalars that do not depend on the degrees.
-    if (!(plan.computeEfficiency > 0 && plan.computeEfficiency <= 1))
+    if (!(plan.computeEfficiency >= 0 && plan.computeEfficiency <= 1))
         fail("parallel.compute_efficiency",
-             "must be in (0, 1] (achieved / peak FLOP/s), got " + N(plan.computeEfficiency, 3));
+             "must be in (0, 1] (achieved / peak FLOP/s) or \"auto\" (0), got " + N(plan.computeEfficiency, 3));
     if (!(std::isfinite(plan.bucketBytes) && plan.bucketBytes > 0))
         fail("parallel.bucket_bytes", "must be a positive number of bytes, got " + N(plan.bucketBytes));
     if (!(std::isfinite(plan.memoryReserveBytes) && plan.memoryReserveBytes >= 0 && plan.memoryReserveBytes < 1e15))
@@ -446,6 +447,7 @@ private:
     void buildSignature();
     void buildTiming();
     void buildFigures();
+    void addKernelFigures(FigureSet& f) const;
 
     CollectiveCall& call(std::vector<CollectiveCall>& list, CollectiveKind kind, Strategy s, Phase phase,
                          std::uint32_t first, std::uint32_t count, double payload, std::uint64_t repeat, int layer,
@@ -1143,19 +1145,54 @@ void Builder::buildSignature()
 
 void Builder::buildTiming()
 {
-    // Per layer forward time per micro-batch: the override, or FLOPs / achieved FLOP/s with
-    // FLOPs = 2·P_layer·B·T + 4·B·T²·d (attention scores and weighted sum; REFERENCE.md "Stage 2"), /t.
     const double B = static_cast<double>(b.microBatch), T = static_cast<double>(b.sequenceLength);
     const double d = static_cast<double>(m.hiddenSize), t = static_cast<double>(Tt);
+    // The kernel model (model/kernels.h, docs/compute.md): every distinct block shape once.
+    ComputeKernels& k = out.kernels;
+    k.setup = model::KernelSetup{b.microBatch, b.sequenceLength, Tt, sp, EP, !attentionScoresStored(m, gpu)};
+    k.dense = model::layerKernels(m, gpu, k.setup, false);
+    if (moe)
+        k.moe = model::layerKernels(m, gpu, k.setup, true);
+    k.embedding = model::embeddingKernels(m, gpu, k.setup);
+    k.head = model::headKernels(m, gpu, k.setup);
+    {
+        // The most loaded GPU's model states (parallel/memory.h): its stage's parameters, sharded as the
+        // plan shards them; experts over their data-parallel group of dp/ep ranks.
+        double worst = -1;
+        for (const StageParams& st : stages) {
+            const std::uint64_t ranks = hybrid ? H : D;
+            const StateBytes main = modelStateBytes(st.main, m, p.sharding, ranks);
+            const StateBytes expert = modelStateBytes(st.expert, m, p.sharding, std::max<std::uint64_t>(1, D / EP));
+            const model::Kernel opt = model::optimizerKernel(main.weights + expert.weights,
+                                                             main.gradients + expert.gradients,
+                                                             main.optimizer + expert.optimizer, gpu);
+            if (opt.seconds > worst) {
+                worst = opt.seconds;
+                k.optimizer = opt;
+            }
+        }
+    }
+    k.timed = p.layerForwardSeconds.empty() && p.computeEfficiency == 0;
+
+    // Fixed-rate model: FLOPs / achieved FLOP/s with FLOPs = 2·P_layer·B·T + 4·B·T²·d (docs/model.md §2.4), /t.
     const double rate = gpu.peak(m.weights) * p.computeEfficiency;
     auto& lf = out.layerForwardSeconds;
+    auto& lb = out.layerBackwardSeconds;
     lf.assign(L, 0.0);
+    lb.assign(L, 0.0);
+    // Backward = 2× forward, +1× forward with full recomputation (arXiv 2104.04473 §5.1).
+    const double bwdFactor = fullRecompute ? 3.0 : 2.0;
     for (std::uint64_t l = 0; l < L; ++l) {
         if (p.layerForwardSeconds.size() == 1)
             lf[l] = p.layerForwardSeconds[0];
         else if (p.layerForwardSeconds.size() == L && L > 0)
             lf[l] = p.layerForwardSeconds[l];
-        else {
+        else if (k.timed) {
+            const model::KernelList& list = m.isMoeLayer(l) ? k.moe : k.dense;
+            lf[l] = list.forwardSeconds();
+            lb[l] = list.backwardSeconds();
+            continue;
+        } else {
             const bool moeLayer = m.isMoeLayer(l);
             const double active = static_cast<double>(pb.attentionPerLayer + pb.normsPerLayer)
                                   + (moeLayer ? static_cast<double>(pb.routerPerMoeLayer + m.moe.topK * pb.mlpPerLayer)
@@ -1163,23 +1200,30 @@ void Builder::buildTiming()
             const double flops = (2 * active * B * T + 4 * B * T * T * d) / t;
             lf[l] = rate > 0 ? flops / rate : 0.0;
         }
+        lb[l] = bwdFactor * lf[l];
     }
-    // The head: 2·B·T·d·V_p/t forward, only in the compute model.
+    // The head: 2·B·T·d·V_p/t forward, only in the compute model; the kernel model adds the embedding to
+    // the first chunk and the head (final norm, logits, loss) to the last.
     headForward = p.layerForwardSeconds.empty() && rate > 0
                       ? 2 * B * T * d * static_cast<double>(m.paddedVocab()) / t / rate
                       : 0.0;
-    // Backward = 2× forward, +1× forward with full recomputation (arXiv 2104.04473 §5.1).
-    const double bwdFactor = fullRecompute ? 3.0 : 2.0;
     chunkForward.assign(chunks, 0.0);
     chunkBackward.assign(chunks, 0.0);
     for (std::uint64_t c = 0; c < chunks; ++c) {
         for (std::uint64_t l = chunkFirst[c]; l < chunkFirst[c + 1]; ++l) {
             chunkForward[c] += lf[l];
-            chunkBackward[c] += bwdFactor * lf[l];
+            chunkBackward[c] += lb[l];
         }
     }
-    chunkForward[chunks - 1] += headForward;
-    chunkBackward[chunks - 1] += 2 * headForward;
+    if (k.timed) {
+        chunkForward[0] += k.embedding.forwardSeconds();
+        chunkBackward[0] += k.embedding.backwardSeconds();
+        chunkForward[chunks - 1] += k.head.forwardSeconds();
+        chunkBackward[chunks - 1] += k.head.backwardSeconds();
+    } else {
+        chunkForward[chunks - 1] += headForward;
+        chunkBackward[chunks - 1] += 2 * headForward;
+    }
     out.timeline = pipelineTimeline(p.schedule, P, V, nAcc, chunkForward, chunkBackward);
 }
 
@@ -1308,6 +1352,89 @@ std::string Builder::stageParamsFormula(std::uint64_t s) const
     return text + " = " + N(st.main);
 }
 
+// The kernel model's figures (docs/compute.md): one layer's time by kernel class and pass, the optimizer
+// step, and the step's MFU and HFU on the compute-only timeline.
+void Builder::addKernelFigures(FigureSet& f) const
+{
+    using model::KernelClass;
+    using model::KernelPass;
+    const ComputeKernels& k = out.kernels;
+    const bool denseAny = L > m.moeLayers() || !moe;
+    const model::KernelList& layer = denseAny ? k.dense : k.moe;
+    const std::string which = denseAny ? "one dense layer" : "one MoE layer";
+    const std::array<std::pair<KernelClass, const char*>, 3> kinds{
+        {{KernelClass::Gemm, "gemm"}, {KernelClass::Attention, "attention"}, {KernelClass::MemoryBound, "memory"}}};
+    const std::array<std::pair<KernelPass, const char*>, 3> passes{
+        {{KernelPass::Forward, "forward"}, {KernelPass::Backward, "backward"}, {KernelPass::Recompute, "recompute"}}};
+    for (const auto& [kind, kname] : kinds) {
+        for (const auto& [pass, pname] : passes) {
+            double secs = 0, flops = 0, bytes = 0, count = 0;
+            for (const model::Kernel& x : layer.kernels)
+                if (x.kind == kind && x.pass == pass) {
+                    secs += x.seconds;
+                    flops += x.flops;
+                    bytes += x.bytes;
+                    ++count;
+                }
+            f.add({"plan.kernel." + std::string(kname) + "." + pname,
+                   "Kernel time: " + std::string(kname) + ", " + pname + " (" + which + ")", secs, "s",
+                   "Σ over " + I(count) + " " + kname + " kernels (" + pname + ") of " + which + " on one GPU: "
+                       + N(flops) + " FLOP, " + Bytes(bytes) + " → " + formatSeconds(secs)
+                       + (k.timed ? "" : " (not used: fixed-rate model or override)"),
+                   {}});
+        }
+    }
+    double slowestBwd = 0;
+    for (double x : out.layerBackwardSeconds)
+        slowestBwd = std::max(slowestBwd, x);
+    f.add({"plan.layer_backward_seconds", "Layer backward time per micro-batch (with recomputation)", slowestBwd, "s",
+           k.timed ? "backward + recomputed kernels of the slowest layer = " + formatSeconds(slowestBwd)
+                   : std::string(fullRecompute ? "3× forward (2× backward + 1× recomputed)" : "2× forward") + " = "
+                         + formatSeconds(slowestBwd),
+           k.timed ? cite({"plan.kernel.gemm.backward", "plan.kernel.attention.backward", "plan.kernel.memory.backward",
+                           "plan.kernel.gemm.recompute", "plan.kernel.attention.recompute",
+                           "plan.kernel.memory.recompute"})
+                   : cite({"plan.layer_forward_seconds"})});
+    f.add({"plan.optimizer_step_seconds", "Optimizer step time (busiest GPU)", k.optimizer.seconds, "s",
+           "read + write weights and optimizer states, read gradients: " + Bytes(k.optimizer.bytes) + " / ("
+               + N(gpu.memoryBandwidth / 1e9) + " GB/s·" + N(gpu.memoryFraction, 2) + ") = "
+               + formatSeconds(k.optimizer.seconds) + " (kernel model; not in the pipeline timeline)",
+           {}});
+    // Model FLOPs: 2 per multiply-add forward, 4 backward (no recomputation); hardware FLOPs are what the
+    // GPUs execute: the recomputed kernels too, flash attention's causal half with its backward
+    // recomputation (Chowdhery et al. 2022, App. B; docs/compute.md).
+    double modelFlops = 0, hwFlops = 0;
+    for (std::uint64_t l = 0; l < L; ++l) {
+        const model::KernelList& list = m.isMoeLayer(l) ? k.moe : k.dense;
+        modelFlops += list.flops(KernelPass::Forward) + list.flops(KernelPass::Backward);
+        hwFlops += list.hardwareFlops();
+    }
+    for (const model::KernelList* list : {&k.embedding, &k.head}) {
+        modelFlops += list->flops(KernelPass::Forward) + list->flops(KernelPass::Backward);
+        hwFlops += list->hardwareFlops();
+    }
+    const double scale = static_cast<double>(nAcc * D * Tt); // micro-batches × DP replicas × TP shards
+    modelFlops *= scale;
+    hwFlops *= scale;
+    const double stepSeconds = out.timeline.makespan + k.optimizer.seconds;
+    const double peak = gpu.peak(m.weights);
+    const double denom = static_cast<double>(gpus) * peak * stepSeconds;
+    f.add({"plan.model_flops_per_step", "Model FLOPs per step (kernel list)", modelFlops, "FLOP",
+           "Σ GEMM and attention FLOPs of every layer and the head, forward + backward, per GPU × micro-batches "
+           + I(nAcc) + " × dp " + I(D) + " × tp " + I(Tt) + " = " + N(modelFlops),
+           {}});
+    f.add({"plan.hardware_flops_per_step", "Hardware FLOPs per step (with recomputation)", hwFlops, "FLOP",
+           "executed FLOPs: the kernels with recomputation; flash attention's causal half, its backward 2.5× = " + N(hwFlops), {}});
+    f.add({"plan.mfu", "Model FLOPs utilization (compute timeline)", denom > 0 ? modelFlops / denom : 0.0, "",
+           "model FLOPs / (GPUs · peak · (pipeline makespan + optimizer step)) = " + N(modelFlops) + " / (" + I(gpus)
+               + "·" + N(peak / 1e12) + "·10¹²·" + formatSeconds(stepSeconds) + ") (no communication)",
+           cite({"plan.model_flops_per_step", "plan.peak_flops", "pp.makespan", "plan.optimizer_step_seconds"})});
+    f.add({"plan.hfu", "Hardware FLOPs utilization (compute timeline)", denom > 0 ? hwFlops / denom : 0.0, "",
+           "hardware FLOPs / (GPUs · peak · (pipeline makespan + optimizer step)) = " + N(hwFlops) + " / (" + I(gpus)
+               + "·" + N(peak / 1e12) + "·10¹²·" + formatSeconds(stepSeconds) + ")",
+           cite({"plan.hardware_flops_per_step", "plan.peak_flops", "pp.makespan", "plan.optimizer_step_seconds"})});
+}
+
 void Builder::buildFigures()
 {
     FigureSet& f = out.figures;
@@ -1343,7 +1470,9 @@ void Builder::buildFigures()
                                           + I(cl.gpusPerNode) + "/" + stp + " → " + I(H),
                p.shardGroupSize > 0 ? S{} : S{"plan.dp", "plan.gpus_per_node", "plan.tp"}});
     f.add({"plan.compute_efficiency", "Achieved / peak FLOP/s", p.computeEfficiency, "",
-           "input: " + N(p.computeEfficiency * 100, 1) + "% (Megatron-LM Table 1 reports 44–52%)", {}});
+           p.computeEfficiency > 0 ? "input: " + N(p.computeEfficiency * 100, 1) + "% (Megatron-LM Table 1 reports 44–52%)"
+                                   : std::string("auto (0): layer times from the kernel model (docs/compute.md)"),
+           {}});
     f.add({"plan.peak_flops", "GPU peak FLOP/s (weights precision)", gpu.peak(m.weights), "FLOP/s",
            (gpu.name.empty() ? gpu.id : gpu.name) + ", dense " + std::string(model::toString(m.weights)) + ": "
                + N(gpu.peak(m.weights) / 1e12) + " TFLOP/s (datasheet)",
@@ -1500,6 +1629,15 @@ void Builder::buildFigures()
         if (!p.layerForwardSeconds.empty()) {
             formula = "input: " + formatSeconds(slowest) + " per layer forward per micro-batch"
                       + (p.layerForwardSeconds.size() == 1 ? " (every layer)" : " (slowest layer " + I(slowestLayer) + ")");
+        } else if (out.kernels.timed) {
+            const model::KernelList& list = m.isMoeLayer(slowestLayer) ? out.kernels.moe : out.kernels.dense;
+            formula = "Σ forward kernels of one layer on one GPU: GEMMs "
+                      + formatSeconds(list.seconds(model::KernelClass::Gemm, model::KernelPass::Forward)) + " + attention "
+                      + formatSeconds(list.seconds(model::KernelClass::Attention, model::KernelPass::Forward))
+                      + " + memory-bound "
+                      + formatSeconds(list.seconds(model::KernelClass::MemoryBound, model::KernelPass::Forward)) + " = "
+                      + formatSeconds(slowest) + " (kernel model, docs/compute.md; tokenwire-cli kernels lists them)";
+            inputs = cite({"plan.kernel.gemm.forward", "plan.kernel.attention.forward", "plan.kernel.memory.forward"});
         } else {
             const double B = static_cast<double>(b.microBatch), T = static_cast<double>(b.sequenceLength);
             const bool moeLayer = m.isMoeLayer(slowestLayer);
@@ -1517,6 +1655,7 @@ void Builder::buildFigures()
         }
         f.add({"plan.layer_forward_seconds", "Layer forward time per micro-batch", slowest, "s", formula, inputs});
     }
+    addKernelFigures(f);
     const double bwdFactor = fullRecompute ? 3.0 : 2.0;
     std::vector<double> stageTime(P, 0.0);
     for (std::uint64_t c = 0; c < chunks; ++c)
@@ -1531,14 +1670,29 @@ void Builder::buildFigures()
         }
         const StageParams& st = stages[s];
         std::string formula = "forward + backward per micro-batch over " + I(st.layerCount) + " layer"
-                              + (st.layerCount == 1 ? "" : "s") + ": (1 + " + N(bwdFactor) + ")·Σ layer forward";
-        double layerSum = 0;
-        for (std::uint64_t l : st.layers)
+                              + (st.layerCount == 1 ? "" : "s") + ": ";
+        double layerSum = 0, layerBwd = 0;
+        for (std::uint64_t l : st.layers) {
             layerSum += out.layerForwardSeconds[l];
-        formula += " = " + N(1 + bwdFactor) + "·" + formatSeconds(layerSum);
-        if (s == P - 1 && headForward > 0)
-            formula += " + head 3·" + formatSeconds(headForward);
-        formula += " = " + formatSeconds(stageTime[s]) + (fullRecompute ? " (backward 2× forward + 1× recomputed)" : " (backward = 2× forward)");
+            layerBwd += out.layerBackwardSeconds[l];
+        }
+        if (out.kernels.timed) {
+            formula += "Σ layer forward + Σ layer backward (kernel model) = " + formatSeconds(layerSum) + " + "
+                       + formatSeconds(layerBwd);
+            if (s == 0)
+                formula += " + embedding " + formatSeconds(out.kernels.embedding.forwardSeconds()
+                                                           + out.kernels.embedding.backwardSeconds());
+            if (s == P - 1)
+                formula += " + head " + formatSeconds(out.kernels.head.forwardSeconds()
+                                                      + out.kernels.head.backwardSeconds());
+            formula += " = " + formatSeconds(stageTime[s]);
+        } else {
+            formula += "(1 + " + N(bwdFactor) + ")·Σ layer forward = " + N(1 + bwdFactor) + "·" + formatSeconds(layerSum);
+            if (s == P - 1 && headForward > 0)
+                formula += " + head 3·" + formatSeconds(headForward);
+            formula += " = " + formatSeconds(stageTime[s])
+                       + (fullRecompute ? " (backward 2× forward + 1× recomputed)" : " (backward = 2× forward)");
+        }
         f.add({"pp.stage_time.s" + std::to_string(s), "Stage " + std::to_string(s) + " time per micro-batch",
                stageTime[s], "s", formula, {"plan.layer_forward_seconds"}});
     }

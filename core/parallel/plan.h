@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/figure.h"
 #include "model/gpucatalog.h"
+#include "model/kernels.h"
 #include "model/model.h"
 #include "model/tensors.h"
 
@@ -63,7 +64,8 @@ struct ParallelPlan {
     std::vector<std::uint64_t> layerPartition; // layers per (virtual) stage, pp·v entries; empty = defaultPartition
     std::vector<double> layerForwardSeconds;   // per-layer forward time per micro-batch: empty = compute model,
                                                // one value = every layer, L values = each layer
-    double computeEfficiency = 0.45;       // achieved / peak FLOP/s for the compute model (Megatron Table 1: 44–52%)
+    double computeEfficiency = 0;          // 0 = "auto": layer times from the kernel model (model/kernels.h,
+                                           // docs/compute.md); (0, 1] = the fixed-rate model, achieved / peak FLOP/s
     double bucketBytes = 25.0 * 1024 * 1024; // DDP gradient bucket (PyTorch default 25 MiB)
     // Memory per GPU (parallel/memory.h, docs/memory.md): the framework reserve (CUDA context, cuBLAS
     // workspace, allocator slack) counted against the capacity, and the NCCL buffers of one communicator
@@ -185,12 +187,24 @@ struct PipelineTimeline {
     double bubbleFraction = 0;           // idle / (stages × makespan)
 };
 
+// The kernel model of one GPU (model/kernels.h, docs/compute.md): one dense and one MoE block (each
+// distinct shape once), the embedding, the head, the optimizer step. `timed` = the plan's times come
+// from it (parallel.compute_efficiency auto and no layer_forward_time_s); otherwise only its FLOPs are used.
+struct ComputeKernels {
+    bool timed = false;
+    model::KernelSetup setup;
+    model::KernelList dense, moe, embedding, head;
+    model::Kernel optimizer;
+};
+
 struct PlanDerivation {
     ParallelPlan plan;                   // as derived: partition and assignment filled in
     std::vector<MeshCoord> mesh;         // per GPU
     CommPlan comm;
     PipelineTimeline timeline;
     std::vector<double> layerForwardSeconds; // per layer, one micro-batch, as used
+    std::vector<double> layerBackwardSeconds; // per layer, one micro-batch, with recomputation, as used
+    ComputeKernels kernels;
     FigureSet figures;                   // "plan.*", "dp.*", "pp.*", "tp.*", "ep.*", "zero.*"
 };
 

@@ -25,11 +25,13 @@
 //             "attention": "auto"|"fused"|"unfused" (written when not auto)},
 //   "batch": {"sequence_length", "micro_batch", "global_batch_tokens"},
 //   "hardware": {"gpu", "nodes", "gpus_per_node", "custom": {"id", "name", "memory_bytes", "peak_fp32",
-//                "peak_bf16", "peak_fp16", "peak_fp8"}},
+//                "peak_bf16", "peak_fp16", "peak_fp8", "memory_bandwidth", "l2_bytes", "l2_bandwidth",
+//                "sm_count", "gemm_fraction", "memory_fraction", "flash_forward_fraction",
+//                "flash_backward_fraction", "kernel_seconds"}},
 //   "parallel": {"dp", "pp", "tp", "ep", "sharding": "ddp"|"zero1"|"zero2"|"zero3"|"fsdp-full"|"fsdp-hybrid",
 //                "shard_group_size", "sequence_parallel", "schedule": "gpipe"|"1f1b"|"interleaved",
 //                "virtual_stages", "layer_partition": [..], "layer_forward_time_s": [..],
-//                "compute_efficiency", "bucket_bytes", "memory_reserve_bytes", "comm_buffer_bytes",
+//                "compute_efficiency" (a number, or "auto" = absent = the kernel model), "bucket_bytes", "memory_reserve_bytes", "comm_buffer_bytes",
 //                "assignment": [[dp, pp, tp] per GPU]},
 //   "collectives": {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast" (algorithm names),
 //                   "alpha_s", "bandwidth" (B/s)},
@@ -502,6 +504,16 @@ Scenario readScenario(const Json& root, Reader& r)
     custom.real("peak_bf16", s.hardware.custom.peakBf16);
     custom.real("peak_fp16", s.hardware.custom.peakFp16);
     custom.real("peak_fp8", s.hardware.custom.peakFp8);
+    // Kernel model (model/kernels.h); missing keys keep GpuSpec's defaults, so older files load.
+    custom.real("memory_bandwidth", s.hardware.custom.memoryBandwidth);
+    custom.real("l2_bytes", s.hardware.custom.l2Bytes);
+    custom.real("l2_bandwidth", s.hardware.custom.l2Bandwidth);
+    custom.u64("sm_count", s.hardware.custom.smCount);
+    custom.real("gemm_fraction", s.hardware.custom.gemmFraction);
+    custom.real("memory_fraction", s.hardware.custom.memoryFraction);
+    custom.real("flash_forward_fraction", s.hardware.custom.flashForwardFraction);
+    custom.real("flash_backward_fraction", s.hardware.custom.flashBackwardFraction);
+    custom.real("kernel_seconds", s.hardware.custom.kernelSeconds);
     custom.finish();
     hw.finish();
 
@@ -531,7 +543,16 @@ Scenario readScenario(const Json& root, Reader& r)
         else
             o.reader().fail(path, "expected a number of seconds, got " + typeName(v));
     });
-    par.real("compute_efficiency", p.computeEfficiency);
+    // A number = the fixed-rate model; absent or "auto" (0 in ParallelPlan) = the kernel model.
+    if (const Json* ce = par.get("compute_efficiency")) {
+        if (ce->is_string() && ce->get<std::string>() == "auto")
+            p.computeEfficiency = 0;
+        else if (ce->is_number())
+            p.computeEfficiency = ce->get<double>();
+        else
+            par.reader().fail(par.path("compute_efficiency"),
+                              "expected a number in (0, 1] or \"auto\", got " + typeName(*ce));
+    }
     par.real("bucket_bytes", p.bucketBytes);
     par.real("memory_reserve_bytes", p.memoryReserveBytes);
     par.real("comm_buffer_bytes", p.commBufferBytes);
@@ -829,7 +850,16 @@ std::string scenarioToJson(const Scenario& s)
                             {"peak_fp32", numberJson(c.peakFp32)},
                             {"peak_bf16", numberJson(c.peakBf16)},
                             {"peak_fp16", numberJson(c.peakFp16)},
-                            {"peak_fp8", numberJson(c.peakFp8)}};
+                            {"peak_fp8", numberJson(c.peakFp8)},
+                            {"memory_bandwidth", numberJson(c.memoryBandwidth)},
+                            {"l2_bytes", numberJson(c.l2Bytes)},
+                            {"l2_bandwidth", numberJson(c.l2Bandwidth)},
+                            {"sm_count", c.smCount},
+                            {"gemm_fraction", numberJson(c.gemmFraction)},
+                            {"memory_fraction", numberJson(c.memoryFraction)},
+                            {"flash_forward_fraction", numberJson(c.flashForwardFraction)},
+                            {"flash_backward_fraction", numberJson(c.flashBackwardFraction)},
+                            {"kernel_seconds", numberJson(c.kernelSeconds)}};
     j["hardware"] = std::move(hw);
 
     const parallel::ParallelPlan& p = s.parallel;

@@ -685,8 +685,11 @@ void TestParallel::computeModel()
     // No override: per layer forward (2·P_layer·B·T + 4·B·T²·d)/t / (peak·efficiency) =
     // (2·7,087,872·32·1,024 + 4·32·1,024²·768) / (312·10^12·0.45) = 567,589,994,496 / 1.404·10^14
     // = 4.0427 ms on an A100 (bf16).
+    // (The fixed-rate model is parallel.compute_efficiency set to a number; "auto", 0, is the kernel
+    // model, tested in tst_kernels.)
     const ModelConfig m = known("gpt2-small");
     ParallelPlan plan = planOf(8, 1, 1);
+    plan.computeEfficiency = 0.45;
     const PlanDerivation d = derivePlan(plan, Cluster{1, 8}, m, kPaperBatch, a100());
     QCOMPARE(d.layerForwardSeconds.size(), std::size_t(12));
     QVERIFY(std::fabs(d.layerForwardSeconds[0] - 567589994496.0 / 140.4e12) < 1e-12);
@@ -697,7 +700,9 @@ void TestParallel::computeModel()
     // tp = 4 divides the time by 4; full recomputation makes backward 3× forward.
     ModelConfig full = m;
     full.recompute = tw::model::Recompute::Full;
-    const PlanDerivation t4 = derivePlan(planOf(2, 1, 4), Cluster{1, 8}, full, kPaperBatch, a100());
+    ParallelPlan plan4 = planOf(2, 1, 4);
+    plan4.computeEfficiency = 0.45;
+    const PlanDerivation t4 = derivePlan(plan4, Cluster{1, 8}, full, kPaperBatch, a100());
     QVERIFY(std::fabs(t4.layerForwardSeconds[0] - d.layerForwardSeconds[0] / 4) < 1e-12);
     QVERIFY(std::fabs(fig(t4, "pp.stage_time.s0") - (4 * 12 * t4.layerForwardSeconds[0] + 3 * head / 4)) < 1e-9);
     // Per-layer override with L values.
@@ -752,7 +757,7 @@ void TestParallel::validationMessages()
     // Several problems at once are all reported.
     {
         ParallelPlan plan = planOf(2, 1, 8);
-        plan.computeEfficiency = 0;
+        plan.computeEfficiency = 1.5; // 0 is "auto" (the kernel model); above 1 is refused
         const auto errors = validate(plan, cluster, m, kPaperBatch);
         std::set<std::string> paths;
         for (const auto& e : errors)

@@ -1,0 +1,114 @@
+// tokenwire-cli kernels from the outside (issue #19): GPT-2 small (the paper-reference preset: B = 32,
+// T = 1,024, t = 1, fixed rate 0.45 so the kernels are listed but not used) and the same with the kernel
+// model; the JSON shape, the FLOPs of the GEMMs by hand, the table, tensor parallelism from the command
+// line, usage errors.
+
+#include <QTest>
+
+#include "clirunner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+using json = nlohmann::json;
+
+class TestCliKernels : public QObject {
+    Q_OBJECT
+
+private slots:
+    void gpt2SmallJson();
+    void tensorParallel();
+    void table();
+    void usageErrors();
+};
+
+void TestCliKernels::gpt2SmallJson()
+{
+    const CliRun r = runCli(args({"kernels", "--preset", "paper-reference", "--json"}));
+    QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+    const json doc = parseJson(r.out);
+    QVERIFY2(!doc.is_discarded(), qPrintable(r.describe()));
+    // paper-reference writes compute_efficiency 0.45: the plan keeps the fixed rate.
+    QCOMPARE(doc["timed"].get<bool>(), false);
+    QCOMPARE(doc["tp"].get<int>(), 1);
+    QCOMPARE(doc["attention"].get<std::string>(), std::string("fused")); // auto on an A100
+    const json& kernels = doc["layer"]["kernels"];
+    // B·T = 32,768 tokens, d = 768: QKV 2·32,768·2,304·768 = 115,964,116,992; output projection
+    // 2·32,768·768·768 = 38,654,705,664; MLP up and down 2·32,768·3,072·768 = 154,618,822,656 each;
+    // flash attention 4·32·12·1,024²·64 = 103,079,215,104.
+    double forward = 0;
+    for (const json& k : kernels) {
+        const std::string name = k["name"].get<std::string>();
+        if (k["pass"] != "forward")
+            continue;
+        forward += k["flops"].get<double>();
+        if (name == "QKV projection") {
+            QCOMPARE(k["flops"].get<double>(), 115964116992.0);
+            QCOMPARE(k["shape"].get<std::string>(), std::string("32,768×2,304×768"));
+            QCOMPARE(k["bound"].get<std::string>(), std::string("compute"));
+        }
+        if (name == "attention output projection")
+            QCOMPARE(k["flops"].get<double>(), 38654705664.0);
+        if (name == "input LayerNorm")
+            QCOMPARE(k["bound"].get<std::string>(), std::string("memory"));
+    }
+    // 115,964,116,992 + 103,079,215,104 + 38,654,705,664 + 2·154,618,822,656 = 566,935,683,072.
+    QCOMPARE(forward, 566935683072.0);
+    // Times add up.
+    double fwdSeconds = 0;
+    for (const json& k : kernels)
+        if (k["pass"] == "forward")
+            fwdSeconds += k["seconds"].get<double>();
+    QVERIFY(std::abs(fwdSeconds - doc["layer"]["forward_seconds"].get<double>()) < 1e-12);
+    QVERIFY(doc["optimizer"]["seconds"].get<double>() > 0);
+}
+
+void TestCliKernels::tensorParallel()
+{
+    // --tp 4: QKV columns 2,304/4 = 576, the output projection's rows 768/4 = 192.
+    const CliRun r = runCli(args({"kernels", "--preset", "paper-reference", "--tp", "4", "--json"}));
+    QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+    const json doc = parseJson(r.out);
+    bool saw = false;
+    for (const json& k : doc["layer"]["kernels"]) {
+        if (k["name"] == "QKV projection") {
+            QCOMPARE(k["shape"].get<std::string>(), std::string("32,768×576×768"));
+            saw = true;
+        }
+        if (k["name"] == "attention output projection")
+            QCOMPARE(k["shape"].get<std::string>(), std::string("32,768×768×192"));
+    }
+    QVERIFY(saw);
+}
+
+void TestCliKernels::table()
+{
+    // gpt2-xl uses the kernel model (no compute_efficiency): no "Note" line; the table lists the kernels.
+    const CliRun r = runCli(args({"kernels", "--preset", "gpt2-xl"}));
+    QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+    const QString out = QString::fromUtf8(r.out);
+    QVERIFY2(out.contains(QStringLiteral("QKV projection")), qPrintable(r.describe()));
+    QVERIFY(out.contains(QStringLiteral("MLP down ∂weight")));
+    QVERIFY(out.contains(QStringLiteral("TFLOP/s")));
+    QVERIFY(out.contains(QStringLiteral("GB/s")));
+    QVERIFY(out.contains(QStringLiteral("MFU")));
+    QVERIFY(!out.contains(QStringLiteral("Note:")));
+    const CliRun fixed = runCli(args({"kernels", "--preset", "paper-reference"}));
+    QVERIFY(QString::fromUtf8(fixed.out).contains(QStringLiteral("parallel.compute_efficiency = 0.45")));
+}
+
+void TestCliKernels::usageErrors()
+{
+    const CliRun none = runCli(args({"kernels"}));
+    QCOMPARE(none.exitCode, 2);
+    QVERIFY(QString::fromUtf8(none.err).contains(QStringLiteral("--scenario FILE or --preset NAME")));
+    const CliRun bad = runCli(args({"kernels", "--preset", "paper-reference", "--bogus"}));
+    QCOMPARE(bad.exitCode, 2);
+    const CliRun impossible = runCli(args({"kernels", "--preset", "paper-reference", "--tp", "8"}));
+    QCOMPARE(impossible.exitCode, 1);
+    QVERIFY(QString::fromUtf8(impossible.err).contains(QStringLiteral("parallel.tp")));
+}
+
+QTEST_APPLESS_MAIN(TestCliKernels)
+#include "tst_cli_kernels.moc"
