@@ -1,5 +1,6 @@
 #include "parallelpane.h"
 
+#include "charts/memorychart.h"
 #include "charts/pipelinechart.h"
 #include "document/document.h"
 #include "panes/panekit.h"
@@ -138,6 +139,9 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
         Qt::Vertical, &m_figureTable, &m_chain);
     figureSplit->setSizes({300, 200});
     m_tabs->addTab(figureSplit, tr("Figures"));
+
+    m_memory = new MemoryChart(this);
+    m_tabs->addTab(m_memory->widget(), tr("Memory"));
 
     // The mesh on top across the full width (it is what a drag changes), the tables and charts below.
     m_followChip = panekit::followChip(this, m_document);
@@ -340,6 +344,7 @@ void ParallelPane::buildForm(QWidget* form)
     m_colorBy->addItem(tr("PP stage"), int(MeshView::ColorBy::PpStage));
     m_colorBy->addItem(tr("TP group"), int(MeshView::ColorBy::TpGroup));
     m_colorBy->addItem(tr("EP group"), int(MeshView::ColorBy::EpGroup));
+    m_colorBy->addItem(tr("memory"), int(MeshView::ColorBy::Memory));
     view->addRow(tr("Color GPUs by"), m_colorBy);
     connect(m_colorBy, &QComboBox::currentIndexChanged, this, [this](int) {
         if (!m_updating)
@@ -428,6 +433,7 @@ void ParallelPane::onDerived(const std::shared_ptr<const scenario::Derivation>& 
         m_chainFigures = derivation->figures;
         m_calls->setCommPlan(plan->comm);
         m_pipeline->setTimeline(plan->timeline);
+        showMemory();
         // The chart's makespan and bubble are figures: their formulas on hover.
         QStringList tips;
         for (const char* id : {"pp.makespan", "pp.bubble_fraction"})
@@ -454,6 +460,27 @@ void ParallelPane::onDerived(const std::shared_ptr<const scenario::Derivation>& 
         updateToken();
     else
         m_tokenStale = true;
+}
+
+// The memory of every GPU (core's PlanMemory): the mesh's memory colouring and the stacked bars.
+void ParallelPane::showMemory()
+{
+    const parallel::PlanMemory* memory = m_derivation ? m_derivation->memory.get() : nullptr;
+    if (!memory) {
+        m_mesh->setMemory({}, 0);
+        m_memory->clear();
+        return;
+    }
+    std::vector<double> perGpu(memory->roleOfGpu.size(), 0.0);
+    for (std::size_t g = 0; g < perGpu.size(); ++g)
+        perGpu[g] = memory->roles[memory->roleOfGpu[g]].total + memory->reserveBytes;
+    m_mesh->setMemory(std::move(perGpu), memory->capacityBytes, units());
+    m_memory->setMemory(*memory, units());
+    QStringList tips;
+    for (const char* id : {"memory.plan.peak_bytes", "memory.plan.fits"})
+        if (const QString e = figureExplanation(m_derivation->figures, id, units()); !e.isEmpty())
+            tips << e;
+    m_memory->widget()->setToolTip(tips.join(QStringLiteral("\n\n")));
 }
 
 void ParallelPane::showProblems()
@@ -623,6 +650,7 @@ void ParallelPane::applyUnits()
     m_signature->setDisplayUnits(u);
     m_calls->setDisplayUnits(u);
     m_figures->setDisplayUnits(u);
+    showMemory();
     updateCaption();
     updateToken();
     const QString shown = m_chain->property("figureId").toString();

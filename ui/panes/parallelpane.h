@@ -33,6 +33,7 @@ namespace tw::ui {
 class CallListModel;
 class Document;
 class FigureTableModel;
+class MemoryChart;
 class MeshView;
 class PartitionEditor;
 class PipelineChart;
@@ -59,6 +60,8 @@ public:
     [[nodiscard]] SignatureModel* signatureModel() const { return m_signature; }
     [[nodiscard]] CallListModel* callModel() const { return m_calls; }
     [[nodiscard]] PipelineChart* pipelineChart() const { return m_pipeline; }
+    [[nodiscard]] MemoryChart* memoryChart() const { return m_memory; }
+    [[nodiscard]] QComboBox* colorByBox() const { return m_colorBy; }
     [[nodiscard]] PartitionEditor* partitionEditor() const { return m_partition; }
     [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
     [[nodiscard]] QSpinBox* degreeBox(int strategy) const { return m_degrees[strategy]; } // parallel::Strategy order
@@ -86,6 +89,7 @@ private:
     void updateCaption();
     void updateToken();
     void applyUnits();
+    void showMemory();
     [[nodiscard]] DisplayUnits units() const;
 
     Document* m_document;
@@ -116,6 +120,7 @@ private:
     CallListModel* m_calls = nullptr;
     QTableView* m_callTable = nullptr;
     PipelineChart* m_pipeline = nullptr;
+    MemoryChart* m_memory = nullptr;
     PartitionEditor* m_partition = nullptr;
     FigureTableModel* m_figures = nullptr;
     QTableView* m_figureTable = nullptr;
