@@ -139,7 +139,7 @@ void MemoryChart::setMemory(const parallel::PlanMemory& memory, const DisplayUni
         bar->setBrush(colors[k]);
         bar->setPen(QPen(colors[k].darker(130), 0.8));
         bar->setWidthType(QCPBars::wtPlotCoords);
-        bar->setWidth(stages > 1 ? 0.7 : 0.5);
+        bar->setWidth(0.7);
         bar->setStackingGap(0);
         if (below)
             bar->moveAbove(below);
@@ -151,7 +151,10 @@ void MemoryChart::setMemory(const parallel::PlanMemory& memory, const DisplayUni
     auto* capacity = new QCPGraph(m_plot->xAxis, m_plot->yAxis);
     capacity->setName(tr("capacity %1").arg(qs(formatBytes(memory.capacityBytes, units))));
     capacity->setPen(QPen(kWarn, 2, Qt::DashLine));
-    capacity->setData(QVector<double>{-0.6, double(stages) - 0.4}, QVector<double>{cap, cap});
+    // A few stages are drawn at the width many would have, not as one slab across the chart.
+    const double left = stages < 4 ? -0.5 - (4.0 - double(stages)) / 2 : -0.6;
+    const double right = stages < 4 ? double(stages) - 0.5 + (4.0 - double(stages)) / 2 : double(stages) - 0.4;
+    capacity->setData(QVector<double>{left, right}, QVector<double>{cap, cap});
     // Over the line: the overflow above the bar.
     QFont labelFont = m_plot->xAxis->tickLabelFont();
     labelFont.setBold(true);
@@ -175,11 +178,13 @@ void MemoryChart::setMemory(const parallel::PlanMemory& memory, const DisplayUni
     }
     m_plot->xAxis->setLabel(tr("pipeline stage (every GPU of a stage holds the same)"));
     m_plot->yAxis->setLabel(tr("memory per GPU (%1)").arg(axis.name));
-    m_plot->xAxis->setRange(-0.6, double(stages) - 0.4);
+    m_plot->xAxis->setRange(left, right);
     m_plot->yAxis->setRange(0, largest * axis.scale * 1.15);
-    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
-    ticker->setTickStep(stages > 32 ? 8 : stages > 16 ? 4 : stages > 8 ? 2 : 1);
-    ticker->setScaleStrategy(QCPAxisTickerFixed::ssNone);
+    // Ticks on the stages only (none in the margins of a short pipeline).
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    const std::size_t step = stages > 32 ? 8 : stages > 16 ? 4 : stages > 8 ? 2 : 1;
+    for (std::size_t s = 0; s < stages; s += step)
+        ticker->addTick(double(s), QString::number(s));
     m_plot->xAxis->setTicker(ticker);
     const QString peak = qs(formatBytes(memory.peakBytes + memory.reserveBytes, units));
     m_title->setText(over == 0 ? tr("Memory per GPU: every GPU fits (largest %1 of %2, stage %3)")

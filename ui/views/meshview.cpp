@@ -458,10 +458,7 @@ void MeshView::restyle()
             const QString over = tr("+%1 over").arg(QString::fromStdString(formatBytes(used - m_capacity, m_units)));
             const QString pct = tr("%1 % used").arg(std::lround(100.0 * share));
             if (m_detail == Detail::Full)
-                lines = QStringList{lines[0],
-                                    tr("%1 of %2").arg(QString::fromStdString(formatBytes(used, m_units)),
-                                                       QString::fromStdString(formatBytes(m_capacity, m_units))),
-                                    card->m_over ? over : pct};
+                lines = QStringList{lines[0], QString::fromStdString(formatBytes(used, m_units)), card->m_over ? over : pct};
             else
                 lines = QStringList{lines[0], card->m_over ? over : pct};
         }
