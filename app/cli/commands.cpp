@@ -1530,6 +1530,8 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
         return runPlan(i.scenario, out, err);
     case Command::Memory:
         return runMemory(i.scenario, out, err);
+    case Command::Fit:
+        return runFit(i.fit, out, err);
     case Command::Simulate:
         return runSimulate(i.scenario, out, err);
     case Command::Sweep:

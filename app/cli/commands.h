@@ -18,6 +18,7 @@ struct TrainBpeOptions;
 struct ScenarioOptions;
 struct CollectiveOptions;
 struct SweepCommandOptions;
+struct FitCommandOptions;
 
 // Exit statuses: done, unreadable or corrupt input (or output), wrong usage.
 inline constexpr int kExitOk = 0;
@@ -49,6 +50,9 @@ inline constexpr int kExitUsage = 2;
 // Stage 3: the memory of every GPU under the plan, per stage (table or JSON); exit 1 when the plan
 // cannot run.
 [[nodiscard]] int runMemory(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
+// Stage 3: the plans that fit the model on the cluster, best first (table or JSON); exit 1 when the
+// scenario does not derive (no fitting plan is not an error).
+[[nodiscard]] int runFit(const FitCommandOptions& options, std::ostream& out, std::ostream& err);
 struct ValidateOptions;
 // Issue #10: tokenwire's predictions against a measured dataset (table or JSON); exit 1 when any modelled
 // row misses its measured payload by more than 2 % or the dataset is unreadable.
