@@ -44,8 +44,9 @@ int shardingRank(Sharding s)
 auto coarseKey(const FitPlan& f)
 {
     const parallel::ParallelPlan& p = f.plan;
-    // Equal estimates: the larger micro-batch (fewer, larger messages and kernels), then less memory.
-    return std::make_tuple(f.coarseSeconds, shardingRank(p.sharding), int(f.recompute), ~f.microBatch, f.peakBytes, p.tp,
+    // Equal estimates: less TP (its collectives run several times per layer, Megatron §3), the larger
+    // micro-batch (fewer, larger messages and kernels), then less memory.
+    return std::make_tuple(f.coarseSeconds, shardingRank(p.sharding), int(f.recompute), p.tp, ~f.microBatch, f.peakBytes,
                            p.pp, p.ep, p.sequenceParallel, int(p.schedule), p.virtualStages);
 }
 

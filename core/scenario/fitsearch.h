@@ -14,8 +14,8 @@
 // Coarse estimate (no network): compute = FLOPs per step (compute.flops_per_step under the candidate's
 // recomputation) / (GPUs · peak · efficiency), stretched by the pipeline bubble — 1F1B and GPipe
 // (m + p − 1)/m, interleaved (m + (p − 1)/v)/m (Narayanan et al. 2021, arXiv 2104.04473 §2.2) — with
-// ties broken towards less traffic (DDP before ZeRO-1/2/3), less recomputation, the larger micro-batch,
-// then less memory.
+// ties broken towards less traffic (DDP before ZeRO-1/2/3), less recomputation, less TP, the larger
+// micro-batch, then less memory.
 // Communication enters at the exact stage: the best candidate of each distinct layout (degrees,
 // schedule, v) in coarse order, up to FitOptions::simulate of them, is simulated and the list re-ranked
 // by simulated step time.
