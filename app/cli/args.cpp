@@ -1002,7 +1002,7 @@ Exit status: 0 a valid plan, 1 unreadable scenario or impossible plan, 2 wrong u
 Stage 3: the plans that fit the scenario's model on its cluster. Every layout dp x pp x tp (x ep), DDP
 or ZeRO-1/2/3, sequence parallelism, recomputation, micro-batch size, pipeline schedule and v is
 validated and its memory computed for every GPU; those that fit are ranked by a coarse estimate
-(compute and pipeline bubble), then the best N layouts are simulated as `simulate` does and ranked by
+(compute, pipeline bubble, communication at nominal rates), then the best N layouts are simulated as `simulate` does and ranked by
 step time. Kept: the cluster, the model, T, the global batch G, the fabric. Bounds (docs/memory.md):
 TP inside a node, v <= 4, micro-batch <= 64, at most 500,000 candidates.
 

@@ -165,8 +165,8 @@ int runFit(const FitCommandOptions& o, std::ostream& out, std::ostream& err)
             << pad(f.simulated ? formatSeconds(f.exposedCommSeconds) : "-", 14, true)
             << pad(formatBytes(f.peakBytes, u), 13, true) << "\n";
     }
-    out << "\nstep: simulated on the scenario's fabric as `simulate` does; ~ = coarse estimate (compute and pipeline\n"
-           "bubble only). peak memory: the largest GPU with the framework reserve.\n";
+    out << "\nstep: simulated on the scenario's fabric as `simulate` does; ~ = coarse estimate (compute, pipeline\n"
+           "bubble, communication at nominal rates without overlap). peak memory: the largest GPU with the reserve.\n";
     for (const Error& e : r.simulationErrors)
         out << "not simulated: " << e.toString() << "\n";
     return kExitOk;

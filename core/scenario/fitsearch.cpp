@@ -3,6 +3,8 @@
 #include "derive.h"
 
 #include "network/simulate.h"
+#include "network/topology.h"
+#include "model/tensors.h"
 #include "parallel/memory.h"
 
 #include <algorithm>
@@ -99,6 +101,24 @@ double coarseStepSeconds(double flopsPerStep, std::uint64_t gpus, double peakFlo
     return flopsPerStep / rate * (1 + bubble);
 }
 
+double coarseCommSeconds(const CoarseComm& c)
+{
+    double seconds = 0;
+    const double m = double(c.microBatches);
+    if (c.tp > 1 && c.intraBandwidth > 0) {
+        const double t = double(c.tp);
+        const double calls = c.fullRecompute ? 6 : 4;
+        seconds += double(c.layers) / double(c.pp) * m * calls * 2 * (t - 1) / t * c.activationBytes / c.intraBandwidth;
+    }
+    if (c.pp > 1 && c.ppBandwidth > 0)
+        seconds += m * double(c.v) * 2 * c.activationBytes / c.ppBandwidth;
+    if (c.dp > 1 && c.dpBandwidth > 0) {
+        const double d = double(c.dp);
+        seconds += (c.zero3 ? 3.0 : 2.0) * (d - 1) / d * c.gradientBytes / c.dpBandwidth;
+    }
+    return seconds;
+}
+
 Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, const Progress& progress,
                                      const std::function<void(const FitSearch&)>& partial)
 {
@@ -125,6 +145,19 @@ Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, con
     const std::uint64_t N = cluster.gpuCount(), T = s.batch.sequenceLength, G = s.batch.globalBatchTokens;
     const std::uint64_t L = models[0].layers, experts = models[0].moe.experts;
     const double peak = gpu.peak(models[0].weights), eff = s.parallel.computeEfficiency;
+    // Nominal rates for the communication term: NVLink (or PCIe) inside a node, the NIC across nodes
+    // (a per-node NIC shared by the node's GPUs).
+    const network::TopologySpec spec = resolvedTopology(s);
+    const bool nvlink = spec.kind == network::TopologyKind::NvSwitchNode
+                        || (spec.kind == network::TopologyKind::LeafSpine && spec.intraNode == network::IntraNode::NvSwitch);
+    const double intra = nominalBandwidth(nvlink ? network::nvlinkOf(spec) : spec.pcie);
+    double inter = intra;
+    if (cluster.nodes > 1) {
+        inter = network::nicBandwidthOf(spec);
+        if (spec.nicPlacement == network::NicPlacement::PerNode || spec.kind == network::TopologyKind::PaperTestbed)
+            inter /= double(std::max<std::uint64_t>(cluster.gpusPerNode, 1));
+    }
+    const double parameters = model::parameterCountAsDouble(models[0]);
     FitSearch out;
     if (T == 0 || G % T != 0 || N == 0)
         return out;
@@ -197,8 +230,26 @@ Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, con
                                     f.accumulation = sequences / (dp * b);
                                     f.peakBytes = mem.peakBytes + mem.reserveBytes;
                                     f.capacityBytes = mem.capacityBytes;
+                                    CoarseComm comm;
+                                    comm.dp = dp;
+                                    comm.pp = pp;
+                                    comm.tp = tp;
+                                    comm.v = v;
+                                    comm.microBatches = f.accumulation;
+                                    comm.layers = L;
+                                    comm.activationBytes = double(b * T * m.hiddenSize) * model::bytesPerElement(m.activations);
+                                    comm.gradientBytes = parameters / double(tp * pp) * model::bytesPerElement(m.gradients);
+                                    comm.fullRecompute = kRecomputes[r] == Recompute::Full;
+                                    comm.zero3 = sharding == Sharding::Zero3;
+                                    // Megatron's order (TP fastest, then DP, then PP): a DP group leaves the
+                                    // node once tp·dp exceeds it, pipeline neighbours once tp·dp fills it.
+                                    comm.intraBandwidth = intra;
+                                    comm.dpBandwidth = tp * dp > cluster.gpusPerNode ? inter : intra;
+                                    comm.ppBandwidth = tp * dp >= cluster.gpusPerNode ? inter : intra;
+                                    f.coarseCommSeconds = coarseCommSeconds(comm);
                                     f.coarseSeconds = coarseStepSeconds(flops[r], N, peak, eff, schedule, pp, v,
-                                                                        f.accumulation);
+                                                                        f.accumulation)
+                                                      + f.coarseCommSeconds;
                                     f.stepSeconds = f.coarseSeconds;
                                     out.fitting.push_back(std::move(f));
                                 }

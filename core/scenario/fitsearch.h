@@ -16,7 +16,10 @@
 // (m + p − 1)/m, interleaved (m + (p − 1)/v)/m (Narayanan et al. 2021, arXiv 2104.04473 §2.2) — with
 // ties broken towards less traffic (DDP before ZeRO-1/2/3), less recomputation, less TP, the larger
 // micro-batch, then less memory.
-// Communication enters at the exact stage: the best candidate of each distinct layout (degrees,
+// plus a communication term (coarseCommSeconds): the bytes one GPU sends per step for TP, PP and DP
+// over nominal rates, as if nothing overlapped — a ranking proxy that keeps communication-bound
+// layouts (ZeRO-3 over 1,024 GPUs, TP across nodes) from the top; EP's All-to-All is left to the
+// exact stage. Then the best candidate of each distinct layout (degrees,
 // schedule, v) in coarse order, up to FitOptions::simulate of them, is simulated and the list re-ranked
 // by simulated step time.
 
@@ -45,7 +48,8 @@ struct FitPlan {
     std::uint64_t accumulation = 1;      // N_acc = G/(B·T·dp)
     double peakBytes = 0;                // the largest GPU, with the framework reserve
     double capacityBytes = 0;
-    double coarseSeconds = 0;            // the coarse estimate of the step
+    double coarseSeconds = 0;            // the coarse estimate of the step (compute + communication)
+    double coarseCommSeconds = 0;        // of which communication
     bool simulated = false;              // the figures below come from the simulation
     double stepSeconds = 0;              // simulated step (coarse estimate until simulated)
     double mfu = 0;
@@ -69,6 +73,22 @@ struct FitSearch {
 [[nodiscard]] double coarseStepSeconds(double flopsPerStep, std::uint64_t gpus, double peakFlops, double efficiency,
                                        parallel::PipelineSchedule schedule, std::uint64_t pp, std::uint64_t v,
                                        std::uint64_t microBatches);
+
+// The coarse communication term: per step, one GPU's bytes over nominal rates, nothing overlapped.
+// TP: 4 ring AllReduces per layer per micro-batch (6 with full recomputation; SP's ReduceScatter +
+// AllGather move the same bytes) of M = B·T·d·s_act, each 2(t−1)/t·M, on the L/pp layers of a stage,
+// m micro-batches, over `intraBandwidth`. PP: each micro-batch's activations forward and gradients
+// backward, 2·M per boundary (v times when interleaved), over `ppBandwidth`. DP: the gradients of the
+// GPU's P/(t·pp) parameters, 2(d−1)/d·P·s_g (ZeRO-3/FSDP 3(d−1)/d: two AllGathers and a
+// ReduceScatter, ZeRO §7), over `dpBandwidth`.
+struct CoarseComm {
+    std::uint64_t dp = 1, pp = 1, tp = 1, v = 1, microBatches = 1, layers = 1;
+    double activationBytes = 0;   // M = B·T·d·s_act
+    double gradientBytes = 0;     // P/(t·pp)·s_g
+    bool fullRecompute = false, zero3 = false;
+    double intraBandwidth = 0, ppBandwidth = 0, dpBandwidth = 0; // B/s
+};
+[[nodiscard]] double coarseCommSeconds(const CoarseComm& c);
 
 // Runs the search. `partial` (optional, called from the working thread) gets the list as it stands:
 // once after the coarse ranking, then after each exact simulation. Errors: a scenario that does not

@@ -54,6 +54,8 @@ private slots:
     void findsWhatBruteForceFinds();
     void coarseEstimate_data();
     void coarseEstimate();
+    void coarseCommunication_data();
+    void coarseCommunication();
     void partialResultsAndCancel();
     void nothingFits();
 };
@@ -144,8 +146,11 @@ void TestFitSearch::findsWhatBruteForceFinds()
         const double bubble = 1 + (double(p.pp) - 1) / (v * m);
         // (Recomputation adds FLOPs: selective the attention scores' forward, full the blocks' forward.)
         if (f.recompute == model::Recompute::None)
-            QVERIFY(std::abs(f.coarseSeconds - flopsNone / (4 * 312e12 * s.parallel.computeEfficiency) * bubble)
+            QVERIFY(std::abs(f.coarseSeconds - f.coarseCommSeconds
+                             - flopsNone / (4 * 312e12 * s.parallel.computeEfficiency) * bubble)
                     <= 1e-12 * f.coarseSeconds);
+        QVERIFY(f.coarseCommSeconds >= 0);
+        QCOMPARE(f.coarseCommSeconds == 0, p.dp == 1 && p.pp == 1 && p.tp == 1);
         QVERIFY(f.coarseSeconds >= previous);
         previous = f.coarseSeconds;
         QVERIFY(f.peakBytes <= f.capacityBytes);
@@ -197,6 +202,51 @@ void TestFitSearch::coarseEstimate()
     QCOMPARE(scenario::coarseStepSeconds(1e15, 8, 100e12, 0.5, PipelineSchedule(schedule), std::uint64_t(pp),
                                          std::uint64_t(v), std::uint64_t(m)),
              expected);
+}
+
+void TestFitSearch::coarseCommunication_data()
+{
+    QTest::addColumn<int>("dp");
+    QTest::addColumn<int>("pp");
+    QTest::addColumn<int>("tp");
+    QTest::addColumn<bool>("full");
+    QTest::addColumn<bool>("zero3");
+    QTest::addColumn<double>("expected");
+    // M = 1e8 B of activations, 1e9 B of gradients per GPU, 12 layers, m = 4, v = 1; NVLink 1e11 B/s,
+    // pipeline 1e10 B/s, DP 1e9 B/s.
+    // TP 4 alone: 12 layers · 4 micro-batches · 4 AllReduces · 2·3/4 · 1e8 B / 1e11 B/s = 0.288 s.
+    QTest::newRow("tp4") << 1 << 1 << 4 << false << false << 0.288;
+    // Full recomputation: 6 AllReduces → 0.432 s.
+    QTest::newRow("tp4 full") << 1 << 1 << 4 << true << false << 0.432;
+    // PP 2: 6 layers per stage for TP (0.144 s) + 4 micro-batches · 2 · 1e8 / 1e10 = 0.08 s → 0.224 s.
+    QTest::newRow("tp4 pp2") << 1 << 2 << 4 << false << false << 0.224;
+    // DP 8: 2·7/8 · 1e9 / 1e9 = 1.75 s; ZeRO-3 3·7/8 → 2.625 s.
+    QTest::newRow("dp8") << 8 << 1 << 1 << false << false << 1.75;
+    QTest::newRow("dp8 zero3") << 8 << 1 << 1 << false << true << 2.625;
+}
+
+void TestFitSearch::coarseCommunication()
+{
+    QFETCH(int, dp);
+    QFETCH(int, pp);
+    QFETCH(int, tp);
+    QFETCH(bool, full);
+    QFETCH(bool, zero3);
+    QFETCH(double, expected);
+    scenario::CoarseComm c;
+    c.dp = std::uint64_t(dp);
+    c.pp = std::uint64_t(pp);
+    c.tp = std::uint64_t(tp);
+    c.microBatches = 4;
+    c.layers = 12;
+    c.activationBytes = 1e8;
+    c.gradientBytes = 1e9;
+    c.fullRecompute = full;
+    c.zero3 = zero3;
+    c.intraBandwidth = 1e11;
+    c.ppBandwidth = 1e10;
+    c.dpBandwidth = 1e9;
+    QVERIFY(std::abs(scenario::coarseCommSeconds(c) - expected) <= 1e-12 * expected);
 }
 
 void TestFitSearch::partialResultsAndCancel()

@@ -3,6 +3,7 @@
 #include "charts/memorychart.h"
 #include "charts/pipelinechart.h"
 #include "document/document.h"
+#include "panes/fitplansdialog.h"
 #include "panes/panekit.h"
 #include "settings/appsettings.h"
 #include "settings/theme.h"
@@ -24,6 +25,7 @@
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -241,6 +243,13 @@ void ParallelPane::buildForm(QWidget* form)
     m_product->setObjectName(QStringLiteral("degreeProduct"));
     m_product->setWordWrap(true);
     degrees->addRow(m_product);
+    m_findPlans = new QPushButton(tr("Find plans that fit…"), form);
+    m_findPlans->setObjectName(QStringLiteral("findPlans"));
+    m_findPlans->setToolTip(tr("Search the layouts of the model on this cluster (degrees, sharding, sequence parallelism, "
+                               "recomputation, micro-batch, schedule) for those whose every GPU fits, ranked by "
+                               "simulated step time; apply one as an undoable edit."));
+    degrees->addRow(m_findPlans);
+    connect(m_findPlans, &QPushButton::clicked, this, [this] { openFitPlans(); });
 
     QFormLayout* state = addForm(tr("Model state"));
     m_sharding = new QComboBox(form);
@@ -460,6 +469,16 @@ void ParallelPane::onDerived(const std::shared_ptr<const scenario::Derivation>& 
         updateToken();
     else
         m_tokenStale = true;
+}
+
+FitPlansDialog* ParallelPane::openFitPlans()
+{
+    if (!m_fitDialog)
+        m_fitDialog = new FitPlansDialog(m_document, this);
+    m_fitDialog->show();
+    m_fitDialog->raise();
+    m_fitDialog->startSearch();
+    return m_fitDialog;
 }
 
 // The memory of every GPU (core's PlanMemory): the mesh's memory colouring and the stacked bars.

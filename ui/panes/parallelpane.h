@@ -19,6 +19,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QPushButton;
 class QSpinBox;
 class QTabWidget;
 class QTableView;
@@ -32,6 +33,7 @@ namespace tw::ui {
 
 class CallListModel;
 class Document;
+class FitPlansDialog;
 class FigureTableModel;
 class MemoryChart;
 class MeshView;
@@ -62,6 +64,9 @@ public:
     [[nodiscard]] PipelineChart* pipelineChart() const { return m_pipeline; }
     [[nodiscard]] MemoryChart* memoryChart() const { return m_memory; }
     [[nodiscard]] QComboBox* colorByBox() const { return m_colorBy; }
+    [[nodiscard]] QPushButton* findPlansButton() const { return m_findPlans; }
+    // "Find plans that fit…": opens the dialog and starts the search on the document's scenario.
+    FitPlansDialog* openFitPlans();
     [[nodiscard]] PartitionEditor* partitionEditor() const { return m_partition; }
     [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
     [[nodiscard]] QSpinBox* degreeBox(int strategy) const { return m_degrees[strategy]; } // parallel::Strategy order
@@ -121,6 +126,8 @@ private:
     QTableView* m_callTable = nullptr;
     PipelineChart* m_pipeline = nullptr;
     MemoryChart* m_memory = nullptr;
+    QPushButton* m_findPlans = nullptr;
+    FitPlansDialog* m_fitDialog = nullptr;
     PartitionEditor* m_partition = nullptr;
     FigureTableModel* m_figures = nullptr;
     QTableView* m_figureTable = nullptr;
