@@ -5,6 +5,7 @@
 // Expected values are hand-derived in the comments (REFERENCE.md, "Stage 3").
 
 #include "document/document.h"
+#include "panes/fitplansdialog.h"
 #include "panes/parallelpane.h"
 #include "charts/memorychart.h"
 #include "views/meshview.h"
@@ -21,6 +22,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTableWidget>
+#include <QProgressBar>
 #include <QTextBrowser>
 #include <QTest>
 #include <QTextDocument>
@@ -70,6 +73,7 @@ private slots:
     void followsATokenToItsGpus();
     void signatureCellExplainsItself();
     void colourByMemoryAndTheMemoryChart();
+    void findPlansThatFitAppliesOneUndoableEdit();
 
 private:
     void loadPreset(const char* name);
@@ -335,6 +339,75 @@ void TestParallelPane::colourByMemoryAndTheMemoryChart()
     QCoreApplication::processEvents();
     QVERIFY(!view->cardLook(0).overflows);
     QVERIFY(chart->overflowLabels().isEmpty());
+}
+
+void TestParallelPane::findPlansThatFitAppliesOneUndoableEdit()
+{
+    // paper-reference on 4 GPUs of 16 GiB: DDP over 4 with B = 32 needs 16·P = 1.99 GB + activations
+    // 16.98 GB (tst_memory) + buffers + 1 GiB reserve > 17.18 GB, so the scenario as loaded does not
+    // fit; the search lists plans that do.
+    loadPreset("paper-reference");
+    tw::scenario::Hardware hw = m_doc->scenario().hardware;
+    hw.nodes = 1;
+    hw.gpusPerNode = 4;
+    hw.gpu = "custom";
+    hw.custom = {"gpu16", "16 GiB GPU", 16.0 * 1024 * 1024 * 1024, 19.5e12, 312e12, 312e12, 0.0};
+    tw::parallel::ParallelPlan plan = m_doc->scenario().parallel;
+    plan.dp = 4;
+    plan.layerForwardSeconds.clear();
+    QVERIFY(m_doc->editPlan(hw, plan, QStringLiteral("Small cluster")));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_doc->derivation()->memory && !m_doc->derivation()->memory->fits);
+    const tw::scenario::Scenario before = m_doc->scenario();
+    const int steps = m_doc->undoStack()->count();
+
+    // The button opens the dialog and starts the search off the GUI thread.
+    QTest::mouseClick(m_pane->findPlansButton(), Qt::LeftButton);
+    auto* dialog = m_pane->findChild<tw::ui::FitPlansDialog*>();
+    QVERIFY(dialog);
+    QVERIFY(dialog->isVisible());
+    QVERIFY(dialog->waitUntilIdle(120000));
+    // The coarse list first, then one update per simulated layout (10 by default).
+    QVERIFY(dialog->partialUpdates() >= 2);
+    QVERIFY(!dialog->plans().empty());
+    QCOMPARE(dialog->table()->rowCount(), int(dialog->plans().size()));
+    QCOMPARE(dialog->progressBar()->value(), 1000);
+    QVERIFY2(dialog->status()->text().contains(QLatin1String("Ranked by simulated step time")),
+             qPrintable(dialog->status()->text()));
+    for (const tw::scenario::FitPlan& f : dialog->plans())
+        QVERIFY(f.peakBytes <= f.capacityBytes);
+
+    // Choose the second plan and apply it: one undo step sets degrees, micro-batch and recomputation.
+    QVERIFY(!dialog->applyButton()->isEnabled());
+    const int row = std::min(1, dialog->table()->rowCount() - 1);
+    const tw::scenario::FitPlan chosen = dialog->plans()[std::size_t(row)];
+    dialog->table()->selectRow(row);
+    QVERIFY(dialog->applyButton()->isEnabled());
+    QTest::mouseClick(dialog->applyButton(), Qt::LeftButton);
+    QVERIFY(m_doc->waitForDerivation());
+    QCOMPARE(m_doc->undoStack()->count(), steps + 1);
+    QVERIFY(m_doc->undoStack()->undoText().startsWith(QStringLiteral("Apply plan")));
+    QVERIFY(m_doc->scenario().parallel == chosen.plan);
+    QCOMPARE(m_doc->scenario().batch.microBatch, chosen.microBatch);
+    QVERIFY(m_doc->scenario().model.recompute == chosen.recompute);
+    QCOMPARE(m_doc->scenario().batch.globalBatchTokens, before.batch.globalBatchTokens);
+    QVERIFY(m_doc->derivation()->memory && m_doc->derivation()->memory->fits);
+    QVERIFY(!dialog->isVisible()); // applied: the dialog closes
+
+    // Undo restores the scenario exactly.
+    m_doc->undoStack()->undo();
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_doc->scenario() == before);
+
+    // Cancel: a new search stopped at once says so and keeps the window usable.
+    m_pane->openFitPlans();
+    dialog->cancelSearch();
+    QVERIFY(dialog->waitUntilIdle(60000));
+    QVERIFY(!dialog->isSearching());
+    QVERIFY(!dialog->cancelButton()->isEnabled());
+    QVERIFY2(dialog->status()->text().contains(QLatin1String("stopped")) || dialog->progressBar()->value() == 1000,
+             qPrintable(dialog->status()->text()));
+    dialog->close();
 }
 
 #include "tst_parallelpane.moc"
