@@ -642,6 +642,16 @@ Result<bool> parseFitOption(ArgCursor& cur, std::string_view name, std::optional
         o.top = n.value();
         return true;
     }
+    if (name == "--simulate") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        auto n = parseUnsigned(name, v.value(), 0, 1000);
+        if (!n)
+            return n.error();
+        o.simulate = n.value();
+        return true;
+    }
     return false;
 }
 
@@ -997,19 +1007,22 @@ every reason and the valid choices; the exit status is then 1.
 Exit status: 0 a valid plan, 1 unreadable scenario or impossible plan, 2 wrong usage.
 )";
     case Command::Fit:
-        return R"(Usage: tokenwire-cli fit (--scenario FILE | --preset NAME) [--top N] [--json] [--units si|iec]
+        return R"(Usage: tokenwire-cli fit (--scenario FILE | --preset NAME) [--top N] [--simulate K] [--json]
+                        [--units si|iec]
 
 Stage 3: the plans that fit the scenario's model on its cluster. Every layout dp x pp x tp (x ep), DDP
 or ZeRO-1/2/3, sequence parallelism, recomputation, micro-batch size, pipeline schedule and v is
 validated and its memory computed for every GPU; those that fit are ranked by a coarse estimate
-(compute, pipeline bubble, communication at nominal rates), then the best N layouts are simulated as `simulate` does and ranked by
+(compute, pipeline bubble, communication at nominal rates), then the best K layouts are simulated as `simulate` does and ranked by
 step time. Kept: the cluster, the model, T, the global batch G, the fabric. Bounds (docs/memory.md):
 TP inside a node, v <= 4, micro-batch <= 64, at most 500,000 candidates.
 
 Options:
   --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
   --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --top N                plans listed and simulated (1-1000, default 10)
+  --top N                plans listed (1-1000, default 10)
+  --simulate K           layouts simulated exactly (0-1000, default 6; a 1,024-GPU step takes seconds),
+                         the others listed with their coarse estimate, marked ~
   --json                 {"plans": [{dp, pp, tp, ep, sharding, sequence_parallel, schedule,
                          virtual_stages, micro_batch, accumulation, recompute, simulated, step_time_s,
                          coarse_step_time_s, mfu, exposed_comm_s, peak_bytes}, ...], "candidates",

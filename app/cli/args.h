@@ -100,7 +100,8 @@ struct BusbwOptions {
 // fit: the plans that fit the scenario's model on its cluster, best first (scenario/fitsearch.h).
 struct FitCommandOptions {
     ScenarioOptions scenario; // --scenario / --preset, --json
-    std::uint64_t top = 10;   // --top N: plans listed (and simulated exactly)
+    std::uint64_t top = 10;     // --top N: plans listed
+    std::uint64_t simulate = 6; // --simulate K: layouts simulated exactly (the rest keep the coarse estimate)
     bool operator==(const FitCommandOptions&) const = default;
 };
 

@@ -93,7 +93,7 @@ int runFit(const FitCommandOptions& o, std::ostream& out, std::ostream& err)
     const scenario::Scenario s = std::move(loaded).value();
     scenario::FitOptions options;
     options.top = o.top;
-    options.simulate = o.top;
+    options.simulate = o.simulate;
     auto found = scenario::searchFittingPlans(s, options);
     if (!found) {
         Error e = found.error();

@@ -2,7 +2,7 @@
 // nodes of 8, the preset's rail-optimized leaf-spine fabric) searched in under 30 s, its first results
 // (the coarse ranking) within 2 s. Prints the layouts enumerated, valid and fitting, the time to the
 // first partial result, to each exact simulation and to the end, the best plans, and the peak RSS.
-// Usage: bench_fitsearch [--top N]   (Release build; scripts/bench.sh)
+// Usage: bench_fitsearch [--top N] [--simulate K]   (Release build; scripts/bench.sh)
 
 #include "scenario/fitsearch.h"
 #include "scenario/presets.h"
@@ -18,10 +18,13 @@
 
 int main(int argc, char** argv)
 {
-    std::size_t top = 10;
-    for (int i = 1; i + 1 < argc; ++i)
+    std::size_t top = 10, simulate = 6; // the CLI's defaults
+    for (int i = 1; i + 1 < argc; ++i) {
         if (std::strcmp(argv[i], "--top") == 0)
             top = std::size_t(std::atoi(argv[i + 1]));
+        if (std::strcmp(argv[i], "--simulate") == 0)
+            simulate = std::size_t(std::atoi(argv[i + 1]));
+    }
     tw::scenario::Scenario s = tw::scenario::preset("gpt3-175b").value();
     s.hardware.nodes = 128;
     s.hardware.gpusPerNode = 8;
@@ -30,7 +33,7 @@ int main(int argc, char** argv)
     s.parallel.tp = 8;
     tw::scenario::FitOptions o;
     o.top = top;
-    o.simulate = top;
+    o.simulate = simulate;
     const auto start = tw::bench::Clock::now();
     double first = -1;
     int partials = 0;

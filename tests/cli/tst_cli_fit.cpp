@@ -18,6 +18,7 @@ class TestCliFit : public QObject {
 private slots:
     void json();
     void table();
+    void fewerSimulated();
     void usageErrors_data();
     void usageErrors();
 };
@@ -73,12 +74,28 @@ void TestCliFit::table()
         QVERIFY2(out.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in:\n") + out));
 }
 
+void TestCliFit::fewerSimulated()
+{
+    // --simulate 1: the best layout simulated, the next two listed with their coarse estimate.
+    const CliRun r = runCli(args({"fit", "--preset", "paper-dp", "--top", "3", "--simulate", "1", "--json"}));
+    QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+    const ::json doc = parseJson(r.out);
+    QCOMPARE(doc["plans"].size(), std::size_t(3));
+    QVERIFY(doc["plans"][0]["simulated"].get<bool>());
+    for (int i : {1, 2}) {
+        QVERIFY(!doc["plans"][i]["simulated"].get<bool>());
+        QVERIFY(doc["plans"][i]["mfu"].is_null());
+        QCOMPARE(doc["plans"][i]["step_time_s"].get<double>(), doc["plans"][i]["coarse_step_time_s"].get<double>());
+    }
+}
+
 void TestCliFit::usageErrors_data()
 {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("message");
     QTest::newRow("no scenario") << args({"fit"}) << "missing scenario";
     QTest::newRow("top 0") << args({"fit", "--preset", "paper-dp", "--top", "0"}) << "--top";
+    QTest::newRow("simulate x") << args({"fit", "--preset", "paper-dp", "--simulate", "x"}) << "--simulate";
     QTest::newRow("unknown option") << args({"fit", "--preset", "paper-dp", "--dp", "2"}) << "unknown option '--dp'";
 }
 
