@@ -132,7 +132,8 @@ int runFit(const FitCommandOptions& o, std::ostream& out, std::ostream& err)
         const json doc{{"scenario", s.name},         {"gpus", s.hardware.gpuCount()},
                        {"capacity_bytes", capacity}, {"candidates", r.candidates},
                        {"valid", r.valid},           {"fitting", r.fitting.size()},
-                       {"truncated", r.truncated},   {"plans", plans},
+                       {"truncated", r.truncated},   {"budget_reached", r.budgetReached},
+                       {"plans", plans},
                        {"simulation_errors", errors}};
         out << doc.dump(2) << '\n';
         return kExitOk;
@@ -167,6 +168,8 @@ int runFit(const FitCommandOptions& o, std::ostream& out, std::ostream& err)
     }
     out << "\nstep: simulated on the scenario's fabric as `simulate` does; ~ = coarse estimate (compute, pipeline\n"
            "bubble, communication at nominal rates without overlap). peak memory: the largest GPU with the reserve.\n";
+    if (r.budgetReached)
+        out << "The 20 s budget for simulations ran out: the plans marked ~ were not simulated.\n";
     for (const Error& e : r.simulationErrors)
         out << "not simulated: " << e.toString() << "\n";
     return kExitOk;

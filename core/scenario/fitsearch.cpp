@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <tuple>
 
 namespace tw::scenario {
@@ -123,6 +124,7 @@ Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, con
                                      const std::function<void(const FitSearch&)>& partial)
 {
     const Progress quiet{{}, progress.stop};
+    const auto started = std::chrono::steady_clock::now();
     Deriver deriver;
     // Stage 2 under each recomputation: the model as derived (V from the tokenizer) and its FLOPs.
     constexpr std::array<Recompute, 3> kRecomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
@@ -274,6 +276,11 @@ Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, con
     for (std::size_t i = 0; i < chosen.size(); ++i) {
         if (progress.stopRequested())
             return makeError("cancelled");
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (o.simulateBudgetSeconds > 0 && elapsed > o.simulateBudgetSeconds) {
+            out.budgetReached = true;
+            break;
+        }
         FitPlan f = chosen[i];
         const Scenario sc = applyFitPlan(s, f);
         auto d = deriver.derive(sc, quiet);

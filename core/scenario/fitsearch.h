@@ -39,6 +39,7 @@ struct FitOptions {
     std::size_t simulate = 6;            // layouts simulated exactly (0 = coarse only); a 1,024-GPU step takes
                                          // 0.6–11 s to simulate (release build), so the default stays few
     std::size_t maxCandidates = 500000;  // layouts enumerated at most
+    double simulateBudgetSeconds = 20;   // no new simulation starts after this much wall time (0 = no limit)
     bool operator==(const FitOptions&) const = default;
 };
 
@@ -64,6 +65,7 @@ struct FitSearch {
     std::size_t candidates = 0;          // enumerated
     std::size_t valid = 0;               // accepted by parallel::validate
     bool truncated = false;              // the enumeration stopped at maxCandidates
+    bool budgetReached = false;          // fewer layouts simulated than asked: the time budget ran out
     std::vector<Error> simulationErrors; // candidates whose simulation failed (left out of `plans`)
 };
 

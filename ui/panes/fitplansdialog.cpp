@@ -202,6 +202,8 @@ void FitPlansDialog::showPlans(const scenario::FitSearch& search, bool done)
     else
         text += QLatin1Char(' ') + (done ? tr("Ranked by simulated step time; choose one and apply it (undoable).")
                                          : tr("Simulating the best layouts…"));
+    if (done && search.budgetReached)
+        text += QLatin1Char(' ') + tr("The time budget for simulations ran out: plans marked ~ keep their coarse estimate.");
     m_status->setText(text);
 }
 
