@@ -99,7 +99,7 @@ std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::st
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, memory, kernels, collective, simulate, sweep, presets, validate or busbw";
+constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, memory, kernels, fit, collective, simulate, sweep, presets, validate or busbw";
 
 std::string commandName(Command command)
 {
@@ -120,6 +120,8 @@ std::string commandName(Command command)
         return "memory";
     case Command::Kernels:
         return "kernels";
+    case Command::Fit:
+        return "fit";
     case Command::Collective:
         return "collective";
     case Command::Simulate:
@@ -628,6 +630,33 @@ Result<double> parseNcclSize(std::string_view name, std::string_view text)
 }
 
 // Options of `busbw`; returns false when `name` is not one of them.
+Result<bool> parseFitOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl, FitCommandOptions& o)
+{
+    if (name == "--json" || name == "--scenario" || name == "--preset")
+        return parseScenarioOption(cur, name, inl, o.scenario);
+    if (name == "--top") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        auto n = parseUnsigned(name, v.value(), 1, 1000);
+        if (!n)
+            return n.error();
+        o.top = n.value();
+        return true;
+    }
+    if (name == "--simulate") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        auto n = parseUnsigned(name, v.value(), 0, 1000);
+        if (!n)
+            return n.error();
+        o.simulate = n.value();
+        return true;
+    }
+    return false;
+}
+
 Result<bool> parseBusbwOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl, BusbwOptions& o,
                               bool& opGiven)
 {
@@ -739,6 +768,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 known = parseValidateOption(cur, name, inl, inv.validate);
             else if (inv.command == Command::Busbw)
                 known = parseBusbwOption(cur, name, inl, inv.busbw, busbwOpGiven);
+            else if (inv.command == Command::Fit)
+                known = parseFitOption(cur, name, inl, inv.fit);
             if (!known)
                 return known.error();
             if (!known.value())
@@ -766,6 +797,8 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 inv.command = Command::Memory;
             } else if (arg == "kernels") {
                 inv.command = Command::Kernels;
+            } else if (arg == "fit") {
+                inv.command = Command::Fit;
             } else if (arg == "simulate") {
                 inv.command = Command::Simulate;
             } else if (arg == "sweep") {
@@ -825,6 +858,11 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
         if (inv.command == Command::Explain && inv.scenario.figureId.empty())
             return usageError("missing figure ID (for example model.parameters; derive lists every id)");
         if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
+            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        return inv;
+    }
+    if (inv.command == Command::Fit) {
+        if (inv.fit.scenario.scenarioFile.empty() && inv.fit.scenario.preset.empty())
             return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
         return inv;
     }
@@ -992,6 +1030,31 @@ Options:
   -h, --help             this text
 
 Exit status: 0 done, 1 unreadable scenario or impossible plan, 2 wrong usage.
+)";
+    case Command::Fit:
+        return R"(Usage: tokenwire-cli fit (--scenario FILE | --preset NAME) [--top N] [--simulate K] [--json]
+                        [--units si|iec]
+
+Stage 3: the plans that fit the scenario's model on its cluster. Every layout dp x pp x tp (x ep), DDP
+or ZeRO-1/2/3, sequence parallelism, recomputation, micro-batch size, pipeline schedule and v is
+validated and its memory computed for every GPU; those that fit are ranked by a coarse estimate
+(compute, pipeline bubble, communication at nominal rates), then the best K layouts are simulated as `simulate` does and ranked by
+step time. Kept: the cluster, the model, T, the global batch G, the fabric. Bounds (docs/memory.md):
+TP inside a node, v <= 4, micro-batch <= 64, at most 500,000 candidates.
+
+Options:
+  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
+  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
+  --top N                plans listed (1-1000, default 10)
+  --simulate K           layouts simulated exactly (0-1000, default 6; a 1,024-GPU step takes seconds),
+                         the others listed with their coarse estimate, marked ~
+  --json                 {"plans": [{dp, pp, tp, ep, sharding, sequence_parallel, schedule,
+                         virtual_stages, micro_batch, accumulation, recompute, simulated, step_time_s,
+                         coarse_step_time_s, mfu, exposed_comm_s, peak_bytes}, ...], "candidates",
+                         "valid", "fitting", "truncated", "capacity_bytes"}
+  --units si|iec         byte units of the table
+
+Exit status: 0 done (also when no plan fits), 1 unreadable scenario, 2 wrong usage.
 )";
     case Command::Memory:
         return R"(Usage: tokenwire-cli memory (--scenario FILE | --preset NAME) [--dp N] [--pp N] [--tp N] [--ep N]
@@ -1197,6 +1260,7 @@ Commands:
   presets      the scenarios shipped with the program
   validate     predicted vs measured bytes of real collectives on loopback (exit 1 on a miss > 2 %)
   busbw        NCCL's predicted bus bandwidth per message size on the scenario's fabric (nccl-tests' table)
+  fit          the plans that fit the model on the cluster, ranked by simulated step time
 
 Options:
   -h, --help   this text; `tokenwire-cli COMMAND --help` for a command's options

@@ -15,7 +15,7 @@
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Memory, Kernels, Collective, Simulate, Sweep, Presets, Validate, Busbw };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Memory, Kernels, Fit, Collective, Simulate, Sweep, Presets, Validate, Busbw };
 
 enum class OutputFormat { Table, Json, Count };
 
@@ -97,6 +97,14 @@ struct BusbwOptions {
 // unknown (cmd_busbw.cpp).
 [[nodiscard]] int busbwDtypeSize(std::string_view name);
 
+// fit: the plans that fit the scenario's model on its cluster, best first (scenario/fitsearch.h).
+struct FitCommandOptions {
+    ScenarioOptions scenario; // --scenario / --preset, --json
+    std::uint64_t top = 10;     // --top N: plans listed
+    std::uint64_t simulate = 6; // --simulate K: layouts simulated exactly (the rest keep the coarse estimate)
+    bool operator==(const FitCommandOptions&) const = default;
+};
+
 struct Invocation {
     Command command = Command::None;
     bool help = false;    // --help on the tool (command None) or on a command
@@ -108,6 +116,7 @@ struct Invocation {
     SweepCommandOptions sweep;
     ValidateOptions validate;
     BusbwOptions busbw;
+    FitCommandOptions fit;
     bool operator==(const Invocation&) const = default;
 };
 

@@ -1532,6 +1532,8 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
         return runMemory(i.scenario, out, err);
     case Command::Kernels:
         return runKernels(i.scenario, out, err);
+    case Command::Fit:
+        return runFit(i.fit, out, err);
     case Command::Simulate:
         return runSimulate(i.scenario, out, err);
     case Command::Sweep:

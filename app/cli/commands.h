@@ -18,6 +18,7 @@ struct TrainBpeOptions;
 struct ScenarioOptions;
 struct CollectiveOptions;
 struct SweepCommandOptions;
+struct FitCommandOptions;
 
 // Exit statuses: done, unreadable or corrupt input (or output), wrong usage.
 inline constexpr int kExitOk = 0;
@@ -51,6 +52,9 @@ inline constexpr int kExitUsage = 2;
 [[nodiscard]] int runMemory(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
 // Stage 3: the kernels of one layer on one GPU under the plan (table or JSON), docs/compute.md.
 [[nodiscard]] int runKernels(const ScenarioOptions& options, std::ostream& out, std::ostream& err);
+// Stage 3: the plans that fit the model on the cluster, best first (table or JSON); exit 1 when the
+// scenario does not derive (no fitting plan is not an error).
+[[nodiscard]] int runFit(const FitCommandOptions& options, std::ostream& out, std::ostream& err);
 struct ValidateOptions;
 // Issue #10: tokenwire's predictions against a measured dataset (table or JSON); exit 1 when any modelled
 // row misses its measured payload by more than 2 % or the dataset is unreadable.

@@ -411,6 +411,17 @@ PlanMemory derivePlanMemory(const ParallelPlan& plan, const Cluster& cluster, co
            {peakId}});
     f.add({"memory.plan.peak_stage", "Stage of the largest GPU memory", static_cast<double>(out.peakStage), "",
            "stage " + I(out.peakStage), {peakId}});
+    // The largest GPU's kinds (what Compare's memory chart sets side by side).
+    {
+        const RoleMemory& peak = out.roles[out.peakStage];
+        const std::string stageId = "memory.plan.stage" + std::to_string(out.peakStage) + ".";
+        const std::pair<const char*, double> kinds[] = {{"weights", peak.weights},         {"gradients", peak.gradients},
+                                                        {"optimizer", peak.optimizer},     {"activations", peak.activations},
+                                                        {"buffers", peak.buffers}};
+        for (const auto& [kind, value] : kinds)
+            f.add({std::string("memory.plan.peak_") + kind + "_bytes", std::string("Largest GPU: ") + kind, value, "B",
+                   "stage " + I(out.peakStage) + "'s " + kind + " = " + Bytes(value), {stageId + kind + "_bytes"}});
+    }
     S fitIds;
     for (std::uint64_t r = 0; r < P; ++r)
         fitIds.push_back("memory.plan.stage" + std::to_string(r) + ".fits");

@@ -49,6 +49,7 @@ std::vector<KeyFigureSpec> makeSpecs()
         {3, "ep.bytes_per_gpu_per_step", B::Lower, U, "fewer bytes each GPU sends for expert parallelism", "EP bytes per GPU"},
         {3, "pp.bubble_fraction", B::Lower, P, "less idle time in the pipeline schedule", "Pipeline bubble"},
         {3, "pp.makespan", B::Lower, U, "a shorter step if communication were free", "Pipeline time"},
+        {3, "memory.plan.peak_bytes", B::Lower, U, "less memory on the plan's largest GPU: more room, smaller GPUs", "Largest GPU memory"},
         // Stage 4: the collectives' schedules.
         {4, "collective.dp.wire_bytes_per_step", B::Lower, U, "fewer DP bytes on the wire per step", "DP bytes on the wire"},
         {4, "collective.pp.wire_bytes_per_step", B::Lower, U, "fewer PP bytes on the wire per step", "PP bytes on the wire"},
@@ -122,8 +123,9 @@ KeyFigures keyFigures(const Derivation& d, const network::StepSimulation* simula
     KeyFigures k;
     k.scenarioName = scenarioName;
     // The chart series' figures are kept too (memory by kind, exposed time by strategy), beside the table's.
-    static const char* const kChartIds[] = {"memory.weights_bytes",  "memory.gradients_bytes", "memory.optimizer_bytes",
-                                            "sim.exposed_dp_s",      "sim.exposed_pp_s",       "sim.exposed_tp_s",
+    static const char* const kChartIds[] = {"memory.plan.peak_weights_bytes", "memory.plan.peak_gradients_bytes",
+                                            "memory.plan.peak_optimizer_bytes", "memory.plan.peak_activations_bytes",
+                                            "memory.plan.peak_buffers_bytes", "sim.exposed_dp_s",      "sim.exposed_pp_s",       "sim.exposed_tp_s",
                                             "sim.exposed_ep_s"};
     auto keep = [&](const FigureSet& from, const std::string& id) {
         if (const Figure* f = from.find(id))
@@ -262,11 +264,12 @@ Comparison compare(const KeyFigures& a, const KeyFigures& b)
                           {"sim.exposed_ep_s", "exposed EP"},
                           {"sim.bubble_s", "bubble"}},
                          a, b);
-    c.memoryByKind = series("Memory per GPU by kind (stage 2, no sharding)", "B",
-                            {{"memory.weights_bytes", "weights"},
-                             {"memory.gradients_bytes", "gradients"},
-                             {"memory.optimizer_bytes", "optimizer"},
-                             {"memory.activations_bytes", "activations"}},
+    c.memoryByKind = series("Memory of the plan's largest GPU by kind (stage 3)", "B",
+                            {{"memory.plan.peak_weights_bytes", "weights"},
+                             {"memory.plan.peak_gradients_bytes", "gradients"},
+                             {"memory.plan.peak_optimizer_bytes", "optimizer"},
+                             {"memory.plan.peak_activations_bytes", "activations"},
+                             {"memory.plan.peak_buffers_bytes", "buffers"}},
                             a, b);
     return c;
 }

@@ -110,7 +110,7 @@ struct Comparison {
     std::vector<FigureDelta> rows; // keyFigureSpecs() order, figures absent on both sides left out
     Series bytesByStrategy;        // dp/pp/tp/ep.bytes_per_gpu_per_step
     Series stepSplit;              // sim.compute_s, sim.exposed_{dp,pp,tp,ep}_s, sim.bubble_s
-    Series memoryByKind;           // memory.weights/gradients/optimizer/activations_bytes (stage 2, no sharding)
+    Series memoryByKind;           // memory.plan.peak_*_bytes: the plan's largest GPU by kind (stage 3)
 
     [[nodiscard]] const FigureDelta* find(const std::string& id) const;
     [[nodiscard]] std::vector<const FigureDelta*> stage(int stage) const;

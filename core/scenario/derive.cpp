@@ -391,11 +391,6 @@ Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, con
                 "model.vocab_size", "the model keeps its own V = " + integer(s.model.vocabSize)
                                         + "; the text is tokenized with " + tokenized->tokenizer->name() + " (V = "
                                         + integer(tokenizerV) + ") for the token figures"));
-        if (!md->fitsInMemory)
-            m->problems.push_back(fieldError(
-                "hardware.gpu", "one GPU's memory (" + formatBytes(mkey.gpu.memoryBytes)
-                                    + ") does not hold this model's weights, gradients, optimizer state and "
-                                      "activations without the sharding and parallel layouts of stage 3"));
         m->derivation = std::move(md);
         stage2 = m;
         std::lock_guard lock(c.mutex);
@@ -454,6 +449,25 @@ Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, con
             }
         d->stage3 = std::move(plan);
         d->stage4 = std::move(bound);
+    }
+    // Does it fit? Under a plan that runs, its largest GPU decides (parallel/memory.h); without one, the
+    // whole model on one GPU (stage 2).
+    if (d->memory && !d->memory->fits) {
+        const parallel::PlanMemory& pm = *d->memory;
+        std::uint64_t over = 0;
+        for (const parallel::RoleMemory& r : pm.roles)
+            over += r.fits ? 0 : r.gpus;
+        d->problems.push_back(fieldError(
+            "hardware.gpu", integer(over) + " of the " + integer(pkey.cluster.gpuCount()) + " GPUs do not fit: under the plan "
+                                + "the largest (stage " + integer(pm.peakStage) + ") holds " + formatBytes(pm.peakBytes)
+                                + " + a reserve of " + formatBytes(pm.reserveBytes) + ", "
+                                + formatBytes(pm.peakBytes + pm.reserveBytes - pm.capacityBytes) + " more than its "
+                                + formatBytes(pm.capacityBytes)));
+    } else if (!d->memory && !stage2->derivation->fitsInMemory) {
+        d->problems.push_back(fieldError(
+            "hardware.gpu", "one GPU's memory (" + formatBytes(stage2->gpu.memoryBytes)
+                                + ") does not hold this model's weights, gradients, optimizer state and "
+                                  "activations without the sharding and parallel layouts of stage 3"));
     }
     for (const Error& e : d->planErrors)
         d->problems.push_back(e); // also listed with the other notes (each names its "parallel.*" path)

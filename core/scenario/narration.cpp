@@ -259,7 +259,14 @@ StageNarration tensorStage(const Scenario& s, const Derivation& d, Sources& src)
         m.say("On one " + gpu + " it would need ").num("memory.total_bytes", Style::Bytes).say(" (");
         m.num("memory.model_states_bytes", Style::Bytes).say(" of weights, gradients and optimizer state, ");
         m.num("memory.activations_bytes", Style::Bytes).say(" of activations), more than the GPU's ");
-        m.num("memory.gpu_capacity_bytes", Style::Bytes).say(": stage 3 has to split it.");
+        m.num("memory.gpu_capacity_bytes", Style::Bytes);
+        if (d.memory && src.has("memory.plan.peak_bytes")) {
+            // Plan-aware: what stage 3's plan leaves on its largest GPU.
+            m.say(": stage 3's plan splits it, and its largest GPU holds ").num("memory.plan.peak_bytes", Style::Bytes);
+            m.say(d.memory->fits ? ", which fits." : ", which still does not fit.");
+        } else {
+            m.say(": stage 3 has to split it.");
+        }
     }
     keep(st, m);
     return st;
@@ -277,6 +284,73 @@ std::string shardingClause(parallel::Sharding sharding)
     case parallel::Sharding::FsdpHybrid: return "hybrid FSDP shards the model states inside each shard group";
     }
     return {};
+}
+
+// GPU ids as ranges ("0–7, 16–23"), at most `limit` ranges then "…".
+std::string gpuRanges(std::vector<std::uint64_t> gpus, std::size_t limit = 3)
+{
+    std::sort(gpus.begin(), gpus.end());
+    std::string out;
+    std::size_t ranges = 0;
+    for (std::size_t i = 0; i < gpus.size();) {
+        std::size_t j = i;
+        while (j + 1 < gpus.size() && gpus[j + 1] == gpus[j] + 1)
+            ++j;
+        if (ranges++ == limit)
+            return out + ", …";
+        out += (out.empty() ? "" : ", ") + formatUnsigned(gpus[i]) + (j > i ? "–" + formatUnsigned(gpus[j]) : "");
+        i = j + 1;
+    }
+    return out;
+}
+
+// Stage 3's memory: every GPU fits (the largest named), or which GPUs overflow and by how much.
+Sentence memorySentence(const Derivation& d, Sources& src)
+{
+    const parallel::PlanMemory& pm = *d.memory;
+    Sentence m(src);
+    std::vector<std::size_t> over;
+    std::uint64_t overGpus = 0;
+    for (std::size_t r = 0; r < pm.roles.size(); ++r)
+        if (!pm.roles[r].fits) {
+            over.push_back(r);
+            overGpus += pm.roles[r].gpus;
+        }
+    if (over.empty()) {
+        m.say("Every GPU fits: the largest, on stage " + formatUnsigned(pm.peakStage) + ", holds ");
+        m.num("memory.plan.peak_bytes", Style::Bytes).say(" plus a reserve of ").num("memory.plan.reserve_bytes", Style::Bytes);
+        m.say(" of its ").num("memory.gpu_capacity_bytes", Style::Bytes).say(".");
+        return m;
+    }
+    m.own({"narration.memory_gpus_over", "GPUs that do not fit", double(overGpus), "",
+           "GPUs of the stages whose total + reserve exceeds the capacity = " + formatUnsigned(overGpus), {"memory.plan.fits"}},
+          Style::Count, "GPU", "GPUs");
+    m.say(overGpus == 1 ? " does not fit in its " : " do not fit in their ").num("memory.gpu_capacity_bytes", Style::Bytes).say(": ");
+    // The worst stages first, three at most.
+    std::sort(over.begin(), over.end(), [&](std::size_t a, std::size_t b) { return pm.roles[a].total > pm.roles[b].total; });
+    const std::size_t shown = std::min<std::size_t>(over.size(), 3);
+    std::vector<std::vector<std::uint64_t>> gpusOf(pm.roles.size());
+    for (std::size_t g = 0; g < pm.roleOfGpu.size(); ++g)
+        gpusOf[pm.roleOfGpu[g]].push_back(g);
+    for (std::size_t i = 0; i < shown; ++i) {
+        const std::size_t r = over[i];
+        const std::string id = "memory.plan.stage" + std::to_string(r) + ".";
+        const double excess = pm.roles[r].total + pm.reserveBytes - pm.capacityBytes;
+        if (i > 0)
+            m.say(i + 1 == shown && over.size() == shown ? " and " : ", ");
+        m.say("stage " + std::to_string(r) + " (GPU" + (gpusOf[r].size() == 1 ? " " : "s ") + gpuRanges(gpusOf[r]) + ") needs ");
+        m.own({"narration.memory_stage" + std::to_string(r) + "_over_bytes",
+               "Stage " + std::to_string(r) + ": memory over the capacity", excess, "B",
+               "total + reserve − capacity = " + formatBytes(pm.roles[r].total) + " + " + formatBytes(pm.reserveBytes) + " − "
+                   + formatBytes(pm.capacityBytes) + " = " + formatBytes(excess),
+               {id + "total_bytes", "memory.plan.reserve_bytes", "memory.gpu_capacity_bytes"}},
+              Style::Bytes);
+        m.say(" more");
+    }
+    if (over.size() > shown)
+        m.say(", and " + std::to_string(over.size() - shown) + " more stages");
+    m.say(". Shard more (ZeRO, TP, PP) or recompute activations.");
+    return m;
 }
 
 // Stage 3: the plan (DP × PP × TP (× EP)), where a token's activations live, the biggest collective.
@@ -303,6 +377,8 @@ StageNarration gpuStage(const Scenario& s, const Derivation& d, Sources& src)
         a.say("The model trains on ").num("plan.gpus", Style::Count, "GPU", "GPUs");
         a.say(" without parallelism: no GPU waits for another, and nothing crosses a wire.");
         keep(st, a);
+        if (d.memory && !d.memory->roles.empty())
+            keep(st, memorySentence(d, src));
         return st;
     }
     a.say("The ").num("plan.gpus", Style::Count, "GPU", "GPUs").say(" on ").num("plan.nodes", Style::Count, "node", "nodes");
@@ -371,7 +447,14 @@ StageNarration gpuStage(const Scenario& s, const Derivation& d, Sources& src)
         }
         c.say(": ").num("pp.boundary_bytes_fwd", Style::Bytes).say(" of a micro-batch's activations cross each boundary.");
     }
-    keep(st, c);
+
+    // Memory: a GPU that overflows is news and takes the place of where the activations travel; a plan
+    // that fits says so when the stage has room left (four sentences at most).
+    const bool overflows = d.memory && !d.memory->roles.empty() && !d.memory->fits;
+    if (overflows)
+        keep(st, memorySentence(d, src));
+    else
+        keep(st, c);
 
     // The strategy whose traffic is the largest for the busiest GPU.
     int biggest = -1;
@@ -399,6 +482,8 @@ StageNarration gpuStage(const Scenario& s, const Derivation& d, Sources& src)
         e.say(".");
         keep(st, e);
     }
+    if (!overflows && d.memory && !d.memory->roles.empty() && st.sentences.size() < 4)
+        keep(st, memorySentence(d, src));
     return st;
 }
 

@@ -139,10 +139,11 @@ void TestCompare::selfComparisonIsAllZero()
     QCOMPARE(c.bytesByStrategy.bars.size(), std::size_t(1));
     QCOMPARE(c.bytesByStrategy.bars[0].id, std::string("dp.bytes_per_gpu_per_step"));
     QCOMPARE(*c.bytesByStrategy.bars[0].a, 435539328.0);
-    // Memory by kind: weights, gradients, optimizer, activations, in this order.
-    QCOMPARE(c.memoryByKind.bars.size(), std::size_t(4));
+    // Memory of the plan's largest GPU by kind: weights, gradients, optimizer, activations, buffers.
+    QCOMPARE(c.memoryByKind.bars.size(), std::size_t(5));
     QCOMPARE(c.memoryByKind.bars[0].label, std::string("weights"));
     QCOMPARE(c.memoryByKind.bars[3].label, std::string("activations"));
+    QCOMPARE(c.memoryByKind.bars[4].label, std::string("buffers"));
 }
 
 void TestCompare::modelChangeGpt2SmallToMedium()
@@ -173,8 +174,9 @@ void TestCompare::modelChangeGpt2SmallToMedium()
     QVERIFY(p.verdict == Verdict::Neutral);
     QCOMPARE(str(formatRelativeDelta(p)), QStringLiteral("+185.1 %"));
 
-    // Weights in bf16: 2 B per parameter: 248,879,616 B → 709,646,336 B, the same +185.1 %.
-    const SeriesBar* w = barOf(c.memoryByKind, "memory.weights_bytes");
+    // Weights in bf16: 2 B per parameter: 248,879,616 B → 709,646,336 B, the same +185.1 % (DDP on one
+    // stage without TP: the largest GPU holds every parameter).
+    const SeriesBar* w = barOf(c.memoryByKind, "memory.plan.peak_weights_bytes");
     QVERIFY(w && w->a && w->b);
     QCOMPARE(*w->a, 2.0 * 124439808);
     QCOMPARE(*w->b, 2.0 * 354823168);

@@ -21,6 +21,7 @@ class TestNarration : public QObject {
     Q_OBJECT
 private slots:
     void referencePreset();
+    void memoryUnderThePlan();
     void everyNumberIsAFigure();
     void oneWayStrategiesAreNotMentioned_data();
     void oneWayStrategiesAreNotMentioned();
@@ -132,6 +133,66 @@ void TestNarration::referencePreset()
     QVERIFY2(five.contains(QLatin1String("NVSwitch node of 8 GPUs")), qPrintable(five));
     QVERIFY2(five.contains(QLatin1String("once the simulation has run")), qPrintable(five));
     QVERIFY2(!five.contains(QLatin1String(" ms")) && !five.contains(QLatin1String("%")), qPrintable(five));
+    checkFigures(n, *d);
+}
+
+void TestNarration::memoryUnderThePlan()
+{
+    // paper-reference: GPT-2 small, DDP over 8 GPUs, fused attention. tst_memory derives one GPU's
+    // peak by hand: weights 2P = 248,879,616 + gradients 248,879,616 + optimizer 12P = 1,493,277,696
+    // + activations 16,981,032,960 + buffers 315,988,480 = 19,288,058,368 B = 19.29 GB, plus the
+    // 1 GiB reserve 1,073,741,824 B = 1.074 GB, within the A100's 80 GiB = 85.9 GB.
+    Scenario s = presetOrDie("paper-reference");
+    s.model.attention = tw::model::Attention::Fused;
+    {
+        const auto d = deriveOrDie(s);
+        const Narration n = narrate(s, *d);
+        const QString three = stageText(n, 3);
+        // A plan that fits is no news: with four sentences already (plan, replicas, activations,
+        // traffic) the memory is left out, and nothing says "do not fit".
+        QCOMPARE(n.stage(3)->sentences.size(), std::size_t(4));
+        QVERIFY2(!three.contains(QLatin1String("do not fit")), qPrintable(three));
+        checkFigures(n, *d);
+    }
+    {
+        // One GPU, no parallelism: room for the memory sentence. Weights, gradients, optimizer as above;
+        // dp = 1 → N_acc = 524,288 / 32,768 = 16, one micro-batch in flight: activations 16,981,032,960;
+        // buffers: none (no data-parallel group: no DDP bucket copy, no communicator) → total
+        // 1,991,036,928 + 16,981,032,960 = 18,972,069,888 B = 18.97 GB.
+        Scenario one = s;
+        one.hardware.nodes = 1;
+        one.hardware.gpusPerNode = 1;
+        one.parallel = {};
+        one.parallel.dp = 1;
+        const auto d = deriveOrDie(one);
+        const Narration n = narrate(one, *d);
+        const QString three = stageText(n, 3);
+        for (const char* part : {"Every GPU fits", "stage 0", "18.97 GB", "1.074 GB", "85.9 GB"})
+            QVERIFY2(three.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in: ") + three));
+        checkFigures(n, *d);
+    }
+    // On a 16 GiB GPU = 17,179,869,184 B = 17.18 GB every GPU overflows: 19,288,058,368 + 1,073,741,824
+    // − 17,179,869,184 = 3,181,931,008 B = 3.182 GB. Stage 2's one-GPU figure (more than the GPU) now says
+    // what the plan's largest GPU holds, and that it still does not fit.
+    s.hardware.gpu = "custom";
+    s.hardware.custom = {"small-gpu", "Small GPU", 16.0 * 1024 * 1024 * 1024, 19.5e12, 312e12, 312e12, 0.0};
+    const auto d = deriveOrDie(s);
+    const Narration n = narrate(s, *d);
+    const QString three = stageText(n, 3);
+    for (const char* part : {"8 GPUs do not fit in their 17.18 GB", "stage 0 (GPUs 0–7) needs 3.182 GB more"})
+        QVERIFY2(three.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in: ") + three));
+    QVERIFY(n.stage(3)->sentences.size() <= 4);
+    const Figure* over = n.figures.find("narration.memory_stage0_over_bytes");
+    QVERIFY(over);
+    QCOMPARE(over->value, 3181931008.0);
+    const QString two = stageText(n, 2);
+    QVERIFY2(two.contains(QLatin1String("its largest GPU holds 19.29 GB, which still does not fit")), qPrintable(two));
+    // The derivation's note names the plan's largest GPU, not the whole model on one GPU.
+    bool noted = false;
+    for (const tw::Error& e : d->problems)
+        noted |= e.where.jsonPath == "hardware.gpu" && e.message.find("8 of the 8 GPUs do not fit") != std::string::npos
+                 && e.message.find("3.182 GB more") != std::string::npos;
+    QVERIFY(noted);
     checkFigures(n, *d);
 }
 

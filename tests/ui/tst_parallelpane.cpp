@@ -5,7 +5,9 @@
 // Expected values are hand-derived in the comments (REFERENCE.md, "Stage 3").
 
 #include "document/document.h"
+#include "panes/fitplansdialog.h"
 #include "panes/parallelpane.h"
+#include "charts/memorychart.h"
 #include "views/meshview.h"
 #include "views/partitioneditor.h"
 #include "views/signaturemodel.h"
@@ -20,6 +22,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTableWidget>
+#include <QProgressBar>
 #include <QTextBrowser>
 #include <QTest>
 #include <QTextDocument>
@@ -68,6 +72,8 @@ private slots:
     void partitionEditorEditsTheDocument();
     void followsATokenToItsGpus();
     void signatureCellExplainsItself();
+    void colourByMemoryAndTheMemoryChart();
+    void findPlansThatFitAppliesOneUndoableEdit();
 
 private:
     void loadPreset(const char* name);
@@ -268,4 +274,140 @@ void TestParallelPane::signatureCellExplainsItself()
 }
 
 QTEST_MAIN(TestParallelPane)
+
+void TestParallelPane::colourByMemoryAndTheMemoryChart()
+{
+    // paper-reference: GPT-2 small, DDP over 8 A100 80 GB, fused attention. Each GPU holds (tst_memory,
+    // by hand) 19,288,058,368 B + the 1 GiB reserve 1,073,741,824 = 20,361,800,192 B of 80 GiB =
+    // 85,899,345,920 B: 23.7 %, so "24 % used" and the lightest fill. (model.attention auto: fused on the
+    // A100, and on the custom GPU below, which has bf16 tensor cores.)
+    loadPreset("paper-reference");
+    QComboBox* colorBy = m_pane->colorByBox();
+    const int memoryItem = colorBy->findData(int(MeshView::ColorBy::Memory));
+    QVERIFY(memoryItem >= 0);
+    colorBy->setFocus();
+    colorBy->setCurrentIndex(memoryItem);
+    MeshView* view = m_pane->meshView();
+    QCOMPARE(view->colorBy(), MeshView::ColorBy::Memory);
+    QCOMPARE(view->memoryBytes().size(), std::size_t(8));
+    QCOMPARE(view->memoryBytes()[5], 20361800192.0);
+    for (int g = 0; g < 8; ++g) {
+        const MeshView::CardLook look = view->cardLook(g);
+        QVERIFY(!look.overflows);
+        QCOMPARE(look.fill, MeshView::memoryFill(20361800192.0 / 85899345920.0));
+        QVERIFY2(look.text.contains(QLatin1String("24 % used")), qPrintable(look.text));
+    }
+    QVERIFY(view->legendEntries().contains(QStringLiteral("100 %")));
+    QVERIFY(!view->warningText().contains(QLatin1String("do not fit")));
+
+    // The Memory tab: one stage, six stacked kinds, the capacity line at 80 GiB.
+    tw::ui::MemoryChart* chart = m_pane->memoryChart();
+    QCOMPARE(chart->barCount(), 1);
+    QCOMPARE(chart->values()[0][0], 248879616.0);  // weights 2P
+    QCOMPARE(chart->values()[0][2], 1493277696.0); // optimizer 12P
+    QCOMPARE(chart->values()[0][5], 1073741824.0); // reserve
+    QCOMPARE(chart->capacityLine(), 85899345920.0);
+    QVERIFY(chart->legendNames().contains(QStringLiteral("weights")));
+    QVERIFY(chart->legendNames().contains(QStringLiteral("activations")));
+    QVERIFY2(chart->title().contains(QLatin1String("every GPU fits")), qPrintable(chart->title()));
+    QVERIFY(chart->overflowLabels().isEmpty());
+
+    // A 16 GiB GPU (17,179,869,184 B): every GPU is 20,361,800,192 − 17,179,869,184 = 3,181,931,008 B
+    // = 3.182 GB over: red outline, the overflow on the card, a warning, a label over the bar.
+    tw::scenario::Hardware hw = m_doc->scenario().hardware;
+    hw.gpu = "custom";
+    hw.custom = {"small-gpu", "Small GPU", 16.0 * 1024 * 1024 * 1024, 19.5e12, 312e12, 312e12, 0.0};
+    QVERIFY(m_doc->editPlan(hw, m_doc->scenario().parallel, QStringLiteral("Use a small GPU")));
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QCOMPARE(view->colorBy(), MeshView::ColorBy::Memory); // the user's choice is kept
+    for (int g = 0; g < 8; ++g) {
+        const MeshView::CardLook look = view->cardLook(g);
+        QVERIFY(look.overflows);
+        QCOMPARE(look.outline.color(), QColor(0xC0, 0x10, 0x10));
+        QVERIFY2(look.text.contains(QLatin1String("+3.182 GB over")), qPrintable(look.text));
+    }
+    QVERIFY2(view->warningText().contains(QLatin1String("8 of 8 GPUs do not fit: up to 3.182 GB over")),
+             qPrintable(view->warningText()));
+    QVERIFY(view->legendEntries().contains(QStringLiteral("red outline = does not fit")));
+    QCOMPARE(chart->overflowLabels(), QStringList{QStringLiteral("+3.182 GB")});
+    QVERIFY2(chart->title().contains(QLatin1String("1 of 1 stages do not fit")), qPrintable(chart->title()));
+
+    // Undo: the A100 again, nothing over.
+    m_doc->undoStack()->undo();
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(!view->cardLook(0).overflows);
+    QVERIFY(chart->overflowLabels().isEmpty());
+}
+
+void TestParallelPane::findPlansThatFitAppliesOneUndoableEdit()
+{
+    // paper-reference on 4 GPUs of 16 GiB: DDP over 4 with B = 32 needs 16·P = 1.99 GB + activations
+    // 16.98 GB (tst_memory) + buffers + 1 GiB reserve > 17.18 GB, so the scenario as loaded does not
+    // fit; the search lists plans that do.
+    loadPreset("paper-reference");
+    tw::scenario::Hardware hw = m_doc->scenario().hardware;
+    hw.nodes = 1;
+    hw.gpusPerNode = 4;
+    hw.gpu = "custom";
+    hw.custom = {"gpu16", "16 GiB GPU", 16.0 * 1024 * 1024 * 1024, 19.5e12, 312e12, 312e12, 0.0};
+    tw::parallel::ParallelPlan plan = m_doc->scenario().parallel;
+    plan.dp = 4;
+    plan.layerForwardSeconds.clear();
+    QVERIFY(m_doc->editPlan(hw, plan, QStringLiteral("Small cluster")));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_doc->derivation()->memory && !m_doc->derivation()->memory->fits);
+    const tw::scenario::Scenario before = m_doc->scenario();
+    const int steps = m_doc->undoStack()->count();
+
+    // The button opens the dialog and starts the search off the GUI thread.
+    QTest::mouseClick(m_pane->findPlansButton(), Qt::LeftButton);
+    auto* dialog = m_pane->findChild<tw::ui::FitPlansDialog*>();
+    QVERIFY(dialog);
+    QVERIFY(dialog->isVisible());
+    QVERIFY(dialog->waitUntilIdle(120000));
+    // The coarse list first, then one update per simulated layout (10 by default).
+    QVERIFY(dialog->partialUpdates() >= 2);
+    QVERIFY(!dialog->plans().empty());
+    QCOMPARE(dialog->table()->rowCount(), int(dialog->plans().size()));
+    QCOMPARE(dialog->progressBar()->value(), 1000);
+    QVERIFY2(dialog->status()->text().contains(QLatin1String("Ranked by simulated step time")),
+             qPrintable(dialog->status()->text()));
+    for (const tw::scenario::FitPlan& f : dialog->plans())
+        QVERIFY(f.peakBytes <= f.capacityBytes);
+
+    // Choose the second plan and apply it: one undo step sets degrees, micro-batch and recomputation.
+    QVERIFY(!dialog->applyButton()->isEnabled());
+    const int row = std::min(1, dialog->table()->rowCount() - 1);
+    const tw::scenario::FitPlan chosen = dialog->plans()[std::size_t(row)];
+    dialog->table()->selectRow(row);
+    QVERIFY(dialog->applyButton()->isEnabled());
+    QTest::mouseClick(dialog->applyButton(), Qt::LeftButton);
+    QVERIFY(m_doc->waitForDerivation());
+    QCOMPARE(m_doc->undoStack()->count(), steps + 1);
+    QVERIFY(m_doc->undoStack()->undoText().startsWith(QStringLiteral("Apply plan")));
+    QVERIFY(m_doc->scenario().parallel == chosen.plan);
+    QCOMPARE(m_doc->scenario().batch.microBatch, chosen.microBatch);
+    QVERIFY(m_doc->scenario().model.recompute == chosen.recompute);
+    QCOMPARE(m_doc->scenario().batch.globalBatchTokens, before.batch.globalBatchTokens);
+    QVERIFY(m_doc->derivation()->memory && m_doc->derivation()->memory->fits);
+    QVERIFY(!dialog->isVisible()); // applied: the dialog closes
+
+    // Undo restores the scenario exactly.
+    m_doc->undoStack()->undo();
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_doc->scenario() == before);
+
+    // Cancel: a new search stopped at once says so and keeps the window usable.
+    m_pane->openFitPlans();
+    dialog->cancelSearch();
+    QVERIFY(dialog->waitUntilIdle(60000));
+    QVERIFY(!dialog->isSearching());
+    QVERIFY(!dialog->cancelButton()->isEnabled());
+    QVERIFY2(dialog->status()->text().contains(QLatin1String("stopped")) || dialog->progressBar()->value() == 1000,
+             qPrintable(dialog->status()->text()));
+    dialog->close();
+}
+
 #include "tst_parallelpane.moc"

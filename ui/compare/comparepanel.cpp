@@ -930,7 +930,7 @@ void ComparePanel::fillChart(Chart chart, const scenario::Series& series)
     plot->xAxis->setRange(-0.6, std::max(0.6, double(series.bars.size()) - 0.4));
     plot->yAxis->setRange(0, largest > 0 ? largest / axis.scale * 1.3 : 1.0);
     static const char* const kAxes[3] = {QT_TR_NOOP("%1 per GPU per step"), QT_TR_NOOP("%1 per GPU (mean)"),
-                                         QT_TR_NOOP("%1 per GPU (no sharding)")};
+                                         QT_TR_NOOP("%1 on the plan's largest GPU")};
     plot->yAxis->setLabel(tr(kAxes[int(chart)]).arg(axis.name));
     fitTicks(chart);
     if (series.bars.empty()) {

@@ -1,7 +1,9 @@
 #include "parallelpane.h"
 
+#include "charts/memorychart.h"
 #include "charts/pipelinechart.h"
 #include "document/document.h"
+#include "panes/fitplansdialog.h"
 #include "panes/panekit.h"
 #include "settings/appsettings.h"
 #include "settings/theme.h"
@@ -23,6 +25,7 @@
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -139,6 +142,9 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
     figureSplit->setSizes({300, 200});
     m_tabs->addTab(figureSplit, tr("Figures"));
 
+    m_memory = new MemoryChart(this);
+    m_tabs->addTab(m_memory->widget(), tr("Memory"));
+
     // The mesh on top across the full width (it is what a drag changes), the tables and charts below.
     m_followChip = panekit::followChip(this, m_document);
     panekit::stageLayout(this, m_caption, formScroll, m_mesh, m_tabs, 400, 420, m_followChip);
@@ -237,6 +243,13 @@ void ParallelPane::buildForm(QWidget* form)
     m_product->setObjectName(QStringLiteral("degreeProduct"));
     m_product->setWordWrap(true);
     degrees->addRow(m_product);
+    m_findPlans = new QPushButton(tr("Find plans that fit…"), form);
+    m_findPlans->setObjectName(QStringLiteral("findPlans"));
+    m_findPlans->setToolTip(tr("Search the layouts of the model on this cluster (degrees, sharding, sequence parallelism, "
+                               "recomputation, micro-batch, schedule) for those whose every GPU fits, ranked by "
+                               "simulated step time; apply one as an undoable edit."));
+    degrees->addRow(m_findPlans);
+    connect(m_findPlans, &QPushButton::clicked, this, [this] { openFitPlans(); });
 
     QFormLayout* state = addForm(tr("Model state"));
     m_sharding = new QComboBox(form);
@@ -340,6 +353,7 @@ void ParallelPane::buildForm(QWidget* form)
     m_colorBy->addItem(tr("PP stage"), int(MeshView::ColorBy::PpStage));
     m_colorBy->addItem(tr("TP group"), int(MeshView::ColorBy::TpGroup));
     m_colorBy->addItem(tr("EP group"), int(MeshView::ColorBy::EpGroup));
+    m_colorBy->addItem(tr("memory"), int(MeshView::ColorBy::Memory));
     view->addRow(tr("Color GPUs by"), m_colorBy);
     connect(m_colorBy, &QComboBox::currentIndexChanged, this, [this](int) {
         if (!m_updating)
@@ -428,6 +442,7 @@ void ParallelPane::onDerived(const std::shared_ptr<const scenario::Derivation>& 
         m_chainFigures = derivation->figures;
         m_calls->setCommPlan(plan->comm);
         m_pipeline->setTimeline(plan->timeline);
+        showMemory();
         // The chart's makespan and bubble are figures: their formulas on hover.
         QStringList tips;
         for (const char* id : {"pp.makespan", "pp.bubble_fraction"})
@@ -454,6 +469,37 @@ void ParallelPane::onDerived(const std::shared_ptr<const scenario::Derivation>& 
         updateToken();
     else
         m_tokenStale = true;
+}
+
+FitPlansDialog* ParallelPane::openFitPlans()
+{
+    if (!m_fitDialog)
+        m_fitDialog = new FitPlansDialog(m_document, this);
+    m_fitDialog->show();
+    m_fitDialog->raise();
+    m_fitDialog->startSearch();
+    return m_fitDialog;
+}
+
+// The memory of every GPU (core's PlanMemory): the mesh's memory colouring and the stacked bars.
+void ParallelPane::showMemory()
+{
+    const parallel::PlanMemory* memory = m_derivation ? m_derivation->memory.get() : nullptr;
+    if (!memory) {
+        m_mesh->setMemory({}, 0);
+        m_memory->clear();
+        return;
+    }
+    std::vector<double> perGpu(memory->roleOfGpu.size(), 0.0);
+    for (std::size_t g = 0; g < perGpu.size(); ++g)
+        perGpu[g] = memory->roles[memory->roleOfGpu[g]].total + memory->reserveBytes;
+    m_mesh->setMemory(std::move(perGpu), memory->capacityBytes, units());
+    m_memory->setMemory(*memory, units());
+    QStringList tips;
+    for (const char* id : {"memory.plan.peak_bytes", "memory.plan.fits"})
+        if (const QString e = figureExplanation(m_derivation->figures, id, units()); !e.isEmpty())
+            tips << e;
+    m_memory->widget()->setToolTip(tips.join(QStringLiteral("\n\n")));
 }
 
 void ParallelPane::showProblems()
@@ -623,6 +669,7 @@ void ParallelPane::applyUnits()
     m_signature->setDisplayUnits(u);
     m_calls->setDisplayUnits(u);
     m_figures->setDisplayUnits(u);
+    showMemory();
     updateCaption();
     updateToken();
     const QString shown = m_chain->property("figureId").toString();

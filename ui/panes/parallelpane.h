@@ -19,6 +19,7 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QPushButton;
 class QSpinBox;
 class QTabWidget;
 class QTableView;
@@ -32,7 +33,9 @@ namespace tw::ui {
 
 class CallListModel;
 class Document;
+class FitPlansDialog;
 class FigureTableModel;
+class MemoryChart;
 class MeshView;
 class PartitionEditor;
 class PipelineChart;
@@ -59,6 +62,11 @@ public:
     [[nodiscard]] SignatureModel* signatureModel() const { return m_signature; }
     [[nodiscard]] CallListModel* callModel() const { return m_calls; }
     [[nodiscard]] PipelineChart* pipelineChart() const { return m_pipeline; }
+    [[nodiscard]] MemoryChart* memoryChart() const { return m_memory; }
+    [[nodiscard]] QComboBox* colorByBox() const { return m_colorBy; }
+    [[nodiscard]] QPushButton* findPlansButton() const { return m_findPlans; }
+    // "Find plans that fit…": opens the dialog and starts the search on the document's scenario.
+    FitPlansDialog* openFitPlans();
     [[nodiscard]] PartitionEditor* partitionEditor() const { return m_partition; }
     [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
     [[nodiscard]] QSpinBox* degreeBox(int strategy) const { return m_degrees[strategy]; } // parallel::Strategy order
@@ -86,6 +94,7 @@ private:
     void updateCaption();
     void updateToken();
     void applyUnits();
+    void showMemory();
     [[nodiscard]] DisplayUnits units() const;
 
     Document* m_document;
@@ -116,6 +125,9 @@ private:
     CallListModel* m_calls = nullptr;
     QTableView* m_callTable = nullptr;
     PipelineChart* m_pipeline = nullptr;
+    MemoryChart* m_memory = nullptr;
+    QPushButton* m_findPlans = nullptr;
+    FitPlansDialog* m_fitDialog = nullptr;
     PartitionEditor* m_partition = nullptr;
     FigureTableModel* m_figures = nullptr;
     QTableView* m_figureTable = nullptr;

@@ -12,6 +12,7 @@
 #include "views/transformerview.h"
 
 #include "base/units.h"
+#include "parallel/memory.h"
 #include "scenario/derive.h"
 #include "scenario/tokentrace.h"
 
@@ -305,6 +306,13 @@ void TensorPane::updateCaption()
                        fits && fits->value > 0 ? tr("within") : tr("more than"),
                        qs(m_derivation->gpu.name.empty() ? m_derivation->gpu.id : m_derivation->gpu.name).toHtmlEscaped(),
                        panekit::figureLink(f, "memory.gpu_capacity_bytes", capacityText(m_derivation->gpu.memoryBytes, units())));
+    // Plan-aware: what stage 3's plan leaves on its largest GPU.
+    if (const parallel::PlanMemory* pm = m_derivation->memory.get())
+        text += QLatin1Char(' ')
+                + (pm->fits ? tr("Under stage 3's plan the largest GPU holds %1 (+ %2 reserve): it fits.")
+                            : tr("Under stage 3's plan the largest GPU holds %1 (+ %2 reserve): it still does not fit."))
+                      .arg(panekit::figureLink(f, "memory.plan.peak_bytes", qs(formatBytes(pm->peakBytes, units()))),
+                           qs(formatBytes(pm->reserveBytes, units())));
     m_caption->setText(text);
 }
 

@@ -58,6 +58,9 @@ QColor bandColor(int i)
     return mix(kPalette[i % kPaletteSize], Qt::black, shades[(i / kPaletteSize) % 3]);
 }
 
+// Memory colouring: light green (little used) → amber → orange (full), a light red when over.
+const QColor kMemLow(0xd1, 0xfa, 0xe5), kMemMid(0xfd, 0xe6, 0x8a), kMemHigh(0xfb, 0x92, 0x3c), kMemOver(0xfe, 0xca, 0xca);
+
 struct Metrics {
     qreal cardW, cardH, gap, pad, title, nodeGap, band, radius;
     int idPx, coordPx, stagePx, titlePx;
@@ -183,7 +186,7 @@ public:
     QColor m_fill, m_band;
     QPen m_outline;
     QStringList m_lines;
-    bool m_crosses = false, m_highlighted = false, m_dimmed = false, m_drop = false, m_token = false;
+    bool m_crosses = false, m_highlighted = false, m_dimmed = false, m_drop = false, m_token = false, m_over = false;
 };
 
 // A node's rounded box with its title.
@@ -424,8 +427,14 @@ void MeshView::restyle()
         case ColorBy::PpStage: colorIndex = int(gpu.pp); break;
         case ColorBy::TpGroup: colorIndex = gpu.tpGroup; break;
         case ColorBy::EpGroup: colorIndex = gpu.epGroup; break;
+        case ColorBy::Memory: break;
         }
-        card->m_fill = fillColor(colorIndex);
+        const bool byMemory = m_colorBy == ColorBy::Memory;
+        const bool known = byMemory && g < m_memory.size() && m_capacity > 0;
+        const double used = known ? m_memory[g] : 0.0;
+        const double share = known ? used / m_capacity : 0.0;
+        card->m_over = known && used > m_capacity;
+        card->m_fill = byMemory ? (known ? memoryFill(share) : fillColor(-1)) : fillColor(colorIndex);
         card->m_band = bandColor(gpu.tpGroup);
         card->m_crosses = m_tpGroupCrosses[std::size_t(gpu.tpGroup)];
         if (card->m_crosses)
@@ -444,12 +453,23 @@ void MeshView::restyle()
         case Detail::Small: lines << QString::number(g); break;
         case Detail::Compact: break;
         }
+        if (known && (m_detail == Detail::Full || m_detail == Detail::Medium)) {
+            // The coordinate line gives way to the memory: what the GPU needs of its capacity, the overflow.
+            const QString over = tr("+%1 over").arg(QString::fromStdString(formatBytes(used - m_capacity, m_units)));
+            const QString pct = tr("%1 % used").arg(std::lround(100.0 * share));
+            if (m_detail == Detail::Full)
+                lines = QStringList{lines[0], QString::fromStdString(formatBytes(used, m_units)), card->m_over ? over : pct};
+            else
+                lines = QStringList{lines[0], card->m_over ? over : pct};
+        }
         card->m_lines = lines;
 
         // Hover: the hovered card and its TP (solid), DP (dashed) and PP (dotted) peers stand out,
         // the others fade.
         QPen pen(card->m_crosses ? kWarn : QColor(0x37, 0x41, 0x51), card->m_crosses ? 2.2 : 1.0,
                  card->m_crosses ? Qt::DashLine : Qt::SolidLine);
+        if (card->m_over)
+            pen = QPen(kWarn, m_detail == Detail::Compact ? 1.8 : 3.2, Qt::SolidLine);
         bool highlighted = false, dimmed = false;
         if (hovered) {
             const qreal w = m_detail == Detail::Compact ? 1.8 : 3.0;
@@ -478,7 +498,15 @@ void MeshView::restyle()
         card->setOpacity(dimmed ? 0.3 : 1.0);
         card->m_drop = int(g) == m_dropTarget;
         card->m_token = std::binary_search(m_tokenGpus.begin(), m_tokenGpus.end(), int(g));
-        card->setToolTip(tr("GPU %1 on node %2\ndp %3 · pp %4 · tp %5\nTP group: %6\nDP group: %7\nPipeline: %8%9")
+        QString memoryTip;
+        if (known)
+            memoryTip = card->m_over ? tr("\nMemory: %1 of %2, %3 over").arg(QString::fromStdString(formatBytes(used, m_units)),
+                                                                             QString::fromStdString(formatBytes(m_capacity, m_units)),
+                                                                             QString::fromStdString(formatBytes(used - m_capacity, m_units)))
+                                     : tr("\nMemory: %1 of %2 (%3 %)").arg(QString::fromStdString(formatBytes(used, m_units)),
+                                                                          QString::fromStdString(formatBytes(m_capacity, m_units)))
+                                           .arg(std::lround(100.0 * share));
+        card->setToolTip(tr("GPU %1 on node %2\ndp %3 · pp %4 · tp %5\nTP group: %6\nDP group: %7\nPipeline: %8%9%10")
                              .arg(g)
                              .arg(gpu.node)
                              .arg(gpu.dp)
@@ -487,7 +515,8 @@ void MeshView::restyle()
                              .arg(joined(m_tpGroups[std::size_t(gpu.tpGroup)]))
                              .arg(joined(m_dpGroups[std::size_t(gpu.dpGroup)]))
                              .arg(joined(m_ppGroups[std::size_t(gpu.ppGroup)]))
-                             .arg(card->m_crosses ? tr("\n⚠ this TP group spans nodes") : QString()));
+                             .arg(card->m_crosses ? tr("\n⚠ this TP group spans nodes") : QString())
+                             .arg(memoryTip));
         card->update();
     }
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {
@@ -550,7 +579,11 @@ void MeshView::updateLegend()
     case ColorBy::PpStage: title = tr("Colour = PP stage"); categories = int(m_ppDegree); break;
     case ColorBy::TpGroup: title = tr("Colour = TP group"); categories = int(m_tpGroups.size()); break;
     case ColorBy::EpGroup: title = tr("Colour = EP group"); categories = int(m_epGroups.size()); break;
+    case ColorBy::Memory: title = tr("Colour = memory at its peak, share of the GPU's capacity"); break;
     }
+    if (m_colorBy == ColorBy::Memory)
+        for (const auto& [label, share] : {std::pair{tr("≤ 25 %"), 0.25}, {tr("50 %"), 0.5}, {tr("75 %"), 0.75}, {tr("100 %"), 1.0}})
+            swatches.emplace_back(label, memoryFill(share));
     const int shown = std::min(categories, 8);
     for (int i = 0; i < shown; ++i) {
         QString label;
@@ -559,6 +592,7 @@ void MeshView::updateLegend()
         case ColorBy::PpStage: label = tr("stage %1").arg(i); break;
         case ColorBy::TpGroup: label = tr("TP %1").arg(i); break;
         case ColorBy::EpGroup: label = tr("EP %1").arg(i); break;
+        case ColorBy::Memory: break;
         }
         swatches.emplace_back(label, fillColor(i));
     }
@@ -619,6 +653,27 @@ void MeshView::updateLegend()
         place(group, sw + 5 + fm.horizontalAdvance(band));
         m_legendEntries << band;
     }
+    std::size_t overGpus = 0;
+    double worstOver = 0;
+    if (m_colorBy == ColorBy::Memory && m_capacity > 0)
+        for (std::size_t g = 0; g < std::min(m_memory.size(), m_cards.size()); ++g)
+            if (m_memory[g] > m_capacity) {
+                ++overGpus;
+                worstOver = std::max(worstOver, m_memory[g] - m_capacity);
+            }
+    if (overGpus > 0) {
+        const QString label = tr("red outline = does not fit");
+        auto* group = new QGraphicsRectItem(0, 0, 0, 0);
+        group->setPen(Qt::NoPen);
+        auto* b = new QGraphicsRectItem(0, (fm.height() - sh) / 2, sw, sh, group);
+        b->setBrush(kMemOver);
+        b->setPen(QPen(kWarn, 2.5));
+        auto* t = text(label, font, kWarn);
+        t->setParentItem(group);
+        t->setPos(sw + 5, 0);
+        place(group, sw + 5 + fm.horizontalAdvance(label));
+        m_legendEntries << label;
+    }
     if (!m_crossing.empty()) {
         const QString dashed = tr("red dashed = TP group spans nodes");
         auto* group = new QGraphicsRectItem(0, 0, 0, 0);
@@ -638,11 +693,21 @@ void MeshView::updateLegend()
         crossingGroups += c ? 1 : 0;
     m_warning.clear();
     qreal warningHeight = 0;
-    if (crossingGroups > 0) {
+    if (crossingGroups > 0)
         m_warning = tr("⚠ %1 of %2 TP groups span nodes: their AllReduces, several per layer, leave the node's "
                        "NVLink for the slower inter-node network.")
                         .arg(crossingGroups)
                         .arg(m_tpGroups.size());
+    if (overGpus > 0) {
+        if (!m_warning.isEmpty())
+            m_warning += QLatin1Char('\n');
+        m_warning += tr("⚠ %1 of %2 GPUs do not fit: up to %3 over their %4.")
+                         .arg(overGpus)
+                         .arg(m_cards.size())
+                         .arg(QString::fromStdString(formatBytes(worstOver, m_units)),
+                              QString::fromStdString(formatBytes(m_capacity, m_units)));
+    }
+    if (!m_warning.isEmpty()) {
         auto* w = new QGraphicsTextItem;
         w->setFont(bold);
         w->setDefaultTextColor(kWarn);
@@ -736,6 +801,29 @@ void MeshView::setTokenGpus(std::vector<int> gpus)
         restyle();
 }
 
+QColor MeshView::memoryFill(double share)
+{
+    if (share > 1.0)
+        return kMemOver;
+    share = std::max(0.0, share);
+    if (share <= 0.25)
+        return kMemLow;
+    if (share <= 0.75)
+        return mix(kMemMid, kMemLow, (share - 0.25) / 0.5);
+    return mix(kMemHigh, kMemMid, (share - 0.75) / 0.25);
+}
+
+void MeshView::setMemory(std::vector<double> peakBytes, double capacityBytes, const DisplayUnits& units)
+{
+    if (peakBytes == m_memory && capacityBytes == m_capacity && units == m_units)
+        return;
+    m_memory = std::move(peakBytes);
+    m_capacity = capacityBytes;
+    m_units = units;
+    if (!m_cards.empty() && m_colorBy == ColorBy::Memory)
+        updateLegend();
+}
+
 void MeshView::setColorBy(ColorBy mode)
 {
     if (mode == m_colorBy)
@@ -786,7 +874,7 @@ MeshView::CardLook MeshView::cardLook(int gpu) const
     if (gpu < 0 || gpu >= gpuCount())
         return {};
     const GpuCardItem* c = m_cards[std::size_t(gpu)];
-    return {c->m_fill, c->m_band, c->m_outline, c->m_crosses, c->m_highlighted, c->m_dimmed, c->m_token,
+    return {c->m_fill, c->m_band, c->m_outline, c->m_crosses, c->m_highlighted, c->m_dimmed, c->m_token, c->m_over,
             c->m_lines.join(QLatin1Char('\n'))};
 }
 

@@ -3,9 +3,12 @@
 // the GPU id and its mesh coordinate (dp · pp · tp), its fill colour follows the chosen grouping
 // (DP replica, PP stage, TP group, EP group), a band on top marks its TP group. A TP group whose
 // members sit on more than one node gets red dashed outlines, dashed links between the nodes and
-// a warning line. Hovering a card highlights its TP, DP and PP peers. Dragging a card onto another
+// a warning line. Coloured by memory, a card's fill follows the share of the GPU's capacity its peak
+// takes (green → amber → orange) and a GPU that does not fit gets a red outline and its overflow. Hovering a card highlights its TP, DP and PP peers. Dragging a card onto another
 // asks for the two GPUs' coordinates to be swapped (swapRequested); the view changes nothing and
 // the card snaps back until the pane hands it the new mesh.
+
+#include "base/units.h"
 
 #include <QColor>
 #include <QGraphicsView>
@@ -35,7 +38,7 @@ class NodeBoxItem;
 class MeshView : public QGraphicsView {
     Q_OBJECT
 public:
-    enum class ColorBy { DpReplica, PpStage, TpGroup, EpGroup };
+    enum class ColorBy { DpReplica, PpStage, TpGroup, EpGroup, Memory };
     // How much a card says: id + coordinate + stage, id + short coordinate, id only, nothing.
     enum class Detail { Full, Medium, Small, Compact };
 
@@ -48,6 +51,7 @@ public:
         bool highlighted = false;  // a TP/DP/PP peer of the hovered card (or the hovered card)
         bool dimmed = false;       // a card hovering left unrelated
         bool token = false;        // holds the followed token's activations (yellow ring)
+        bool overflows = false;    // coloured by memory and its peak exceeds the capacity (red outline)
         QString text;           // the lines drawn, joined by '\n'
     };
 
@@ -62,6 +66,12 @@ public:
     void clear();
 
     void setColorBy(ColorBy mode);
+    // What "Color GPUs by: memory" shows: per GPU the bytes it needs at its peak, the framework reserve
+    // included (core's PlanMemory), and one GPU's capacity. Empty clears it (cards then stay grey).
+    void setMemory(std::vector<double> peakBytes, double capacityBytes, const DisplayUnits& units = {});
+    [[nodiscard]] const std::vector<double>& memoryBytes() const { return m_memory; }
+    // The memory colouring's fill for a share of the capacity (> 1: over).
+    [[nodiscard]] static QColor memoryFill(double share);
     // The GPUs holding the followed token (the story's live thread): a yellow ring around each card.
     void setTokenGpus(std::vector<int> gpus);
     [[nodiscard]] const std::vector<int>& tokenGpus() const { return m_tokenGpus; }
@@ -127,6 +137,9 @@ private:
     ColorBy m_colorBy = ColorBy::DpReplica;
     std::vector<int> m_crossing;
     std::vector<int> m_tokenGpus; // sorted
+    std::vector<double> m_memory; // per GPU, with the reserve
+    double m_capacity = 0;
+    DisplayUnits m_units;
     QStringList m_legendEntries;
     QString m_warning;
 

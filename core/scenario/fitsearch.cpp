@@ -1,0 +1,321 @@
+#include "fitsearch.h"
+
+#include "derive.h"
+
+#include "network/simulate.h"
+#include "network/topology.h"
+#include "model/tensors.h"
+#include "parallel/memory.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <tuple>
+
+namespace tw::scenario {
+
+namespace {
+
+using parallel::PipelineSchedule;
+using parallel::Sharding;
+using model::Recompute;
+
+std::vector<std::uint64_t> divisors(std::uint64_t n, std::uint64_t upTo)
+{
+    std::vector<std::uint64_t> out;
+    for (std::uint64_t k = 1; k <= n && k <= upTo; ++k)
+        if (n % k == 0)
+            out.push_back(k);
+    return out;
+}
+
+// Less traffic and less work first: DDP's one AllReduce (ZeRO-1/2 the same volume as ReduceScatter +
+// AllGather, ZeRO-3 1.5×, arXiv 1910.02054 §7), no recomputation before selective before full.
+int shardingRank(Sharding s)
+{
+    switch (s) {
+    case Sharding::Ddp: return 0;
+    case Sharding::Zero1: return 1;
+    case Sharding::Zero2: return 2;
+    case Sharding::Zero3: return 3;
+    case Sharding::FsdpFull: return 4;
+    case Sharding::FsdpHybrid: return 5;
+    }
+    return 6;
+}
+
+auto coarseKey(const FitPlan& f)
+{
+    const parallel::ParallelPlan& p = f.plan;
+    // Equal estimates: less TP (its collectives run several times per layer, Megatron §3), the larger
+    // micro-batch (fewer, larger messages and kernels), then less memory.
+    return std::make_tuple(f.coarseSeconds, shardingRank(p.sharding), int(f.recompute), p.tp, ~f.microBatch, f.peakBytes,
+                           p.pp, p.ep, p.sequenceParallel, int(p.schedule), p.virtualStages);
+}
+
+bool sameLayout(const FitPlan& a, const FitPlan& b)
+{
+    return a.plan.dp == b.plan.dp && a.plan.pp == b.plan.pp && a.plan.tp == b.plan.tp && a.plan.ep == b.plan.ep
+           && a.plan.schedule == b.plan.schedule && a.plan.virtualStages == b.plan.virtualStages;
+}
+
+// The list shown: simulated plans by step time, then the best coarse ones not simulated, `top` in all.
+void rankPlans(FitSearch& r, const std::vector<FitPlan>& simulated, std::size_t top)
+{
+    r.plans = simulated;
+    std::stable_sort(r.plans.begin(), r.plans.end(),
+                     [](const FitPlan& a, const FitPlan& b) { return a.stepSeconds < b.stepSeconds; });
+    for (const FitPlan& f : r.fitting) {
+        if (r.plans.size() >= top)
+            break;
+        const bool done = std::any_of(simulated.begin(), simulated.end(), [&](const FitPlan& s) {
+            return s.plan == f.plan && s.microBatch == f.microBatch && s.recompute == f.recompute;
+        });
+        if (!done)
+            r.plans.push_back(f);
+    }
+    if (r.plans.size() > top)
+        r.plans.resize(top);
+}
+
+} // namespace
+
+Scenario applyFitPlan(const Scenario& scenario, const FitPlan& plan)
+{
+    Scenario s = scenario;
+    s.parallel = plan.plan;
+    s.batch.microBatch = plan.microBatch;
+    s.model.recompute = plan.recompute;
+    return s;
+}
+
+double coarseStepSeconds(double flopsPerStep, std::uint64_t gpus, double peakFlops, double efficiency,
+                         PipelineSchedule schedule, std::uint64_t pp, std::uint64_t v, std::uint64_t microBatches)
+{
+    const double rate = double(gpus) * peakFlops * efficiency;
+    if (!(rate > 0) || microBatches == 0)
+        return 0;
+    const double m = double(microBatches), p = double(pp);
+    // Narayanan et al. 2021 §2.2: bubble (p − 1)/m of the ideal time, ÷ v when interleaved.
+    const double bubble = schedule == PipelineSchedule::Interleaved ? (p - 1) / (double(std::max<std::uint64_t>(v, 1)) * m)
+                                                                    : (p - 1) / m;
+    return flopsPerStep / rate * (1 + bubble);
+}
+
+double coarseCommSeconds(const CoarseComm& c)
+{
+    double seconds = 0;
+    const double m = double(c.microBatches);
+    if (c.tp > 1 && c.intraBandwidth > 0) {
+        const double t = double(c.tp);
+        const double calls = c.fullRecompute ? 6 : 4;
+        seconds += double(c.layers) / double(c.pp) * m * calls * 2 * (t - 1) / t * c.activationBytes / c.intraBandwidth;
+    }
+    if (c.pp > 1 && c.ppBandwidth > 0)
+        seconds += m * double(c.v) * 2 * c.activationBytes / c.ppBandwidth;
+    if (c.dp > 1 && c.dpBandwidth > 0) {
+        const double d = double(c.dp);
+        seconds += (c.zero3 ? 3.0 : 2.0) * (d - 1) / d * c.gradientBytes / c.dpBandwidth;
+    }
+    return seconds;
+}
+
+Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, const Progress& progress,
+                                     const std::function<void(const FitSearch&)>& partial)
+{
+    const Progress quiet{{}, progress.stop};
+    const auto started = std::chrono::steady_clock::now();
+    Deriver deriver;
+    // Stage 2 under each recomputation: the model as derived (V from the tokenizer) and its FLOPs.
+    constexpr std::array<Recompute, 3> kRecomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
+    std::array<model::ModelConfig, 3> models;
+    std::array<double, 3> flops{};
+    model::GpuSpec gpu;
+    for (std::size_t r = 0; r < kRecomputes.size(); ++r) {
+        Scenario v = s;
+        v.model.recompute = kRecomputes[r];
+        auto d = deriver.derive(v, quiet);
+        if (!d)
+            return d.error();
+        models[r] = d.value()->model;
+        flops[r] = d.value()->figures.valueOf("compute.flops_per_step");
+        gpu = d.value()->gpu;
+    }
+    progress(0.02);
+
+    const parallel::Cluster cluster = s.hardware.cluster();
+    const std::uint64_t N = cluster.gpuCount(), T = s.batch.sequenceLength, G = s.batch.globalBatchTokens;
+    const std::uint64_t L = models[0].layers, experts = models[0].moe.experts;
+    const double peak = gpu.peak(models[0].weights), eff = s.parallel.computeEfficiency;
+    // Nominal rates for the communication term: NVLink (or PCIe) inside a node, the NIC across nodes
+    // (a per-node NIC shared by the node's GPUs).
+    const network::TopologySpec spec = resolvedTopology(s);
+    const bool nvlink = spec.kind == network::TopologyKind::NvSwitchNode
+                        || (spec.kind == network::TopologyKind::LeafSpine && spec.intraNode == network::IntraNode::NvSwitch);
+    const double intra = nominalBandwidth(nvlink ? network::nvlinkOf(spec) : spec.pcie);
+    double inter = intra;
+    if (cluster.nodes > 1) {
+        inter = network::nicBandwidthOf(spec);
+        if (spec.nicPlacement == network::NicPlacement::PerNode || spec.kind == network::TopologyKind::PaperTestbed)
+            inter /= double(std::max<std::uint64_t>(cluster.gpusPerNode, 1));
+    }
+    const double parameters = model::parameterCountAsDouble(models[0]);
+    FitSearch out;
+    if (T == 0 || G % T != 0 || N == 0)
+        return out;
+    const std::uint64_t sequences = G / T;
+
+    // TP inside a node: t divides the GPUs per node (and the cluster).
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> layouts; // (tp, pp)
+    for (std::uint64_t tp : divisors(cluster.gpusPerNode, cluster.gpusPerNode))
+        if (N % tp == 0)
+            for (std::uint64_t pp : divisors(N / tp, L))
+                layouts.emplace_back(tp, pp);
+    bool stop = false;
+    for (std::size_t li = 0; li < layouts.size() && !stop; ++li) {
+        const auto [tp, pp] = layouts[li];
+        {
+            if (progress.stopRequested())
+                return makeError("cancelled");
+            progress(0.02 + 0.48 * double(li) / double(layouts.size()));
+            const std::uint64_t dp = N / (tp * pp);
+            if (sequences % dp != 0)
+                continue; // no micro-batch splits the global batch over dp replicas
+            const std::vector<std::uint64_t> eps = experts > 0 ? divisors(dp, experts) : std::vector<std::uint64_t>{1};
+            std::vector<std::pair<PipelineSchedule, std::uint64_t>> schedules{{PipelineSchedule::OneFOneB, 1}};
+            if (pp > 1) {
+                schedules.emplace_back(PipelineSchedule::GPipe, 1);
+                for (std::uint64_t v = 2; v <= 4; ++v)
+                    if (L % (pp * v) == 0)
+                        schedules.emplace_back(PipelineSchedule::Interleaved, v);
+            }
+            std::vector<Sharding> shardings{Sharding::Ddp};
+            if (dp > 1)
+                shardings.insert(shardings.end(), {Sharding::Zero1, Sharding::Zero2, Sharding::Zero3});
+            for (std::uint64_t ep : eps)
+                for (const auto& [schedule, v] : schedules)
+                    for (Sharding sharding : shardings)
+                        for (bool sp : tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})
+                            for (std::size_t r = 0; r < kRecomputes.size(); ++r)
+                                for (std::uint64_t b : divisors(sequences / dp, 64)) {
+                                    if (out.candidates >= o.maxCandidates) {
+                                        out.truncated = true;
+                                        stop = true;
+                                        break;
+                                    }
+                                    ++out.candidates;
+                                    parallel::ParallelPlan plan = s.parallel;
+                                    plan.dp = dp;
+                                    plan.pp = pp;
+                                    plan.tp = tp;
+                                    plan.ep = ep;
+                                    plan.sharding = sharding;
+                                    plan.shardGroupSize = 0;
+                                    plan.sequenceParallel = sp;
+                                    plan.schedule = schedule;
+                                    plan.virtualStages = v;
+                                    plan.layerPartition.clear();
+                                    plan.assignment.clear();
+                                    const model::BatchShape batch{T, b, G};
+                                    const model::ModelConfig& m = models[r];
+                                    if (!parallel::validate(plan, cluster, m, batch).empty())
+                                        continue;
+                                    ++out.valid;
+                                    const parallel::PlanMemory mem =
+                                        parallel::derivePlanMemory(plan, cluster, m, batch, gpu, {}, false);
+                                    if (!mem.fits)
+                                        continue;
+                                    FitPlan f;
+                                    f.plan = std::move(plan);
+                                    f.microBatch = b;
+                                    f.recompute = kRecomputes[r];
+                                    f.accumulation = sequences / (dp * b);
+                                    f.peakBytes = mem.peakBytes + mem.reserveBytes;
+                                    f.capacityBytes = mem.capacityBytes;
+                                    CoarseComm comm;
+                                    comm.dp = dp;
+                                    comm.pp = pp;
+                                    comm.tp = tp;
+                                    comm.v = v;
+                                    comm.microBatches = f.accumulation;
+                                    comm.layers = L;
+                                    comm.activationBytes = double(b * T * m.hiddenSize) * model::bytesPerElement(m.activations);
+                                    comm.gradientBytes = parameters / double(tp * pp) * model::bytesPerElement(m.gradients);
+                                    comm.fullRecompute = kRecomputes[r] == Recompute::Full;
+                                    comm.zero3 = sharding == Sharding::Zero3;
+                                    // Megatron's order (TP fastest, then DP, then PP): a DP group leaves the
+                                    // node once tp·dp exceeds it, pipeline neighbours once tp·dp fills it.
+                                    comm.intraBandwidth = intra;
+                                    comm.dpBandwidth = tp * dp > cluster.gpusPerNode ? inter : intra;
+                                    comm.ppBandwidth = tp * dp >= cluster.gpusPerNode ? inter : intra;
+                                    f.coarseCommSeconds = coarseCommSeconds(comm);
+                                    f.coarseSeconds = coarseStepSeconds(flops[r], N, peak, eff, schedule, pp, v,
+                                                                        f.accumulation)
+                                                      + f.coarseCommSeconds;
+                                    f.stepSeconds = f.coarseSeconds;
+                                    out.fitting.push_back(std::move(f));
+                                }
+        }
+    }
+    std::sort(out.fitting.begin(), out.fitting.end(),
+              [](const FitPlan& a, const FitPlan& b) { return coarseKey(a) < coarseKey(b); });
+    rankPlans(out, {}, o.top);
+    progress(0.5);
+    if (partial)
+        partial(out);
+
+    // Exact: the best candidate of each layout, in coarse order, simulated as `tokenwire-cli simulate` does.
+    std::vector<FitPlan> chosen;
+    for (const FitPlan& f : out.fitting) {
+        if (chosen.size() >= o.simulate)
+            break;
+        if (std::none_of(chosen.begin(), chosen.end(), [&](const FitPlan& c) { return sameLayout(c, f); }))
+            chosen.push_back(f);
+    }
+    std::vector<FitPlan> simulated;
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+        if (progress.stopRequested())
+            return makeError("cancelled");
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (o.simulateBudgetSeconds > 0 && elapsed > o.simulateBudgetSeconds) {
+            out.budgetReached = true;
+            break;
+        }
+        FitPlan f = chosen[i];
+        const Scenario sc = applyFitPlan(s, f);
+        auto d = deriver.derive(sc, quiet);
+        if (!d || !d.value()->stage3) {
+            out.simulationErrors.push_back(d ? makeError("the plan does not derive") : d.error());
+            continue;
+        }
+        auto net = deriveNetwork(sc, *d.value(), quiet);
+        if (!net) {
+            if (progress.stopRequested())
+                return makeError("cancelled");
+            out.simulationErrors.push_back(net.error());
+            continue;
+        }
+        const auto sim = network::simulateStep(*net.value()->topology, *d.value()->stage3, *d.value()->stage4,
+                                               simulationOptions(*d.value(), false), quiet);
+        if (!sim) {
+            if (progress.stopRequested())
+                return makeError("cancelled");
+            out.simulationErrors.push_back(sim.error());
+            continue;
+        }
+        f.simulated = true;
+        f.stepSeconds = sim.value().stepSeconds;
+        f.mfu = sim.value().mfu;
+        f.exposedCommSeconds = sim.value().exposedCommSeconds;
+        simulated.push_back(std::move(f));
+        rankPlans(out, simulated, o.top);
+        progress(0.5 + 0.5 * double(i + 1) / double(chosen.size()));
+        if (partial)
+            partial(out);
+    }
+    rankPlans(out, simulated, o.top);
+    progress(1.0);
+    return out;
+}
+
+} // namespace tw::scenario
