@@ -74,6 +74,7 @@ private slots:
     void signatureCellExplainsItself();
     void colourByMemoryAndTheMemoryChart();
     void findPlansThatFitAppliesOneUndoableEdit();
+    void efficiencyBoxShowsAutoAndSetsAFixedRate();
 
 private:
     void loadPreset(const char* name);
@@ -271,6 +272,29 @@ void TestParallelPane::signatureCellExplainsItself()
     QVERIFY2(!id.isEmpty(), "the payload cell names its figure");
     QVERIFY(m_pane->showFigure(id));
     QVERIFY(!m_pane->chain()->toPlainText().isEmpty());
+}
+
+void TestParallelPane::efficiencyBoxShowsAutoAndSetsAFixedRate()
+{
+    // gpt2-xl has no compute_efficiency: the kernel model ("auto", stored as 0), not a 1 % rate.
+    loadPreset("gpt2-xl");
+    QCOMPARE(m_doc->scenario().parallel.computeEfficiency, 0.0);
+    auto* box = m_pane->findChild<QDoubleSpinBox*>(QStringLiteral("computeEfficiency"));
+    QVERIFY(box);
+    QCOMPARE(box->text(), QStringLiteral("auto (kernels)"));
+    const auto before = m_doc->scenario();
+    // Typing 45 fixes the rate at 0.45 of peak, one undoable edit; undo goes back to auto.
+    box->setFocus();
+    box->selectAll();
+    QTest::keyClicks(box, QStringLiteral("45"));
+    QTest::keyClick(box, Qt::Key_Return);
+    QVERIFY(m_doc->waitForDerivation());
+    QCOMPARE(m_doc->scenario().parallel.computeEfficiency, 0.45);
+    m_doc->undo();
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QCOMPARE(m_doc->scenario(), before);
+    QCOMPARE(box->text(), QStringLiteral("auto (kernels)"));
 }
 
 QTEST_MAIN(TestParallelPane)

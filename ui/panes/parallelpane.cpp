@@ -313,11 +313,16 @@ void ParallelPane::buildForm(QWidget* form)
     connect(m_virtualStages, &QSpinBox::valueChanged, this, pushSchedule);
     m_efficiency = new QDoubleSpinBox(form);
     m_efficiency->setObjectName(QStringLiteral("computeEfficiency"));
-    m_efficiency->setRange(1, 100);
+    // 0 = auto: the per-layer times come from the layer's kernels (docs/compute.md); a percentage fixes
+    // one achieved share of the GPU's peak instead.
+    m_efficiency->setRange(0, 100);
     m_efficiency->setDecimals(0);
     m_efficiency->setSuffix(QStringLiteral(" %"));
+    m_efficiency->setSpecialValueText(tr("auto (kernels)"));
     m_efficiency->setKeyboardTracking(false);
-    m_efficiency->setToolTip(tr("Achieved share of the GPU's peak FLOP/s for the per-layer times (Megatron-LM reaches 44–52 %)"));
+    m_efficiency->setToolTip(tr("Achieved share of the GPU's peak FLOP/s for the per-layer times. \"auto (kernels)\" (0): "
+                                "each layer's time comes from its kernels (GEMM shapes, attention, memory-bound ops); "
+                                "a percentage fixes one share for every layer (Megatron-LM reaches 44–52 %)"));
     pipe->addRow(tr("Achieved FLOP/s"), m_efficiency);
     track(m_efficiency, "parallel.compute_efficiency");
     connect(m_efficiency, &QDoubleSpinBox::valueChanged, this, [this](double percent) {
@@ -330,10 +335,11 @@ void ParallelPane::buildForm(QWidget* form)
     m_layerTime->setRange(0, 1e6);
     m_layerTime->setDecimals(3);
     m_layerTime->setSuffix(QStringLiteral(" ms"));
-    m_layerTime->setSpecialValueText(tr("from FLOPs"));
+    m_layerTime->setSpecialValueText(tr("computed"));
     m_layerTime->setKeyboardTracking(false);
-    m_layerTime->setToolTip(tr("Forward time of one layer for one micro-batch, overriding FLOPs ÷ achieved FLOP/s "
-                               "(backward = 2 × forward). The paper's Example 5.2 implies 80 ms, Example 5.3 3 ms."));
+    m_layerTime->setToolTip(tr("Forward time of one layer for one micro-batch, overriding the computed time (the kernels, "
+                               "or FLOPs ÷ achieved FLOP/s; backward = 2 × forward). The paper's Example 5.2 implies "
+                               "80 ms, Example 5.3 3 ms."));
     m_layerTime->setProperty("normalToolTip", m_layerTime->toolTip());
     pipe->addRow(tr("Layer forward time"), m_layerTime);
     track(m_layerTime, "parallel.layer_forward_time_s");
