@@ -41,6 +41,7 @@ private slots:
     void playsThePlansGradientAllReduce();
     void buttonsStepTheSchedule();
     void algorithmIsAnUndoableScenarioEdit();
+    void ncclPicksPlayTheirTextbookStandIn();
     void payloadOverride();
     void measuredTabShowsOpenMpiBesideThePrediction();
 
@@ -119,6 +120,42 @@ void TestCollectivePane::algorithmIsAnUndoableScenarioEdit()
     QVERIFY(m_doc->scenario().collectives.allReduce == Algorithm::Ring);
     QVERIFY(m_pane->spec().algorithm == Algorithm::Ring);
     QCOMPARE(m_doc->derivation()->figures.valueOf("collective.dp.wire_bytes_per_step"), ringWire);
+}
+
+void TestCollectivePane::ncclPicksPlayTheirTextbookStandIn()
+{
+    // The box offers the scenario's names: auto (NCCL's pick), NCCL's algorithms, the textbook schedules.
+    QComboBox* algo = m_pane->algorithmBox();
+    const int autoAt = algo->findData(QStringLiteral("auto"));
+    const int treeAt = algo->findData(QStringLiteral("tree"));
+    QVERIFY(autoAt >= 0 && treeAt >= 0 && algo->findData(QStringLiteral("flat-ring")) >= 0);
+    QVERIFY(algo->findData(QStringLiteral("nvls")) >= 0);
+    QCOMPARE(algo->itemText(autoAt), QStringLiteral("auto (NCCL's pick)"));
+    // paper-reference pins the textbook flat ring (the paper's examples stay exact).
+    QCOMPARE(algo->currentData().toString(), QStringLiteral("flat-ring"));
+    algo->setCurrentIndex(autoAt);
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(m_doc->scenario().collectives.allReduce == tw::collective::AlgorithmPick::automatic());
+    // NCCL's ring AllReduce is played as the textbook ring: 2(N−1) = 14 steps on 8 GPUs; the counts say so.
+    QVERIFY(m_pane->spec().algorithm == Algorithm::Ring);
+    QCOMPARE(m_pane->view()->stepCount(), 14);
+    QVERIFY2(m_pane->countsLabel()->text().contains(QStringLiteral("NCCL's model")), qPrintable(m_pane->countsLabel()->text()));
+    QCOMPARE(algo->currentData().toString(), QStringLiteral("auto")); // the box keeps the scenario's name
+    // NCCL's tree plays the double binary tree.
+    algo->setCurrentIndex(algo->findData(QStringLiteral("tree")));
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(m_doc->scenario().collectives.allReduce == tw::collective::AlgorithmPick::ofNccl(tw::nccl::Algorithm::Tree));
+    QVERIFY(m_pane->spec().algorithm == Algorithm::DoubleBinaryTree);
+    // Two undos: back to the pinned flat ring, in the scenario and in the box.
+    m_doc->undo();
+    m_doc->undo();
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(m_doc->scenario().collectives.allReduce == Algorithm::Ring);
+    QCOMPARE(algo->currentData().toString(), QStringLiteral("flat-ring"));
+    QVERIFY(m_pane->spec().algorithm == Algorithm::Ring);
 }
 
 void TestCollectivePane::payloadOverride()

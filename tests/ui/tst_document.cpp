@@ -214,13 +214,24 @@ void TestDocument::commandUndoRedo()
 void TestDocument::algorithmFieldRefusesOtherCollectives()
 {
     Document doc;
-    // Bruck is an AllGather / All-to-All algorithm, not an AllReduce one; "spiral" is no algorithm.
+    // Bruck is an AllGather / All-to-All algorithm, not an AllReduce one; "spiral" is no algorithm; the
+    // textbook flat ring is no Broadcast; NCCL runs Broadcast only as a ring (tuning.cc), so "tree" is
+    // refused there, and NVLS is no All-to-All algorithm (NCCL runs it point-to-point).
     QVERIFY(!doc.setField(Field::AllReduceAlgorithm, std::string("bruck")));
     QVERIFY(!doc.setField(Field::AllReduceAlgorithm, std::string("spiral")));
-    QVERIFY(!doc.setField(Field::BroadcastAlgorithm, std::string("ring")));
+    QVERIFY(!doc.setField(Field::BroadcastAlgorithm, std::string("flat-ring")));
+    QVERIFY(!doc.setField(Field::BroadcastAlgorithm, std::string("tree")));
+    QVERIFY(!doc.setField(Field::AllToAllAlgorithm, std::string("nvls")));
     QCOMPARE(doc.undoStack()->count(), 0);
     QVERIFY(doc.setField(Field::AllReduceAlgorithm, std::string("double-binary-tree")));
     QVERIFY(doc.scenario().collectives.allReduce == tw::collective::Algorithm::DoubleBinaryTree);
+    QVERIFY(doc.waitForDerivation());
+    // NCCL's names and auto are the scenario's too: the field reads back what was set.
+    QVERIFY(doc.setField(Field::AllReduceAlgorithm, std::string("tree")));
+    QVERIFY(doc.scenario().collectives.allReduce == tw::collective::AlgorithmPick::ofNccl(tw::nccl::Algorithm::Tree));
+    QVERIFY(doc.setField(Field::BroadcastAlgorithm, std::string("ring")));
+    QVERIFY(doc.setField(Field::AllReduceAlgorithm, std::string("auto")));
+    QVERIFY(doc.scenario().collectives.allReduce == tw::collective::AlgorithmPick::automatic());
     QVERIFY(doc.waitForDerivation());
 }
 

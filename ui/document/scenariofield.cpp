@@ -84,20 +84,21 @@ FieldInfo customGpuReal(Field f, const char* path, const char* command, const ch
             }};
 }
 
-// The algorithm of one collective: only the algorithms that collective has are accepted.
+// The algorithm of one collective (auto, NCCL's or a textbook one): only those the collective has are accepted.
 FieldInfo algorithm(Field f, collective::Op op, const char* path, const char* command, const char* label)
 {
     return {f, path, command, label,
-            [op](const Scenario& s) { return FieldValue(std::string(collective::toString(s.collectives.forOp(op)))); },
+            [op](const Scenario& s) { return FieldValue(collective::toString(s.collectives.pick(op))); },
             [op](Scenario& s, const FieldValue& v) {
+                // "auto", one of NCCL's algorithms for the op, or a textbook schedule of the op.
                 const auto* name = as<std::string>(v);
-                const auto a = name ? collective::algorithmFromString(*name) : std::nullopt;
-                if (!a)
+                const auto pick = name ? collective::pickFromString(*name) : std::nullopt;
+                if (!pick)
                     return false;
-                const auto& valid = collective::algorithmsFor(op);
-                if (std::find(valid.begin(), valid.end(), *a) == valid.end())
+                const std::vector<std::string> valid = collective::pickNamesFor(op);
+                if (std::find(valid.begin(), valid.end(), collective::toString(*pick)) == valid.end())
                     return false;
-                s.collectives.set(op, *a);
+                s.collectives.set(op, *pick);
                 return true;
             }};
 }

@@ -232,11 +232,10 @@ void CollectivePane::buildForm(QWidget* form)
         if (m_updating)
             return;
         const Op op = static_cast<Op>(m_op->currentData().toInt());
-        const auto a = collective::algorithmFromString(m_algorithm->currentData().toString().toStdString());
-        // The scenario's algorithm for this collective (stage 4's totals for the plan follow, undoably);
-        // Reduce and Send/Recv have no scenario field and stay local to the played call.
-        if (const auto field = algorithmField(op); field && a)
-            m_document->setField(*field, FieldValue(std::string(collective::toString(*a))));
+        // The scenario's algorithm for this collective ("auto", NCCL's or a textbook one; stage 3/4's totals
+        // for the plan follow, undoably); Reduce and Send/Recv have no scenario field and stay local.
+        if (const auto field = algorithmField(op))
+            m_document->setField(*field, FieldValue(m_algorithm->currentData().toString().toStdString()));
         editSpec();
     });
     connect(m_ranks, &QSpinBox::valueChanged, this, [this](int) {
@@ -324,14 +323,49 @@ void CollectivePane::fillAlgorithms()
     const Op op = static_cast<Op>(m_op->currentData().toInt());
     const QSignalBlocker block(m_algorithm);
     m_algorithm->clear();
-    for (Algorithm a : collective::algorithmsFor(op))
+    const collective::AlgorithmChoice& choice = m_document->scenario().collectives;
+    if (algorithmField(op)) {
+        // The scenario's choices: auto (NCCL's pick), NCCL's algorithms, then the textbook schedules.
+        for (const std::string& name : collective::pickNamesFor(op)) {
+            const auto pick = collective::pickFromString(name);
+            const bool textbook = pick && pick->kind == collective::AlgorithmPick::Kind::Textbook;
+            const QString standIn = qs(collective::toString(scheduleFor(op, qs(name))));
+            if (textbook) {
+                m_algorithm->addItem(qs(name), qs(name));
+                m_algorithm->setItemData(m_algorithm->count() - 1, qs(collective::describe(op, pick->textbook)),
+                                         Qt::ToolTipRole);
+            } else {
+                m_algorithm->addItem(name == "auto" ? tr("auto (NCCL's pick)") : tr("NCCL %1").arg(qs(name)), qs(name));
+                m_algorithm->setItemData(
+                    m_algorithm->count() - 1,
+                    tr("%1: the plan's time and bytes for this collective come from NCCL's own model on the call's "
+                       "group (docs/nccl.md); the animation plays the textbook %2 schedule")
+                        .arg(name == "auto" ? tr("NCCL's pick for each call") : tr("NCCL's %1").arg(qs(name)), standIn),
+                    Qt::ToolTipRole);
+            }
+        }
+        const int at = m_algorithm->findData(qs(collective::toString(choice.pick(op))));
+        m_algorithm->setCurrentIndex(at >= 0 ? at : 0);
+        return;
+    }
+    for (Algorithm a : collective::algorithmsFor(op)) {
         m_algorithm->addItem(qs(collective::toString(a)), qs(collective::toString(a)));
-    const Algorithm chosen = m_document->scenario().collectives.forOp(op);
-    const int at = m_algorithm->findData(qs(collective::toString(chosen)));
+        m_algorithm->setItemData(m_algorithm->count() - 1, qs(collective::describe(op, a)), Qt::ToolTipRole);
+    }
+    const int at = m_algorithm->findData(qs(collective::toString(choice.forOp(op))));
     m_algorithm->setCurrentIndex(at >= 0 ? at : 0);
-    for (int i = 0; i < m_algorithm->count(); ++i)
-        m_algorithm->setItemData(i, qs(collective::describe(op, collective::algorithmsFor(op)[std::size_t(i)])),
-                                 Qt::ToolTipRole);
+}
+
+Algorithm CollectivePane::scheduleFor(Op op, const QString& name)
+{
+    // A textbook name plays itself; auto and NCCL's algorithms play their textbook stand-in.
+    const std::string n = name.toStdString();
+    if (const auto pick = collective::pickFromString(n); pick && algorithmField(op)) {
+        collective::AlgorithmChoice c;
+        c.set(op, *pick);
+        return c.forOp(op);
+    }
+    return collective::algorithmFromString(n).value_or(m_spec.algorithm);
 }
 
 void CollectivePane::showScenario()
@@ -447,8 +481,8 @@ void CollectivePane::editSpec()
 {
     collective::ScheduleSpec s = m_spec;
     s.op = static_cast<Op>(m_op->currentData().toInt());
-    if (const auto a = collective::algorithmFromString(m_algorithm->currentData().toString().toStdString()))
-        s.algorithm = *a;
+    if (m_algorithm->currentIndex() >= 0)
+        s.algorithm = scheduleFor(s.op, m_algorithm->currentData().toString());
     s.ranks = std::uint64_t(m_ranks->value());
     s.ranksPerNode = std::uint64_t(m_ranksPerNode->value());
     s.root = std::uint32_t(m_root->value());
@@ -482,7 +516,9 @@ void CollectivePane::applySpec(const collective::ScheduleSpec& spec)
         m_op->setCurrentIndex(m_op->findData(int(spec.op)));
         fillAlgorithms();
         const QSignalBlocker b6(m_algorithm);
-        m_algorithm->setCurrentIndex(m_algorithm->findData(qs(collective::toString(spec.algorithm))));
+        // The scenario's pick when it plays this schedule (auto → its stand-in), else the textbook name.
+        if (m_algorithm->currentIndex() < 0 || scheduleFor(spec.op, m_algorithm->currentData().toString()) != spec.algorithm)
+            m_algorithm->setCurrentIndex(m_algorithm->findData(qs(collective::toString(spec.algorithm))));
         m_ranks->setValue(int(std::min<std::uint64_t>(spec.ranks, INT_MAX)));
         m_ranksPerNode->setValue(int(std::min<std::uint64_t>(spec.ranksPerNode, INT_MAX)));
         m_ranksPerNode->setEnabled(spec.algorithm == Algorithm::Hierarchical);
@@ -517,6 +553,13 @@ void CollectivePane::updateCounts()
     const collective::Counts c = collective::count(m_spec, link);
     const collective::ClosedForm closed = collective::closedForm(m_spec);
     QStringList lines;
+    if (algorithmField(m_spec.op) && m_algorithm->currentIndex() >= 0) {
+        const auto pick = collective::pickFromString(m_algorithm->currentData().toString().toStdString());
+        if (pick && pick->kind != collective::AlgorithmPick::Kind::Textbook)
+            lines << tr("%1 in the scenario: the plan's times and bytes come from NCCL's model (stage 3); shown here "
+                        "is the textbook %2 schedule it stands for")
+                         .arg(m_algorithm->currentText(), qs(collective::toString(m_spec.algorithm)));
+    }
     lines << tr("%1 steps, %2 transfers").arg(c.steps).arg(c.transfers);
     lines << tr("Bytes on the wire: %1").arg(bytes(c.totalBytes));
     lines << tr("Busiest rank sends: %1").arg(bytes(c.maxRankSentBytes));
@@ -530,7 +573,7 @@ void CollectivePane::updateCounts()
         QStringList why;
         for (const std::string& d : differences)
             why << qs(d);
-        lines << tr("Closed form (REFERENCE.md): %1 — %2")
+        lines << tr("Closed form (Help → How the numbers are computed, §4): %1 — %2")
                      .arg(qs(closed.formula), differences.empty() ? tr("the schedule matches")
                                                                   : tr("differs: %1").arg(why.join(QStringLiteral("; "))));
     }

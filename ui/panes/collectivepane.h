@@ -89,6 +89,8 @@ private:
     void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
     void showScenario();
     void fillAlgorithms();
+    // The textbook schedule the algorithm box's entry `name` plays ("auto" and NCCL's algorithms: their stand-in).
+    [[nodiscard]] collective::Algorithm scheduleFor(collective::Op op, const QString& name);
     void applySpec(const collective::ScheduleSpec& spec); // the call to play: view, counts, charts
     void editSpec();                                     // the form changed the override
     void updateCounts();
