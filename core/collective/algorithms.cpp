@@ -54,7 +54,7 @@ public:
 };
 
 // AllReduce by direct exchange: step k = 1…N−1, rank r sends its own buffer to (r+k) mod N, which adds
-// it into its result (REFERENCE.md: N(N−1)·M in total).
+// it into its result (docs/model.md: N(N−1)·M in total).
 class NaiveGen final : public WholeBufferGen {
 public:
     using WholeBufferGen::WholeBufferGen;

@@ -1,7 +1,7 @@
 // Stage 4: names, validation, the Schedule facade over the step generators (algorithms.cpp), and the
 // three consumers that read the same generator: count() (bytes, steps, Hockney α–β time, nccl-tests
 // algbw/busbw), checkSchedule() (real numbers pushed through the schedule) and the closed forms of
-// REFERENCE.md "Stage 4" the tests compare count() against.
+// docs/model.md §4 the tests compare count() against.
 
 #include "schedule.h"
 

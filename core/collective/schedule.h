@@ -5,7 +5,7 @@
 // simulator all consume that same generator, so nothing is computed twice in two ways.
 // Step convention (MPICH analyses, Thakur, Rabenseifner & Gropp 2005): in one step a rank sends at
 // most one message and receives at most one (single-port, full duplex). Formulas the tests compare
-// against: REFERENCE.md "Stage 4".
+// against: docs/model.md §4.
 
 #include "base/error.h"
 
@@ -155,7 +155,7 @@ struct Counts {
 // convention (one send, one receive per rank per step) and that chunk indices are in range.
 [[nodiscard]] Status checkSchedule(const ScheduleSpec& spec);
 
-// The closed forms of REFERENCE.md for the cases that have one (tests and the UI compare against
+// The closed forms of docs/model.md for the cases that have one (tests and the UI compare against
 // them): bytes each rank sends (max), total bytes, steps. Empty when there is no simple closed form.
 struct ClosedForm {
     std::optional<double> perRankSentBytes, totalBytes;

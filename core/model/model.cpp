@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-// The Transformer being trained (stage 2 of "The Life of a Token"; REFERENCE.md, "Stage 2").
+// The Transformer being trained (stage 2 of "The Life of a Token"; docs/model.md §2).
 
 namespace tw::model {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 // Stage 2 of "The Life of a Token" (Avesani et al., §2 and the worked examples of §5): from the
-// token ids [B,T] to the Transformer's tensors, parameters, memory and FLOPs. Formulas: REFERENCE.md
+// token ids [B,T] to the Transformer's tensors, parameters, memory and FLOPs. Formulas: docs/model.md
 // "Stage 2"; Megatron-LM (Narayanan et al., arXiv 2104.04473); Korthikanti et al. (arXiv 2205.05198);
 // ZeRO (Rajbhandari et al., arXiv 1910.02054).
 
@@ -511,7 +511,7 @@ ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const Gpu
     batchInput("batch.B", "Micro-batch B", B, "sequences", "B", "dataset.B");
     batchInput("batch.G", "Global batch G", G, "tokens", "G", "dataset.G");
 
-    // Parameters by component (REFERENCE.md "Stage 2").
+    // Parameters by component (docs/model.md §2).
     const Params<std::uint64_t> pc = params<std::uint64_t>(m);
     const std::string sL = I(m.layers), sd = I(m.hiddenSize), sdkv = I(m.kvDim()), sff = I(m.ffnSize);
     const std::string sV = I(m.paddedVocab()), sE = I(m.moe.experts), sLm = I(m.moeLayers());
@@ -704,7 +704,7 @@ ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const Gpu
            {"memory.total_bytes", "memory.gpu_capacity_bytes"}});
 
     // FLOPs: ≈ 6·P per token (2 forward + 4 backward) plus attention 12·B·T²·d per layer per
-    // micro-batch; recomputation adds forward work (REFERENCE.md; arXiv 2104.04473 §5.1).
+    // micro-batch; recomputation adds forward work (docs/model.md; arXiv 2104.04473 §5.1).
     const double tokensMb = B * T;
     f.add({"compute.tokens_per_microbatch", "Tokens per micro-batch", tokensMb, "tokens",
            "B·T = " + sB + "·" + sT + " = " + N(tokensMb), {"batch.B", "batch.T"}});

@@ -1,6 +1,6 @@
 #pragma once
 // Stage 2 derived from stage 1: parameters, the tensor inventory of one training step, memory per
-// GPU and FLOPs — every number a Figure with its formula (REFERENCE.md, "Stage 2").
+// GPU and FLOPs — every number a Figure with its formula (docs/model.md §2).
 
 #include "base/figure.h"
 #include "gpucatalog.h"
@@ -126,9 +126,9 @@ struct ModelDerivation {
 [[nodiscard]] ModelDerivation deriveModel(const ModelConfig& model, const BatchShape& batch, const GpuSpec& gpu,
                                           const FigureSet& inputs = {});
 
-// Exact parameter count (REFERENCE.md formulas; e.g. GPT-2 small tied 124,439,808).
+// Exact parameter count (docs/model.md §2 formulas; e.g. GPT-2 small tied 124,439,808).
 [[nodiscard]] std::uint64_t parameterCount(const ModelConfig& model);
-// Parameters by where they sit, exact (the same formulas as parameterCount; REFERENCE.md "Stage 2").
+// Parameters by where they sit, exact (the same formulas as parameterCount; docs/model.md §2).
 // Per-layer parts are for one block of the kind; the MoE parts for one MoE layer.
 struct ParameterBreakdown {
     std::uint64_t embedding = 0;          // V_p·d (the head reuses it when tied)

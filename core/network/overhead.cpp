@@ -6,7 +6,7 @@
 
 namespace tw::network {
 
-// REFERENCE.md "Stage 5"; the byte counts are spelled out in overhead.h.
+// docs/model.md §5; the byte counts are spelled out in overhead.h.
 PacketFormat packetFormat(Protocol p, Bytes mps)
 {
     switch (p) {

@@ -1,6 +1,6 @@
 #pragma once
 // Stage 5: payload bytes vs bytes on the wire. Each protocol cuts a transfer into packets of at most
-// `payload` bytes and adds `overhead` bytes to each (REFERENCE.md "Stage 5"):
+// `payload` bytes and adds `overhead` bytes to each (docs/model.md §5):
 //   PCIe (any generation)   MPS/(MPS+24) per TLP; MPS 256 by default (8.6 % of the wire; 4.5 % at 512)
 //                           24 B = TLP header 16 (4DW, 64-bit address) + sequence 2 + LCRC 4 + framing 2;
 //                           DLLPs (ACK, flow control) and 128b/130b encoding are not counted.
@@ -42,7 +42,7 @@ inline constexpr Bytes kDefaultPcieMps = 256;
 [[nodiscard]] double efficiency(Protocol p, Bytes pcieMaxPayload = kDefaultPcieMps);
 
 // Overhead as a share of the wire bytes of full packets, 1 − efficiency = overhead / (payload + overhead):
-// the figure REFERENCE.md quotes (PCIe 24/280 = 8.6 % at MPS 256).
+// the figure docs/model.md §5.2 quotes (PCIe 24/280 = 8.6 % at MPS 256).
 [[nodiscard]] double overheadShare(Protocol p, Bytes pcieMaxPayload = kDefaultPcieMps);
 
 } // namespace tw::network

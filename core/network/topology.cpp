@@ -100,7 +100,7 @@ std::string_view displayName(Protocol p)
     return "";
 }
 
-// REFERENCE.md "Stage 5": typical link rates per direction.
+// docs/model.md §5: typical link rates per direction.
 BytesPerSecond nominalBandwidth(Protocol p)
 {
     switch (p) {

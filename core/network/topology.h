@@ -2,7 +2,7 @@
 // Stage 5: the fabric under the stage 3 cluster — GPUs, PCIe switches, root complexes (the CPU),
 // host memory, NVSwitches, NICs, leaf and spine switches — as a graph of directed links, each with
 // its bandwidth per direction, latency and protocol. One factory, build(), turns a TopologySpec
-// (the value the scenario holds) into a Topology. Rates: REFERENCE.md "Stage 5".
+// (the value the scenario holds) into a Topology. Rates: docs/model.md §5.
 //
 // Latencies (one-way, per link, switch traversal included in the link that enters the switch);
 // first-order figures for a teaching model, not measurements:

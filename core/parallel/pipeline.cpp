@@ -16,7 +16,7 @@ std::vector<std::uint64_t> defaultPartition(std::uint64_t layers, std::uint64_t 
     if (stages == 0 || stages > layers)
         return {};
     // Extras (L mod n) on one centred block of stages from (n − extras)/2, rounded down; the ends carry
-    // embedding and head (REFERENCE.md Example 5.2: 12 on 8 → [1,1,2,2,2,2,1,1]; 13 on 4 → [3,4,3,3]).
+    // embedding and head (docs/model.md §6, Example 5.2: 12 on 8 → [1,1,2,2,2,2,1,1]; 13 on 4 → [3,4,3,3]).
     const std::uint64_t base = layers / stages;
     const std::uint64_t extras = layers % stages;
     const std::uint64_t first = (stages - extras) / 2;
@@ -227,7 +227,7 @@ PipelineTimeline pipelineTimeline(PipelineSchedule schedule, std::uint64_t stage
     }
     for (const PipelineBlock& b : timeline.blocks)
         timeline.makespan = std::max(timeline.makespan, b.end);
-    // Bubble: idle stage-time over all stage-time (REFERENCE.md "Stage 3": (p−1)/m is idle over ideal).
+    // Bubble: idle stage-time over all stage-time (docs/model.md §3: (p−1)/m is idle over ideal).
     double busy = 0;
     for (double b : timeline.stageBusySeconds)
         busy += b;

@@ -19,11 +19,11 @@ TokenPlacement placeToken(const PlanDerivation& plan, const model::ModelConfig& 
     const std::uint64_t dp = std::max<std::uint64_t>(1, plan.plan.dp);
     if (T == 0)
         return p;
-    // GPT-style packing (REFERENCE.md "Dataset conventions"): token i is position i mod T of sequence i / T.
+    // GPT-style packing (docs/model.md §1): token i is position i mod T of sequence i / T.
     p.sequence = token / T;
     p.position = token % T;
     // S = G/T sequences per optimizer step; each DP replica takes N_acc·B consecutive ones,
-    // N_acc = G/(B·T·dp) (REFERENCE.md Example 5.1), as N_acc micro-batches of B rows.
+    // N_acc = G/(B·T·dp) (docs/model.md §6, Example 5.1), as N_acc micro-batches of B rows.
     const std::uint64_t perStep = std::max<std::uint64_t>(1, batch.globalBatchTokens / T);
     p.step = p.sequence / perStep;
     const std::uint64_t q = p.sequence % perStep;

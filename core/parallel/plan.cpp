@@ -1,7 +1,7 @@
 // Stage 3 of "The Life of a Token" (Avesani et al., §3 and the worked examples of §5): the GPUs as a
 // data × pipeline × tensor (× expert) parallel mesh, the groups that mesh forms, every collective
 // call of one optimizer step, the per-strategy communication signature and the figures a teacher
-// shows. Formulas: REFERENCE.md "Stage 3"; Megatron-LM (Narayanan et al., arXiv 2104.04473);
+// shows. Formulas: docs/model.md §3; Megatron-LM (Narayanan et al., arXiv 2104.04473);
 // Korthikanti et al. (arXiv 2205.05198); ZeRO (Rajbhandari et al., arXiv 1910.02054); PyTorch FSDP.
 
 #include "plan.h"
@@ -153,7 +153,7 @@ std::string_view toString(CollectiveKind k)
 }
 
 // Ring AllReduce 2(N−1)/N·M, ring ReduceScatter/AllGather and pairwise All-to-All (N−1)/N·M,
-// Send/Recv and Broadcast M (REFERENCE.md "Stage 4"; nccl-tests doc/PERFORMANCE.md).
+// Send/Recv and Broadcast M (docs/model.md §4; nccl-tests doc/PERFORMANCE.md).
 double CollectiveCall::bytesSentPerMember(std::uint64_t groupSize) const
 {
     if (groupSize <= 1)
@@ -277,7 +277,7 @@ std::vector<Error> validate(const ParallelPlan& plan, const Cluster& cluster, co
                                 + " (Megatron splits the MLP by columns); valid tensor-parallel degrees: "
                                 + joinList(validTensorDegrees(model)));
 
-    // EP is carved out of DP (REFERENCE.md "Stage 3").
+    // EP is carved out of DP (docs/model.md §3).
     const bool moe = model.moe.experts > 0 && model.moeLayers() > 0;
     if (ep > 1 && !moe)
         fail("parallel.ep", I(ep) + " needs a Mixture-of-Experts model; " + modelName(model)
@@ -291,7 +291,7 @@ std::vector<Error> validate(const ParallelPlan& plan, const Cluster& cluster, co
         fail("parallel.pp", I(pp) + " stages for " + I(L) + " layers: every stage needs at least one layer (pp ≤ "
                                 + I(L) + ")");
 
-    // N_acc = G/(B·T·dp) (REFERENCE.md Example 5.1).
+    // N_acc = G/(B·T·dp) (docs/model.md §6, Example 5.1).
     const double bt = static_cast<double>(batch.microBatch) * static_cast<double>(batch.sequenceLength);
     const double perMicroStep = bt * static_cast<double>(dp);
     const double G = static_cast<double>(batch.globalBatchTokens);
@@ -824,18 +824,18 @@ void Builder::buildCalls()
     const std::string sB = I(b.microBatch), sT = I(b.sequenceLength), sd = I(m.hiddenSize), st = I(Tt);
     const double BTd = static_cast<double>(b.microBatch) * static_cast<double>(b.sequenceLength)
                        * static_cast<double>(m.hiddenSize);
-    // TP: B·T·d·s_a per AllReduce, independent of t (REFERENCE.md Example 5.3).
+    // TP: B·T·d·s_a per AllReduce, independent of t (docs/model.md §6, Example 5.3).
     tpM = BTd * sa;
     tpFormula = "B·T·d·s_a = " + sB + "·" + sT + "·" + sd + "·" + N(sa) + " = " + Bytes(tpM)
                 + " (the hidden state [B,T,d]; does not depend on t)";
-    // PP: B·T·d·s_a per boundary, /t with Megatron's scatter/gather or SP (REFERENCE.md Example 5.2).
+    // PP: B·T·d·s_a per boundary, /t with Megatron's scatter/gather or SP (docs/model.md §6, Example 5.2).
     ppM = Tt > 1 ? BTd * sa / static_cast<double>(Tt) : BTd * sa;
     ppFormula = Tt > 1 ? "B·T·d·s_a/t = " + sB + "·" + sT + "·" + sd + "·" + N(sa) + "/" + st + " = " + Bytes(ppM)
                              + (sp ? " (sequence parallelism: each TP rank sends its T/t positions)"
                                    : " (Megatron's scatter/gather: each TP rank sends 1/t, arXiv 2104.04473 §4.1)")
                        : "B·T·d·s_a = " + sB + "·" + sT + "·" + sd + "·" + N(sa) + " = " + Bytes(ppM)
                              + " (the hidden state at the boundary)";
-    // EP: k·CF·B·T·d·s_a per rank per All-to-All (REFERENCE.md "Stage 3"), /t under SP.
+    // EP: k·CF·B·T·d·s_a per rank per All-to-All (docs/model.md §3), /t under SP.
     if (moe) {
         const double k = static_cast<double>(m.moe.topK), cf = m.moe.capacityFactor;
         epM = k * cf * BTd * sa / (sp ? static_cast<double>(Tt) : 1.0);
@@ -932,7 +932,7 @@ void Builder::buildCalls()
         const auto expertCount = static_cast<std::uint32_t>(Tt * EP);
         switch (p.sharding) {
         case Sharding::Ddp:
-            // DDP: one AllReduce of P·s_g per step, no_sync during accumulation (REFERENCE.md Example 5.1).
+            // DDP: one AllReduce of P·s_g per step, no_sync during accumulation (docs/model.md §6, Example 5.1).
             if (haveDp)
                 call(bwdEnd, CollectiveKind::AllReduce, Strategy::DP, Phase::Backward, dpFirst(s),
                      static_cast<std::uint32_t>(Tt), st.main * sg, 1, -1, "gradient AllReduce" + nonExpert + where,
@@ -1480,7 +1480,7 @@ void Builder::buildFigures()
     f.add({"plan.bucket_bytes", "DDP bucket size", p.bucketBytes, "B",
            "input: " + Bytes(p.bucketBytes) + (p.bucketBytes == 25.0 * 1024 * 1024 ? " (PyTorch's default 25 MiB)" : ""), {}});
 
-    // The signature's numbers as figures of each strategy's namespace (REFERENCE.md "Stage 3"):
+    // The signature's numbers as figures of each strategy's namespace (docs/model.md §3):
     // calls and peers first, the largest payload and the total after the strategy's own figures.
     auto signatureHead = [&](Strategy st, const std::string& prefix) {
         const StrategySignature& r = out.comm.signature[strategyIndex(st)];
@@ -1513,7 +1513,7 @@ void Builder::buildFigures()
                {prefix + "bytes_per_gpu_per_step"}});
     };
 
-    // DP (REFERENCE.md Example 5.1).
+    // DP (docs/model.md §6, Example 5.1).
     f.add({"dp.n_acc", "Micro-batches per replica per step N_acc", static_cast<double>(nAcc), "",
            "G/(B·T·dp) = " + sG + "/(" + sB + "·" + sT + "·" + sdp + ") = " + I(nAcc)
                + " (gradient accumulation micro-steps)",
@@ -1593,7 +1593,7 @@ void Builder::buildFigures()
                    {"dp.grad_allreduce_bytes", "plan.shard_group_size"}});
     }
 
-    // PP (REFERENCE.md Example 5.2).
+    // PP (docs/model.md §6, Example 5.2).
     signatureHead(Strategy::PP, "pp.");
     f.add({"pp.boundaries", "Pipeline boundaries", static_cast<double>(chunks - 1), "",
            "pp·v − 1 = " + spp + "·" + I(V) + " − 1 = " + I(chunks - 1), {"plan.pp", "plan.virtual_stages"}});
@@ -1723,7 +1723,7 @@ void Builder::buildFigures()
                + N(out.timeline.bubbleFraction, 4) + " (includes imbalance between stages)",
            {"pp.makespan"}});
 
-    // TP (REFERENCE.md Example 5.3).
+    // TP (docs/model.md §6, Example 5.3).
     signatureHead(Strategy::TP, "tp.");
     const std::string tpNote = Tt > 1 ? "" : " (no TP in this plan: t = 1)";
     f.add({"tp.allreduce_bytes", "TP AllReduce payload", tpM, "B", tpFormula + tpNote,
@@ -1745,7 +1745,7 @@ void Builder::buildFigures()
            busiestFormula(Strategy::TP), {"tp.allreduce_bytes", "tp.allreduces_per_layer_fwd", "tp.allreduces_per_layer_bwd", "plan.tp", "dp.n_acc"}});
     signatureTail(Strategy::TP, "tp.");
 
-    // EP (REFERENCE.md "MoE").
+    // EP (docs/model.md §3.2).
     if (moe) {
         signatureHead(Strategy::EP, "ep.");
         f.add({"ep.experts_per_rank", "Experts per EP rank", static_cast<double>(m.moe.experts / EP), "",

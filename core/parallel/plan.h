@@ -2,7 +2,7 @@
 // Stage 3: GPUs arranged in a data × pipeline × tensor (× expert) parallel mesh, and the
 // communication that arrangement causes in one optimizer step — every collective call with its
 // group, payload, repeat count, phase and position, and per-strategy totals (the paper's
-// "communication signature"). Formulas: REFERENCE.md "Stage 3"; Megatron-LM (arXiv 2104.04473),
+// "communication signature"). Formulas: docs/model.md §3; Megatron-LM (arXiv 2104.04473),
 // Korthikanti et al. (arXiv 2205.05198), ZeRO (arXiv 1910.02054), PyTorch FSDP docs.
 
 #include "base/error.h"
@@ -77,7 +77,7 @@ struct ParallelPlan {
 };
 
 // Layers over n stages as even as possible, the extra layers on the middle stages:
-// 12 on 8 → [1,1,2,2,2,2,1,1] (REFERENCE.md, Example 5.2). Empty when stages is 0 or > layers.
+// 12 on 8 → [1,1,2,2,2,2,1,1] (docs/model.md §6, Example 5.2). Empty when stages is 0 or > layers.
 [[nodiscard]] std::vector<std::uint64_t> defaultPartition(std::uint64_t layers, std::uint64_t stages);
 
 // fsdp-hybrid's shard group: plan.shardGroupSize, or (0) the DP ranks of one node in the default

@@ -124,7 +124,7 @@ PointRun runPoint(Deriver& deriver, const Scenario& base, std::uint64_t gpus, bo
     return run;
 }
 
-// The paper's A.3 numbers (REFERENCE.md, the A.3 row).
+// The paper's A.3 numbers (docs/model.md §5.5).
 constexpr std::uint64_t kTestbedSmallGpus = 2;   // the smallest run with an AllReduce
 constexpr double kTestbedSmallShare = 0.15;
 constexpr std::uint64_t kTestbedLargeGpus = 7;
@@ -183,7 +183,7 @@ std::vector<std::string> gapLines(const Sweep& sweep)
                             + " more slowdown than was measured");
         }
         if (m.commShare >= 0) {
-            // REFERENCE.md: under step = compute + non-overlapped AllReduce, efficiency = 1 − share.
+            // docs/model.md: under step = compute + non-overlapped AllReduce, efficiency = 1 − share.
             const double implied = 1.0 - m.commShare;
             lines.push_back("The paper's own figures: a " + percent(m.commShare)
                             + " share under step = compute + non-overlapped AllReduce implies " + percent(implied)
@@ -398,7 +398,7 @@ Result<Sweep> runSweep(const Scenario& scenario, const SweepOptions& options, co
             return makeError("cancelled");
         sweep.points.push_back(std::move(run.point));
     }
-    // Speedup against the smallest size that ran (REFERENCE.md A.3: the paper's 4.69× is against one GPU).
+    // Speedup against the smallest size that ran (docs/model.md §5.5: the paper's 4.69× is against one GPU).
     const SweepPoint* base = nullptr;
     for (const SweepPoint& p : sweep.points)
         if (p.ok && (!base || p.gpus < base->gpus))

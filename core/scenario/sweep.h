@@ -71,7 +71,7 @@ struct Sweep {
     // The model's gap at each measured point, stated in words, one line per measured quantity ("At 7
     // GPUs the paper measured 67 % efficiency (speedup 4.69×); the model predicts …"), then how much of
     // the measured slowdown (1/efficiency − 1) the model explains and what the paper's own figures
-    // imply (REFERENCE.md: a 24.5 % share predicts 75.5 % efficiency, ≈12.7 % other overhead).
+    // imply (docs/model.md: a 24.5 % share predicts 75.5 % efficiency, ≈12.7 % other overhead).
     // Efficiency is compared only when the sweep's base is 1 GPU, as the paper's speedup is.
     std::vector<std::string> gaps;
     FigureSet figures;                  // "sweep.*"

@@ -185,8 +185,8 @@ Result<TokenTrace> traceToken(const Derivation& d, const Scenario& scenario, std
     f.add({"trace.token_id", "Its token id", double(tr.span.id), "",
            "the tokenizer's id for its " + I(tr.span.end - tr.span.begin) + " byte(s)", {"trace.token"}});
 
-    // Stage 2: where it sits in the micro-batch [B,T] (GPT-style packing, REFERENCE.md "Dataset
-    // conventions": token i is position i mod T of sequence ⌊i / T⌋).
+    // Stage 2: where it sits in the micro-batch [B,T] (GPT-style packing, docs/model.md §1
+    // and §3.3: token i is position i mod T of sequence ⌊i / T⌋).
     const model::BatchShape& batch = scenario.batch;
     tr.B = batch.microBatch;
     tr.T = batch.sequenceLength;

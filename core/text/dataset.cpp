@@ -5,7 +5,7 @@
 #include <algorithm>
 
 // Stage 1 of "The Life of a Token" (Avesani et al.): the text as training data. Conventions
-// (REFERENCE.md, "Dataset conventions"): documents are packed GPT-style into sequences of T tokens
+// (docs/model.md §1): documents are packed GPT-style into sequences of T tokens
 // separated by <|endoftext|>, without padding; fractions stay fractions.
 
 namespace tw::text {

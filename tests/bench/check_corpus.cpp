@@ -2,7 +2,7 @@
 // excerpts in resources/text and text they generate). Run by hand or by scripts/bench.sh:
 //   check_corpus [POEM]   (default: ../shared/data/divina_commedia.txt next to the repository)
 // Prints one PASS or FAIL line per check; exits 0 when all pass, 1 when one fails, 2 on bad usage.
-// Expected values: tests/data/README.md and REFERENCE.md (Gutenberg #1012 as shipped).
+// Expected values: tests/data/README.md and docs/model.md (Gutenberg #1012 as shipped).
 
 #include "text/bpetrainer.h"
 #include "text/dataset.h"
@@ -157,7 +157,7 @@ void datasetWithGpt2(const std::string& poem)
     }
     const DatasetStats s = computeDataset(poem, spans.value(), model.value(), TrainingShape{});
     const auto value = [&](const char* id) { return s.figures.valueOf(id); };
-    // Issue 2 / REFERENCE.md: 556,827 bytes, 235,828 GPT-2 tokens; tests/data/README.md: 532,106
+    // Issue 2 / docs/model.md: 556,827 bytes, 235,828 GPT-2 tokens; tests/data/README.md: 532,106
     // code points, 19,252 lines; `wc -w`: 97,676 words. V = 50,257 fits uint16.
     //   235,828 / 1,024 = 230.30 sequences; 235,828 / 524,288 = 0.4498 ≈ 0.45 steps.
     equal("dataset text.bytes", value("text.bytes"), 556827.0);

@@ -1,4 +1,4 @@
-// tokenwire-cli collective from the outside: the counts of REFERENCE.md "Stage 4" through the built
+// tokenwire-cli collective from the outside: the counts of docs/model.md §4 through the built
 // binary (ring and naive AllReduce, derived by hand in the comments), size/time/rate parsing, N = 1,
 // the --steps JSON shape, --list, and every refused input with its exact message and exit status.
 

@@ -1,6 +1,6 @@
 // tokenwire-cli derive / tensors / explain / presets from the outside: runs the built binary
 // (QProcess) and parses what it prints. Expected values come from published counts and hand
-// derivations (REFERENCE.md), never from the program's own output.
+// derivations (docs/model.md), never from the program's own output.
 
 #include <QDir>
 #include <QFile>

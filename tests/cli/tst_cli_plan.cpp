@@ -1,5 +1,5 @@
 // tokenwire-cli plan from the outside: the paper's stage 3 examples through the built binary, the
-// overrides, an impossible plan and usage errors. Expected values are the paper's (REFERENCE.md,
+// overrides, an impossible plan and usage errors. Expected values are the paper's (docs/model.md,
 // "The paper's worked examples"), derived by hand in the comments.
 
 #include <QTest>
@@ -106,7 +106,7 @@ static double significant(double v, int digits)
 void TestCliPlan::paperRoundedValuesSideBySide_data()
 {
     // Each row: the exact figure, the paper's rounded one, and how the paper got from one to the other
-    // (REFERENCE.md, "The paper's worked examples"). "digits N": the exact value rounded to N
+    // (docs/model.md §6). "digits N": the exact value rounded to N
     // significant digits is the paper's; "operand": the paper multiplied an already rounded operand,
     // named with its exact value.
     QTest::addColumn<QString>("preset");

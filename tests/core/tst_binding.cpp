@@ -1,5 +1,5 @@
 // Stage 3 → stage 4: each call of the communication plan counted with its algorithm's schedule.
-// Expected values are the closed forms of REFERENCE.md "Stage 4" on the paper's Example 5.1,
+// Expected values are the closed forms of docs/model.md §4 on the paper's Example 5.1,
 // derived by hand in the comments.
 
 #include "collective/binding.h"

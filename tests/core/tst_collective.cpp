@@ -1,6 +1,6 @@
 // Stage 4 (collective schedules): the data checker over every operation × algorithm for N = 1…17, 32,
 // 64, 100 and even, uneven and tiny payloads; broken schedules the checker must catch; bytes and
-// steps from count() against REFERENCE.md's closed forms and hand derivations with uneven chunks;
+// steps from count() against docs/model.md §4's closed forms and hand derivations with uneven chunks;
 // Hockney α–β times and nccl-tests bus bandwidth; validation messages; the Schedule API.
 
 #include "../support/testsupport.h"

@@ -1,5 +1,5 @@
 // Dataset figures (stage 1): a short text worked out by hand, the poem's fractions from
-// REFERENCE.md (on a stand-in token list), the Canto I excerpt with GPT-2, the closed provenance
+// docs/model.md (on a stand-in token list), the Canto I excerpt with GPT-2, the closed provenance
 // graph and a formula on every figure. The poem itself is read only by tests/bench/check_corpus.
 
 #include "text/dataset.h"
@@ -158,7 +158,7 @@ void TestDataset::graphClosedAndFormulas()
 
 void TestDataset::poemFractions()
 {
-    // REFERENCE.md: the whole poem is 235,828 GPT-2 tokens, one document.
+    // docs/model.md: the whole poem is 235,828 GPT-2 tokens, one document.
     //   235,828 / 1,024 = 230.30 sequences (230 × 1,024 = 235,520; 308 / 1,024 = 0.30)
     //   230.30 / 32 = 7.197 micro-batches; 235,828 / 524,288 = 0.4498 steps ≈ 0.45
     //   ids: 235,828 × 2 B = 471,656 B.

@@ -114,7 +114,7 @@ void TestDerive::paperReference_data()
 {
     QTest::addColumn<std::string>("id");
     QTest::addColumn<double>("value");
-    // GPT-2 small with a tied head: the published count (REFERENCE.md, HF config): 124,439,808.
+    // GPT-2 small with a tied head: the published count (docs/model.md, HF config): 124,439,808.
     QTest::newRow("model.parameters") << std::string("model.parameters") << 124439808.0;
     // §5.2: the activation between two blocks, B·T·d·s = 32·1024·768·2 = 50,331,648 B.
     QTest::newRow("tensor.hidden_bytes") << std::string("tensor.hidden_bytes") << 50331648.0;
@@ -240,7 +240,7 @@ void TestDerive::modelKeepsItsOwnVocabulary()
     QVERIFY(!d->figures.find("model.vocab_size")->inputs.size()
             || std::find(d->figures.find("model.vocab_size")->inputs.begin(), d->figures.find("model.vocab_size")->inputs.end(),
                          "tokenizer.vocab_size") == d->figures.find("model.vocab_size")->inputs.end());
-    // Llama-2-7B's published count (REFERENCE.md): 6,738,415,616.
+    // Llama-2-7B's published count (docs/model.md): 6,738,415,616.
     QCOMPARE(d->figures.valueOf("model.parameters"), 6738415616.0);
     bool noted = false;
     for (const Error& e : d->problems)
@@ -259,7 +259,7 @@ void TestDerive::trainedTokenizer()
     QVERIFY(d);
     QCOMPARE(d->figures.valueOf("tokenizer.vocab_size"), 300.0);
     QCOMPARE(d->figures.valueOf("model.vocab_size"), 300.0);
-    // GPT-2 closed form with V = 300 (REFERENCE.md): 12·L·d² + 13·L·d + (V+T)·d + 2·d
+    // GPT-2 closed form with V = 300 (docs/model.md): 12·L·d² + 13·L·d + (V+T)·d + 2·d
     //   = 84,934,656 + 119,808 + 1,324·768 + 1,536 = 86,072,832.
     QCOMPARE(d->figures.valueOf("model.parameters"), 86072832.0);
     // A smaller vocabulary cuts the excerpt into more tokens than GPT-2's 298.

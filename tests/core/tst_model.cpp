@@ -105,7 +105,7 @@ void TestModel::publishedParameterCounts_data()
 {
     QTest::addColumn<QByteArray>("id");
     QTest::addColumn<quint64>("parameters");
-    // GPT-2 (Radford et al. 2019; HF transformers, tied head): the REFERENCE.md counts.
+    // GPT-2 (Radford et al. 2019; HF transformers, tied head): the docs/model.md counts.
     QTest::newRow("gpt2-small") << QByteArray("gpt2-small") << quint64(124'439'808);
     QTest::newRow("gpt2-medium") << QByteArray("gpt2-medium") << quint64(354'823'168);
     QTest::newRow("gpt2-large") << QByteArray("gpt2-large") << quint64(774'030'080);
@@ -115,7 +115,7 @@ void TestModel::publishedParameterCounts_data()
     QTest::newRow("llama2-7b") << QByteArray("llama2-7b") << quint64(6'738'415'616);
     QTest::newRow("llama3-8b") << QByteArray("llama3-8b") << quint64(8'030'261'248);
     QTest::newRow("llama3-70b") << QByteArray("llama3-70b") << quint64(70'553'706'496);
-    // Mixtral-8x7B with its routers (REFERENCE.md).
+    // Mixtral-8x7B with its routers (docs/model.md).
     QTest::newRow("mixtral-8x7b") << QByteArray("mixtral-8x7b") << quint64(46'702'792'704);
     // GPT-3 175B: the paper says 175.0B; by hand with the GPT-2 formula (L=96, d=12,288, V=50,257, T=2,048):
     // 12·96·12,288² = 173,946,175,488; 13·96·12,288 = 15,335,424; (50,257+2,048)·12,288 = 642,723,840;
@@ -138,7 +138,7 @@ void TestModel::publishedParameterCounts()
 void TestModel::tiedAndUntied()
 {
     // Untying adds the head V·d: GPT-2 small 124,439,808 + 50,257·768 (38,597,376) = 163,037,184
-    // (REFERENCE.md); Llama-2-7B tied would be 6,738,415,616 − 32,000·4,096 (131,072,000) = 6,607,343,616.
+    // (docs/model.md); Llama-2-7B tied would be 6,738,415,616 − 32,000·4,096 (131,072,000) = 6,607,343,616.
     ModelConfig g = known("gpt2-small");
     g.tiedEmbeddings = false;
     QCOMPARE(parameterCount(g), 163'037'184ull);
@@ -439,7 +439,7 @@ void TestModel::inventoryMatchesMemory()
 
 void TestModel::memoryGpt2Small()
 {
-    // bf16 weights and gradients, fp32 Adam m, v and master copy (REFERENCE.md, ZeRO §3.1):
+    // bf16 weights and gradients, fp32 Adam m, v and master copy (docs/model.md, ZeRO §3.1):
     //   weights 2P = 248,879,616 B; gradients 2P = 248,879,616 B; optimizer 12P = 1,493,277,696 B;
     //   together 16P = 16·124,439,808 = 1,991,036,928 B.
     // Activations (Korthikanti Table 2, no recomputation), B·T·d = 32·1,024·768 = 25,165,824:

@@ -1,5 +1,5 @@
 // Stage 5 (the network): topology builders (node and link counts, rates), routing (PCIe P2P vs host
-// staging, NVSwitch, ECMP by the documented FNV-1a hash), protocol overhead against REFERENCE.md
+// staging, NVSwitch, ECMP by the documented FNV-1a hash), protocol overhead against docs/model.md
 // "Stage 5", per-link bytes of ring AllReduces derived by hand, validation messages and JSON.
 
 #include "collective/binding.h"
@@ -552,7 +552,7 @@ void TestNetwork::overheadShares_data()
     QTest::addColumn<Protocol>("protocol");
     QTest::addColumn<double>("mps");
     QTest::addColumn<double>("share");   // exact: overhead / (payload + overhead)
-    QTest::addColumn<double>("reference"); // REFERENCE.md's rounded figure
+    QTest::addColumn<double>("reference"); // docs/model.md's rounded figure
     QTest::addColumn<double>("tolerance");
     QTest::newRow("PCIe MPS 256: 8.6 %") << Protocol::PcieGen4 << 256.0 << 24.0 / 280 << 0.086 << 0.0005;
     QTest::newRow("PCIe MPS 512: 4.5 %") << Protocol::PcieGen4 << 512.0 << 24.0 / 536 << 0.045 << 0.0005;
@@ -897,7 +897,7 @@ void TestNetwork::jsonErrors()
 
 void TestNetwork::autoNicRateFollowsProtocol()
 {
-    // "auto" (the default, and the JSON key left out) is the protocol's nominal rate: REFERENCE.md
+    // "auto" (the default, and the JSON key left out) is the protocol's nominal rate: docs/model.md
     // "Stage 5", 10 Gb/s Ethernet = 1.25e9 B/s, InfiniBand HDR 200 Gb/s = 25e9 B/s.
     auto spec = topologyFromJson(R"({"kind": "leaf-spine", "nic_protocol": "ethernet-10g"})");
     QVERIFY(spec.ok());
@@ -923,7 +923,7 @@ void TestNetwork::autoNvLinkFollowsGpu_data()
     QTest::addColumn<QString>("gpu");
     QTest::addColumn<QString>("nvlink"); // empty: auto
     QTest::addColumn<double>("rate");
-    // REFERENCE.md "Stage 5": NVLink 3 (A100) 300 GB/s, NVLink 4 (H100) 450 GB/s per direction per GPU.
+    // docs/model.md §5: NVLink 3 (A100) 300 GB/s, NVLink 4 (H100) 450 GB/s per direction per GPU.
     QTest::newRow("A100 auto") << "a100-80gb" << "" << 300e9;
     QTest::newRow("A100 40 GB auto") << "a100-40gb" << "" << 300e9;
     QTest::newRow("H100 auto") << "h100-sxm" << "" << 450e9;

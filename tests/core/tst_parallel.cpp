@@ -1,4 +1,4 @@
-// Stage 3 (parallel plan): the paper's worked examples 5.1–5.3 and the MoE example (REFERENCE.md),
+// Stage 3 (parallel plan): the paper's worked examples 5.1–5.3 and the MoE example (docs/model.md),
 // ZeRO / FSDP / sequence-parallel / recomputation variants with per-GPU bytes derived by hand in the
 // comments, validation messages, groups of a bad placement, parameter bookkeeping and the figures'
 // provenance graph.
@@ -156,7 +156,7 @@ void TestParallel::names()
     QCOMPARE(toString(CollectiveKind::AllToAll), std::string_view("All-to-All"));
     QCOMPARE(toString(CollectiveKind::SendRecv), std::string_view("Send/Recv"));
 
-    // Ring / pairwise bytes per member (REFERENCE.md "Stage 4"), M = 800, N = 8.
+    // Ring / pairwise bytes per member (docs/model.md §4), M = 800, N = 8.
     CollectiveCall c;
     c.payloadBytes = 800;
     c.kind = CollectiveKind::AllReduce;
@@ -189,7 +189,7 @@ void TestParallel::meshAndDefaultAssignment()
     std::swap(q.assignment[0], q.assignment[7]);
     QCOMPARE(effectiveAssignment(q), q.assignment);
 
-    // Valid TP degrees: common divisors of a and n_kv (REFERENCE.md: GPT-2 small 1, 2, 3, 4, 6, 12).
+    // Valid TP degrees: common divisors of a and n_kv (docs/model.md: GPT-2 small 1, 2, 3, 4, 6, 12).
     QCOMPARE(validTensorDegrees(known("gpt2-small")), (std::vector<std::uint64_t>{1, 2, 3, 4, 6, 12}));
     // Llama-3-8B: a = 32, n_kv = 8 → 1, 2, 4, 8.
     QCOMPARE(validTensorDegrees(known("llama3-8b")), (std::vector<std::uint64_t>{1, 2, 4, 8}));
@@ -718,7 +718,7 @@ void TestParallel::validationMessages()
 {
     const ModelConfig m = known("gpt2-small");
     const Cluster cluster{1, 8};
-    // REFERENCE.md: GPT-2 small has 12 heads; an 8-way TP is impossible.
+    // docs/model.md: GPT-2 small has 12 heads; an 8-way TP is impossible.
     {
         const auto errors = validate(planOf(1, 1, 8), cluster, m, kPaperBatch);
         QCOMPARE(errors.size(), std::size_t(1));
@@ -902,7 +902,7 @@ void TestParallel::parameterBreakdownSums_data()
 {
     QTest::addColumn<std::string>("id");
     QTest::addColumn<double>("expected");
-    // REFERENCE.md "Stage 2": GPT-2 small 124,439,808; Llama-2-7B 6,738,415,616; Mixtral 46,702,792,704.
+    // docs/model.md §2: GPT-2 small 124,439,808; Llama-2-7B 6,738,415,616; Mixtral 46,702,792,704.
     QTest::newRow("gpt2-small") << std::string("gpt2-small") << 124439808.0;
     QTest::newRow("llama2-7b") << std::string("llama2-7b") << 6738415616.0;
     QTest::newRow("mixtral-8x7b") << std::string("mixtral-8x7b") << 46702792704.0;

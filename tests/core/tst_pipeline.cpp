@@ -108,7 +108,7 @@ std::string checkTimeline(const PipelineTimeline& t, std::uint64_t p, std::uint6
     return {};
 }
 
-// The paper's batch: T = 1,024, B = 32, G = 524,288 (REFERENCE.md Example 5.1).
+// The paper's batch: T = 1,024, B = 32, G = 524,288 (docs/model.md §6, Example 5.1).
 const BatchShape kPaperBatch{1024, 32, 524288};
 
 // A derivation built by hand (no derivePlan): the plan's degrees and Megatron's rank order
@@ -248,7 +248,7 @@ void TestPipeline::equalTimes()
     QVERIFY2(near(t.makespan, makespan), qPrintable(QString::number(t.makespan)));
     // Bubble as a fraction of the makespan: (p − 1)/(m + p − 1) …
     QVERIFY(near(t.bubbleFraction, double(p - 1) / double(m + p - 1)));
-    // … and as idle time over ideal time, REFERENCE.md's (p − 1)/m (arXiv 2104.04473 §2.2.1).
+    // … and as idle time over ideal time, docs/model.md's (p − 1)/m (arXiv 2104.04473 §2.2.1).
     const double ideal = double(m) * (tf + tb);
     QVERIFY(near((t.makespan - ideal) / ideal, double(p - 1) / double(m)));
     for (std::uint64_t s = 0; s < p; ++s) {
@@ -288,7 +288,7 @@ void TestPipeline::interleavedBubble()
     const double bubble = double(p - 1) * (tf + tb) / double(v);
     QVERIFY2(near(t.makespan, ideal + bubble), qPrintable(QString::number(t.makespan) + QLatin1String(" vs ")
                                                           + QString::number(ideal + bubble)));
-    QVERIFY(near((t.makespan - ideal) / ideal, double(p - 1) / double(v * m))); // REFERENCE.md: (p−1)/(v·m)
+    QVERIFY(near((t.makespan - ideal) / ideal, double(p - 1) / double(v * m))); // docs/model.md: (p−1)/(v·m)
     QVERIFY(near(t.stageForwardSeconds[0], tf));
     QVERIFY(near(t.stageBackwardSeconds[p - 1], tb));
     // The same work without interleaving has the larger bubble (p − 1)·(t_f + t_b).

@@ -277,7 +277,7 @@ void TestScenario::presetsMatchPublishedShapes()
 
 void TestScenario::paperReferenceInputs()
 {
-    // The paper's GPT-2-like example (§5, REFERENCE.md): d=768, T=1024, B=32, L=12, a=12, V=50,257,
+    // The paper's GPT-2-like example (§5, docs/model.md): d=768, T=1024, B=32, L=12, a=12, V=50,257,
     // tied head, 8 GPUs, G = 524,288 tokens, 16-bit.
     const auto p = preset("paper-reference");
     QVERIFY(p.ok());

@@ -49,7 +49,7 @@ const SweepPoint* pointOf(const Sweep& sweep, std::uint64_t gpus)
     return nullptr;
 }
 
-// The A.3 testbed by hand (REFERENCE.md A.3 and "Stage 5"): DDP's ring AllReduce of M = P·4 B
+// The A.3 testbed by hand (docs/model.md §5.5 and "Stage 5"): DDP's ring AllReduce of M = P·4 B
 // (GPT-2 small, fp32 gradients) = 124,439,808 · 4 = 497,759,232 B sends 2(N−1)/N·M through each
 // node's 10 Gb/s NIC, whose payload rate under TCP/IPv4 with timestamps is
 // 1.25e9 B/s · 1448/(1448+90) = 1.176853e9 B/s. So A(N) = 2(N−1)/N · 0.422958 s (A(2) = 0.422958 s).
@@ -264,7 +264,7 @@ void TestSweep::measuredOnlyForTheTestbed()
     QVERIFY(publishedMeasurements(presetOrDie("paper-dp")).empty());
     const auto m = publishedMeasurements(presetOrDie("paper-testbed"));
     QCOMPARE(m.size(), std::size_t(2));
-    // REFERENCE.md, the A.3 row.
+    // docs/model.md §5.5.
     QCOMPARE(m[0].gpus, std::uint64_t(2));
     QCOMPARE(m[0].commShare, 0.15);
     QCOMPARE(m[1].gpus, std::uint64_t(7));

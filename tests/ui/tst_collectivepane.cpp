@@ -1,7 +1,7 @@
 // The stage 4 pane driven like a user, offscreen: it plays the stage 3 plan's calls by default
 // (Example 5.1's gradient AllReduce), steps with the buttons, changes the scenario's algorithm as an
 // undoable edit (stage 4's totals follow), takes a payload override ("48MiB") and refuses a bad one
-// with the parser's message. Expected values are REFERENCE.md's closed forms, derived in comments.
+// with the parser's message. Expected values are docs/model.md §4's closed forms, derived in comments.
 
 #include "document/document.h"
 #include "panes/collectivepane.h"

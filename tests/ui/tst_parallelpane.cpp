@@ -2,7 +2,7 @@
 // one GPU card onto another is an undoable swap that changes the communication plan (a TP group
 // that leaves its node); the degree spin boxes push commands with DP taking the rest; an impossible
 // plan says why next to the field; the partition editor and the token line follow the document.
-// Expected values are hand-derived in the comments (REFERENCE.md, "Stage 3").
+// Expected values are hand-derived in the comments (docs/model.md §3).
 
 #include "document/document.h"
 #include "panes/fitplansdialog.h"

@@ -588,7 +588,7 @@ void TestScheduleView::algorithmTableModel()
         QCOMPARE(model.index(row, 0).data(M::SelectedRole).toBool(), a == Algorithm::Ring);
         QCOMPARE(model.index(row, 0).data(Qt::FontRole).isValid(), a == Algorithm::Ring);
     }
-    // Ring: 2(N−1)/N·M per rank, 2(N−1) steps (REFERENCE.md).
+    // Ring: 2(N−1)/N·M per rank, 2(N−1) steps (docs/model.md).
     const int ring = model.rowOf(Algorithm::Ring);
     QCOMPARE(model.countsAt(ring)->steps, std::uint64_t(14));
     QCOMPARE(model.countsAt(ring)->maxRankSentBytes, 2.0 * 7 / 8 * spec.bytes);

@@ -381,7 +381,7 @@ QTEST_MAIN(TestWirePane)
 // Issue #10: beside the NICs' protocol, its modelled packet overhead and the header bytes per packet
 // measured on loopback. Expected from the committed JSON read here (not through core): per row
 // (lo_bytes − payload_bytes − retransmitted_bytes) / lo_packets, median over the rows with packets; the model's Ethernet
-// format (REFERENCE.md) is 90 B per 1,448-B segment, its TCP-over-loopback format 52 B (IPv4 20 + TCP 20 +
+// format (docs/model.md) is 90 B per 1,448-B segment, its TCP-over-loopback format 52 B (IPv4 20 + TCP 20 +
 // timestamps 12).
 void TestWirePane::overheadNoteShowsTheModelAndTheLoopbackMeasurement()
 {

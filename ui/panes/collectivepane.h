@@ -4,7 +4,7 @@
 // overridden. The algorithm of each collective is the scenario's (an undoable edit that also
 // changes stage 4's totals for the whole plan); α and β are the scenario's link. Beside the drawing:
 // the current step's transfers, the counts of the schedule (steps, bytes on the wire, busiest rank,
-// α–β time, busbw) against REFERENCE.md's closed form, the comparison of every algorithm against N
+// α–β time, busbw) against docs/model.md §4's closed forms, the comparison of every algorithm against N
 // and M, and the plan's traffic per strategy counted from the real schedules.
 
 #include "base/figure.h"
