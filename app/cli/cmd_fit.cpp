@@ -11,9 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <string>
 
 namespace tw::cli {
@@ -21,49 +18,6 @@ namespace tw::cli {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-constexpr std::string_view kTool = "tokenwire-cli";
-
-void printError(std::ostream& err, const Error& e)
-{
-    const std::string text = e.toString();
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t end = std::min(text.find('\n', start), text.size());
-        err << kTool << ": " << text.substr(start, end - start) << '\n';
-        start = end + 1;
-    }
-}
-
-std::string displayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
-
-// The scenario of --scenario FILE (every load problem printed) or --preset NAME.
-Result<scenario::Scenario> loadFor(const ScenarioOptions& o, std::ostream& err)
-{
-    if (!o.preset.empty())
-        return scenario::preset(o.preset);
-    std::string bytes;
-    if (o.scenarioFile == "-") {
-        bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    } else {
-        std::ifstream in(o.scenarioFile, std::ios::binary);
-        if (!in) {
-            Location where;
-            where.file = o.scenarioFile;
-            return makeError("cannot read the scenario file", std::move(where));
-        }
-        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    scenario::ScenarioLoad load = scenario::loadScenario(bytes, displayName(o.scenarioFile));
-    if (!load.errors.empty()) {
-        for (std::size_t i = 0; i + 1 < load.errors.size(); ++i)
-            printError(err, load.errors[i]);
-        return load.errors.back();
-    }
-    if (o.scenarioFile == "-")
-        return std::move(*load.scenario);
-    return scenario::resolvePaths(std::move(*load.scenario), o.scenarioFile);
-}
 
 std::string pad(std::string s, std::size_t width, bool right = false)
 {
@@ -85,9 +39,9 @@ std::string scheduleText(const parallel::ParallelPlan& p)
 
 int runFit(const FitCommandOptions& o, std::ostream& out, std::ostream& err)
 {
-    auto loaded = loadFor(o.scenario, err);
+    auto loaded = loadScenarioFor(o.scenario, err);
     if (!loaded) {
-        printError(err, loaded.error());
+        printCliError(err, loaded.error());
         return kExitInput;
     }
     const scenario::Scenario s = std::move(loaded).value();
@@ -98,8 +52,8 @@ int runFit(const FitCommandOptions& o, std::ostream& out, std::ostream& err)
     if (!found) {
         Error e = found.error();
         if (e.where.file.empty() && !o.scenario.scenarioFile.empty())
-            e.where.file = displayName(o.scenario.scenarioFile);
-        printError(err, e);
+            e.where.file = scenarioDisplayName(o.scenario.scenarioFile);
+        printCliError(err, e);
         return kExitInput;
     }
     const scenario::FitSearch& r = found.value();

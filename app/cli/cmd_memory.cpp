@@ -13,9 +13,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,62 +24,6 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr std::string_view kTool = "tokenwire-cli";
-
-void printError(std::ostream& err, const Error& e)
-{
-    const std::string text = e.toString();
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t end = std::min(text.find('\n', start), text.size());
-        err << kTool << ": " << text.substr(start, end - start) << '\n';
-        start = end + 1;
-    }
-}
-
-std::string displayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
-
-// The scenario of --scenario FILE (every load problem printed) or --preset NAME.
-Result<scenario::Scenario> loadFor(const ScenarioOptions& o, std::ostream& err)
-{
-    if (!o.preset.empty())
-        return scenario::preset(o.preset);
-    std::string bytes;
-    if (o.scenarioFile == "-") {
-        bytes.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    } else {
-        std::ifstream in(o.scenarioFile, std::ios::binary);
-        if (!in) {
-            Location where;
-            where.file = o.scenarioFile;
-            return makeError("cannot read the scenario file", std::move(where));
-        }
-        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    scenario::ScenarioLoad load = scenario::loadScenario(bytes, displayName(o.scenarioFile));
-    if (!load.errors.empty()) {
-        for (std::size_t i = 0; i + 1 < load.errors.size(); ++i)
-            printError(err, load.errors[i]);
-        return load.errors.back();
-    }
-    if (o.scenarioFile == "-")
-        return std::move(*load.scenario);
-    return scenario::resolvePaths(std::move(*load.scenario), o.scenarioFile);
-}
-
-// The command line's plan overrides, as `plan` applies them: --pp, --tp, --ep, then --dp, then the sharding.
-void applyOverrides(const ScenarioOptions& o, scenario::Scenario& s)
-{
-    if (o.pp)
-        scenario::setParallelDegree(s, parallel::Strategy::PP, *o.pp);
-    if (o.tp)
-        scenario::setParallelDegree(s, parallel::Strategy::TP, *o.tp);
-    if (o.ep)
-        scenario::setParallelDegree(s, parallel::Strategy::EP, *o.ep);
-    if (o.dp)
-        scenario::setParallelDegree(s, parallel::Strategy::DP, *o.dp);
-    if (o.sharding)
-        s.parallel.sharding = parallel::shardingFromString(*o.sharding).value_or(s.parallel.sharding);
-}
 
 // Bytes as a JSON number: an integer when the value is one (exact below 2^53).
 json bytesJson(double v)
@@ -134,19 +75,19 @@ std::string line(const std::string& label, double bytes, const DisplayUnits& uni
 
 int runMemory(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
 {
-    auto loaded = loadFor(o, err);
+    auto loaded = loadScenarioFor(o, err);
     if (!loaded) {
-        printError(err, loaded.error());
+        printCliError(err, loaded.error());
         return kExitInput;
     }
     scenario::Scenario s = std::move(loaded).value();
-    applyOverrides(o, s);
+    applyPlanOverrides(o, s);
     auto derived = scenario::derive(s);
     if (!derived) {
         Error e = derived.error();
         if (e.where.file.empty() && !o.scenarioFile.empty())
-            e.where.file = displayName(o.scenarioFile);
-        printError(err, e);
+            e.where.file = scenarioDisplayName(o.scenarioFile);
+        printCliError(err, e);
         return kExitInput;
     }
     const scenario::Derivation& d = *derived.value();
@@ -206,7 +147,7 @@ int runMemory(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     if (!mem) {
         out << "\nThis plan cannot run (the reasons are on standard error).\n";
         for (const Error& e : d.planErrors)
-            printError(err, e);
+            printCliError(err, e);
         return kExitInput;
     }
     for (const parallel::RoleMemory& r : mem->roles) {

@@ -517,7 +517,7 @@ namespace {
 
 // The scenario's plan with the command line's overrides: --pp and --tp first (DP takes the rest),
 // then --ep, then an explicit --dp, then the sharding.
-void applyPlanOverrides(const ScenarioOptions& o, scenario::Scenario& s)
+void applyOverridesOf(const ScenarioOptions& o, scenario::Scenario& s)
 {
     if (o.pp)
         scenario::setParallelDegree(s, parallel::Strategy::PP, *o.pp);
@@ -541,7 +541,7 @@ int runPlan(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         return kExitInput;
     }
     scenario::Scenario s = std::move(loaded).value();
-    applyPlanOverrides(o, s);
+    applyOverridesOf(o, s);
     auto derived = scenario::derive(s);
     if (!derived) {
         Error e = derived.error();
@@ -1562,6 +1562,16 @@ Result<scenario::Scenario> loadScenarioFor(const ScenarioOptions& options, std::
 void printCliError(std::ostream& err, const Error& e)
 {
     printError(err, e);
+}
+
+void applyPlanOverrides(const ScenarioOptions& options, scenario::Scenario& s)
+{
+    applyOverridesOf(options, s);
+}
+
+std::string scenarioDisplayName(const std::string& path)
+{
+    return displayName(path);
 }
 
 } // namespace tw::cli

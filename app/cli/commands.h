@@ -69,6 +69,10 @@ struct BusbwOptions;
 // "tokenwire-cli: …" error printer, for commands in their own source files.
 [[nodiscard]] Result<scenario::Scenario> loadScenarioFor(const ScenarioOptions& options, std::ostream& err);
 void printCliError(std::ostream& err, const Error& e);
+// The command line's plan overrides, as `plan` applies them: --pp, --tp, --ep, then --dp, then the sharding.
+void applyPlanOverrides(const ScenarioOptions& options, scenario::Scenario& s);
+// How a scenario file is named in messages ("<stdin>" for -).
+[[nodiscard]] std::string scenarioDisplayName(const std::string& path);
 // The whole tool: parses argv, runs the command, writes "tokenwire-cli: …" errors to err.
 [[nodiscard]] int runTool(int argc, char** argv, std::ostream& out, std::ostream& err);
 
