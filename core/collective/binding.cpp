@@ -195,19 +195,7 @@ Result<nccl::System> groupSystem(const NcclFabric& fabric, const parallel::Clust
         s.nicsPerNode = 0; // ncclTopoTrimSystem drops the NICs of a one-node communicator
         s.typeInter = nccl::PathType::Pix;
     }
-    // The line systemFor writes, for the group.
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "%d node%s × %d GPU%s (%s, %s), %s %.1f GB/s per GPU", s.nodes, s.nodes == 1 ? "" : "s",
-                  s.gpusPerNode, s.gpusPerNode == 1 ? "" : "s", s.gpu.id.empty() ? "custom GPU" : s.gpu.id.c_str(),
-                  std::string(nccl::toString(s.compCap())).c_str(), s.nvlink ? "NVLink" : "PCIe", s.intraBw);
-    s.fabric = buf;
-    if (s.nodes > 1) {
-        std::snprintf(buf, sizeof buf, ", %d NIC%s per node × %.3g GB/s", s.nicsPerNode, s.nicsPerNode == 1 ? "" : "s",
-                      s.nicBw);
-        s.fabric += buf;
-    }
-    if (s.nvls)
-        s.fabric += ", NVLS";
+    s.fabric = nccl::describeFabric(s); // the line systemFor writes, for the group
     return s;
 }
 

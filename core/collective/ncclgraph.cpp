@@ -331,6 +331,23 @@ std::string_view toString(PathType t)
     return kNames[static_cast<std::size_t>(t)];
 }
 
+std::string describeFabric(const System& s)
+{
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%d node%s × %d GPU%s (%s, %s), %s %.1f GB/s per GPU", s.nodes, s.nodes == 1 ? "" : "s",
+                  s.gpusPerNode, s.gpusPerNode == 1 ? "" : "s", s.gpu.id.empty() ? "custom GPU" : s.gpu.id.c_str(),
+                  std::string(toString(s.compCap())).c_str(), s.nvlink ? "NVLink" : "PCIe", s.intraBw);
+    std::string out = buf;
+    if (s.nodes > 1) {
+        std::snprintf(buf, sizeof buf, ", %d NIC%s per node × %.3g GB/s", s.nicsPerNode, s.nicsPerNode == 1 ? "" : "s",
+                      s.nicBw);
+        out += buf;
+    }
+    if (s.nvls)
+        out += ", NVLS";
+    return out;
+}
+
 Result<System> systemFor(std::string_view gpuId, const network::TopologySpec& spec, const parallel::Cluster& cluster)
 {
     using network::TopologyKind;
@@ -398,18 +415,7 @@ Result<System> systemFor(std::string_view gpuId, const network::TopologySpec& sp
         s.typeInter = PathType::Pix;
     }
 
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "%d node%s × %d GPU%s (%s, %s), %s %.1f GB/s per GPU", s.nodes, s.nodes == 1 ? "" : "s",
-                  s.gpusPerNode, s.gpusPerNode == 1 ? "" : "s", s.gpu.id.empty() ? "custom GPU" : s.gpu.id.c_str(),
-                  std::string(toString(s.compCap())).c_str(), s.nvlink ? "NVLink" : "PCIe", s.intraBw);
-    s.fabric = buf;
-    if (s.nodes > 1) {
-        std::snprintf(buf, sizeof buf, ", %d NIC%s per node × %.3g GB/s", s.nicsPerNode, s.nicsPerNode == 1 ? "" : "s",
-                      s.nicBw);
-        s.fabric += buf;
-    }
-    if (s.nvls)
-        s.fabric += ", NVLS";
+    s.fabric = describeFabric(s);
     return s;
 }
 

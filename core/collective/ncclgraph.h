@@ -48,6 +48,8 @@ struct System {
     bool operator==(const System&) const = default;
 };
 
+// One line for the CLI and the UI: "4 nodes × 8 GPUs (a100-80gb, ampere), NVLink 240.0 GB/s per GPU, 8 NICs per node × 25 GB/s".
+[[nodiscard]] std::string describeFabric(const System& system);
 // NCCL's view of the cluster on the (resolved) fabric with GPU model `gpuId`; an Error naming the field
 // when the fabric cannot be built for the cluster.
 [[nodiscard]] Result<System> systemFor(std::string_view gpuId, const network::TopologySpec& resolvedSpec,
