@@ -130,6 +130,7 @@ Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, con
     constexpr std::array<Recompute, 3> kRecomputes = {Recompute::None, Recompute::Selective, Recompute::Full};
     std::array<model::ModelConfig, 3> models;
     std::array<double, 3> flops{};
+    std::array<double, 3> efficiency{}; // achieved / peak FLOP/s of the coarse estimate, per recomputation
     model::GpuSpec gpu;
     for (std::size_t r = 0; r < kRecomputes.size(); ++r) {
         Scenario v = s;
@@ -140,13 +141,27 @@ Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, con
         models[r] = d.value()->model;
         flops[r] = d.value()->figures.valueOf("compute.flops_per_step");
         gpu = d.value()->gpu;
+        // A fixed rate is the coarse estimate's efficiency. With the kernel model (compute_efficiency
+        // auto, 0) the estimate takes the efficiency the kernels give the scenario's own plan: its FLOPs
+        // per GPU over peak × the busiest stage's compute time per step (kernels run faster or slower
+        // for other shapes, which the exact simulation of the best layouts then sees); without a valid
+        // plan of its own, the fixed 0.45 of docs/model.md §3.3.
+        efficiency[r] = s.parallel.computeEfficiency > 0 ? s.parallel.computeEfficiency : 0.45;
+        if (s.parallel.computeEfficiency <= 0 && d.value()->stage3) {
+            const auto& busy = d.value()->stage3->timeline.stageBusySeconds;
+            const double slowest = busy.empty() ? 0.0 : *std::max_element(busy.begin(), busy.end());
+            const double peakNow = d.value()->gpu.peak(d.value()->model.weights);
+            const double gpus = double(s.hardware.gpuCount());
+            if (slowest > 0 && peakNow > 0 && gpus > 0)
+                efficiency[r] = flops[r] / gpus / (peakNow * slowest);
+        }
     }
     progress(0.02);
 
     const parallel::Cluster cluster = s.hardware.cluster();
     const std::uint64_t N = cluster.gpuCount(), T = s.batch.sequenceLength, G = s.batch.globalBatchTokens;
     const std::uint64_t L = models[0].layers, experts = models[0].moe.experts;
-    const double peak = gpu.peak(models[0].weights), eff = s.parallel.computeEfficiency;
+    const double peak = gpu.peak(models[0].weights);
     // Nominal rates for the communication term: NVLink (or PCIe) inside a node, the NIC across nodes
     // (a per-node NIC shared by the node's GPUs).
     const network::TopologySpec spec = resolvedTopology(s);
@@ -249,7 +264,7 @@ Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, con
                                     comm.dpBandwidth = tp * dp > cluster.gpusPerNode ? inter : intra;
                                     comm.ppBandwidth = tp * dp >= cluster.gpusPerNode ? inter : intra;
                                     f.coarseCommSeconds = coarseCommSeconds(comm);
-                                    f.coarseSeconds = coarseStepSeconds(flops[r], N, peak, eff, schedule, pp, v,
+                                    f.coarseSeconds = coarseStepSeconds(flops[r], N, peak, efficiency[r], schedule, pp, v,
                                                                         f.accumulation)
                                                       + f.coarseCommSeconds;
                                     f.stepSeconds = f.coarseSeconds;

@@ -12,7 +12,9 @@
 // left out. The enumeration stops at FitOptions::maxCandidates (FitSearch::truncated says so).
 //
 // Coarse estimate (no network): compute = FLOPs per step (compute.flops_per_step under the candidate's
-// recomputation) / (GPUs · peak · efficiency), stretched by the pipeline bubble — 1F1B and GPipe
+// recomputation) / (GPUs · peak · efficiency) — the scenario's fixed rate, or with the kernel model (auto)
+// the efficiency its kernels give the scenario's own plan (FLOPs per GPU / (peak · the busiest stage's
+// compute per step)) — stretched by the pipeline bubble — 1F1B and GPipe
 // (m + p − 1)/m, interleaved (m + (p − 1)/v)/m (Narayanan et al. 2021, arXiv 2104.04473 §2.2) — with
 // ties broken towards less traffic (DDP before ZeRO-1/2/3), less recomputation, less TP, the larger
 // micro-batch, then less memory.

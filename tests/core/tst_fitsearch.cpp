@@ -12,6 +12,7 @@
 
 #include <QTest>
 
+#include <cmath>
 #include <set>
 #include <stop_token>
 #include <tuple>
@@ -58,6 +59,7 @@ private slots:
     void coarseCommunication();
     void partialResultsAndCancel();
     void nothingFits();
+    void kernelModelGivesTheCoarseEfficiency();
 };
 
 void TestFitSearch::findsWhatBruteForceFinds()
@@ -294,6 +296,37 @@ void TestFitSearch::nothingFits()
     QVERIFY(found.value().valid > 0);
     QVERIFY(found.value().fitting.empty());
     QVERIFY(found.value().plans.empty());
+}
+
+void TestFitSearch::kernelModelGivesTheCoarseEfficiency()
+{
+    // With the kernel model (compute_efficiency auto = 0) the coarse estimate's efficiency is what the
+    // kernels give the scenario's own plan: FLOPs per GPU / (peak · busiest stage per step). So the
+    // candidate that IS the scenario's plan (dp 4, pp 1: no bubble) has a coarse compute time equal to its
+    // own stage's compute per step, and no candidate has a zero estimate (a 0 rate would make them all 0).
+    Scenario s = smallCase();
+    s.parallel.computeEfficiency = 0;
+    s.batch.microBatch = 16; // B = 32 needs ≈ 20 GB here: not a fitting plan; 16 fits (N_acc = 512/(16·4) = 8)
+    auto derived = scenario::derive(s);
+    QVERIFY(derived && derived.value()->stage3);
+    const double busy = derived.value()->stage3->timeline.stageBusySeconds.at(0);
+    QVERIFY(busy > 0);
+    scenario::FitOptions o;
+    o.simulate = 0;
+    auto found = scenario::searchFittingPlans(s, o);
+    QVERIFY(found);
+    QVERIFY(!found.value().fitting.empty());
+    bool seen = false;
+    for (const FitPlan& f : found.value().fitting) {
+        QVERIFY(f.coarseSeconds > 0);
+        if (keyOf(f.plan, f.microBatch, f.recompute) == keyOf(s.parallel, s.batch.microBatch, s.model.recompute)) {
+            seen = true;
+            const double compute = f.coarseSeconds - f.coarseCommSeconds;
+            QVERIFY2(std::abs(compute - busy) <= 1e-9 * busy,
+                     qPrintable(QString::number(compute, 'g', 12) + QStringLiteral(" vs ") + QString::number(busy, 'g', 12)));
+        }
+    }
+    QVERIFY(seen);
 }
 
 QTEST_GUILESS_MAIN(TestFitSearch)
