@@ -3,6 +3,7 @@
 #include "derive.h"
 #include "scenario.h"
 
+#include "collective/nccl.h"
 #include "collective/schedule.h"
 #include "network/simulate.h"
 #include "network/topology.h"
@@ -542,7 +543,17 @@ StageNarration collectiveStage(const Derivation& d, Sources& src)
     a.own({"narration.call.ranks", "Ranks N of the call stage 4 plays", double(spec.ranks), "",
            "the call's group: N = " + formatUnsigned(spec.ranks) + " GPUs", {"plan." + sid}},
           Style::Count, "GPU", "GPUs");
-    a.say(", with the " + algo + " algorithm in ");
+    // An NCCL call (auto or an NCCL algorithm): stage 4 plays the textbook schedule it stands for.
+    const std::string ncclPick = chosen->nccl
+                                     ? std::string(nccl::algorithmLabel(chosen->prediction))
+                                           + (chosen->prediction.pointToPoint
+                                                  ? std::string()
+                                                  : "/" + std::string(nccl::toString(chosen->prediction.protocol)))
+                                     : std::string();
+    if (chosen->nccl)
+        a.say(", which NCCL runs as " + ncclPick + "; stage 4 plays the textbook " + algo + " schedule it stands for, in ");
+    else
+        a.say(", with the " + algo + " algorithm in ");
     a.own({"narration.call.steps", "Steps of the call's schedule", double(chosen->steps), "",
            "counted from the " + algo + " " + opName + " schedule of N = " + formatUnsigned(spec.ranks)
                + " ranks: " + formatUnsigned(chosen->steps) + " steps",
@@ -577,14 +588,25 @@ StageNarration collectiveStage(const Derivation& d, Sources& src)
     }
 
     Sentence t(src);
-    t.say("At α = ").num("collective.alpha", Style::Seconds).say(" per message and β = ");
-    t.num("collective.bandwidth", Style::BitRate).say(" it takes ");
-    t.own({"narration.call.seconds", "α–β time of the call", chosen->timeSeconds, "s",
-           "Σ over the " + formatUnsigned(chosen->steps) + " steps of (α + largest message / β) = "
-               + formatSeconds(chosen->timeSeconds),
-           {"narration.call.steps", "collective.alpha", "collective.bandwidth"}},
-          Style::Seconds);
-    t.say(".");
+    if (chosen->nccl) {
+        // The time is NCCL's own prediction on the call's group (docs/nccl.md), not the α–β of the link.
+        t.say("NCCL's own model predicts ");
+        t.own({"narration.call.seconds", "NCCL's predicted time of the call", chosen->timeSeconds, "s",
+               chosen->how + ": latency + bytes / NCCL's bandwidth = " + formatSeconds(chosen->timeSeconds)
+                   + " (NCCL 2.30.7's tuning model, docs/nccl.md)",
+               {"narration.call.bytes", "narration.call.ranks"}},
+              Style::Seconds);
+        t.say(" for it on this fabric.");
+    } else {
+        t.say("At α = ").num("collective.alpha", Style::Seconds).say(" per message and β = ");
+        t.num("collective.bandwidth", Style::BitRate).say(" it takes ");
+        t.own({"narration.call.seconds", "α–β time of the call", chosen->timeSeconds, "s",
+               "Σ over the " + formatUnsigned(chosen->steps) + " steps of (α + largest message / β) = "
+                   + formatSeconds(chosen->timeSeconds),
+               {"narration.call.steps", "collective.alpha", "collective.bandwidth"}},
+              Style::Seconds);
+        t.say(".");
+    }
     keep(st, t);
     return st;
 }

@@ -21,6 +21,7 @@ class TestNarration : public QObject {
     Q_OBJECT
 private slots:
     void referencePreset();
+    void ncclCallInStageFour();
     void memoryUnderThePlan();
     void everyNumberIsAFigure();
     void oneWayStrategiesAreNotMentioned_data();
@@ -77,6 +78,28 @@ void checkFigures(const Narration& n, const Derivation& d)
 }
 
 } // namespace
+
+void TestNarration::ncclCallInStageFour()
+{
+    // gpt2-xl: 8 A100 on an NVSwitch, ZeRO-1, collectives auto. The call moving the most bytes is the
+    // gradient ReduceScatter of P·2 B = 1,557,611,200·2 = 3,115,222,400 B over 8 GPUs. NCCL runs it as
+    // ring/simple (12 channels × 20 GB/s = 240 GB/s of bus bandwidth on A100's 12 NVLinks); stage 4 plays
+    // the textbook ring it stands for. NCCL's time (tuning.cc @ 5067397c): latency 8.4 µs + 7 steps ×
+    // 3.4 µs (NVLink ring Simple) = 32.2 µs; algorithm bandwidth 240 · 8/7 = 274.29 GB/s; 3,115,222,400 B /
+    // 274.29 GB/s = 11.3576 ms; in all 11.3898 ms → "11.4 ms". No α–β sentence for it.
+    const Scenario s = presetOrDie("gpt2-xl");
+    const auto d = deriveOrDie(s);
+    const Narration n = narrate(s, *d);
+    const QString four = stageText(n, 4);
+    for (const char* part : {"gradient ReduceScatter", "3.115 GB", "8 GPUs", "which NCCL runs as ring/simple",
+                             "textbook", "7 steps", "NCCL's own model predicts", "11.4 ms"})
+        QVERIFY2(four.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in: ") + four));
+    QVERIFY2(!four.contains(QString::fromUtf8("α =")), qPrintable(four));
+    const Figure* t = n.figures.find("narration.call.seconds");
+    QVERIFY(t);
+    QVERIFY2(std::abs(t->value - 11.3898e-3) < 0.0005e-3, qPrintable(QString::number(t->value, 'g', 8)));
+    checkFigures(n, *d);
+}
 
 void TestNarration::referencePreset()
 {
