@@ -629,31 +629,30 @@ Result<double> parseNcclSize(std::string_view name, std::string_view text)
     return b.value();
 }
 
-// Options of `busbw`; returns false when `name` is not one of them.
+// "--name N" with N an unsigned integer in [lo, hi] into `out`.
+template <typename T>
+Result<bool> unsignedOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl, std::uint64_t lo,
+                            std::uint64_t hi, T& out)
+{
+    auto v = cur.value(name, inl);
+    if (!v)
+        return v.error();
+    auto n = parseUnsigned(name, v.value(), lo, hi);
+    if (!n)
+        return n.error();
+    out = static_cast<T>(n.value());
+    return true;
+}
+
+// Options of `fit`; returns false when `name` is not one of them.
 Result<bool> parseFitOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl, FitCommandOptions& o)
 {
     if (name == "--json" || name == "--scenario" || name == "--preset")
         return parseScenarioOption(cur, name, inl, o.scenario);
-    if (name == "--top") {
-        auto v = cur.value(name, inl);
-        if (!v)
-            return v.error();
-        auto n = parseUnsigned(name, v.value(), 1, 1000);
-        if (!n)
-            return n.error();
-        o.top = n.value();
-        return true;
-    }
-    if (name == "--simulate") {
-        auto v = cur.value(name, inl);
-        if (!v)
-            return v.error();
-        auto n = parseUnsigned(name, v.value(), 0, 1000);
-        if (!n)
-            return n.error();
-        o.simulate = n.value();
-        return true;
-    }
+    if (name == "--top")
+        return unsignedOption(cur, name, inl, 1, 1000, o.top);
+    if (name == "--simulate")
+        return unsignedOption(cur, name, inl, 0, 1000, o.simulate);
     return false;
 }
 

@@ -96,22 +96,11 @@ void printList(std::ostream& out, const std::string& title, const model::KernelL
 
 int runKernels(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
 {
-    auto loaded = loadScenarioFor(o, err);
-    if (!loaded) {
-        printCliError(err, loaded.error());
+    auto derived = deriveScenarioFor(o, err);
+    if (!derived)
         return kExitInput;
-    }
-    scenario::Scenario s = std::move(loaded).value();
-    applyPlanOverrides(o, s);
-    auto derived = scenario::derive(s);
-    if (!derived) {
-        Error e = derived.error();
-        if (e.where.file.empty() && !o.scenarioFile.empty())
-            e.where.file = scenarioDisplayName(o.scenarioFile);
-        printCliError(err, e);
-        return kExitInput;
-    }
-    const scenario::Derivation& d = *derived.value();
+    const scenario::Scenario& s = derived->scenario;
+    const scenario::Derivation& d = *derived->derivation;
     if (!d.stage3) {
         for (const Error& e : d.planErrors)
             printCliError(err, e);

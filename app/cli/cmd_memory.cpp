@@ -75,22 +75,11 @@ std::string line(const std::string& label, double bytes, const DisplayUnits& uni
 
 int runMemory(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
 {
-    auto loaded = loadScenarioFor(o, err);
-    if (!loaded) {
-        printCliError(err, loaded.error());
+    auto derived = deriveScenarioFor(o, err);
+    if (!derived)
         return kExitInput;
-    }
-    scenario::Scenario s = std::move(loaded).value();
-    applyPlanOverrides(o, s);
-    auto derived = scenario::derive(s);
-    if (!derived) {
-        Error e = derived.error();
-        if (e.where.file.empty() && !o.scenarioFile.empty())
-            e.where.file = scenarioDisplayName(o.scenarioFile);
-        printCliError(err, e);
-        return kExitInput;
-    }
-    const scenario::Derivation& d = *derived.value();
+    const scenario::Scenario& s = derived->scenario;
+    const scenario::Derivation& d = *derived->derivation;
     const parallel::PlanMemory* mem = d.memory.get();
     const parallel::ParallelPlan& p = s.parallel;
 

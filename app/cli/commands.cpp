@@ -535,22 +535,11 @@ void applyOverridesOf(const ScenarioOptions& o, scenario::Scenario& s)
 
 int runPlan(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
 {
-    auto loaded = scenarioFor(o, err);
-    if (!loaded) {
-        printError(err, loaded.error());
+    auto derived = deriveScenarioFor(o, err);
+    if (!derived)
         return kExitInput;
-    }
-    scenario::Scenario s = std::move(loaded).value();
-    applyOverridesOf(o, s);
-    auto derived = scenario::derive(s);
-    if (!derived) {
-        Error e = derived.error();
-        if (e.where.file.empty() && !o.scenarioFile.empty())
-            e.where.file = displayName(o.scenarioFile);
-        printError(err, e);
-        return kExitInput;
-    }
-    const scenario::Derivation& d = *derived.value();
+    const scenario::Scenario& s = derived->scenario;
+    const scenario::Derivation& d = *derived->derivation;
     const parallel::PlanDerivation* plan = d.stage3.get();
     const parallel::ParallelPlan& p = s.parallel;
 
@@ -1572,6 +1561,27 @@ void applyPlanOverrides(const ScenarioOptions& options, scenario::Scenario& s)
 std::string scenarioDisplayName(const std::string& path)
 {
     return displayName(path);
+}
+
+std::optional<DerivedScenario> deriveScenarioFor(const ScenarioOptions& options, std::ostream& err)
+{
+    auto loaded = scenarioFor(options, err);
+    if (!loaded) {
+        printError(err, loaded.error());
+        return std::nullopt;
+    }
+    DerivedScenario out{std::move(loaded).value(), nullptr};
+    applyOverridesOf(options, out.scenario);
+    auto derived = scenario::derive(out.scenario);
+    if (!derived) {
+        Error e = derived.error();
+        if (e.where.file.empty() && !options.scenarioFile.empty())
+            e.where.file = displayName(options.scenarioFile);
+        printError(err, e);
+        return std::nullopt;
+    }
+    out.derivation = std::move(derived).value();
+    return out;
 }
 
 } // namespace tw::cli

@@ -3,11 +3,15 @@
 // simulate, sweep, presets), over the Qt-free core.
 
 #include "base/error.h"
+#include "scenario/scenario.h"
 
 #include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
 
 namespace tw::scenario {
-struct Scenario;
+struct Derivation;
 }
 
 namespace tw::cli {
@@ -71,6 +75,13 @@ struct BusbwOptions;
 void printCliError(std::ostream& err, const Error& e);
 // The command line's plan overrides, as `plan` applies them: --pp, --tp, --ep, then --dp, then the sharding.
 void applyPlanOverrides(const ScenarioOptions& options, scenario::Scenario& s);
+// The scenario of --scenario / --preset with the plan overrides applied, derived; nullopt after printing
+// why it could not be read or derived (the command then exits kExitInput).
+struct DerivedScenario {
+    scenario::Scenario scenario;
+    std::shared_ptr<const scenario::Derivation> derivation;
+};
+[[nodiscard]] std::optional<DerivedScenario> deriveScenarioFor(const ScenarioOptions& options, std::ostream& err);
 // How a scenario file is named in messages ("<stdin>" for -).
 [[nodiscard]] std::string scenarioDisplayName(const std::string& path);
 // The whole tool: parses argv, runs the command, writes "tokenwire-cli: …" errors to err.
