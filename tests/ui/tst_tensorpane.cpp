@@ -2,6 +2,7 @@
 // edit of d typed into the form, an invalid d turns the field red with a reason naming the heads,
 // Undo brings 768 back; clicking a tensor shows its details, clicking a figure its chain.
 
+#include "charts/kernelchart.h"
 #include "charts/modelcharts.h"
 #include "document/document.h"
 #include "mainwindow.h"
@@ -66,6 +67,7 @@ private slots:
     void clickingATensorShowsDetails();
     void figuresExplainTheirChain();
     void chartsHaveBars();
+    void kernelChartFollowsTheModel();
     void customGpuSetsCapacityAndFit();
     void greyedVocabularyShowsTheTokenizersV();
     void familiesAndMoeDrawTheirBlocks();
@@ -237,6 +239,86 @@ void TestTensorPane::chartsHaveBars()
     QCOMPARE(m_pane->tabs()->currentIndex(), 2);
     QTRY_VERIFY2(m_pane->chain()->toPlainText().contains(QLatin1String("memory.activations_bytes")),
                  qPrintable(m_pane->chain()->toPlainText()));
+}
+
+// The "Kernels" tab draws core's kernel list of one layer: every bar's time is a kernel of stage 3's
+// list (their sum is the nine plan.kernel.* figures), hovering tells the achieved rate and the bound,
+// and an edit of d or of the GPU redraws the bars; MFU and HFU are links to their chains.
+void TestTensorPane::kernelChartFollowsTheModel()
+{
+    m_pane->tabs()->setCurrentIndex(3);
+    QCOMPARE(m_pane->tabs()->tabText(3), QStringLiteral("Kernels"));
+    QApplication::processEvents();
+    tw::ui::KernelChart* chart = m_pane->kernelChart();
+    const tw::FigureSet& f = m_doc->derivation()->figures;
+    // GPT-2 small, no recomputation: forward and backward groups, the three classes in the legend.
+    QVERIFY2(chart->barCount() >= 20, qPrintable(QString::number(chart->barCount())));
+    QCOMPARE(chart->legendNames().size(), 3);
+    QVERIFY(chart->legendNames().first().startsWith(QLatin1String("GEMMs")));
+    QCOMPARE(chart->groupLabels().size(), 2);
+    QVERIFY(chart->groupLabels()[0].startsWith(QLatin1String("forward\n")));
+    QVERIFY(chart->groupLabels()[1].startsWith(QLatin1String("backward\n")));
+    double bars = 0, figures = 0;
+    for (double s : chart->seconds())
+        bars += s;
+    for (const char* kind : {"gemm", "attention", "memory"})
+        for (const char* pass : {"forward", "backward", "recompute"})
+            figures += f.valueOf(std::string("plan.kernel.") + kind + "." + pass);
+    QVERIFY2(figures > 0 && qAbs(bars - figures) <= 1e-9 * figures, qPrintable(QStringLiteral("%1 vs %2").arg(bars).arg(figures)));
+    // Tooltips: a GEMM says TFLOP/s and compute-bound, the first kernel (the input norm) GB/s and memory-bound.
+    QVERIFY2(chart->tooltips()[0].contains(QLatin1String("GB/s achieved")), qPrintable(chart->tooltips()[0]));
+    QVERIFY(chart->tooltips()[0].contains(QLatin1String("memory-bound")));
+    const QString qkv = chart->tooltips()[1];
+    QVERIFY2(qkv.contains(QLatin1String("QKV")) && qkv.contains(QLatin1String("TFLOP/s achieved")), qPrintable(qkv));
+    QVERIFY(qkv.contains(QLatin1String("compute-bound")));
+    // TOKENWIRE_SHOTS_DIR=DIR saves the tab (and a hovered bar's tooltip text as a label) for a look.
+    const QString shots = qEnvironmentVariable("TOKENWIRE_SHOTS_DIR");
+    auto shoot = [&](const QString& name) {
+        if (shots.isEmpty())
+            return;
+        QVERIFY(m_pane->tabs()->currentWidget()->grab().save(shots + QLatin1Char('/') + name));
+    };
+    shoot(QStringLiteral("kernels-gpt2-small-a100.png"));
+    if (!shots.isEmpty()) {
+        QLabel tip(qkv);
+        tip.setStyleSheet(QStringLiteral("background:#ffffe1;padding:4px"));
+        QVERIFY(tip.grab().save(shots + QStringLiteral("/kernels-tooltip-qkv.png")));
+    }
+    // Hovering the QKV bar puts its text on the plot.
+    chart->plot()->replot();
+    const QPointF centre = chart->barCentre(1);
+    QCOMPARE(chart->barAt(centre), 1);
+    QTest::mouseMove(chart->plot(), centre.toPoint());
+    QTRY_COMPARE(chart->plot()->toolTip(), qkv);
+    // d 768 → 1536: the QKV GEMM does 4× the FLOPs (M × 3d × d); its bar grows more than 2×.
+    const double before = chart->seconds()[1];
+    auto* spin = qobject_cast<QSpinBox*>(m_pane->form()->editor(Field::HiddenSize));
+    typeInto(spin, QStringLiteral("1536"));
+    QVERIFY(m_doc->waitForDerivation());
+    QTRY_VERIFY2(chart->seconds()[1] > 2 * before,
+                 qPrintable(QStringLiteral("%1 → %2").arg(before).arg(chart->seconds()[1])));
+    // A100 → H100 SXM: 989.5 vs 312 TFLOP/s bf16 peaks; the same GEMM runs at least twice as fast.
+    const double a100 = chart->seconds()[1];
+    QVERIFY(m_doc->setField(Field::Gpu, std::string("h100-sxm")));
+    QVERIFY(m_doc->waitForDerivation());
+    QTRY_VERIFY2(chart->seconds()[1] < a100 / 2, qPrintable(QStringLiteral("%1 → %2").arg(a100).arg(chart->seconds()[1])));
+    shoot(QStringLiteral("kernels-d1536-h100.png"));
+    // MFU and HFU: links to their figures; following one opens its chain.
+    const QString summary = m_pane->kernelSummary()->text();
+    QVERIFY2(summary.contains(QLatin1String("fig:plan.mfu")) && summary.contains(QLatin1String("fig:plan.hfu")),
+             qPrintable(summary));
+    emit m_pane->kernelSummary()->linkActivated(QStringLiteral("fig:plan.hfu"));
+    QCOMPARE(m_pane->tabs()->currentIndex(), 2);
+    QVERIFY2(m_pane->chain()->toPlainText().contains(QLatin1String("plan.hardware_flops_per_step")),
+             qPrintable(m_pane->chain()->toPlainText()));
+    // GPT-3 175B with selective recomputation, t = 8 and SP: a third group, the recomputed attention core.
+    QVERIFY(m_doc->loadPreset(QStringLiteral("gpt3-175b")));
+    QVERIFY(m_doc->waitForDerivation());
+    m_pane->tabs()->setCurrentIndex(3);
+    QTRY_COMPARE(chart->groupLabels().size(), 3);
+    QVERIFY(chart->groupLabels()[2].startsWith(QLatin1String("recompute\n")));
+    QVERIFY2(chart->title().contains(QLatin1String("t = 8, SP")), qPrintable(chart->title()));
+    shoot(QStringLiteral("kernels-gpt3-175b-h100.png"));
 }
 
 void TestTensorPane::customGpuSetsCapacityAndFit()

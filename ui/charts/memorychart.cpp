@@ -1,5 +1,6 @@
 #include "memorychart.h"
 
+#include "charts/chartframe.h"
 #include "views/palette.h"
 
 #include "parallel/memory.h"
@@ -40,33 +41,11 @@ MemoryChart::MemoryChart(QWidget* parent)
     m_plot = new QCustomPlot(parent);
     m_plot->setObjectName(QStringLiteral("memoryChart"));
     QFont base = parent ? parent->font() : QFont();
-    QFont heading = base;
-    heading.setPointSizeF(base.pointSizeF() * 1.1);
-    heading.setBold(true);
-    m_plot->plotLayout()->insertRow(0);
-    m_title = new QCPTextElement(m_plot, tr("Memory per GPU"), heading);
-    m_plot->plotLayout()->addElement(0, 0, m_title);
-    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
-        axis->setTickLabelFont(base);
-        axis->setLabelFont(base);
-    }
+    m_title = frameChart(m_plot, base, tr("Memory per GPU"));
     m_plot->xAxis->grid()->setVisible(false);
     m_plot->xAxis->setSubTicks(false);
     m_plot->yAxis->grid()->setPen(QPen(QColor(0xd1, 0xd5, 0xdb), 1, Qt::DotLine));
-    // Legend in its own row under the chart, so that it never covers a bar.
-    m_plot->legend->setVisible(true);
-    m_plot->legend->setFont(base);
-    m_plot->legend->setBorderPen(Qt::NoPen);
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     m_plot->legend->setWrap(4);
-    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    auto* legendRow = new QCPLayoutGrid;
-    m_plot->plotLayout()->addElement(2, 0, legendRow);
-    legendRow->addElement(0, 0, new QCPLayoutElement(m_plot));
-    legendRow->addElement(0, 1, m_plot->legend);
-    legendRow->addElement(0, 2, new QCPLayoutElement(m_plot));
-    legendRow->setMargins(QMargins(0, 0, 0, 4));
-    m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
     m_plot->setMinimumHeight(220);
     clear();
 }

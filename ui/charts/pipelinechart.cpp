@@ -1,5 +1,7 @@
 #include "pipelinechart.h"
 
+#include "charts/chartframe.h"
+
 #include "base/units.h"
 #include "parallel/plan.h"
 
@@ -34,34 +36,12 @@ PipelineChart::PipelineChart(QWidget* parent)
     m_plot = new QCustomPlot(parent);
     m_plot->setObjectName(QStringLiteral("pipelineChart"));
     QFont base = parent ? parent->font() : QFont();
-    QFont heading = base;
-    heading.setPointSizeF(base.pointSizeF() * 1.1);
-    heading.setBold(true);
-    m_plot->plotLayout()->insertRow(0);
-    m_title = new QCPTextElement(m_plot, tr("Pipeline schedule"), heading);
-    m_plot->plotLayout()->addElement(0, 0, m_title);
-    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
-        axis->setTickLabelFont(base);
-        axis->setLabelFont(base);
-    }
+    m_title = frameChart(m_plot, base, tr("Pipeline schedule"));
     m_plot->yAxis->setRangeReversed(true); // stage 0 at the top
     m_plot->yAxis->grid()->setVisible(false);
     m_plot->yAxis->setSubTicks(false);
     m_plot->yAxis->setTickLength(0, 0);
     m_plot->xAxis->grid()->setPen(QPen(QColor(0xd1, 0xd5, 0xdb), 1, Qt::DotLine));
-    // Legend in its own row under the chart, so that it never covers a block.
-    m_plot->legend->setVisible(true);
-    m_plot->legend->setFont(base);
-    m_plot->legend->setBorderPen(Qt::NoPen);
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    auto* legendRow = new QCPLayoutGrid;
-    m_plot->plotLayout()->addElement(2, 0, legendRow);
-    legendRow->addElement(0, 0, new QCPLayoutElement(m_plot));
-    legendRow->addElement(0, 1, m_plot->legend);
-    legendRow->addElement(0, 2, new QCPLayoutElement(m_plot));
-    legendRow->setMargins(QMargins(0, 0, 0, 4));
-    m_plot->plotLayout()->setRowStretchFactor(2, 0.001);
     m_plot->setMinimumHeight(220);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);

@@ -1,5 +1,6 @@
 #include "tensorpane.h"
 
+#include "charts/kernelchart.h"
 #include "charts/modelcharts.h"
 #include "document/document.h"
 #include "panes/panekit.h"
@@ -12,7 +13,9 @@
 #include "views/transformerview.h"
 
 #include "base/units.h"
+#include "model/kernels.h"
 #include "parallel/memory.h"
+#include "parallel/plan.h"
 #include "scenario/derive.h"
 #include "scenario/tokentrace.h"
 
@@ -129,6 +132,17 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
     figureSplit->addWidget(m_chain);
     figureSplit->setSizes({300, 200});
     m_tabs->addTab(figureSplit, tr("Figures"));
+    // Tab 3: one layer's kernels (core's kernel model) and the step's MFU / HFU with their chains.
+    auto* kernelTab = new QWidget(m_tabs);
+    m_kernels = new KernelChart(kernelTab);
+    m_kernelSummary = new QLabel(kernelTab);
+    m_kernelSummary->setObjectName(QStringLiteral("kernelSummary"));
+    m_kernelSummary->setWordWrap(true);
+    auto* kernelLayout = new QVBoxLayout(kernelTab);
+    kernelLayout->setContentsMargins(4, 4, 4, 4);
+    kernelLayout->addWidget(m_kernels->widget(), 1);
+    kernelLayout->addWidget(m_kernelSummary);
+    m_tabs->addTab(kernelTab, tr("Kernels"));
 
     auto* right = new QSplitter(Qt::Vertical, this);
     right->addWidget(m_details);
@@ -187,7 +201,13 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
             showFigure(id);
         },
         [this] { return units(); });
-    // The caption's numbers too.
+    // The caption's and the kernel tab's numbers too.
+    panekit::wireFigureLinks(
+        m_kernelSummary, [this] { return &m_chainFigures; }, [this](const QString& id) {
+            m_tabs->setCurrentIndex(2);
+            showFigure(id);
+        },
+        [this] { return units(); });
     panekit::wireFigureLinks(
         m_caption, [this] { return &m_chainFigures; }, [this](const QString& id) {
             m_tabs->setCurrentIndex(2);
@@ -246,6 +266,7 @@ void TensorPane::onDerived(const std::shared_ptr<const scenario::Derivation>& d)
     if (isVisible() || m_document->followedToken() < 0)
         updateFollow();
     updateCaption();
+    updateKernels();
     if (d && !d->problems.empty()) {
         QStringList lines;
         for (const Error& e : d->problems)
@@ -314,6 +335,35 @@ void TensorPane::updateCaption()
                       .arg(panekit::figureLink(f, "memory.plan.peak_bytes", qs(formatBytes(pm->peakBytes, units()))),
                            qs(formatBytes(pm->reserveBytes, units())));
     m_caption->setText(text);
+}
+
+void TensorPane::updateKernels()
+{
+    const parallel::PlanDerivation* plan = m_derivation ? m_derivation->stage3.get() : nullptr;
+    if (!plan) {
+        m_kernels->clear();
+        m_kernelSummary->setText(tr("No plan: the kernels need stage 3's micro-batch and splits."));
+        return;
+    }
+    const model::ModelConfig& m = m_derivation->model;
+    const parallel::ComputeKernels& k = plan->kernels;
+    // The layer stage 3's figures describe (plan.kernel.*): a dense one when the model has any.
+    const bool dense = k.moe.kernels.empty() || m.moeLayers() < m.layers;
+    QString what = dense ? tr("One dense layer") : tr("One MoE layer");
+    if (k.setup.tp > 1)
+        what += tr(" (t = %1%2)").arg(k.setup.tp).arg(k.setup.sequenceParallel ? tr(", SP") : QString());
+    const model::GpuSpec& gpu = m_derivation->gpu;
+    m_kernels->setKernels(dense ? k.dense : k.moe, model::mathPeak(gpu, m.activations), gpu.memoryBandwidth, what,
+                          k.timed);
+    const FigureSet& f = m_derivation->figures;
+    auto percent = [&](const char* id) {
+        return panekit::figureLink(f, id, QString::number(100.0 * f.valueOf(id), 'f', 1) + QStringLiteral(" %"));
+    };
+    m_kernelSummary->setText(
+        tr("The step on the compute timeline (no communication): MFU %1, HFU %2 (with recomputation) — FLOPs over "
+           "GPUs · peak · (pipeline makespan + optimizer step %3). Stage 5 gives the simulated step's MFU.")
+            .arg(percent("plan.mfu"), percent("plan.hfu"),
+                 panekit::figureLink(f, "plan.optimizer_step_seconds", qs(formatSeconds(f.valueOf("plan.optimizer_step_seconds"))))));
 }
 
 bool TensorPane::showTensor(const QString& name)
@@ -395,6 +445,7 @@ void TensorPane::applyUnits()
     m_followStale = true;
     updateFollow();
     updateCaption();
+    updateKernels();
     if (!m_tensor.isEmpty())
         showTensor(m_tensor);
     const QString figure = m_chain->property("figureId").toString();

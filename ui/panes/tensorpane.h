@@ -26,6 +26,7 @@ namespace tw::ui {
 
 class Document;
 class FigureTableModel;
+class KernelChart;
 class MessageBar;
 class ModelCharts;
 class ModelForm;
@@ -45,6 +46,9 @@ public:
     [[nodiscard]] TransformerView* diagram() const { return m_diagram; }
     [[nodiscard]] ModelForm* form() const { return m_form; }
     [[nodiscard]] ModelCharts* charts() const { return m_charts; }
+    // The "Kernels" tab: one layer's time by kernel, and the step's MFU / HFU as figure links.
+    [[nodiscard]] KernelChart* kernelChart() const { return m_kernels; }
+    [[nodiscard]] QLabel* kernelSummary() const { return m_kernelSummary; }
     [[nodiscard]] QLabel* caption() const { return m_caption; }
     [[nodiscard]] QTextBrowser* details() const { return m_details; }
     [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
@@ -70,12 +74,15 @@ private:
     void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
     void onProblems();
     void updateCaption();
+    void updateKernels();
 
     Document* m_document;
     std::shared_ptr<const scenario::Derivation> m_derivation;
     ModelForm* m_form = nullptr;
     TransformerView* m_diagram = nullptr;
     ModelCharts* m_charts = nullptr;
+    KernelChart* m_kernels = nullptr;
+    QLabel* m_kernelSummary = nullptr;
     QLabel* m_caption = nullptr;
     QLabel* m_status = nullptr;
     MessageBar* m_message = nullptr;

@@ -1,0 +1,34 @@
+#include "chartframe.h"
+
+#include <qcustomplot.h>
+
+namespace tw::ui {
+
+QCPTextElement* frameChart(QCustomPlot* plot, const QFont& base, const QString& title)
+{
+    QFont heading = base;
+    heading.setPointSizeF(base.pointSizeF() * 1.1);
+    heading.setBold(true);
+    plot->plotLayout()->insertRow(0);
+    auto* element = new QCPTextElement(plot, title, heading);
+    plot->plotLayout()->addElement(0, 0, element);
+    for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
+        axis->setTickLabelFont(base);
+        axis->setLabelFont(base);
+    }
+    plot->legend->setVisible(true);
+    plot->legend->setFont(base);
+    plot->legend->setBorderPen(Qt::NoPen);
+    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    plot->axisRect()->insetLayout()->take(plot->legend);
+    auto* legendRow = new QCPLayoutGrid;
+    plot->plotLayout()->addElement(2, 0, legendRow);
+    legendRow->addElement(0, 0, new QCPLayoutElement(plot));
+    legendRow->addElement(0, 1, plot->legend);
+    legendRow->addElement(0, 2, new QCPLayoutElement(plot));
+    legendRow->setMargins(QMargins(0, 0, 0, 4));
+    plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    return element;
+}
+
+} // namespace tw::ui

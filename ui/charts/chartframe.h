@@ -1,0 +1,16 @@
+#pragma once
+// The frame the stage charts share: a bold title row above the axis rect, the base font on both axes,
+// and the legend in its own centred row under the chart (so it never covers a bar or block).
+
+#include <QFont>
+#include <QString>
+
+class QCPTextElement;
+class QCustomPlot;
+
+namespace tw::ui {
+
+// Sets up `plot` and returns its title element (owned by the plot).
+QCPTextElement* frameChart(QCustomPlot* plot, const QFont& base, const QString& title);
+
+} // namespace tw::ui
