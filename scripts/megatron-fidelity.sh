@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Published Megatron-LM runs (tests/data/megatron/*.tokenwire.json) against `tokenwire-cli simulate`:
+# predicted vs published iteration time, and the TFLOP/s per GPU of Megatron's count (Narayanan et al.
+# 2021, arXiv 2104.04473, Eq. 3: 96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h)) FLOPs per iteration, which counts
+# the recomputed forward). docs/compute.md ("End to end") holds the table this prints.
+# Usage: scripts/megatron-fidelity.sh [path/to/tokenwire-cli]   (the 1,536- and 3,072-GPU rows take minutes)
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cli="${1:-$here/build/debug/app/tokenwire-cli}"
+# name  L  h  B(sequences)  GPUs  published: "t <seconds>" (iteration time) or "f <TFLOP/s per GPU>"
+rows=(
+  "megatron-1.7b 24 2304 512 32 f 137"
+  "megatron-145b 80 12288 2304 1536 f 148"
+  "megatron-1t 128 25600 3072 3072 f 163"
+  "korthikanti-175b-full 96 12288 64 64 t 18.13"
+  "korthikanti-175b-selective 96 12288 64 64 t 13.75"
+)
+printf '%-28s %12s %12s %8s %14s %14s\n' run published_s predicted_s error published_TF predicted_TF
+for row in "${rows[@]}"; do
+  read -r name L h B gpus kind value <<<"$row"
+  step=$("$cli" simulate --scenario "$here/tests/data/megatron/$name.tokenwire.json" --json |
+         python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_s"])')
+  python3 - "$name" "$L" "$h" "$B" "$gpus" "$kind" "$value" "$step" <<'PY'
+import sys
+name, L, h, B, gpus, kind, value, step = sys.argv[1], *map(float, sys.argv[2:6]), sys.argv[6], float(sys.argv[7]), float(sys.argv[8])
+s, V = 2048.0, 51200.0
+flops = 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h))
+published = value if kind == "t" else flops / (gpus * value * 1e12)
+print(f"{name:<28} {published:12.2f} {step:12.2f} {100 * (step / published - 1):+7.1f}% "
+      f"{flops / (gpus * published) / 1e12:14.1f} {flops / (gpus * step) / 1e12:14.1f}")
+PY
+done
