@@ -372,10 +372,15 @@ KernelList headKernels(const ModelConfig& m, const GpuSpec& gpu, const KernelSet
     steps.push_back({lb.memory(std::string("final ") + (m.family == Family::Gpt2 ? "LayerNorm" : "RMSNorm"), E, 2 * E * s),
                      {}, Backward::Scaled, 3 * E * s});
     steps.push_back({lb.gemm("output projection (logits)", 1, rows, v, d), {1, rows, v, d}});
-    // Cross-entropy on the B·T·V_p/t logits (Megatron's vocab-parallel loss): read the logits, write fp32
-    // softmax; backward reads it and writes ∂logits.
+    // Cross-entropy on the B·T·V_p/t logits, as Megatron-LM runs it (megatron/model/gpt_model.py casts the
+    // logits with .float() unless --fp16-lm-cross-entropy; megatron/core/tensor_parallel/cross_entropy.py,
+    // _VocabParallelCrossEntropy): forward = cast (read s, write 4), max (read 4), subtract (read 4,
+    // write 4), exp (read 4, write 4), sum (read 4), divide into the saved softmax (read 4, write 4):
+    // s + 36 bytes per logit; backward = multiply the softmax by ∂loss in place (read 4, write 4) and
+    // the cast's backward (read 4, write s): 12 + s. docs/compute.md.
     const double logits = rows * v;
-    steps.push_back({lb.memory("cross-entropy loss", logits, logits * (s + 4)), {}, Backward::Scaled, logits * (4 + s)});
+    steps.push_back({lb.memory("cross-entropy loss (fp32)", logits, logits * (s + 36)), {}, Backward::Scaled,
+                     logits * (12 + s)});
     return expand(steps, lb, m, Recompute::None);
 }
 

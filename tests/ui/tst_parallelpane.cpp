@@ -8,6 +8,7 @@
 #include "panes/fitplansdialog.h"
 #include "panes/parallelpane.h"
 #include "charts/memorychart.h"
+#include "charts/pipelinechart.h"
 #include "views/meshview.h"
 #include "views/partitioneditor.h"
 #include "views/signaturemodel.h"
@@ -28,6 +29,8 @@
 #include <QTest>
 #include <QTextDocument>
 #include <QUndoStack>
+
+#include <cmath>
 
 using tw::parallel::Strategy;
 using tw::ui::Document;
@@ -75,6 +78,7 @@ private slots:
     void colourByMemoryAndTheMemoryChart();
     void findPlansThatFitAppliesOneUndoableEdit();
     void efficiencyBoxShowsAutoAndSetsAFixedRate();
+    void pipelineEndsWithTheOptimizerStep();
 
 private:
     void loadPreset(const char* name);
@@ -295,6 +299,36 @@ void TestParallelPane::efficiencyBoxShowsAutoAndSetsAFixedRate()
     QCoreApplication::processEvents();
     QCOMPARE(m_doc->scenario(), before);
     QCOMPARE(box->text(), QStringLiteral("auto (kernels)"));
+}
+
+// The pipeline chart ends with the optimizer step on every stage: from core's makespan to makespan +
+// plan.optimizer_step_seconds — the step the MFU figure divides by: plan.mfu = model FLOPs / (GPUs ·
+// peak · that step) (docs/compute.md, "Figures").
+void TestParallelPane::pipelineEndsWithTheOptimizerStep()
+{
+    loadPreset("gpt3-175b"); // pp = 8, interleaved, kernel model
+    tw::ui::PipelineChart* chart = m_pane->pipelineChart();
+    const tw::FigureSet& f = m_doc->derivation()->figures;
+    const double makespan = f.valueOf("pp.makespan"), optimizer = f.valueOf("plan.optimizer_step_seconds");
+    QVERIFY(makespan > 0 && optimizer > 0);
+    QCOMPARE(chart->stageCount(), 8);
+    QCOMPARE(chart->optimizerBlocks(), 8);
+    QCOMPARE(chart->optimizerSpan().first, makespan);
+    QVERIFY(std::abs(chart->optimizerSpan().second - (makespan + optimizer)) <= 1e-12 * makespan);
+    QVERIFY2(chart->title().contains(QLatin1String("optimizer step")), qPrintable(chart->title()));
+    const double mfu = f.valueOf("plan.model_flops_per_step")
+                       / (f.valueOf("plan.gpus") * f.valueOf("plan.peak_flops") * chart->optimizerSpan().second);
+    QVERIFY2(std::abs(mfu - f.valueOf("plan.mfu")) <= 1e-9 * mfu,
+             qPrintable(QStringLiteral("%1 vs %2").arg(mfu).arg(f.valueOf("plan.mfu"))));
+    const QString shots = qEnvironmentVariable("TOKENWIRE_SHOTS_DIR");
+    if (!shots.isEmpty()) {
+        // Bring the chart's tab forward so that it is laid out at its real size.
+        for (QWidget* w = chart->widget(); w && w->parentWidget(); w = w->parentWidget())
+            if (auto* tabs = qobject_cast<QTabWidget*>(w->parentWidget()->parentWidget()); tabs && tabs->indexOf(w) >= 0)
+                tabs->setCurrentWidget(w);
+        QCoreApplication::processEvents();
+        QVERIFY(chart->widget()->grab().save(shots + QStringLiteral("/pipeline-optimizer-gpt3-175b.png")));
+    }
 }
 
 QTEST_MAIN(TestParallelPane)

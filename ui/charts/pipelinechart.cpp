@@ -17,6 +17,7 @@ namespace {
 const QColor kForward(0x56, 0xB4, 0xE9), kForwardLater(0x00, 0x72, 0xB2);
 const QColor kBackward(0xE6, 0x9F, 0x00), kBackwardLater(0xD5, 0x5E, 0x00);
 const QColor kLane(0xf1, 0xf3, 0xf5);
+const QColor kOptimizer(0x6b, 0x72, 0x80);
 const QColor kInk(0x11, 0x18, 0x27);
 
 QColor blockColor(bool backward, bool laterChunk)
@@ -86,18 +87,22 @@ void PipelineChart::clear()
     m_labels.clear();
     m_blocks.clear();
     m_drawn = 0;
+    m_optimizerBlocks = 0;
+    m_optimizerSpan = {0, 0};
     m_stages = 0;
     m_aggregated = false;
     m_title->setText(tr("Pipeline schedule"));
     m_plot->replot();
 }
 
-void PipelineChart::setTimeline(const parallel::PipelineTimeline& t)
+void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double optimizerSeconds)
 {
     m_plot->clearItems();
     m_plot->clearPlottables();
     m_labels.clear();
     m_drawn = 0;
+    m_optimizerBlocks = 0;
+    m_optimizerSpan = {0, 0};
     m_aggregated = false;
     m_blocks = t.blocks;
 
@@ -116,7 +121,8 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t)
     double makespan = t.makespan;
     for (const parallel::PipelineBlock& b : t.blocks)
         makespan = std::max(makespan, b.end);
-    const bool micro = makespan < 1e-3;
+    const double stepEnd = makespan + std::max(0.0, optimizerSeconds);
+    const bool micro = stepEnd < 1e-3;
     m_scale = micro ? 1e6 : 1e3;
     const QString unit = micro ? tr("µs") : tr("ms");
 
@@ -133,6 +139,8 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t)
     legendEntry(interleaved ? tr("backward (chunk 0)") : tr("backward"), kBackward);
     if (interleaved)
         legendEntry(tr("backward (later chunks)"), kBackwardLater);
+    if (optimizerSeconds > 0)
+        legendEntry(tr("optimizer step"), kOptimizer);
     {
         auto* idle = new QCPBars(m_plot->xAxis, m_plot->yAxis);
         idle->setName(tr("idle (bubble)"));
@@ -220,6 +228,21 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t)
         }
     }
 
+    // The optimizer step: every stage after the makespan (Megatron clips the gradient norm over all
+    // stages first, so no stage steps before the last backward is done).
+    if (optimizerSeconds > 0) {
+        m_optimizerSpan = {makespan, stepEnd};
+        for (int s = 0; s < stages; ++s) {
+            auto* rect = new QCPItemRect(m_plot);
+            rect->topLeft->setCoords(makespan * m_scale, s - half);
+            rect->bottomRight->setCoords(stepEnd * m_scale, s + half);
+            rect->setPen(QPen(Qt::white, 1));
+            rect->setBrush(kOptimizer);
+            rect->setSelectable(false);
+            ++m_optimizerBlocks;
+        }
+    }
+
     // Stage ticks, every k-th when there are many.
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     const int every = stages <= 16 ? 1 : stages <= 32 ? 2 : stages <= 64 ? 4 : 8;
@@ -227,7 +250,7 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t)
         ticker->addTick(s, tr("stage %1").arg(s));
     m_plot->yAxis->setTicker(ticker);
     m_plot->yAxis->setRange(-0.6, stages - 0.4);
-    m_plot->xAxis->setRange(0, makespan * m_scale * 1.01);
+    m_plot->xAxis->setRange(0, stepEnd * m_scale * 1.01);
     m_plot->xAxis->setLabel(tr("time in one optimizer step (%1)").arg(unit));
     m_plot->setMinimumHeight(std::clamp(110 + 24 * stages, 220, 420));
 
@@ -235,6 +258,8 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t)
                         .arg(qs(formatSeconds(t.makespan)))
                         .arg(t.bubbleFraction * 100, 0, 'f', 1)
                         .arg(stages);
+    if (optimizerSeconds > 0)
+        title += tr("\n+ optimizer step %1 on every stage = %2").arg(qs(formatSeconds(optimizerSeconds)), qs(formatSeconds(stepEnd)));
     if (m_aggregated)
         title += tr("\n%1 blocks drawn as %2 aggregated bars").arg(qs(formatInteger(n)), qs(formatInteger(m_drawn)));
     m_title->setText(title);

@@ -3,12 +3,15 @@
 // optimizer step across; forward blocks blue, backward orange (darker for later model chunks when
 // interleaved), labelled with their micro-batch when wide enough; idle time (the bubble) stays
 // empty on a grey lane. The title gives core's makespan and bubble fraction. Above kMaxBlocks
-// blocks each stage is drawn as aggregated bars (the dominant phase per time slice).
+// blocks each stage is drawn as aggregated bars (the dominant phase per time slice). The optimizer
+// step (core's kernel model, plan.optimizer_step_seconds) follows the makespan on every stage: the
+// step the MFU figures divide by (docs/compute.md).
 
 #include <QObject>
 #include <QPoint>
 #include <QString>
 
+#include <utility>
 #include <vector>
 
 class QCPItemText;
@@ -32,7 +35,8 @@ public:
     explicit PipelineChart(QWidget* parent);
     ~PipelineChart() override;
 
-    void setTimeline(const parallel::PipelineTimeline& timeline);
+    // `optimizerSeconds` > 0 draws the optimizer step after the makespan on every stage.
+    void setTimeline(const parallel::PipelineTimeline& timeline, double optimizerSeconds = 0);
     void clear();
     [[nodiscard]] QCustomPlot* plot() const { return m_plot; }
     [[nodiscard]] QWidget* widget() const;
@@ -43,6 +47,9 @@ public:
     [[nodiscard]] QString title() const;
     // Micro-batch labels currently shown (after the last replot).
     [[nodiscard]] int visibleLabels() const;
+    // The optimizer-step blocks drawn (one per stage) and their [start, end] in seconds; 0 blocks without one.
+    [[nodiscard]] int optimizerBlocks() const { return m_optimizerBlocks; }
+    [[nodiscard]] std::pair<double, double> optimizerSpan() const { return m_optimizerSpan; }
 
 signals:
     // A block was clicked (not in aggregated mode).
@@ -62,6 +69,8 @@ private:
     std::vector<parallel::PipelineBlock> m_blocks; // for clicks
     QPoint m_pressAt;
     int m_drawn = 0;
+    int m_optimizerBlocks = 0;
+    std::pair<double, double> m_optimizerSpan{0, 0};
     int m_stages = 0;
     bool m_aggregated = false;
     double m_scale = 1e3; // seconds → axis unit
