@@ -71,6 +71,7 @@ private slots:
     void korthikantiTable4_data();
     void korthikantiTable4();
     void llamaAndMoe();
+    void megatronCrossEntropy();
     void scenarioJson();
     void speed();
 };
@@ -349,6 +350,32 @@ void TestKernels::llamaAndMoe()
             QCOMPARE(k.flops, 2.0 * 8192 * 2 * 14336 * 4096);
         }
     QVERIFY(sawExpert);
+}
+
+// The loss as Megatron-LM computes it (megatron/core/tensor_parallel/cross_entropy.py on logits cast to
+// fp32): B = 2, T = 1,024, t = 2, V = 51,200 (a multiple of 128·t, so V_p = V): 2·1,024·25,600 =
+// 52,428,800 logits per GPU. Forward: cast 2 + 4, max 4, subtract 8, exp 8, sum 4, divide 8 = 38 B per
+// logit = 1,992,294,400 B; backward: scale the saved softmax 8, the cast's backward 4 + 2 = 14 B per logit
+// = 734,003,200 B. Both memory-bound at the A100's 2.039 TB/s · 0.77.
+void TestKernels::megatronCrossEntropy()
+{
+    ModelConfig m = gpt2Small();
+    m.vocabSize = 51200;
+    const GpuSpec a100 = gpu("a100-80gb");
+    const KernelList head = headKernels(m, a100, KernelSetup{2, 1024, 2, false, 1, false});
+    QCOMPARE(m.paddedVocab(), std::uint64_t{51200});
+    const Kernel* forward = nullptr;
+    const Kernel* backward = nullptr;
+    for (const Kernel& k : head.kernels)
+        if (k.name.rfind("cross-entropy", 0) == 0)
+            (k.pass == KernelPass::Forward ? forward : backward) = &k;
+    QVERIFY(forward && backward);
+    QCOMPARE(forward->bytes, 1992294400.0);
+    QCOMPARE(backward->bytes, 734003200.0);
+    QVERIFY(!forward->computeBound && !backward->computeBound);
+    const double rate = 2.039e12 * 0.77;
+    QVERIFY(std::abs(forward->seconds - (1992294400.0 / rate + 3.7e-6)) < 1e-9);
+    QVERIFY(std::abs(backward->seconds - (734003200.0 / rate + 3.7e-6)) < 1e-9);
 }
 
 void TestKernels::scenarioJson()
