@@ -19,6 +19,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QDir>
+#include <QImage>
 #include <QLabel>
 #include <QPushButton>
 #include <QStandardPaths>
@@ -112,7 +113,14 @@ void TestGuidedTour::keysVisitEveryStage()
         QTRY_COMPARE(tour->highlight(), QRect(target->mapTo(m_window, QPoint(0, 0)), target->size()).intersected(m_window->rect()));
         QVERIFY(tour->highlight().width() > 200 && tour->highlight().height() > 100);
         QVERIFY(m_window->rect().contains(tour->cardFrame()->geometry()));
+        // At 1280×720 every step's card finds a side with room: it covers nothing of the outlined widget.
+        QVERIFY2(!tour->cardFrame()->geometry().intersects(tour->highlight()), qPrintable(tour->title(step)));
         QVERIFY(tour->card()->text().contains(tour->title(step).toHtmlEscaped()));
+        // The overlay dims the window around the outline and leaves the widget itself clear.
+        const QImage dim = tour->overlay()->grab().toImage();
+        QVERIFY(!tour->highlight().contains(QPoint(2, 2)));
+        QVERIFY(qAlpha(dim.pixel(2, 2)) > 0);
+        QCOMPARE(qAlpha(dim.pixel(tour->highlight().center())), 0);
         if (step == 1) {
             QVERIFY(m_window->document()->followedToken() >= 0); // the live thread starts here
             shot(QStringLiteral("tour-2-token.png"));
@@ -180,9 +188,14 @@ void TestGuidedTour::keysStayTheToursInPresentationMode()
     QCOMPARE(m_window->stage(), 0);
     QTest::keyClick(focused(m_window), Qt::Key_Right);
     QCOMPARE(m_window->stage(), 1);
-    QTest::qWait(1);
     QCOMPARE(tour->target(), static_cast<QWidget*>(m_window->tensorPane()->diagram()));
     QVERIFY(tour->target()->isVisible());
+    QWidget* target = tour->target();
+    QTRY_COMPARE(tour->highlight(), QRect(target->mapTo(m_window, QPoint(0, 0)), target->size()).intersected(m_window->rect()));
+    QVERIFY(m_window->rect().contains(tour->cardFrame()->geometry()));
+    // The whole card is there at presentation's larger font: the key hint, its last line, too.
+    QLabel* text = tour->card();
+    QVERIFY(text->height() >= text->heightForWidth(text->width()));
     shot(QStringLiteral("tour-presenting-tensors.png"));
     QTest::keyClick(focused(m_window), Qt::Key_Escape); // ends the tour, not the presentation
     QVERIFY(!tour->isActive());

@@ -28,7 +28,7 @@
 #include <QLabel>
 #include <QLocale>
 #include <QPainter>
-#include <QPainterPath>
+#include <QRegion>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTimer>
@@ -60,11 +60,10 @@ protected:
     {
         QPainter p(this);
         p.setRenderHint(QPainter::Antialiasing);
-        QPainterPath dim;
-        dim.addRect(QRectF(rect()));
-        QPainterPath hole;
-        hole.addRoundedRect(QRectF(m_hole), 8, 8);
-        p.fillPath(dim.subtracted(hole), QColor(17, 24, 39, 110));
+        p.save();
+        p.setClipRegion(QRegion(rect()).subtracted(QRegion(m_hole)));
+        p.fillRect(rect(), QColor(17, 24, 39, 130));
+        p.restore();
         p.setPen(QPen(QColor(245, 158, 11), 5));
         p.setBrush(Qt::NoBrush);
         p.drawRoundedRect(QRectF(m_hole).adjusted(-2.5, -2.5, 2.5, 2.5), 9, 9);
@@ -166,11 +165,12 @@ void GuidedTour::buildSteps()
         {3, tr("The AllReduce, step by step"), [w] { return static_cast<QWidget*>(w->collectivePane()->view()); },
          [w] {
              ScheduleView* v = w->collectivePane()->view();
-             return tr("The plan's largest collective, played step by step: %1 Each → sends one step's chunks "
-                       "between neighbouring ranks (step %2 of %3).")
-                 .arg(v->caption().toHtmlEscaped())
+             return tr("The plan's largest collective over %1 ranks, played one step per →: in each step every rank "
+                       "sends one chunk to its neighbour and adds what it receives. Now: step %2 of %3 (%4).")
+                 .arg(v->rankCount())
                  .arg(v->currentStep())
-                 .arg(v->stepCount());
+                 .arg(v->stepCount())
+                 .arg(v->phase().toHtmlEscaped());
          },
          [w] {
              w->collectivePane()->choosePlanCall(0);
@@ -343,16 +343,36 @@ void GuidedTour::place()
                         .arg(m_current + 1)
                         .arg(stepCount()));
     m_back->setEnabled(m_current > 0 || (s.stage == 3 && m_window->collectivePane()->view()->currentStep() > 0));
-    // The card: a third of the window wide, inside the outline's bottom-right corner (the drawings are
-    // widest there), never outside the window.
-    const int width = std::clamp(area.width() / 3, 320, 560);
-    m_card->setFixedWidth(width);
-    m_card->adjustSize();
-    const QSize size = m_card->size();
+    // The card: a third of the window wide, beside the outline — below, right, left (narrowed to the room
+    // there, down to kNarrowest), above (over the narration: last) — and inside the outline's bottom-right
+    // corner only when no side has room.
+    constexpr int gap = 12, margin = 8, kNarrowest = 300;
+    const int wide = std::min(std::clamp(area.width() / 3, kNarrowest, 520), area.width() - 2 * margin);
     const QRect frame = m_highlight.isValid() ? m_highlight : area;
-    QPoint at(frame.right() - size.width() - 16, frame.bottom() - size.height() - 16);
-    at.setX(std::clamp(at.x(), 8, std::max(8, area.width() - size.width() - 8)));
-    at.setY(std::clamp(at.y(), 8, std::max(8, area.height() - size.height() - 8)));
+    auto fit = [this](int width) {
+        // The wrapped text's height at this width (a wrapped label's size hint assumes another width).
+        m_card->setFixedWidth(width);
+        const int height = std::max(m_card->heightForWidth(width), m_card->minimumSizeHint().height());
+        m_card->resize(width, height);
+        return m_card->size();
+    };
+    auto clampX = [&](int x, int w) { return std::clamp(x, margin, std::max(margin, area.width() - w - margin)); };
+    auto clampY = [&](int y, int h) { return std::clamp(y, margin, std::max(margin, area.height() - h - margin)); };
+    const int roomRight = area.width() - margin - (frame.right() + gap);
+    const int roomLeft = frame.left() - gap - margin;
+    QSize size = fit(wide);
+    QPoint at;
+    if (frame.bottom() + gap + size.height() <= area.height() - margin) {
+        at = {clampX(frame.right() - size.width(), size.width()), frame.bottom() + gap};
+    } else if (roomRight >= kNarrowest && (size = fit(std::min(wide, roomRight))).height() <= area.height() - 2 * margin) {
+        at = {frame.right() + gap, clampY(frame.top(), size.height())};
+    } else if (roomLeft >= kNarrowest && (size = fit(std::min(wide, roomLeft))).height() <= area.height() - 2 * margin) {
+        at = {frame.left() - gap - size.width(), clampY(frame.top(), size.height())};
+    } else if (size = fit(wide); frame.top() - gap - size.height() >= margin) {
+        at = {clampX(frame.right() - size.width(), size.width()), frame.top() - gap - size.height()};
+    } else {
+        at = {clampX(frame.right() - size.width() - 16, size.width()), clampY(frame.bottom() - size.height() - 16, size.height())};
+    }
     m_card->move(at);
     m_card->raise();
 }
