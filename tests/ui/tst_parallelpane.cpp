@@ -203,7 +203,7 @@ void TestParallelPane::impossiblePlanSaysWhyNextToTheField()
 
 // Issue 22: next to the reason, the nearest value that makes the plan run. GPT-2 small (12 heads) on
 // 8 GPUs with tp = 8 (dp becomes 1): 7, 9, 6, 10, 5, 11 leave dp·tp ≠ 8 or do not divide 12; tp = 4 gives
-// dp = 2 and 12 % 4 = 0, so the offer is "Use tp = 4"; clicked, the plan validates.
+// dp = 2 and 12 % 4 = 0, so the offer is "Use tp = 4 (dp = 2)"; clicked, the plan validates.
 void TestParallelPane::nearestValidValueIsOfferedAndFixesThePlan()
 {
     loadPreset("paper-reference");
@@ -215,7 +215,7 @@ void TestParallelPane::nearestValidValueIsOfferedAndFixesThePlan()
     auto* use = m_pane->planOffers()->findChild<QPushButton*>(QStringLiteral("useNearest:parallel.tp"));
     QVERIFY(use);
     QVERIFY(use->isVisible());
-    QCOMPARE(use->text(), QStringLiteral("Use tp = 4"));
+    QCOMPARE(use->text(), QStringLiteral("Use tp = 4 (dp = 2)")); // dp takes the rest: 8 / 4
     if (const QString dir = qEnvironmentVariable("TOKENWIRE_SHOTS"); !dir.isEmpty()) // a picture to look at
         QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage3-nearest-offer.png")));
     // dp alone cannot fix it (tp = 8 does not divide the heads whatever dp is): no dp offer.

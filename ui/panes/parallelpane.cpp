@@ -551,7 +551,11 @@ void ParallelPane::showOffers(const QHash<QString, QStringList>& problemsByPath)
         if (!value)
             continue;
         const QString name = qpath.mid(qpath.indexOf(QLatin1Char('.')) + 1);
-        auto* use = new QPushButton(tr("Use %1 = %2").arg(name).arg(*value), m_offers);
+        // When pp or tp changes, dp takes the rest of the GPUs: the button says so.
+        const std::uint64_t dp = scenario::withPlanInput(s, path, *value).parallel.dp;
+        const QString text = dp != s.parallel.dp && path != "parallel.dp" ? tr("Use %1 = %2 (dp = %3)").arg(name).arg(*value).arg(dp)
+                                                                          : tr("Use %1 = %2").arg(name).arg(*value);
+        auto* use = new QPushButton(text, m_offers);
         use->setObjectName(QStringLiteral("useNearest:") + qpath);
         use->setToolTip(tr("The value of %1 nearest to the one typed that makes the plan run, the other inputs as they are")
                             .arg(qpath));
