@@ -47,6 +47,8 @@ void TestNearestValid::nearest_data()
     // pp = 7: pp = 6 → dp = 768/48 = 16, N_acc = 3,145,728/(2048·16) = 96 (a multiple of 6),
     // 96 layers on 6·2 = 12 virtual stages.
     QTest::newRow("gpt3 pp 7") << "gpt3-175b" << "parallel.pp" << 7ull << 6ull;
+    // v = 13: pp·v = 104 model chunks for 96 layers (every chunk needs a layer); v = 12: 96 chunks.
+    QTest::newRow("gpt3 v 13") << "gpt3-175b" << "parallel.virtual_stages" << 13ull << 12ull;
     // paper-moe: E = 8 experts, dp = 8; ep = 3 divides neither; 2 divides both (the smaller of 2 and 4).
     QTest::newRow("moe ep 3") << "paper-moe" << "parallel.ep" << 3ull << 2ull;
 }
