@@ -11,31 +11,27 @@ namespace {
 // Values above this are not searched (a degree beyond any cluster the program simulates).
 constexpr std::uint64_t kMaxSearched = 1u << 20;
 
-std::optional<parallel::Strategy> strategyOf(std::string_view path)
-{
-    if (path == "parallel.dp")
-        return parallel::Strategy::DP;
-    if (path == "parallel.pp")
-        return parallel::Strategy::PP;
-    if (path == "parallel.tp")
-        return parallel::Strategy::TP;
-    if (path == "parallel.ep")
-        return parallel::Strategy::EP;
-    return std::nullopt;
-}
+// The inputs searched: their JSON path, the degree the form sets through setParallelDegree (none: v),
+// the plan member that holds them.
+struct PlanInput {
+    std::string_view path;
+    std::optional<parallel::Strategy> strategy;
+    std::uint64_t parallel::ParallelPlan::*value;
+};
+const PlanInput kInputs[] = {
+    {"parallel.dp", parallel::Strategy::DP, &parallel::ParallelPlan::dp},
+    {"parallel.pp", parallel::Strategy::PP, &parallel::ParallelPlan::pp},
+    {"parallel.tp", parallel::Strategy::TP, &parallel::ParallelPlan::tp},
+    {"parallel.ep", parallel::Strategy::EP, &parallel::ParallelPlan::ep},
+    {"parallel.virtual_stages", std::nullopt, &parallel::ParallelPlan::virtualStages},
+};
 
-std::uint64_t currentValue(const Scenario& s, std::string_view path)
+const PlanInput* inputAt(std::string_view path)
 {
-    const parallel::ParallelPlan& p = s.parallel;
-    if (path == "parallel.dp")
-        return p.dp;
-    if (path == "parallel.pp")
-        return p.pp;
-    if (path == "parallel.tp")
-        return p.tp;
-    if (path == "parallel.ep")
-        return p.ep;
-    return p.virtualStages;
+    for (const PlanInput& input : kInputs)
+        if (input.path == path)
+            return &input;
+    return nullptr;
 }
 
 bool planValid(const Scenario& s)
@@ -47,18 +43,23 @@ bool planValid(const Scenario& s)
 
 const std::vector<std::string_view>& nearestValidPaths()
 {
-    static const std::vector<std::string_view> paths = {"parallel.dp", "parallel.pp", "parallel.tp", "parallel.ep",
-                                                        "parallel.virtual_stages"};
+    static const std::vector<std::string_view> paths = [] {
+        std::vector<std::string_view> out;
+        for (const PlanInput& input : kInputs)
+            out.push_back(input.path);
+        return out;
+    }();
     return paths;
 }
 
 Scenario withPlanInput(const Scenario& scenario, std::string_view jsonPath, std::uint64_t value)
 {
     Scenario s = scenario;
-    if (const auto strategy = strategyOf(jsonPath)) {
-        setParallelDegree(s, *strategy, value);
-    } else if (jsonPath == "parallel.virtual_stages") {
-        s.parallel.virtualStages = value;
+    const PlanInput* input = inputAt(jsonPath);
+    if (input && input->strategy) {
+        setParallelDegree(s, *input->strategy, value);
+    } else if (input) {
+        s.parallel.*input->value = value;
         dropStalePlanParts(s);
     }
     return s;
@@ -66,10 +67,10 @@ Scenario withPlanInput(const Scenario& scenario, std::string_view jsonPath, std:
 
 std::optional<std::uint64_t> nearestValidValue(const Scenario& scenario, std::string_view jsonPath)
 {
-    const auto& paths = nearestValidPaths();
-    if (std::find(paths.begin(), paths.end(), jsonPath) == paths.end())
+    const PlanInput* input = inputAt(jsonPath);
+    if (!input)
         return std::nullopt;
-    const std::uint64_t v = currentValue(scenario, jsonPath);
+    const std::uint64_t v = scenario.parallel.*input->value;
     const std::uint64_t hi = std::max({std::min<std::uint64_t>(v, kMaxSearched) * 2, scenario.hardware.gpuCount(), std::uint64_t(scenario.model.layers),
                                        std::uint64_t(scenario.model.heads), std::uint64_t(scenario.model.moe.experts),
                                        std::uint64_t(2)});

@@ -33,7 +33,6 @@
 #include <QPushButton>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QWindow>
 
 #include <algorithm>
 
@@ -383,22 +382,13 @@ QRect GuidedTour::targetRect() const
     return t ? QRect(t->mapTo(m_window, QPoint(0, 0)), t->size()).intersected(m_window->rect()) : QRect();
 }
 
-bool GuidedTour::isOurs(QObject* watched) const
-{
-    if (watched->isWidgetType())
-        return static_cast<QWidget*>(watched)->window() == m_window;
-    if (auto* window = qobject_cast<QWindow*>(watched))
-        return window == m_window->windowHandle();
-    return false;
-}
-
 bool GuidedTour::eventFilter(QObject* watched, QEvent* event)
 {
     if (watched == m_window && (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest)) {
         QTimer::singleShot(0, this, [this] { place(); });
         return QObject::eventFilter(watched, event);
     }
-    if (!m_active || event->type() != QEvent::KeyPress || !isOurs(watched))
+    if (!m_active || event->type() != QEvent::KeyPress || !isEventOfWindow(watched, m_window))
         return QObject::eventFilter(watched, event);
     auto* key = static_cast<QKeyEvent*>(event);
     if (key->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier))

@@ -68,7 +68,6 @@ private:
     void place();
     void installFilter();
     [[nodiscard]] QRect targetRect() const; // the target in window coordinates, clipped to the window
-    [[nodiscard]] bool isOurs(QObject* watched) const;
 
     MainWindow* m_window;
     std::vector<Step> m_steps;
