@@ -127,6 +127,8 @@ void TestGuidedTour::keysVisitEveryStage()
         }
         if (step == 2)
             shot(QStringLiteral("tour-3-tensors.png"));
+        if (step == 3)
+            shot(QStringLiteral("tour-4-gpus.png"));
         if (step == 4) {
             tw::ui::ScheduleView* view = m_window->collectivePane()->view();
             QVERIFY(view->stepCount() > 1);

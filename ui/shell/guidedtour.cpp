@@ -152,9 +152,11 @@ void GuidedTour::buildSteps()
         {2, tr("The strategies on the GPUs"), [w] { return static_cast<QWidget*>(w->parallelPane()->meshView()); },
          [doc] {
              const scenario::Scenario& s = doc->scenario();
-             return tr("%1 GPUs share the work three ways: data parallelism copies the model (%2 replicas), pipeline "
-                       "parallelism cuts its layers into %3 stages, tensor parallelism splits each layer's matrices %4 ways. "
-                       "Each way has its own traffic: what, how big, how often, between whom.")
+             return tr("%1 GPUs share the work three ways: data parallelism copies the model (dp = %2), pipeline "
+                       "parallelism cuts its layers into stages (pp = %3), tensor parallelism splits each layer's matrices "
+                       "(tp = %4); the framed GPU trains the followed token. "
+                       "Each way has its own traffic: what, how big, how often, between whom. The presets paper-dp, "
+                       "paper-pp and paper-tp show each way alone on 8 GPUs.")
                  .arg(s.hardware.gpuCount())
                  .arg(s.parallel.dp)
                  .arg(s.parallel.pp)
