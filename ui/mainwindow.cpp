@@ -12,12 +12,14 @@
 #include "charts/collectivecharts.h"
 #include "panes/tensorpane.h"
 #include "panes/textpane.h"
+#include "shell/guidedtour.h"
 #include "shell/modelhelp.h"
 #include "shell/narrationbar.h"
 #include "shell/presentation.h"
 #include "settings/settingsdialog.h"
 #include "shell/scenariotoolbar.h"
 #include "stagenavigator.h"
+#include "views/figuretablemodel.h"
 #include "views/scheduleview.h"
 #include "views/transformerview.h"
 
@@ -32,6 +34,7 @@
 #include <QLineEdit>
 #include <QPainter>
 #include <QTabWidget>
+#include <QTextBrowser>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStackedWidget>
@@ -98,6 +101,12 @@ MainWindow::MainWindow(QWidget* parent)
     connect(m_navigator, &StageNavigator::stageSelected, this, &MainWindow::setStage);
     connect(m_narration, &NarrationBar::figureActivated, this, &MainWindow::showFigure);
     buildMenus();
+    // Figure chains link to their docs/model.md section (views/figuretablemodel.h): opened in Help.
+    for (QTextBrowser* chain : findChildren<QTextBrowser*>())
+        if (chain->objectName().endsWith(QLatin1String("Chain"))) {
+            chain->setOpenLinks(false);
+            connect(chain, &QTextBrowser::anchorClicked, this, &MainWindow::openHelpLink);
+        }
     setStage(0);
     resize(1400, 900);
 }
@@ -163,6 +172,9 @@ void MainWindow::buildMenus()
     model->setObjectName(QStringLiteral("modelHelpAction"));
     model->setShortcut(QKeySequence::HelpContents);
     addAction(model); // F1 also while the menu bar is hidden (presentation)
+    m_tour = new GuidedTour(this);
+    QAction* tour = help->addAction(tr("&Guided tour"), m_tour, &GuidedTour::start);
+    tour->setObjectName(QStringLiteral("guidedTourAction"));
     help->addAction(tr("&About TokenWire"), this, &MainWindow::showAbout);
 }
 
@@ -208,6 +220,15 @@ ModelHelp* MainWindow::showModelHelp(const QString& page, const QString& section
     m_modelHelp->raise();
     m_modelHelp->activateWindow();
     return m_modelHelp;
+}
+
+bool MainWindow::openHelpLink(const QUrl& url)
+{
+    if (url.scheme() != QLatin1String(kModelHelpScheme))
+        return false;
+    // "§2.4 " so that §2 does not stop at the first heading that merely starts with it (§2.1).
+    showModelHelp(url.path(), url.fragment() + QLatin1Char(' '));
+    return true;
 }
 
 void MainWindow::showAbout()

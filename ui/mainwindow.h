@@ -9,6 +9,7 @@
 
 class QAction;
 class QStackedWidget;
+class QUrl;
 
 namespace tw::ui {
 
@@ -18,6 +19,7 @@ class Document;
 class ModelHelp;
 class SettingsDialog;
 class DocumentActions;
+class GuidedTour;
 class NarrationBar;
 class Presentation;
 class ScenarioToolbar;
@@ -60,6 +62,11 @@ public:
     // Help → How the numbers are computed: the model's documentation at `page` ("model.md") and the
     // heading starting with `section` ("§3"; empty: the top).
     ModelHelp* showModelHelp(const QString& page = QStringLiteral("model.md"), const QString& section = {});
+    // A figure chain's "How it is computed" link (tokenwire-help:model.md#§2.4): Help at that section.
+    // False for any other link.
+    bool openHelpLink(const QUrl& url);
+    // Help → Guided tour (ui/shell/guidedtour.h).
+    [[nodiscard]] GuidedTour* guidedTour() const { return m_tour; }
 
 signals:
     void stageChanged(int stage);
@@ -85,6 +92,7 @@ private:
     Autosave* m_autosave = nullptr;
     QPointer<SettingsDialog> m_settings;
     QPointer<ModelHelp> m_modelHelp;
+    GuidedTour* m_tour = nullptr;
     QStackedWidget* m_stages = nullptr;
     TextPane* m_textPane = nullptr;
     TensorPane* m_tensorPane = nullptr;

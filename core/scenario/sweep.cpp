@@ -316,6 +316,58 @@ Result<std::vector<std::uint64_t>> parseGpuList(std::string_view text)
     return out;
 }
 
+std::vector<std::uint64_t> defaultSweepSizes(const Scenario& scenario)
+{
+    const parallel::ParallelPlan& p = scenario.parallel;
+    const std::uint64_t unit = std::max<std::uint64_t>(1, p.pp) * std::max<std::uint64_t>(1, p.tp) * std::max<std::uint64_t>(1, p.ep);
+    const std::uint64_t cluster = std::min(scenario.hardware.gpuCount(), kMaxSweepGpus);
+    constexpr std::size_t kDefaultPoints = 8;
+    auto accepted = [&](std::uint64_t gpus) {
+        if (gpus % unit != 0)
+            return false;
+        const auto sized = scenarioAtSize(scenario, gpus);
+        return sized && sized.value().parallel.ep == std::max<std::uint64_t>(1, p.ep);
+    };
+    std::vector<std::uint64_t> out;
+    if (scenario.topology.kind == network::TopologyKind::PaperTestbed) {
+        for (std::uint64_t n = 1; n <= std::max<std::uint64_t>(cluster, 2) && out.size() < kMaxSweepPoints; ++n)
+            if (accepted(n))
+                out.push_back(n);
+        return out;
+    }
+    const std::uint64_t limit = std::max(cluster, unit);
+    for (std::uint64_t n = unit; n <= limit && n <= kMaxSweepGpus && out.size() < kDefaultPoints; n += unit)
+        if ((out.empty() || n >= 2 * out.back()) && accepted(n))
+            out.push_back(n);
+    // The scenario's own size ends the sweep (its plan is the one on screen) when doubling missed it.
+    if (!out.empty() && out.back() != cluster && cluster > out.back() && accepted(cluster)) {
+        if (out.size() == kDefaultPoints)
+            out.pop_back();
+        out.push_back(cluster);
+    }
+    return out;
+}
+
+std::string gpuListText(const std::vector<std::uint64_t>& gpus)
+{
+    std::string out; // plain digits: parseGpuList reads no thousands separators
+    for (std::size_t i = 0; i < gpus.size();) {
+        std::size_t j = i;
+        while (j + 1 < gpus.size() && gpus[j + 1] == gpus[j] + 1)
+            ++j;
+        if (!out.empty())
+            out += ',';
+        if (j >= i + 2) {
+            out += std::to_string(gpus[i]) + "-" + std::to_string(gpus[j]);
+            i = j + 1;
+        } else {
+            out += std::to_string(gpus[i]);
+            ++i;
+        }
+    }
+    return out;
+}
+
 Result<Scenario> scenarioAtSize(const Scenario& scenario, std::uint64_t gpus, bool strong)
 {
     Scenario s = scenario;

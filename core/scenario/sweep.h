@@ -82,6 +82,16 @@ struct Sweep {
 // (also through a range) is an error, as are more than kMaxSweepPoints sizes or one above kMaxSweepGpus.
 [[nodiscard]] Result<std::vector<std::uint64_t>> parseGpuList(std::string_view text);
 
+// The sweep's default sizes for this scenario (the stage 5 pane's first list): sizes that
+// scenarioAtSize accepts and that are multiples of pp·tp·ep (so dp = GPUs/(pp·tp) keeps the expert
+// degree, instead of silently dropping it to 1). The paper testbed: every accepted size from 1 to its
+// node count (at least 2). Otherwise the smallest accepted size, then doubling (each next accepted size
+// at least twice the last) up to the scenario's own cluster, which ends the list when it is not on the
+// doubling path; at most 8 sizes. gpt3-175b (pp·tp = 64, 768 GPUs): 64, 128, 256, 512, 768.
+[[nodiscard]] std::vector<std::uint64_t> defaultSweepSizes(const Scenario& scenario);
+// A list as parseGpuList reads it, runs of three or more consecutive sizes as a range: "1-7", "64,128".
+[[nodiscard]] std::string gpuListText(const std::vector<std::uint64_t>& gpus);
+
 // The scenario of one point: the cluster of `gpus` GPUs (see the top of this file), the plan fitted
 // to it (dp takes the GPUs, pp·tp kept), the batch scaled (weak) or kept (strong). An Error names why
 // the size cannot be built from this scenario (not a multiple of the GPUs per node, or of pp·tp, an

@@ -33,6 +33,10 @@ private slots:
     void testbedPresetIsCalibratedOnTwoNodes();
     void testbedTrend();
     void calibrationFindsThePresetsComputeTime();
+    void defaultSizesFollowThePlan_data();
+    void defaultSizesFollowThePlan();
+    void gpuListText_data();
+    void gpuListText();
 };
 
 namespace {
@@ -358,4 +362,65 @@ void TestSweep::calibrationFindsThePresetsComputeTime()
 }
 
 QTEST_GUILESS_MAIN(TestSweep)
+// The stage 5 pane's default sizes (issue 22): multiples of pp·tp·ep, from the smallest that runs,
+// doubling, ending at the scenario's own cluster. By hand from the presets' JSON:
+void TestSweep::defaultSizesFollowThePlan_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QString>("sizes");
+    // pp·tp = 8·8 = 64 on 96 nodes × 8 = 768 GPUs: 64…512 doubling, then 768 (not a power-of-two multiple).
+    // Before, the pane offered 8, 16, 32 — all refused (not multiples of pp·tp).
+    QTest::newRow("gpt3-175b") << "gpt3-175b" << "64,128,256,512,768";
+    // pp·tp = 4·8 = 32 on 128 × 8 = 1024 GPUs.
+    QTest::newRow("llama3-70b") << "llama3-70b" << "32,64,128,256,512,1024";
+    // tp·ep = 2·8 = 16 on 32 × 8 = 256 GPUs; dp = size/2 keeps ep = 8 at every size.
+    QTest::newRow("mixtral-8x7b") << "mixtral-8x7b" << "16,32,64,128,256";
+    // tp = 4 on one server of 8.
+    QTest::newRow("paper-tp") << "paper-tp" << "4,8";
+    // pure DP on one server of 8.
+    QTest::newRow("paper-reference") << "paper-reference" << "1,2,4,8";
+    // the testbed: every node count from 1 to its 7 nodes (appendix A.3).
+    QTest::newRow("paper-testbed") << "paper-testbed" << "1-7";
+}
+
+void TestSweep::defaultSizesFollowThePlan()
+{
+    QFETCH(QString, preset);
+    QFETCH(QString, sizes);
+    const Scenario s = presetOrDie(preset.toStdString());
+    const std::vector<std::uint64_t> gpus = defaultSweepSizes(s);
+    QCOMPARE(str(tw::scenario::gpuListText(gpus)), sizes);
+    const std::uint64_t unit = s.parallel.pp * s.parallel.tp * s.parallel.ep;
+    for (std::uint64_t n : gpus) {
+        QCOMPARE(n % unit, std::uint64_t(0));
+        const auto sized = scenarioAtSize(s, n);
+        QVERIFY2(sized, qPrintable(QString::number(n)));
+        QCOMPARE(sized.value().parallel.ep, s.parallel.ep);
+        QVERIFY2(validate(sized.value()).empty(), qPrintable(QString::number(n)));
+    }
+}
+
+void TestSweep::gpuListText_data()
+{
+    QTest::addColumn<std::vector<std::uint64_t>>("gpus");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("run") << std::vector<std::uint64_t>{1, 2, 3, 4} << "1-4";
+    QTest::newRow("pair stays a list") << std::vector<std::uint64_t>{4, 5} << "4,5";
+    QTest::newRow("doubling") << std::vector<std::uint64_t>{1, 2, 4, 8} << "1,2,4,8";
+    QTest::newRow("run then single") << std::vector<std::uint64_t>{1, 2, 3, 8} << "1-3,8";
+    QTest::newRow("empty") << std::vector<std::uint64_t>{} << "";
+}
+
+void TestSweep::gpuListText()
+{
+    QFETCH(std::vector<std::uint64_t>, gpus);
+    QFETCH(QString, text);
+    QCOMPARE(str(tw::scenario::gpuListText(gpus)), text);
+    if (!gpus.empty()) { // what the pane writes, the parser reads back
+        const auto back = parseGpuList(text.toStdString());
+        QVERIFY(back);
+        QVERIFY(back.value() == gpus);
+    }
+}
+
 #include "tst_sweep.moc"

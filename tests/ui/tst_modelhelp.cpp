@@ -5,6 +5,9 @@
 // driven with QTest keys and mouse clicks.
 
 #include "mainwindow.h"
+#include "document/document.h"
+#include "panes/parallelpane.h"
+#include "views/figuretablemodel.h"
 #include "shell/modelhelp.h"
 
 #include <QAction>
@@ -16,8 +19,10 @@
 #include <QStandardPaths>
 #include <QTest>
 #include <QTextBlock>
+#include <QTabWidget>
 #include <QTextBrowser>
 #include <QTextCursor>
+#include <QUrl>
 
 using tw::ui::MainWindow;
 using tw::ui::ModelHelp;
@@ -33,6 +38,7 @@ private slots:
     void clickingASectionMovesThere();
     void linksBetweenPagesOpenInPlace();
     void helpMenuAndF1OpenIt();
+    void figureChainLinksToItsSection();
 };
 
 namespace {
@@ -191,6 +197,58 @@ void TestModelHelp::helpMenuAndF1OpenIt()
     action->trigger();
     QVERIFY(help->isVisible());
     QCOMPARE(window.findChildren<ModelHelp*>().size(), 1); // one dialog, shown again
+}
+
+// A figure's tooltip names its docs/model.md section and its chain links there: stage 3's DP gradient
+// AllReduce payload is explained in §3.2 ("Collective calls of one optimizer step", read from the
+// source page); clicking the chain's link opens Help scrolled to that heading.
+void TestModelHelp::figureChainLinksToItsSection()
+{
+    const QString source = sourceDoc(QStringLiteral("model.md"));
+    const QRegularExpressionMatch heading = QRegularExpression(QStringLiteral("^### (§3\\.2 [^\\n]*)$"),
+                                                               QRegularExpression::MultilineOption)
+                                                .match(source);
+    QVERIFY(heading.hasMatch());
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.document()->waitForDerivation(60000));
+    window.setStage(2);
+    tw::ui::ParallelPane* pane = window.parallelPane();
+    const QString id = QStringLiteral("dp.grad_allreduce_bytes");
+    tw::ui::FigureTableModel* model = pane->figureModel();
+    QModelIndex row;
+    for (int r = 0; r < model->rowCount() && !row.isValid(); ++r)
+        if (model->data(model->index(r, 0), tw::ui::FigureTableModel::FigureIdRole).toString() == id)
+            row = model->index(r, 0);
+    QVERIFY(row.isValid());
+    const QString tip = model->data(row, Qt::ToolTipRole).toString();
+    QVERIFY2(tip.contains(QStringLiteral("docs/model.md §3.2")), qPrintable(tip));
+
+    QVERIFY(pane->showFigure(id));
+    QTextBrowser* chain = pane->chain();
+    for (int tab = 0; tab < pane->tabs()->count(); ++tab) // the figures tab, where the chain is
+        if (pane->tabs()->widget(tab)->isAncestorOf(chain))
+            pane->tabs()->setCurrentIndex(tab);
+    QTRY_VERIFY(chain->isVisible());
+    const QTextCursor link = chain->document()->find(QStringLiteral("How it is computed"));
+    QVERIFY(!link.isNull());
+    QTextCursor inside(chain->document());
+    inside.setPosition(link.selectionStart() + 3);
+    const QPoint at = chain->cursorRect(inside).center();
+    const QUrl href(chain->anchorAt(at));
+    QCOMPARE(href.scheme(), QStringLiteral("tokenwire-help"));
+    QCOMPARE(href.path(), QStringLiteral("model.md"));
+    QCOMPARE(href.fragment(), QStringLiteral("§3.2"));
+    QTest::mouseClick(chain->viewport(), Qt::LeftButton, {}, at);
+    ModelHelp* help = window.findChild<ModelHelp*>();
+    QVERIFY(help);
+    QTRY_VERIFY(help->isVisible());
+    QCOMPARE(help->currentPage(), QStringLiteral("model.md"));
+    QCOMPARE(cursorBlock(help->browser()), heading.captured(1).trimmed());
+    // The chain itself stays (the link did not navigate the chain's browser away).
+    QVERIFY(chain->toPlainText().contains(id));
 }
 
 QTEST_MAIN(TestModelHelp)

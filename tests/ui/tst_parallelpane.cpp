@@ -72,6 +72,7 @@ private slots:
     void dragSwapsGpusAndUndoRestores();
     void degreeSpinBoxesPushCommands();
     void impossiblePlanSaysWhyNextToTheField();
+    void nearestValidValueIsOfferedAndFixesThePlan();
     void partitionEditorEditsTheDocument();
     void followsATokenToItsGpus();
     void signatureCellExplainsItself();
@@ -202,6 +203,41 @@ void TestParallelPane::impossiblePlanSaysWhyNextToTheField()
     QVERIFY(m_doc->derivation()->stage3);
     QVERIFY(!m_pane->degreeBox(int(Strategy::TP))->property("invalid").toBool());
     QVERIFY(!m_pane->planProblems()->isVisibleTo(m_pane));
+}
+
+// Issue 22: next to the reason, the nearest value that makes the plan run. GPT-2 small (12 heads) on
+// 8 GPUs with tp = 8 (dp becomes 1): 7, 9, 6, 10, 5, 11 leave dp·tp ≠ 8 or do not divide 12; tp = 4 gives
+// dp = 2 and 12 % 4 = 0, so the offer is "Use tp = 4 (dp = 2)"; clicked, the plan validates.
+void TestParallelPane::nearestValidValueIsOfferedAndFixesThePlan()
+{
+    loadPreset("paper-reference");
+    typeInto(m_pane->degreeBox(int(Strategy::TP)), 8);
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(!m_doc->derivation()->stage3);
+    QVERIFY(m_pane->planOffers()->isVisible());
+    auto* use = m_pane->planOffers()->findChild<QPushButton*>(QStringLiteral("useNearest:parallel.tp"));
+    QVERIFY(use);
+    QVERIFY(use->isVisible());
+    QCOMPARE(use->text(), QStringLiteral("Use tp = 4 (dp = 2)")); // dp takes the rest: 8 / 4
+    if (const QString dir = qEnvironmentVariable("TOKENWIRE_SHOTS"); !dir.isEmpty()) // a picture to look at
+        QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage3-nearest-offer.png")));
+    // dp alone cannot fix it (tp = 8 does not divide the heads whatever dp is): no dp offer.
+    QVERIFY(!m_pane->planOffers()->findChild<QPushButton*>(QStringLiteral("useNearest:parallel.dp")));
+    QTest::mouseClick(use, Qt::LeftButton);
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QCOMPARE(m_doc->scenario().parallel.tp, 4u);
+    QCOMPARE(m_doc->scenario().parallel.dp, 2u);
+    QVERIFY(m_doc->derivation()->stage3);
+    QVERIFY(m_doc->derivation()->planErrors.empty());
+    QCOMPARE(m_pane->degreeBox(int(Strategy::TP))->value(), 4);
+    QVERIFY(!m_pane->degreeBox(int(Strategy::TP))->property("invalid").toBool());
+    QVERIFY(!m_pane->planOffers()->isVisibleTo(m_pane));
+    // One undo step takes the offer back.
+    m_doc->undo();
+    QCOMPARE(m_doc->scenario().parallel.tp, 8u);
+    QVERIFY(m_doc->waitForDerivation());
 }
 
 void TestParallelPane::partitionEditorEditsTheDocument()

@@ -115,6 +115,7 @@ private slots:
     void nicRateAndNvlinkEdits();
     void badSweepInputSaysWhatIsWrong();
     void sweepOfTheTestbedShowsThePaperPoints();
+    void defaultSweepSizesFollowThePlan();
     void cancelKeepsTheLastStep();
     void overheadNoteShowsTheModelAndTheLoopbackMeasurement();
 
@@ -343,6 +344,30 @@ void TestWirePane::badSweepInputSaysWhatIsWrong()
     QVERIFY2(status.contains(QStringLiteral("x")), qPrintable(status));
     QVERIFY(!m_pane->sweepJob()->isBusy());
     QCOMPARE(gpus->text(), QStringLiteral("1,x")); // what the user typed stays
+}
+
+// Issue 22: the scaling tab's default sizes are ones the plan can run. gpt3-175b has pp·tp = 8·8 = 64 on
+// 96 × 8 = 768 GPUs: 64, 128, 256, 512, then its own 768 (the old defaults 8, 16, 32 were all refused).
+// A list the user typed stays when the scenario changes.
+void TestWirePane::defaultSweepSizesFollowThePlan()
+{
+    m_pane->hide(); // the sizes follow the scenario; no need to simulate 768 GPUs for them
+    auto load = [this](const char* name) {
+        QVERIFY(m_doc->loadPreset(QString::fromLatin1(name)));
+        QVERIFY(m_doc->waitForDerivation());
+    };
+    load("gpt3-175b");
+    QCOMPARE(m_pane->sweepGpusEdit()->text(), QStringLiteral("64,128,256,512,768"));
+    load("paper-tp"); // tp = 4 on one server of 8
+    QCOMPARE(m_pane->sweepGpusEdit()->text(), QStringLiteral("4,8"));
+    // A list the user typed stays.
+    QLineEdit* gpus = m_pane->sweepGpusEdit();
+    gpus->setFocus();
+    gpus->selectAll();
+    QTest::keyClicks(gpus, QStringLiteral("8"));
+    QVERIFY(gpus->isModified());
+    load("gpt3-175b");
+    QCOMPARE(gpus->text(), QStringLiteral("8"));
 }
 
 void TestWirePane::sweepOfTheTestbedShowsThePaperPoints()

@@ -262,13 +262,15 @@ bool Document::open(const QString& path, QString* error)
         return fail(tr("Cannot read %1: %2").arg(path, file.errorString()));
     const scenario::ScenarioLoad load = scenario::loadScenario(std::string_view(bytes.constData(), std::size_t(bytes.size())),
                                                                path.toStdString());
-    if (!load.scenario) {
+    // A scenario that reads but does not validate (saved in the middle of an edit) opens as it is, as a
+    // recovered autosave does (Autosave::read): problems() lists why, beside the fields, to fix and save.
+    if (!load.scenario && !load.unchecked) {
         QStringList lines;
         for (const Error& e : load.errors)
             lines << qs(e.toString());
         return fail(lines.join(QLatin1Char('\n')));
     }
-    replaceAll(*load.scenario, QFileInfo(path).absoluteFilePath());
+    replaceAll(load.scenario ? *load.scenario : *load.unchecked, QFileInfo(path).absoluteFilePath());
     return true;
 }
 

@@ -94,6 +94,7 @@ public:
 
     // Files. Each replaces the scenario and clears the undo history only when it succeeds; a
     // failure leaves the document (and, for saves, the file on disk) as it was and says why.
+    // open() also takes a file that reads but does not validate: problems() then says why.
     void newDocument();
     bool open(const QString& path, QString* error);
     bool save(QString* error);

@@ -46,6 +46,7 @@ DocumentActions::DocumentActions(Document* document, QWidget* dialogParent)
         return path;
     };
     showError = [this](const QString& title, const QString& message) { QMessageBox::warning(m_parent, title, message); };
+    showProblems = [this](const QString& title, const QString& message) { QMessageBox::information(m_parent, title, message); };
 
     m_new = new QAction(tr("&New scenario"), this);
     m_new->setShortcut(QKeySequence::New);
@@ -179,6 +180,14 @@ bool DocumentActions::openPath(const QString& path)
     QString error;
     if (m_document->open(path, &error)) {
         AppSettings::instance()->addRecentFile(m_document->filePath());
+        if (!m_document->problems().empty()) {
+            QStringList lines;
+            for (const Error& e : m_document->problems())
+                lines << QStringLiteral("• ") + QString::fromStdString(e.toString());
+            showProblems(tr("The scenario has problems"),
+                         tr("%1 opened, but it cannot be derived as it is. Fix the fields marked in red, then save:\n%2")
+                             .arg(m_document->displayName(), lines.join(QLatin1Char('\n'))));
+        }
         return true;
     }
     showError(tr("Cannot open the scenario"), error);

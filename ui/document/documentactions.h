@@ -30,6 +30,9 @@ public:
     std::function<QString()> askOpenPath;  // empty: cancelled
     std::function<QString()> askSavePath;  // empty: cancelled
     std::function<void(const QString& title, const QString& message)> showError;
+    // A file opened with problems (it reads but does not validate): they are listed here and marked
+    // beside their fields, to fix and save.
+    std::function<void(const QString& title, const QString& message)> showProblems;
 
     // True when the document may be dropped: it is unmodified, saved now, or the user discards it.
     bool maybeKeepWork();

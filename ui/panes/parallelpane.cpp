@@ -16,6 +16,7 @@
 #include "base/units.h"
 #include "parallel/plan.h"
 #include "scenario/derive.h"
+#include "scenario/nearestvalid.h"
 #include "scenario/tokentrace.h"
 
 #include <QCheckBox>
@@ -385,6 +386,13 @@ void ParallelPane::buildForm(QWidget* form)
 
     m_problems = panekit::problemLabel(form, "planProblems");
     layout->insertWidget(2, m_problems); // right under the degrees, where most reasons point
+    // Under the reasons: for each input that alone makes the plan impossible, its nearest valid value.
+    m_offers = new QWidget(form);
+    m_offers->setObjectName(QStringLiteral("planOffers"));
+    new QVBoxLayout(m_offers);
+    m_offers->layout()->setContentsMargins(0, 0, 0, 0);
+    m_offers->hide();
+    layout->insertWidget(3, m_offers);
     layout->addStretch(1);
 }
 
@@ -526,6 +534,41 @@ void ParallelPane::showProblems()
     }
     m_problems->setText(all.isEmpty() ? QString() : tr("This plan cannot run:\n• %1").arg(all.join(QStringLiteral("\n• "))));
     m_problems->setVisible(!all.isEmpty());
+    showOffers(byPath);
+}
+
+void ParallelPane::showOffers(const QHash<QString, QStringList>& problemsByPath)
+{
+    for (QPushButton* old : m_offers->findChildren<QPushButton*>(Qt::FindDirectChildrenOnly))
+        old->deleteLater();
+    const scenario::Scenario& s = m_document->scenario();
+    bool any = false;
+    for (const std::string_view path : scenario::nearestValidPaths()) {
+        const QString qpath = QString::fromLatin1(path.data(), qsizetype(path.size()));
+        if (!problemsByPath.contains(qpath))
+            continue;
+        const std::optional<std::uint64_t> value = scenario::nearestValidValue(s, path);
+        if (!value)
+            continue;
+        const QString name = qpath.mid(qpath.indexOf(QLatin1Char('.')) + 1);
+        // When pp or tp changes, dp takes the rest of the GPUs: the button says so.
+        const std::uint64_t dp = scenario::withPlanInput(s, path, *value).parallel.dp;
+        const QString text = dp != s.parallel.dp && path != "parallel.dp" ? tr("Use %1 = %2 (dp = %3)").arg(name).arg(*value).arg(dp)
+                                                                          : tr("Use %1 = %2").arg(name).arg(*value);
+        auto* use = new QPushButton(text, m_offers);
+        use->setObjectName(QStringLiteral("useNearest:") + qpath);
+        use->setToolTip(tr("The value of %1 nearest to the one typed that makes the plan run, the other inputs as they are")
+                            .arg(qpath));
+        const std::string key(path);
+        const std::uint64_t v = *value;
+        connect(use, &QPushButton::clicked, this, [this, key, v] {
+            const scenario::Scenario fixed = scenario::withPlanInput(m_document->scenario(), key, v);
+            m_document->editPlan(fixed.hardware, fixed.parallel, tr("Use the nearest valid %1").arg(QString::fromStdString(key)));
+        });
+        m_offers->layout()->addWidget(use);
+        any = true;
+    }
+    m_offers->setVisible(any);
 }
 
 QString ParallelPane::problemAt(const QString& jsonPath) const

@@ -9,6 +9,8 @@
 #include "base/figure.h"
 #include "base/units.h"
 
+#include <QHash>
+#include <QStringList>
 #include <QWidget>
 
 #include <cstdint>
@@ -77,6 +79,7 @@ public:
     [[nodiscard]] QDoubleSpinBox* layerTimeBox() const { return m_layerTime; }
     [[nodiscard]] QLabel* caption() const { return m_caption; }
     [[nodiscard]] QLabel* planProblems() const { return m_problems; }
+    [[nodiscard]] QWidget* planOffers() const { return m_offers; } // the "Use … = n" buttons
     [[nodiscard]] QLabel* tokenLine() const { return m_tokenLine; }
     [[nodiscard]] QTextBrowser* chain() const { return m_chain; }
     [[nodiscard]] FigureTableModel* figureModel() const { return m_figures; }
@@ -91,6 +94,7 @@ private:
     void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
     void showScenario();
     void showProblems();
+    void showOffers(const QHash<QString, QStringList>& problemsByPath);
     void updateCaption();
     void updateToken();
     void applyUnits();
@@ -117,6 +121,7 @@ private:
     QLabel* m_tokenLine = nullptr;
     QLabel* m_caption = nullptr;
     QLabel* m_problems = nullptr;
+    QWidget* m_offers = nullptr; // "Use tp = 4": the nearest valid value of each input that alone breaks the plan
     std::vector<std::pair<QWidget*, QString>> m_fieldPaths; // editor → JSON path, for problems
     MeshView* m_mesh = nullptr;
     QTabWidget* m_tabs = nullptr;

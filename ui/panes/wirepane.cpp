@@ -7,6 +7,7 @@
 #include "charts/wirecharts.h"
 #include "document/document.h"
 #include "panes/panekit.h"
+#include "scenario/sweep.h"
 #include "views/figuretablemodel.h"
 #include "views/tokenchipview.h"
 #include "views/wireview.h"
@@ -656,17 +657,8 @@ void WirePane::showScenario()
     m_testbedNote->setVisible(testbed);
     m_serverBox->setVisible(!testbed);
     m_intraNode->setEnabled(multi);
-    if (m_sweepGpus->text().isEmpty() || !m_sweepGpus->isModified()) {
-        // A default sweep: the testbed's 1–7 nodes, else doubling up to the cluster.
-        const std::uint64_t gpus = s.hardware.nodes * s.hardware.gpusPerNode;
-        QStringList sizes;
-        if (testbed)
-            sizes << QStringLiteral("1-%1").arg(std::max<std::uint64_t>(gpus, 2));
-        else
-            for (std::uint64_t n = std::max<std::uint64_t>(1, s.hardware.gpusPerNode); n <= gpus && sizes.size() < 8; n *= 2)
-                sizes << QString::number(n);
-        m_sweepGpus->setText(sizes.join(QLatin1Char(',')));
-    }
+    if (m_sweepGpus->text().isEmpty() || !m_sweepGpus->isModified()) // core's sizes that this plan can run
+        m_sweepGpus->setText(qs(scenario::gpuListText(scenario::defaultSweepSizes(s))));
     m_caption->setText(
         tr("<b>5 · Wire.</b> The fabric under the %1 GPUs of stage 3 and one training step on it: every "
            "collective's transfers routed over the links, sharing them fairly, with the compute of stage 2 "

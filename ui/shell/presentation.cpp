@@ -339,13 +339,18 @@ void Presentation::restoreZoom()
     m_viewTransforms.clear(); // and they fit themselves again when the window leaves full screen
 }
 
-bool Presentation::isOurs(QObject* watched) const
+bool isEventOfWindow(const QObject* watched, const QWidget* window)
 {
     if (watched->isWidgetType())
-        return static_cast<QWidget*>(watched)->window() == m_window;
-    if (auto* window = qobject_cast<QWindow*>(watched))
-        return window == m_window->windowHandle();
+        return static_cast<const QWidget*>(watched)->window() == window;
+    if (auto* handle = qobject_cast<const QWindow*>(watched))
+        return handle == window->windowHandle();
     return false;
+}
+
+bool Presentation::isOurs(QObject* watched) const
+{
+    return isEventOfWindow(watched, m_window);
 }
 
 bool Presentation::eventFilter(QObject* watched, QEvent* event)

@@ -84,4 +84,8 @@ private:
     std::vector<std::pair<QPointer<QGraphicsView>, QTransform>> m_viewTransforms;
 };
 
+// Whether an application event filter's `watched` (a widget or the QWindow under it) belongs to `window`:
+// the keys presentation mode and the guided tour take are only their window's.
+[[nodiscard]] bool isEventOfWindow(const QObject* watched, const QWidget* window);
+
 } // namespace tw::ui

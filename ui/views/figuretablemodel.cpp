@@ -1,9 +1,12 @@
 #include "figuretablemodel.h"
 
+#include "scenario/figuresection.h"
+
 #include "scenario/derive.h"
 #include "settings/theme.h"
 
 #include <QCoreApplication>
+#include <QUrl>
 
 namespace tw::ui {
 
@@ -127,7 +130,10 @@ QString figureExplanation(const FigureSet& figures, const std::string& id, const
             out += x ? QStringLiteral("\n  • %1 = %2").arg(qs(x->label), value(*x)) : QStringLiteral("\n  • %1").arg(qs(in));
         }
     }
-    out += QCoreApplication::translate("tw::ui::FigureTableModel", "\n(click for the whole chain)");
+    if (const std::string_view section = scenario::modelSectionOf(id); !section.empty())
+        out += QCoreApplication::translate("tw::ui::FigureTableModel", "\nExplained in docs/model.md %1")
+                   .arg(QString::fromUtf8(section.data(), qsizetype(section.size())));
+    out += QCoreApplication::translate("tw::ui::FigureTableModel", "\n(click for the whole chain and a link to that section)");
     return out;
 }
 
@@ -135,6 +141,11 @@ QString derivationChainHtml(const FigureSet& figures, const QString& id, const D
 {
     QString html;
     const QString muted = theme::mutedTextColor().name();
+    if (const QUrl link = modelSectionLink(id.toStdString()); !link.isEmpty() && figures.find(id.toStdString()))
+        html += QStringLiteral("<p><a href=\"%1\">%2</a></p>")
+                    .arg(link.toString(QUrl::FullyEncoded).toHtmlEscaped(),
+                         QCoreApplication::translate("tw::ui::FigureTableModel", "How it is computed: docs/model.md %1")
+                             .arg(link.fragment()));
     for (const scenario::ChainStep& step : scenario::derivationTree(figures, id.toStdString())) {
         const Figure& fig = *step.figure;
         const QString value = qs(formatValue(fig.value, fig.unit, units));
@@ -149,6 +160,18 @@ QString derivationChainHtml(const FigureSet& figures, const QString& id, const D
         html += QStringLiteral("</div>");
     }
     return html;
+}
+
+QUrl modelSectionLink(const std::string& figureId)
+{
+    const std::string_view section = scenario::modelSectionOf(figureId);
+    if (section.empty())
+        return {};
+    QUrl url;
+    url.setScheme(QLatin1String(kModelHelpScheme));
+    url.setPath(QStringLiteral("model.md"));
+    url.setFragment(QString::fromUtf8(section.data(), qsizetype(section.size())));
+    return url;
 }
 
 } // namespace tw::ui

@@ -6,6 +6,7 @@
 #include "base/units.h"
 
 #include <QAbstractTableModel>
+#include <QUrl>
 
 namespace tw::ui {
 
@@ -40,7 +41,13 @@ private:
 // set has no such figure.
 [[nodiscard]] QString figureExplanation(const FigureSet& figures, const std::string& id, const DisplayUnits& units = {});
 
-// A figure's derivation tree back to the inputs as HTML (one indented block per figure: label =
+// The link to the docs/model.md section that explains a figure (scenario::modelSectionOf):
+// "tokenwire-help:model.md#§2.4"; empty when no section covers the id. MainWindow opens such links in
+// Help → "How the numbers are computed" at the section.
+inline constexpr const char* kModelHelpScheme = "tokenwire-help";
+[[nodiscard]] QUrl modelSectionLink(const std::string& figureId);
+
+// A figure's derivation tree back to the inputs as HTML, under a link to its docs/model.md section (one indented block per figure: label =
 // value (id), then its formula), for the panes' "where does this number come from" browsers.
 [[nodiscard]] QString derivationChainHtml(const FigureSet& figures, const QString& id, const DisplayUnits& units = {});
 
