@@ -1,10 +1,12 @@
 #include "collectivepane.h"
 
+#include "charts/busbwchart.h"
 #include "charts/collectivecharts.h"
 #include "charts/measuredchart.h"
 #include "document/document.h"
 #include "panes/panekit.h"
 #include "views/figuretablemodel.h"
+#include "views/ncclchannelview.h"
 #include "views/scheduleview.h"
 #include "views/signaturemodel.h"
 #include "views/steplistmodel.h"
@@ -12,6 +14,8 @@
 
 #include "base/unitparse.h"
 #include "base/units.h"
+#include "collective/binding.h"
+#include "collective/fabriclink.h"
 #include "scenario/derive.h"
 #include "scenario/tokentrace.h"
 
@@ -129,6 +133,16 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     // Real Open MPI traffic on loopback beside the prediction (issue #10).
     m_measured = new MeasuredChart(this);
     m_tabs->addTab(m_measured, tr("Measured"));
+    // NCCL's view of the call (issue #17): busbw against size on the group's fabric, and the channels.
+    m_busbw = new BusBwChart(this);
+    m_tabs->addTab(m_busbw, tr("Bus bandwidth (NCCL)"));
+    m_channelView = new NcclChannelView(this);
+    auto* channelScroll = new QScrollArea(this);
+    channelScroll->setObjectName(QStringLiteral("ncclChannelScroll"));
+    channelScroll->setWidget(m_channelView);
+    channelScroll->setWidgetResizable(true);
+    m_channelScroll = channelScroll;
+    m_tabs->addTab(channelScroll, tr("How NCCL runs it"));
     m_tabs->setMinimumHeight(150);
     m_followChip = panekit::followChip(this, m_document);
     panekit::stageLayout(this, m_caption, formScroll, m_view, m_tabs, 480, 300, m_followChip);
@@ -139,9 +153,12 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     m_chartTimer->setInterval(200);
     connect(m_chartTimer, &QTimer::timeout, this, [this] {
         if (m_tabs->currentIndex() == 1 && collective::validate(m_spec).empty())
-            m_charts->setSpec(m_spec, m_document->scenario().collectives.link);
+            m_charts->setSpec(m_spec, m_link);
     });
-    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int) { scheduleCharts(); });
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int) {
+        scheduleCharts();
+        updateNccl();
+    });
     connect(m_view, &ScheduleView::stepChanged, this, [this](int, int) { updateStepLabel(); });
     connect(m_view, &ScheduleView::playingChanged, this,
             [this](bool playing) { m_play->setText(playing ? tr("❚❚ Pause") : tr("▶ Play")); });
@@ -165,6 +182,8 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     m_figures->setDisplayUnits(units());
     m_view->setDisplayUnits(units());
     m_charts->setDisplayUnits(units());
+    m_busbw->setDisplayUnits(units());
+    m_channelView->setDisplayUnits(units());
     applySpeed();
 
     showScenario();
@@ -272,13 +291,55 @@ void CollectivePane::buildForm(QWidget* form)
     m_bandwidth->setKeyboardTracking(false);
     m_bandwidth->setToolTip(tr("Bandwidth β of every link (10 Gb/s = 1.25 GB/s)"));
     link->addRow(tr("Bandwidth β"), m_bandwidth);
-    connect(m_alpha, &QDoubleSpinBox::valueChanged, this, [this](double us) {
-        if (!m_updating)
-            m_document->setField(Field::LinkAlpha, FieldValue(us * 1e-6));
+    // A hand edit of α or β becomes the scenario's link (both values as shown, undoably) and stays until
+    // the user picks a source again.
+    auto handEdit = [this] {
+        if (m_updating)
+            return;
+        m_linkChoice = LinkChoice::Hand;
+        const double alpha = m_alpha->value() * 1e-6, bandwidth = m_bandwidth->value() * 1e9 / 8;
+        if (m_document->scenario().collectives.link.alphaSeconds != alpha)
+            m_document->setField(Field::LinkAlpha, FieldValue(alpha));
+        if (m_document->scenario().collectives.link.bandwidth != bandwidth)
+            m_document->setField(Field::LinkBandwidth, FieldValue(bandwidth));
+        updateLink();
+        linkChanged();
+    };
+    connect(m_alpha, &QDoubleSpinBox::valueChanged, this, handEdit);
+    connect(m_bandwidth, &QDoubleSpinBox::valueChanged, this, handEdit);
+    auto* sources = new QWidget(form);
+    auto* sourceRow = new QHBoxLayout(sources);
+    sourceRow->setContentsMargins(0, 0, 0, 0);
+    m_fabricLink = new QPushButton(tr("From the fabric"), sources);
+    m_fabricLink->setObjectName(QStringLiteral("linkFromFabric"));
+    m_fabricLink->setToolTip(tr("α and β of the call's group as NCCL sees it: NVLink or PCIe inside a node, the NICs "
+                                "(every rail NCCL's ring channels use) across nodes, NCCL's per-hop latency"));
+    m_paperLink = new QPushButton(tr("The paper's example"), sources);
+    m_paperLink->setObjectName(QStringLiteral("linkPapersExample"));
+    m_paperLink->setToolTip(tr("The paper's testbed link: α = 10 µs, β = 10 Gb/s (also the scenario's link, which "
+                               "stage 3/4 time textbook schedules with)"));
+    sourceRow->addWidget(m_fabricLink);
+    sourceRow->addWidget(m_paperLink);
+    link->addRow(sources);
+    m_linkNote = new QLabel(form);
+    m_linkNote->setObjectName(QStringLiteral("linkNote"));
+    m_linkNote->setWordWrap(true);
+    m_linkNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    link->addRow(m_linkNote);
+    connect(m_fabricLink, &QPushButton::clicked, this, [this] {
+        m_linkChoice = LinkChoice::Fabric;
+        updateLink();
+        linkChanged();
     });
-    connect(m_bandwidth, &QDoubleSpinBox::valueChanged, this, [this](double gbps) {
-        if (!m_updating)
-            m_document->setField(Field::LinkBandwidth, FieldValue(gbps * 1e9 / 8));
+    connect(m_paperLink, &QPushButton::clicked, this, [this] {
+        m_linkChoice = LinkChoice::Paper;
+        const collective::LinkModel paper = collective::papersExampleLink();
+        if (m_document->scenario().collectives.link.alphaSeconds != paper.alphaSeconds)
+            m_document->setField(Field::LinkAlpha, FieldValue(paper.alphaSeconds));
+        if (m_document->scenario().collectives.link.bandwidth != paper.bandwidth)
+            m_document->setField(Field::LinkBandwidth, FieldValue(paper.bandwidth));
+        updateLink();
+        linkChanged();
     });
 
     QFormLayout* play = addForm(tr("Play"));
@@ -372,11 +433,10 @@ void CollectivePane::showScenario()
 {
     const collective::AlgorithmChoice& c = m_document->scenario().collectives;
     m_updating = true;
-    {
-        const QSignalBlocker b1(m_alpha), b2(m_bandwidth);
-        m_alpha->setValue(c.link.alphaSeconds * 1e6);
-        m_bandwidth->setValue(c.link.bandwidth * 8 / 1e9);
-    }
+    if (m_linkChoice == LinkChoice::Hand && c.link == collective::papersExampleLink())
+        m_linkChoice = LinkChoice::Auto; // the hand edit was undone, or another scenario came
+    updateGroup(); // the hardware may have changed
+    updateLink();
     fillAlgorithms();
     m_updating = false;
     // The scenario's algorithm for the played collective may have changed (undo): play that one.
@@ -386,7 +446,9 @@ void CollectivePane::showScenario()
         s.algorithm = chosen;
         applySpec(s);
     } else {
-        updateCounts(); // α or β
+        linkChanged(); // α or β, the fabric
+        m_busbwStale = m_channelsStale = true;
+        updateNccl();
     }
 }
 
@@ -530,10 +592,14 @@ void CollectivePane::applySpec(const collective::ScheduleSpec& spec)
     m_bytesProblem->hide();
     m_bytes->setStyleSheet(QString());
     m_view->setSpec(spec);
-    m_algorithms->setSpec(spec, m_document->scenario().collectives.link);
+    updateGroup();
+    updateLink();
+    m_algorithms->setSpec(spec, m_link);
     updateCounts();
     updateStepLabel();
     scheduleCharts();
+    m_busbwStale = m_channelsStale = true;
+    updateNccl();
 }
 
 void CollectivePane::scheduleCharts()
@@ -544,7 +610,7 @@ void CollectivePane::scheduleCharts()
 
 void CollectivePane::updateCounts()
 {
-    const collective::LinkModel link = m_document->scenario().collectives.link;
+    const collective::LinkModel link = m_link;
     if (const auto errors = collective::validate(m_spec); !errors.empty()) {
         m_counts->setText(qs(errors.front().toString()));
         m_caption->setText(tr("This call cannot be scheduled: %1").arg(qs(errors.front().message)));
@@ -581,8 +647,15 @@ void CollectivePane::updateCounts()
     const QString from = m_custom || m_call->currentIndex() < 0 || m_call->currentIndex() >= int(m_planCalls.size())
                              ? tr("your own call")
                              : m_call->currentText();
+    QString nccl;
+    const collective::AlgorithmPick pick = m_document->scenario().collectives.pick(m_spec.op);
+    if (m_ncclPrediction && pick.usesNccl())
+        nccl = tr(" NCCL's model on this group: %1 (%2/%3, %4 channels; tab \"How NCCL runs it\").")
+                   .arg(qs(formatSeconds(m_ncclPrediction->time)), qs(nccl::algorithmLabel(*m_ncclPrediction)),
+                        qs(nccl::toString(m_ncclPrediction->protocol)))
+                   .arg(m_ncclPrediction->channels);
     m_caption->setText(tr("%1 %2 of %3 over %4 ranks (%5): %6 steps; each rank sends up to %7, %8 cross the wire in "
-                          "all; %9 at α = %10 µs and β = %11 Gb/s.")
+                          "all; %9 at α = %10 µs and β = %11 Gb/s — %12.%13")
                            .arg(qs(collective::toString(m_spec.algorithm)), qs(collective::displayName(m_spec.op)),
                                 bytes(m_spec.bytes))
                            .arg(m_spec.ranks)
@@ -590,7 +663,161 @@ void CollectivePane::updateCounts()
                            .arg(c.steps)
                            .arg(bytes(c.maxRankSentBytes), bytes(c.totalBytes), qs(formatSeconds(c.timeSeconds)))
                            .arg(link.alphaSeconds * 1e6, 0, 'g', 4)
-                           .arg(link.bandwidth * 8 / 1e9, 0, 'g', 4));
+                           .arg(link.bandwidth * 8 / 1e9, 0, 'g', 4)
+                           .arg(m_linkFrom, nccl));
+}
+
+QWidget* CollectivePane::busBwPage() const
+{
+    return m_busbw;
+}
+
+QWidget* CollectivePane::channelPage() const
+{
+    return m_channelScroll;
+}
+
+QString CollectivePane::linkWhy() const
+{
+    return m_linkDetail;
+}
+
+void CollectivePane::updateGroup()
+{
+    // The played call's group: the plan's (the nodes its GPUs span × its GPUs per node), or for the user's
+    // own call N ranks packed onto the scenario's nodes.
+    const scenario::Scenario& s = m_document->scenario();
+    const parallel::Cluster cluster = s.hardware.cluster();
+    int nodes = 1, perNode = 1;
+    const parallel::PlanDerivation* plan = m_derivation ? m_derivation->stage3.get() : nullptr;
+    const int entry = m_call->currentIndex();
+    const int n = int(std::min<std::uint64_t>(m_spec.ranks, INT_MAX));
+    if (!m_custom && plan && entry >= 0 && entry < int(m_planCalls.size())
+        && std::size_t(m_planCalls[std::size_t(entry)]) < plan->comm.calls.size()) {
+        const parallel::CollectiveCall& c = plan->comm.calls[std::size_t(m_planCalls[std::size_t(entry)])];
+        if (c.firstGroup < plan->comm.groups.size())
+            std::tie(nodes, perNode) = collective::groupShape(plan->comm.groups[c.firstGroup].members, cluster);
+    } else {
+        perNode = std::max(1, std::min(n, int(std::min<std::uint64_t>(cluster.gpusPerNode, INT_MAX))));
+        nodes = (std::max(1, n) + perNode - 1) / perNode;
+    }
+    m_group.reset();
+    m_ncclPrediction.reset();
+    m_groupProblem.clear();
+    m_ncclProblem.clear();
+    auto g = collective::groupSystem({s.hardware.gpu, scenario::resolvedTopology(s)}, cluster, nodes, perNode);
+    if (!g) {
+        m_groupProblem = qs(g.error().message);
+        return;
+    }
+    m_group = g.value();
+    m_groupGraphs = nccl::searchGraphs(*m_group);
+    m_groupTuning = nccl::tuneModel(*m_group, m_groupGraphs);
+    // What NCCL runs for the call: the scenario's NCCL algorithm, else its own pick (also shown beside a
+    // textbook schedule, as what NCCL would do).
+    nccl::Request q;
+    q.op = m_spec.op;
+    q.bytes = m_spec.bytes;
+    if (const collective::AlgorithmPick pick = s.collectives.pick(m_spec.op); pick.kind == collective::AlgorithmPick::Kind::Nccl)
+        q.algorithm = pick.nccl;
+    if (auto p = nccl::predict(m_groupTuning, *m_group, m_groupGraphs, q))
+        m_ncclPrediction = p.value();
+    else
+        m_ncclProblem = qs(p.error().message);
+}
+
+void CollectivePane::updateLink()
+{
+    const collective::AlgorithmChoice& c = m_document->scenario().collectives;
+    const collective::LinkModel paper = collective::papersExampleLink();
+    LinkChoice choice = m_linkChoice;
+    if (choice == LinkChoice::Auto)
+        // A call NCCL runs: its group's fabric; a textbook schedule the scenario pins: the scenario's link,
+        // which stage 3/4 time it with (the paper's presets: the paper's example).
+        choice = c.pick(m_spec.op).usesNccl() ? LinkChoice::Fabric : c.link == paper ? LinkChoice::Paper : LinkChoice::Hand;
+    switch (choice) {
+    case LinkChoice::Fabric:
+        if (m_group) {
+            const collective::FabricLink f = collective::linkFromFabric(*m_group);
+            m_link = f.link;
+            m_linkSource = LinkSource::Fabric;
+            m_linkFrom = tr("from the fabric of the call's group (%1 × %2 GPUs)")
+                             .arg(m_group->nodes == 1 ? tr("1 node") : tr("%1 nodes").arg(m_group->nodes))
+                             .arg(m_group->gpusPerNode);
+            m_linkDetail = tr("From the fabric of the call's group, %1: %2.").arg(qs(m_group->fabric), qs(f.why));
+            break;
+        }
+        m_link = paper;
+        m_linkSource = LinkSource::PapersExample;
+        m_linkFrom = tr("the paper's example (the group's fabric is unavailable)");
+        m_linkDetail = tr("The paper's example: the call's group has no fabric NCCL can see (%1).").arg(m_groupProblem);
+        break;
+    case LinkChoice::Paper:
+    case LinkChoice::Auto:
+        m_link = paper;
+        m_linkSource = LinkSource::PapersExample;
+        m_linkFrom = tr("the paper's example");
+        m_linkDetail = tr("The paper's example: its testbed's 10 Gb/s Ethernet with α = 10 µs per message; the "
+                          "scenario's link, which stage 3/4 time textbook schedules with.");
+        break;
+    case LinkChoice::Hand:
+        m_link = c.link;
+        m_linkSource = m_linkChoice == LinkChoice::Hand ? LinkSource::Hand : LinkSource::Scenario;
+        m_linkFrom = m_linkChoice == LinkChoice::Hand ? tr("your values") : tr("the scenario's link");
+        m_linkDetail = m_linkChoice == LinkChoice::Hand
+                           ? tr("Your values (kept as the scenario's link, collectives.alpha_s and bandwidth, until you "
+                                "choose a source below).")
+                           : tr("The scenario's link (collectives.alpha_s and bandwidth), which stage 3/4 time its "
+                                "textbook schedules with.");
+        break;
+    }
+    const bool was = m_updating;
+    m_updating = true;
+    {
+        const QSignalBlocker b1(m_alpha), b2(m_bandwidth);
+        m_alpha->setValue(m_link.alphaSeconds * 1e6);
+        m_bandwidth->setValue(m_link.bandwidth * 8 / 1e9);
+    }
+    m_updating = was;
+    m_linkNote->setText(m_linkDetail);
+    m_alpha->setToolTip(tr("Latency α per message (Hockney model). %1").arg(m_linkDetail));
+    m_bandwidth->setToolTip(tr("Bandwidth β of every link (10 Gb/s = 1.25 GB/s). %1").arg(m_linkDetail));
+}
+
+void CollectivePane::linkChanged()
+{
+    m_algorithms->setSpec(m_spec, m_link);
+    updateCounts();
+    scheduleCharts();
+}
+
+void CollectivePane::updateNccl()
+{
+    // Each is drawn when its tab shows (after an edit, only the visible one).
+    QWidget* current = m_tabs->currentWidget();
+    const bool busbw = current == m_busbw && m_busbwStale, channels = current == m_channelScroll && m_channelsStale;
+    if (!busbw && !channels)
+        return;
+    (busbw ? m_busbwStale : m_channelsStale) = false;
+    const QString unavailable = tr("NCCL's view of this call's group is unavailable: %1").arg(m_groupProblem);
+    const collective::AlgorithmPick pick = m_document->scenario().collectives.pick(m_spec.op);
+    if (busbw) {
+        if (!m_group)
+            return m_busbw->clear(unavailable);
+        const std::optional<nccl::Algorithm> chosen =
+            pick.kind == collective::AlgorithmPick::Kind::Nccl ? std::optional<nccl::Algorithm>(pick.nccl) : std::nullopt;
+        m_busbw->setCall(*m_group, m_spec.op, m_spec.bytes, chosen);
+        return;
+    }
+    if (!m_group)
+        return m_channelView->clear(unavailable);
+    if (!m_ncclPrediction)
+        return m_channelView->clear(tr("NCCL cannot run this call as asked: %1").arg(m_ncclProblem));
+    m_channelView->setCall(*m_group, *m_ncclPrediction, m_spec.bytes,
+                           pick.usesNccl() ? QString()
+                                           : tr("The scenario pins the textbook %1 schedule for this collective; "
+                                                "below is what NCCL's own pick would run.")
+                                                 .arg(qs(collective::toString(pick))));
 }
 
 void CollectivePane::updateStepLabel()
@@ -626,6 +853,8 @@ void CollectivePane::applyUnits()
     m_view->setDisplayUnits(u);
     m_charts->setDisplayUnits(u);
     m_measured->setDisplayUnits(u);
+    m_busbw->setDisplayUnits(u);
+    m_channelView->setDisplayUnits(u);
     // The "Call" list and the token's table name payloads: rebuilt in the new units.
     if (m_derivation)
         onDerived(m_derivation);
