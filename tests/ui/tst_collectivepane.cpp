@@ -307,6 +307,12 @@ void TestCollectivePane::linkFromTheFabricThePapersExampleOneClickAway()
     QVERIFY(m_pane->linkSource() == Source::PapersExample);
     QCOMPARE(m_pane->alphaBox()->value(), 10.0);
     QCOMPARE(m_pane->bandwidthBox()->value(), 10.0);
+    if (const QString dir = shotsDir(); !dir.isEmpty()) {
+        QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage4-paper-reference.png")));
+        m_pane->tabs()->setCurrentWidget(m_pane->channelPage());
+        QVERIFY(m_pane->channelView()->grab().save(dir + QStringLiteral("/stage4-paper-reference-channels.png")));
+        m_pane->tabs()->setCurrentIndex(0);
+    }
     // gpt2-xl: the gradient ReduceScatter (ZeRO-1) is NCCL's (auto) over 8 A100s of one node: β = NVLink 12 × 20 GB/s =
     // 240 GB/s = 1,920 Gb/s, α = NCCL's NVLink ring hop (Simple) 3.4 µs.
     QVERIFY(loadPreset(m_doc, "gpt2-xl"));
@@ -410,7 +416,10 @@ void TestCollectivePane::busBwChartFollowsTheCall()
     QCOMPARE(onPick->key, 1073741824.0);
     QVERIFY(near(chart->markerGraph()->data()->begin()->value, onPick->value));
     if (const QString dir = shotsDir(); !dir.isEmpty())
+    {
         QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage4-gpt2xl-busbw.png")));
+        QVERIFY(chart->grab().save(dir + QStringLiteral("/stage4-gpt2xl-busbw-chart.png")));
+    }
 }
 
 // dgx-a100-4node: the DP calls span 4 nodes × 8 GPUs; NCCL's ring has 8 channels, channel k on NIC k.
@@ -445,7 +454,10 @@ void TestCollectivePane::channelsOfARingOnEveryRail()
     }
     QVERIFY(!v->drawsSwitch());
     if (const QString dir = shotsDir(); !dir.isEmpty())
+    {
         QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage4-dgx-a100-4node-channels.png")));
+        QVERIFY(v->grab().save(dir + QStringLiteral("/stage4-dgx-a100-4node-channels-view.png")));
+    }
 }
 
 // dgx-h100: a large AllReduce on one node of H100s is NVLS (docs/nccl.md: 475.6 GB/s busbw at 8 GiB):
@@ -467,7 +479,10 @@ void TestCollectivePane::nvlsDrawnThroughTheSwitch()
     QVERIFY(v->drawsSwitch());
     QVERIFY(v->rows().empty());
     if (const QString dir = shotsDir(); !dir.isEmpty())
+    {
         QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage4-dgx-h100-nvls.png")));
+        QVERIFY(v->grab().save(dir + QStringLiteral("/stage4-dgx-h100-nvls-view.png")));
+    }
 }
 
 QTEST_MAIN(TestCollectivePane)

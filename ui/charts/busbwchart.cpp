@@ -69,7 +69,7 @@ BusBwChart::BusBwChart(QWidget* parent)
     layout->addWidget(m_summary);
     m_plot = new QCustomPlot(this);
     m_plot->setObjectName(QStringLiteral("busBwPlot"));
-    m_plot->setMinimumHeight(260);
+    m_plot->setMinimumHeight(340);
     layout->addWidget(m_plot, 1);
     const QFont base = font();
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
@@ -97,7 +97,8 @@ BusBwChart::BusBwChart(QWidget* parent)
     m_plot->legend->setFont(base);
     m_plot->legend->setBrush(QColor(255, 255, 255, 225));
     m_plot->legend->setBorderPen(QPen(QColor(0xd1, 0xd5, 0xdb)));
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    // Bottom right: large messages have a high busbw, small ones sit at the left.
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
     clear(tr("No call yet."));
 }
 
@@ -126,6 +127,7 @@ void BusBwChart::clear(const QString& why)
     m_marker.reset();
     m_title = why;
     m_note.clear();
+    m_summary->setToolTip(QString());
     redraw();
 }
 
@@ -146,13 +148,14 @@ void BusBwChart::setCall(const nccl::System& system, collective::Op op, double c
     const nccl::Tuning tuning = nccl::tuneModel(system, graphs);
     nccl::Sweep sweep;
     sweep.op = op;
-    QStringList off;
+    QStringList off, offNames;
     auto addCurve = [&](const QString& name, std::optional<nccl::Algorithm> a) {
         sweep.algorithm = a;
         auto rows = nccl::sweep(tuning, system, graphs, sweep);
         if (!rows) {
             const std::string& why = a ? tuning.disabledWhy[static_cast<int>(*a)] : std::string();
             off << (a ? tr("%1 %2").arg(qs(nccl::toString(*a)), qs(why.empty() ? rows.error().message : why)) : qs(rows.error().message));
+            offNames << (a ? qs(nccl::toString(*a)) : tr("p2p"));
             return;
         }
         Curve c;
@@ -193,14 +196,20 @@ void BusBwChart::setCall(const nccl::System& system, collective::Op op, double c
     q.op = op;
     q.bytes = callBytes;
     q.algorithm = chosen;
-    if (auto p = nccl::predict(tuning, system, graphs, q); p && p->busbw)
+    const auto p = nccl::predict(tuning, system, graphs, q);
+    if (p && p->busbw)
         m_marker = p.value();
-    else if (!p)
-        off << qs(p.error().message);
+    QString markerProblem;
+    if (!p)
+        markerProblem = qs(p.error().message);
     m_title = tr("<b>%1 on %2</b>").arg(qs(collective::displayName(op)).toHtmlEscaped(), qs(system.fabric).toHtmlEscaped());
     m_note = tr("NCCL's pick (the thick grey line): %1.").arg(segments.join(QStringLiteral(", ")));
-    if (!off.isEmpty())
-        m_note += tr(" Not drawn: %1.").arg(off.join(QStringLiteral("; ")).toHtmlEscaped());
+    // The algorithms NCCL has for the op but not here, by name (why in the tooltip).
+    if (!offNames.isEmpty())
+        m_note += tr(" Off here: %1 (hover for why).").arg(offNames.join(QStringLiteral(", ")));
+    if (!markerProblem.isEmpty())
+        m_note += tr(" This call cannot run so: %1.").arg(markerProblem.toHtmlEscaped());
+    m_summary->setToolTip(off.join(QLatin1Char('\n')));
     m_note += tr(" Each algorithm at its best protocol per size; predictions of NCCL 2.30.7's model, not "
                  "measurements (Help → How the numbers are computed, nccl.md).");
     redraw();

@@ -135,7 +135,13 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     m_tabs->addTab(m_measured, tr("Measured"));
     // NCCL's view of the call (issue #17): busbw against size on the group's fabric, and the channels.
     m_busbw = new BusBwChart(this);
-    m_tabs->addTab(m_busbw, tr("Bus bandwidth (NCCL)"));
+    auto* busbwScroll = new QScrollArea(this);
+    busbwScroll->setObjectName(QStringLiteral("busBwScroll"));
+    busbwScroll->setWidget(m_busbw);
+    busbwScroll->setWidgetResizable(true);
+    busbwScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_busbwScroll = busbwScroll;
+    m_tabs->addTab(busbwScroll, tr("Bus bandwidth (NCCL)"));
     m_channelView = new NcclChannelView(this);
     auto* channelScroll = new QScrollArea(this);
     channelScroll->setObjectName(QStringLiteral("ncclChannelScroll"));
@@ -669,7 +675,7 @@ void CollectivePane::updateCounts()
 
 QWidget* CollectivePane::busBwPage() const
 {
-    return m_busbw;
+    return m_busbwScroll;
 }
 
 QWidget* CollectivePane::channelPage() const
@@ -744,7 +750,7 @@ void CollectivePane::updateLink()
             m_linkFrom = tr("from the fabric of the call's group (%1 × %2 GPUs)")
                              .arg(m_group->nodes == 1 ? tr("1 node") : tr("%1 nodes").arg(m_group->nodes))
                              .arg(m_group->gpusPerNode);
-            m_linkDetail = tr("From the fabric of the call's group, %1: %2.").arg(qs(m_group->fabric), qs(f.why));
+            m_linkDetail = tr("From the fabric of the call's group (%1): %2.").arg(qs(m_group->gpu.id.empty() ? std::string("custom GPU") : m_group->gpu.id), qs(f.why));
             break;
         }
         m_link = paper;
@@ -757,7 +763,7 @@ void CollectivePane::updateLink()
         m_link = paper;
         m_linkSource = LinkSource::PapersExample;
         m_linkFrom = tr("the paper's example");
-        m_linkDetail = tr("The paper's example: its testbed's 10 Gb/s Ethernet with α = 10 µs per message; the "
+        m_linkDetail = tr("The paper's example: β = 10 Gb/s (its testbed's Ethernet) and α = 10 µs per message, the "
                           "scenario's link, which stage 3/4 time textbook schedules with.");
         break;
     case LinkChoice::Hand:
@@ -795,7 +801,7 @@ void CollectivePane::updateNccl()
 {
     // Each is drawn when its tab shows (after an edit, only the visible one).
     QWidget* current = m_tabs->currentWidget();
-    const bool busbw = current == m_busbw && m_busbwStale, channels = current == m_channelScroll && m_channelsStale;
+    const bool busbw = current == m_busbwScroll && m_busbwStale, channels = current == m_channelScroll && m_channelsStale;
     if (!busbw && !channels)
         return;
     (busbw ? m_busbwStale : m_channelsStale) = false;

@@ -163,6 +163,7 @@ private:
     BusBwChart* m_busbw = nullptr;
     NcclChannelView* m_channelView = nullptr;
     QWidget* m_channelScroll = nullptr;
+    QWidget* m_busbwScroll = nullptr;
     bool m_busbwStale = true, m_channelsStale = true;
     QPushButton* m_back = nullptr;
     QPushButton* m_play = nullptr;

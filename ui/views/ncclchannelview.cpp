@@ -169,10 +169,10 @@ void NcclChannelView::setCall(const nccl::System& system, const nccl::Prediction
                                : p.algorithm == nccl::Algorithm::Nvls || p.algorithm == nccl::Algorithm::NvlsTree
                                    ? m_graphs.nvls
                                    : m_graphs.ring;
-        m_headline = tr("NCCL runs this %1 of %2 as <b>%3</b> with the <b>%4</b> protocol on %5 channel(s) of %6 GB/s "
+        m_headline = tr("NCCL runs this %1 of %2 as <b>%3</b> with the <b>%4</b> protocol on %5 of %6 GB/s "
                         "each (%7); predicted %8.")
                          .arg(op, size, qs(nccl::toString(p.algorithm)), qs(nccl::toString(p.protocol)))
-                         .arg(p.channels)
+                         .arg(p.channels == 1 ? tr("1 channel") : tr("%1 channels").arg(p.channels))
                          .arg(system.nodes > 1 ? g.bwInter : g.bwIntra, 0, 'g', 4)
                          .arg(qs(system.fabric).toHtmlEscaped(), qs(formatSeconds(p.time)));
         m_protocolLine = protocolText(p.protocol);
@@ -187,7 +187,7 @@ void NcclChannelView::setCall(const nccl::System& system, const nccl::Prediction
             for (const nccl::Channel& c : g.channels)
                 if (!c.gpus.empty())
                     heads << (c.nicOut >= 0 ? tr("%1 (NIC %2)").arg(c.gpus.front()).arg(c.nicOut) : QString::number(c.gpus.front()));
-            m_notes << tr("%1 NVLS channel(s), one per head GPU: %2.").arg(g.nChannels).arg(heads.join(QStringLiteral(", ")));
+            m_notes << tr("%1 NVLS channels, one per head GPU: %2.").arg(g.nChannels).arg(heads.join(QStringLiteral(", ")));
             if (p.algorithm == nccl::Algorithm::NvlsTree)
                 m_notes << tr("Across the %1 nodes the heads run NCCL's double binary tree through their NICs.").arg(system.nodes);
         } else if (p.algorithm == nccl::Algorithm::Ring || p.algorithm == nccl::Algorithm::Tree) {
@@ -235,6 +235,8 @@ void NcclChannelView::setCall(const nccl::System& system, const nccl::Prediction
                            .arg(qs(nccl::toString(p.algorithm)));
         }
     }
+    if (!context.isEmpty()) // the scenario runs a textbook schedule: this is what NCCL would do
+        m_headline.replace(QStringLiteral("NCCL runs this"), tr("NCCL would run this"));
     setMinimumHeight(contentHeight());
     updateGeometry();
     update();
