@@ -19,6 +19,7 @@
 #include <optional>
 
 class QComboBox;
+class QFormLayout;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -109,6 +110,7 @@ public:
 
 private:
     void buildForm(QWidget* form);
+    void buildLinkSources(QFormLayout* link, QWidget* form); // buttons "From the fabric", "The paper's example"; hand edits
     void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
     void showScenario();
     void fillAlgorithms();
