@@ -233,6 +233,10 @@ if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
    && cmake --build --preset release --target bench_scheduleview >>"$build_log" 2>&1; then
   QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_scheduleview" | tee -a "$work/plan.txt"
 fi
+if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
+   && cmake --build --preset release --target bench_busbwchart >>"$build_log" 2>&1; then
+  QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_busbwchart" | tee -a "$work/plan.txt"
+fi
 echo "== (g) stage 5: link loads and one simulated step (targets 10 ms reference, 1 s and 1 GB for GPT-3 175B on 1,024 GPUs); the drawn wire (60 fps at 64 GPUs, fabric switch < 100 ms) =="
 : >"$work/wire.txt"
 for b in bench_network bench_simulate; do

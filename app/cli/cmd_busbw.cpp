@@ -6,6 +6,7 @@
 #include "commands.h"
 
 #include "base/units.h"
+#include "collective/busbw.h"
 #include "collective/nccl.h"
 #include "collective/ncclgraph.h"
 #include "scenario/scenario.h"
@@ -13,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
-#include <cmath>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -47,16 +47,6 @@ const Dtype* findDtype(std::string_view name)
         if (d.name == name || d.alias == name)
             return &d;
     return nullptr;
-}
-
-// nccl-tests' element count for a size: AllGather, ReduceScatter and All-to-All split the buffer evenly
-// over the ranks (count rounded down to a multiple of n).
-double effectiveBytes(collective::Op op, double bytes, int typeSize, int ranks)
-{
-    double count = std::floor(bytes / typeSize);
-    if (op == collective::Op::AllGather || op == collective::Op::ReduceScatter || op == collective::Op::AllToAll)
-        count = std::floor(count / ranks) * ranks;
-    return count * typeSize;
 }
 
 std::string fixed(double v, int width, int decimals)
@@ -94,28 +84,25 @@ int runBusbw(const BusbwOptions& o, std::ostream& out, std::ostream& err)
     const nccl::Tuning tuning = nccl::tuneModel(sys, graphs);
     const Dtype& dtype = *findDtype(o.dtype);
 
-    nccl::Request req;
-    req.op = o.op;
+    nccl::Sweep request;
+    request.op = o.op;
+    request.minBytes = o.minBytes;
+    request.maxBytes = o.maxBytes;
+    request.factor = static_cast<double>(o.factor);
+    request.typeSize = dtype.size;
     if (o.algorithm != "auto")
-        req.algorithm = nccl::algorithmFromString(o.algorithm);
+        request.algorithm = nccl::algorithmFromString(o.algorithm);
     if (o.protocol != "auto")
-        req.protocol = nccl::protocolFromString(o.protocol);
-
-    std::vector<nccl::Prediction> rows;
-    for (double size = o.minBytes; size <= o.maxBytes; size *= static_cast<double>(o.factor)) {
-        req.bytes = effectiveBytes(o.op, size, dtype.size, sys.ranks());
-        auto p = nccl::predict(tuning, sys, graphs, req);
-        if (!p) {
-            Error e = p.error();
-            e.where.field = e.where.jsonPath == "protocol" ? "--protocol" : "--algo";
-            e.where.jsonPath.clear();
-            printCliError(err, e);
-            return kExitInput;
-        }
-        rows.push_back(p.value());
-        if (size <= 0)
-            break;
+        request.protocol = nccl::protocolFromString(o.protocol);
+    auto swept = nccl::sweep(tuning, sys, graphs, request);
+    if (!swept) {
+        Error e = swept.error();
+        e.where.field = e.where.jsonPath == "protocol" ? "--protocol" : "--algo";
+        e.where.jsonPath.clear();
+        printCliError(err, e);
+        return kExitInput;
     }
+    const std::vector<nccl::Prediction>& rows = swept.value();
 
     if (o.scenario.json) {
         using json = nlohmann::ordered_json;

@@ -212,9 +212,6 @@ Op opFor(parallel::CollectiveKind kind)
     return Op::AllReduce;
 }
 
-namespace {
-
-// The group's nodes and GPUs per node (the largest count on one node when they differ).
 std::pair<int, int> groupShape(const std::vector<std::uint32_t>& members, const parallel::Cluster& cluster)
 {
     std::map<std::uint64_t, int> perNode;
@@ -225,6 +222,8 @@ std::pair<int, int> groupShape(const std::vector<std::uint32_t>& members, const 
         most = std::max(most, count);
     return {static_cast<int>(perNode.size()), most};
 }
+
+namespace {
 
 // Bytes the algorithm NCCL runs puts on the wire for M bytes over n ranks: Σ over ranks and the busiest
 // rank's, and its steps (0 where NCCL pipelines without a step structure of ours). docs/nccl.md "In the step".

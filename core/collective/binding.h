@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tw::collective {
@@ -97,6 +98,9 @@ struct NcclFabric {
                                                int nodes, int perNode);
 
 [[nodiscard]] Op opFor(parallel::CollectiveKind kind);
+
+// The nodes a group's GPUs span and its GPUs per node (the largest count on one node when they differ).
+[[nodiscard]] std::pair<int, int> groupShape(const std::vector<std::uint32_t>& members, const parallel::Cluster& cluster);
 
 // One call of the plan with its schedule's counts (one instance: one group, one repeat).
 struct BoundCall {

@@ -6,11 +6,16 @@
 #include "document/document.h"
 #include "panes/collectivepane.h"
 #include "views/scheduleview.h"
+#include "charts/busbwchart.h"
 #include "charts/measuredchart.h"
+#include "views/ncclchannelview.h"
 
+#include "base/units.h"
 #include "scenario/derive.h"
 
 #include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -44,6 +49,11 @@ private slots:
     void ncclPicksPlayTheirTextbookStandIn();
     void payloadOverride();
     void measuredTabShowsOpenMpiBesideThePrediction();
+    void linkFromTheFabricThePapersExampleOneClickAway();
+    void handEditedLinkIsKept();
+    void busBwChartFollowsTheCall();
+    void channelsOfARingOnEveryRail();
+    void nvlsDrawnThroughTheSwitch();
 
 private:
     Document* m_doc = nullptr;
@@ -252,6 +262,227 @@ void TestCollectivePane::measuredTabShowsOpenMpiBesideThePrediction()
     QCoreApplication::processEvents();
     QCOMPARE(chart->plot()->graphCount(), 0);
     QVERIFY(chart->summary().startsWith(QStringLiteral("No Open MPI measurement")));
+}
+
+namespace {
+
+QString shotsDir()
+{
+    const QString dir = qEnvironmentVariable("TOKENWIRE_SHOTS_DIR");
+    if (!dir.isEmpty())
+        QDir().mkpath(dir);
+    return dir;
+}
+
+bool loadPreset(Document* doc, const char* name)
+{
+    if (!doc->loadPreset(QString::fromLatin1(name)) || !doc->waitForDerivation())
+        return false;
+    QCoreApplication::processEvents();
+    return true;
+}
+
+bool near(double a, double b)
+{
+    return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b));
+}
+
+// Types `text` into a spin box as a user would, and confirms it.
+void typeInto(QDoubleSpinBox* box, const QString& text)
+{
+    box->setFocus();
+    box->selectAll();
+    QTest::keyClicks(box, text);
+    QTest::keyClick(box, Qt::Key_Return);
+}
+
+} // namespace
+
+// Issue #17: stage 4's α–β defaults to the fabric of the call's group; the paper's example is one click away.
+void TestCollectivePane::linkFromTheFabricThePapersExampleOneClickAway()
+{
+    using Source = CollectivePane::LinkSource;
+    // paper-reference pins the textbook flat ring: its α–β is the scenario's link, the paper's example
+    // (10 µs, 10 Gb/s), which stage 3/4 time it with.
+    QVERIFY(m_pane->linkSource() == Source::PapersExample);
+    QCOMPARE(m_pane->alphaBox()->value(), 10.0);
+    QCOMPARE(m_pane->bandwidthBox()->value(), 10.0);
+    if (const QString dir = shotsDir(); !dir.isEmpty()) {
+        QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage4-paper-reference.png")));
+        m_pane->tabs()->setCurrentWidget(m_pane->channelPage());
+        QVERIFY(m_pane->channelView()->grab().save(dir + QStringLiteral("/stage4-paper-reference-channels.png")));
+        m_pane->tabs()->setCurrentIndex(0);
+    }
+    // gpt2-xl: the gradient ReduceScatter (ZeRO-1) is NCCL's (auto) over 8 A100s of one node: β = NVLink 12 × 20 GB/s =
+    // 240 GB/s = 1,920 Gb/s, α = NCCL's NVLink ring hop (Simple) 3.4 µs.
+    QVERIFY(loadPreset(m_doc, "gpt2-xl"));
+    QVERIFY(m_pane->linkSource() == Source::Fabric);
+    QVERIFY(near(m_pane->link().bandwidth, 240e9));
+    QVERIFY(near(m_pane->link().alphaSeconds, 3.4e-6));
+    QCOMPARE(m_pane->bandwidthBox()->value(), 1920.0);
+    QCOMPARE(m_pane->alphaBox()->value(), 3.4);
+    QVERIFY2(m_pane->caption()->text().contains(QStringLiteral("from the fabric of the call's group")),
+             qPrintable(m_pane->caption()->text()));
+    QVERIFY2(m_pane->linkWhy().contains(QStringLiteral("NVLink 12 × 20 GB/s = 240 GB/s")), qPrintable(m_pane->linkWhy()));
+    // The ring ReduceScatter's α–β time at that link: N−1 = 7 steps of α + (M/8)/β, far below the
+    // 10 Gb/s figure (M = 3.115 GB: 7 · (3.4 µs + 389 MB / 240 GB/s) ≈ 11.4 ms, not 2.18 s).
+    QVERIFY(m_pane->spec().op == Op::ReduceScatter);
+    const double M = m_pane->spec().bytes;
+    const QString expected = QString::fromStdString(tw::formatSeconds(7 * (3.4e-6 + M / 8 / 240e9)));
+    QVERIFY2(m_pane->caption()->text().contains(expected), qPrintable(m_pane->caption()->text() + QStringLiteral(" / ") + expected));
+    if (const QString dir = shotsDir(); !dir.isEmpty())
+        QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage4-gpt2xl-fabric.png")));
+    // One click: the paper's example.
+    QTest::mouseClick(m_pane->papersExampleButton(), Qt::LeftButton);
+    QVERIFY(m_pane->linkSource() == Source::PapersExample);
+    QCOMPARE(m_pane->alphaBox()->value(), 10.0);
+    QCOMPARE(m_pane->bandwidthBox()->value(), 10.0);
+    QCOMPARE(m_pane->link().bandwidth, 1.25e9);
+    QVERIFY2(m_pane->caption()->text().contains(QStringLiteral("the paper's example")), qPrintable(m_pane->caption()->text()));
+    // And back.
+    QTest::mouseClick(m_pane->fabricLinkButton(), Qt::LeftButton);
+    QVERIFY(near(m_pane->link().bandwidth, 240e9));
+}
+
+void TestCollectivePane::handEditedLinkIsKept()
+{
+    using Source = CollectivePane::LinkSource;
+    QVERIFY(loadPreset(m_doc, "gpt2-xl"));
+    QVERIFY(m_pane->linkSource() == Source::Fabric);
+    typeInto(m_pane->bandwidthBox(), QStringLiteral("100"));
+    QVERIFY(m_pane->linkSource() == Source::Hand);
+    // Both values shown become the scenario's link: β 100 Gb/s = 12.5 GB/s, α the fabric's 3.4 µs.
+    QCOMPARE(m_doc->scenario().collectives.link.bandwidth, 12.5e9);
+    QVERIFY(near(m_doc->scenario().collectives.link.alphaSeconds, 3.4e-6));
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    // A re-derive and another call keep them.
+    QVERIFY(m_pane->choosePlanCall(0));
+    QCOMPARE(m_pane->bandwidthBox()->value(), 100.0);
+    QVERIFY(m_pane->linkSource() == Source::Hand);
+    QVERIFY2(m_pane->caption()->text().contains(QStringLiteral("your values")), qPrintable(m_pane->caption()->text()));
+    // The paper's example restores 10 µs / 10 Gb/s, in the pane and in the scenario.
+    QTest::mouseClick(m_pane->papersExampleButton(), Qt::LeftButton);
+    QCOMPARE(m_pane->alphaBox()->value(), 10.0);
+    QCOMPARE(m_pane->bandwidthBox()->value(), 10.0);
+    QCOMPARE(m_doc->scenario().collectives.link.alphaSeconds, 10e-6);
+    QCOMPARE(m_doc->scenario().collectives.link.bandwidth, 1.25e9);
+}
+
+// The chart of bus bandwidth against size: one graph per NCCL algorithm the op has on the group's fabric,
+// NCCL's pick, the call's marker; it follows the op and the size chosen in the pane's widgets.
+void TestCollectivePane::busBwChartFollowsTheCall()
+{
+    QVERIFY(loadPreset(m_doc, "gpt2-xl"));
+    m_pane->tabs()->setCurrentWidget(m_pane->busBwPage());
+    QCoreApplication::processEvents();
+    tw::ui::BusBwChart* chart = m_pane->busBwChart();
+    QCustomPlot* plot = chart->plot();
+    // The plan's largest call, the gradient ReduceScatter on one node of A100s: NCCL has ring, NVLS, CollNet
+    // Direct and PAT for it; only the ring runs here (NVLS needs Hopper, CollNet SHARP, PAT one GPU per
+    // node) → ring, NCCL's pick, the call's marker.
+    QVERIFY(m_pane->spec().op == Op::ReduceScatter);
+    QVERIFY(chart->graphOf(QStringLiteral("ring")) && !chart->graphOf(QStringLiteral("nvls")));
+    QVERIFY(chart->pickGraph() && chart->markerGraph());
+    QCOMPARE(plot->graphCount(), 3);
+    QCOMPARE(plot->legend->itemCount(), 3);
+    QVERIFY(plot->legend->hasItemWithPlottable(chart->pickGraph()));
+    QCOMPARE(chart->pickGraph()->name(), QStringLiteral("NCCL's pick (auto)"));
+    // 8 B … 8 GiB by ×2: 2^3 … 2^33, 31 sizes; ReduceScatter's 8 B are 4 bf16 elements, fewer than one per
+    // rank, so nccl-tests' buffer is 0 B and has no busbw: 30 points.
+    QCOMPARE(chart->graphOf(QStringLiteral("ring"))->dataCount(), 30);
+    QVERIFY(!plot->xAxis->label().isEmpty() && !plot->yAxis->label().isEmpty());
+    QCOMPARE(plot->xAxis->scaleType(), QCPAxis::stLogarithmic);
+    QCOMPARE(plot->yAxis->scaleType(), QCPAxis::stLogarithmic);
+    QCOMPARE(chart->markerGraph()->data()->begin()->key, m_pane->spec().bytes);
+    // The op chosen in the form: AllReduce adds NCCL's tree (NVLS-tree needs several nodes) → 4 graphs.
+    m_pane->opBox()->setCurrentIndex(m_pane->opBox()->findData(int(Op::AllReduce)));
+    QCoreApplication::processEvents();
+    QVERIFY(m_pane->spec().op == Op::AllReduce);
+    QCOMPARE(plot->graphCount(), 4);
+    QCOMPARE(plot->legend->itemCount(), 4);
+    QVERIFY(chart->graphOf(QStringLiteral("ring")) && chart->graphOf(QStringLiteral("tree")));
+    QVERIFY(chart->summary().contains(QStringLiteral("AllReduce")));
+    QCOMPARE(chart->graphOf(QStringLiteral("tree"))->dataCount(), 31); // AllReduce keeps the 8 B
+    // The size typed in: the marker moves to 1 GiB and sits on NCCL's pick there (same nccl-tests size).
+    QLineEdit* edit = m_pane->bytesEdit();
+    edit->setFocus();
+    edit->selectAll();
+    QTest::keyClicks(edit, QStringLiteral("1GiB"));
+    QTest::keyClick(edit, Qt::Key_Return);
+    QCoreApplication::processEvents();
+    QCOMPARE(chart->markerGraph()->data()->begin()->key, 1073741824.0);
+    const auto onPick = chart->pickGraph()->data()->findBegin(1073741824.0, false);
+    QCOMPARE(onPick->key, 1073741824.0);
+    QVERIFY(near(chart->markerGraph()->data()->begin()->value, onPick->value));
+    if (const QString dir = shotsDir(); !dir.isEmpty())
+    {
+        QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage4-gpt2xl-busbw.png")));
+        QVERIFY(chart->grab().save(dir + QStringLiteral("/stage4-gpt2xl-busbw-chart.png")));
+    }
+}
+
+// dgx-a100-4node: the DP calls span 4 nodes × 8 GPUs; NCCL's ring has 8 channels, channel k on NIC k.
+void TestCollectivePane::channelsOfARingOnEveryRail()
+{
+    QVERIFY(loadPreset(m_doc, "dgx-a100-4node"));
+    m_pane->tabs()->setCurrentWidget(m_pane->channelPage());
+    // Our own call: a 1 GiB AllReduce over the 32 GPUs (NCCL: ring/simple at this size, docs/nccl.md).
+    m_pane->opBox()->setCurrentIndex(m_pane->opBox()->findData(int(Op::AllReduce)));
+    m_pane->ranksBox()->setValue(32);
+    QLineEdit* edit = m_pane->bytesEdit();
+    edit->setFocus();
+    edit->selectAll();
+    QTest::keyClicks(edit, QStringLiteral("1GiB"));
+    QTest::keyClick(edit, Qt::Key_Return);
+    QCoreApplication::processEvents();
+    tw::ui::NcclChannelView* v = m_pane->channelView();
+    QVERIFY(v->prediction() && v->prediction()->algorithm == tw::nccl::Algorithm::Ring);
+    QVERIFY2(v->headline().contains(QStringLiteral("<b>ring</b>")) && v->headline().contains(QStringLiteral("<b>simple</b>")),
+             qPrintable(v->headline()));
+    QVERIFY(v->protocolLine().startsWith(QStringLiteral("Simple protocol")));
+    // One row per channel (their layouts differ by rail), channel k entering and leaving by NIC k.
+    QCOMPARE(int(v->rows().size()), 8);
+    for (int k = 0; k < 8; ++k) {
+        const auto& row = v->rows()[std::size_t(k)];
+        QCOMPARE(row.channels, std::vector<int>{k});
+        QCOMPARE(row.layout.nicIn, k);
+        QCOMPARE(row.layout.nicOut, k);
+        QCOMPARE(int(row.layout.gpus.size()), 8);
+        for (int j = 0; j < k; ++j)
+            QVERIFY(row.color != v->rows()[std::size_t(j)].color); // each ring in its own colour
+    }
+    QVERIFY(!v->drawsSwitch());
+    if (const QString dir = shotsDir(); !dir.isEmpty())
+    {
+        QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage4-dgx-a100-4node-channels.png")));
+        QVERIFY(v->grab().save(dir + QStringLiteral("/stage4-dgx-a100-4node-channels-view.png")));
+    }
+}
+
+// dgx-h100: a large AllReduce on one node of H100s is NVLS (docs/nccl.md: 475.6 GB/s busbw at 8 GiB):
+// drawn as traffic into and out of the NVSwitch, M up and M down per GPU link.
+void TestCollectivePane::nvlsDrawnThroughTheSwitch()
+{
+    QVERIFY(loadPreset(m_doc, "dgx-h100"));
+    m_pane->tabs()->setCurrentWidget(m_pane->channelPage());
+    m_pane->opBox()->setCurrentIndex(m_pane->opBox()->findData(int(Op::AllReduce)));
+    m_pane->ranksBox()->setValue(8);
+    QLineEdit* edit = m_pane->bytesEdit();
+    edit->setFocus();
+    edit->selectAll();
+    QTest::keyClicks(edit, QStringLiteral("8GiB"));
+    QTest::keyClick(edit, Qt::Key_Return);
+    QCoreApplication::processEvents();
+    tw::ui::NcclChannelView* v = m_pane->channelView();
+    QVERIFY(v->prediction() && v->prediction()->algorithm == tw::nccl::Algorithm::Nvls);
+    QVERIFY(v->drawsSwitch());
+    QVERIFY(v->rows().empty());
+    if (const QString dir = shotsDir(); !dir.isEmpty())
+    {
+        QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage4-dgx-h100-nvls.png")));
+        QVERIFY(v->grab().save(dir + QStringLiteral("/stage4-dgx-h100-nvls-view.png")));
+    }
 }
 
 QTEST_MAIN(TestCollectivePane)

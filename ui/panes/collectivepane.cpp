@@ -1,10 +1,12 @@
 #include "collectivepane.h"
 
+#include "charts/busbwchart.h"
 #include "charts/collectivecharts.h"
 #include "charts/measuredchart.h"
 #include "document/document.h"
 #include "panes/panekit.h"
 #include "views/figuretablemodel.h"
+#include "views/ncclchannelview.h"
 #include "views/scheduleview.h"
 #include "views/signaturemodel.h"
 #include "views/steplistmodel.h"
@@ -12,6 +14,8 @@
 
 #include "base/unitparse.h"
 #include "base/units.h"
+#include "collective/binding.h"
+#include "collective/fabriclink.h"
 #include "scenario/derive.h"
 #include "scenario/tokentrace.h"
 
@@ -129,6 +133,22 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     // Real Open MPI traffic on loopback beside the prediction (issue #10).
     m_measured = new MeasuredChart(this);
     m_tabs->addTab(m_measured, tr("Measured"));
+    // NCCL's view of the call (issue #17): busbw against size on the group's fabric, and the channels.
+    m_busbw = new BusBwChart(this);
+    auto* busbwScroll = new QScrollArea(this);
+    busbwScroll->setObjectName(QStringLiteral("busBwScroll"));
+    busbwScroll->setWidget(m_busbw);
+    busbwScroll->setWidgetResizable(true);
+    busbwScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_busbwScroll = busbwScroll;
+    m_tabs->addTab(busbwScroll, tr("Bus bandwidth (NCCL)"));
+    m_channelView = new NcclChannelView(this);
+    auto* channelScroll = new QScrollArea(this);
+    channelScroll->setObjectName(QStringLiteral("ncclChannelScroll"));
+    channelScroll->setWidget(m_channelView);
+    channelScroll->setWidgetResizable(true);
+    m_channelScroll = channelScroll;
+    m_tabs->addTab(channelScroll, tr("How NCCL runs it"));
     m_tabs->setMinimumHeight(150);
     m_followChip = panekit::followChip(this, m_document);
     panekit::stageLayout(this, m_caption, formScroll, m_view, m_tabs, 480, 300, m_followChip);
@@ -139,9 +159,12 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     m_chartTimer->setInterval(200);
     connect(m_chartTimer, &QTimer::timeout, this, [this] {
         if (m_tabs->currentIndex() == 1 && collective::validate(m_spec).empty())
-            m_charts->setSpec(m_spec, m_document->scenario().collectives.link);
+            m_charts->setSpec(m_spec, m_link);
     });
-    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int) { scheduleCharts(); });
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int) {
+        scheduleCharts();
+        updateNccl();
+    });
     connect(m_view, &ScheduleView::stepChanged, this, [this](int, int) { updateStepLabel(); });
     connect(m_view, &ScheduleView::playingChanged, this,
             [this](bool playing) { m_play->setText(playing ? tr("❚❚ Pause") : tr("▶ Play")); });
@@ -165,6 +188,8 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     m_figures->setDisplayUnits(units());
     m_view->setDisplayUnits(units());
     m_charts->setDisplayUnits(units());
+    m_busbw->setDisplayUnits(units());
+    m_channelView->setDisplayUnits(units());
     applySpeed();
 
     showScenario();
@@ -272,14 +297,7 @@ void CollectivePane::buildForm(QWidget* form)
     m_bandwidth->setKeyboardTracking(false);
     m_bandwidth->setToolTip(tr("Bandwidth β of every link (10 Gb/s = 1.25 GB/s)"));
     link->addRow(tr("Bandwidth β"), m_bandwidth);
-    connect(m_alpha, &QDoubleSpinBox::valueChanged, this, [this](double us) {
-        if (!m_updating)
-            m_document->setField(Field::LinkAlpha, FieldValue(us * 1e-6));
-    });
-    connect(m_bandwidth, &QDoubleSpinBox::valueChanged, this, [this](double gbps) {
-        if (!m_updating)
-            m_document->setField(Field::LinkBandwidth, FieldValue(gbps * 1e9 / 8));
-    });
+    buildLinkSources(link, form);
 
     QFormLayout* play = addForm(tr("Play"));
     auto* buttons = new QWidget(form);
@@ -372,11 +390,10 @@ void CollectivePane::showScenario()
 {
     const collective::AlgorithmChoice& c = m_document->scenario().collectives;
     m_updating = true;
-    {
-        const QSignalBlocker b1(m_alpha), b2(m_bandwidth);
-        m_alpha->setValue(c.link.alphaSeconds * 1e6);
-        m_bandwidth->setValue(c.link.bandwidth * 8 / 1e9);
-    }
+    if (m_linkChoice == LinkChoice::Hand && c.link == collective::papersExampleLink())
+        m_linkChoice = LinkChoice::Auto; // the hand edit was undone, or another scenario came
+    updateGroup(); // the hardware may have changed
+    updateLink();
     fillAlgorithms();
     m_updating = false;
     // The scenario's algorithm for the played collective may have changed (undo): play that one.
@@ -386,7 +403,9 @@ void CollectivePane::showScenario()
         s.algorithm = chosen;
         applySpec(s);
     } else {
-        updateCounts(); // α or β
+        linkChanged(); // α or β, the fabric
+        m_busbwStale = m_channelsStale = true;
+        updateNccl();
     }
 }
 
@@ -530,10 +549,14 @@ void CollectivePane::applySpec(const collective::ScheduleSpec& spec)
     m_bytesProblem->hide();
     m_bytes->setStyleSheet(QString());
     m_view->setSpec(spec);
-    m_algorithms->setSpec(spec, m_document->scenario().collectives.link);
+    updateGroup();
+    updateLink();
+    m_algorithms->setSpec(spec, m_link);
     updateCounts();
     updateStepLabel();
     scheduleCharts();
+    m_busbwStale = m_channelsStale = true;
+    updateNccl();
 }
 
 void CollectivePane::scheduleCharts()
@@ -544,7 +567,7 @@ void CollectivePane::scheduleCharts()
 
 void CollectivePane::updateCounts()
 {
-    const collective::LinkModel link = m_document->scenario().collectives.link;
+    const collective::LinkModel link = m_link;
     if (const auto errors = collective::validate(m_spec); !errors.empty()) {
         m_counts->setText(qs(errors.front().toString()));
         m_caption->setText(tr("This call cannot be scheduled: %1").arg(qs(errors.front().message)));
@@ -581,8 +604,15 @@ void CollectivePane::updateCounts()
     const QString from = m_custom || m_call->currentIndex() < 0 || m_call->currentIndex() >= int(m_planCalls.size())
                              ? tr("your own call")
                              : m_call->currentText();
+    QString nccl;
+    const collective::AlgorithmPick pick = m_document->scenario().collectives.pick(m_spec.op);
+    if (m_ncclPrediction && pick.usesNccl())
+        nccl = tr(" NCCL's model on this group: %1 (%2/%3, %4 channels; tab \"How NCCL runs it\").")
+                   .arg(qs(formatSeconds(m_ncclPrediction->time)), qs(nccl::algorithmLabel(*m_ncclPrediction)),
+                        qs(nccl::toString(m_ncclPrediction->protocol)))
+                   .arg(m_ncclPrediction->channels);
     m_caption->setText(tr("%1 %2 of %3 over %4 ranks (%5): %6 steps; each rank sends up to %7, %8 cross the wire in "
-                          "all; %9 at α = %10 µs and β = %11 Gb/s.")
+                          "all; %9 at α = %10 µs and β = %11 Gb/s — %12.%13")
                            .arg(qs(collective::toString(m_spec.algorithm)), qs(collective::displayName(m_spec.op)),
                                 bytes(m_spec.bytes))
                            .arg(m_spec.ranks)
@@ -590,7 +620,8 @@ void CollectivePane::updateCounts()
                            .arg(c.steps)
                            .arg(bytes(c.maxRankSentBytes), bytes(c.totalBytes), qs(formatSeconds(c.timeSeconds)))
                            .arg(link.alphaSeconds * 1e6, 0, 'g', 4)
-                           .arg(link.bandwidth * 8 / 1e9, 0, 'g', 4));
+                           .arg(link.bandwidth * 8 / 1e9, 0, 'g', 4)
+                           .arg(m_linkFrom, nccl));
 }
 
 void CollectivePane::updateStepLabel()
@@ -626,6 +657,8 @@ void CollectivePane::applyUnits()
     m_view->setDisplayUnits(u);
     m_charts->setDisplayUnits(u);
     m_measured->setDisplayUnits(u);
+    m_busbw->setDisplayUnits(u);
+    m_channelView->setDisplayUnits(u);
     // The "Call" list and the token's table name payloads: rebuilt in the new units.
     if (m_derivation)
         onDerived(m_derivation);

@@ -9,13 +9,17 @@
 
 #include "base/figure.h"
 #include "base/units.h"
+#include "collective/nccl.h"
+#include "collective/ncclgraph.h"
 #include "collective/schedule.h"
 
 #include <QWidget>
 
 #include <memory>
+#include <optional>
 
 class QComboBox;
+class QFormLayout;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -35,6 +39,8 @@ struct Derivation;
 namespace tw::ui {
 
 class AlgorithmTableModel;
+class BusBwChart;
+class NcclChannelView;
 class CollectiveCharts;
 class MeasuredChart;
 class Document;
@@ -73,6 +79,24 @@ public:
     [[nodiscard]] FigureTableModel* figureModel() const { return m_figures; }
     [[nodiscard]] QWidget* followChip() const { return m_followChip; }
 
+    // Where stage 4's α–β inputs come from (issue #17): the fabric of the call's group (NCCL's view of it,
+    // collective/fabriclink.h; the default for a call NCCL runs), the paper's example (10 µs, 10 Gb/s; one
+    // click away, and what a scenario pinning textbook schedules times them with unless it names its own),
+    // the scenario's own link, or the user's hand edit (kept until "From the fabric" or "The paper's example").
+    enum class LinkSource { Fabric, PapersExample, Scenario, Hand };
+    [[nodiscard]] LinkSource linkSource() const { return m_linkSource; }
+    [[nodiscard]] const collective::LinkModel& link() const { return m_link; }
+    [[nodiscard]] QString linkWhy() const;
+    [[nodiscard]] QDoubleSpinBox* alphaBox() const { return m_alpha; }
+    [[nodiscard]] QDoubleSpinBox* bandwidthBox() const { return m_bandwidth; }
+    [[nodiscard]] QPushButton* papersExampleButton() const { return m_paperLink; }
+    [[nodiscard]] QPushButton* fabricLinkButton() const { return m_fabricLink; }
+    // NCCL's view of the played call: bus bandwidth against size, and its channels.
+    [[nodiscard]] BusBwChart* busBwChart() const { return m_busbw; }
+    [[nodiscard]] NcclChannelView* channelView() const { return m_channelView; }
+    [[nodiscard]] QWidget* busBwPage() const;
+    [[nodiscard]] QWidget* channelPage() const;
+
     // The live thread: the entries of the "Call" list that carry the followed token (marked with a
     // yellow dot; their tooltip gives its bytes), and the token's calls as a table — one row per entry,
     // its bytes per call and on the wire per step; choosing a row plays that call.
@@ -86,6 +110,7 @@ public:
 
 private:
     void buildForm(QWidget* form);
+    void buildLinkSources(QFormLayout* link, QWidget* form); // buttons "From the fabric", "The paper's example"; hand edits
     void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
     void showScenario();
     void fillAlgorithms();
@@ -94,6 +119,10 @@ private:
     void applySpec(const collective::ScheduleSpec& spec); // the call to play: view, counts, charts
     void editSpec();                                     // the form changed the override
     void updateCounts();
+    void updateGroup();   // NCCL's view of the played call's group, and NCCL's prediction for the call
+    void updateLink();    // α and β from the chosen source; the boxes and the note show them
+    void linkChanged();   // counts, table and charts after α or β changed
+    void updateNccl();    // the bus-bandwidth chart and the channels, when their tab shows
     void updateStepLabel();
     void scheduleCharts();
     void updateFollow();
@@ -118,6 +147,26 @@ private:
     QSpinBox* m_root = nullptr;
     QDoubleSpinBox* m_alpha = nullptr;
     QDoubleSpinBox* m_bandwidth = nullptr;
+    QPushButton* m_fabricLink = nullptr;
+    QPushButton* m_paperLink = nullptr;
+    QLabel* m_linkNote = nullptr;
+    enum class LinkChoice { Auto, Fabric, Paper, Hand };
+    LinkChoice m_linkChoice = LinkChoice::Auto;
+    LinkSource m_linkSource = LinkSource::PapersExample;
+    collective::LinkModel m_link;
+    QString m_linkFrom;   // short, for the caption
+    QString m_linkDetail; // NCCL's figures behind it
+    std::optional<nccl::System> m_group;
+    nccl::Graphs m_groupGraphs;
+    nccl::Tuning m_groupTuning;
+    QString m_groupProblem;
+    std::optional<nccl::Prediction> m_ncclPrediction;
+    QString m_ncclProblem;
+    BusBwChart* m_busbw = nullptr;
+    NcclChannelView* m_channelView = nullptr;
+    QWidget* m_channelScroll = nullptr;
+    QWidget* m_busbwScroll = nullptr;
+    bool m_busbwStale = true, m_channelsStale = true;
     QPushButton* m_back = nullptr;
     QPushButton* m_play = nullptr;
     QPushButton* m_forward = nullptr;
