@@ -858,7 +858,7 @@ void TestNetwork::jsonErrors_data()
     QTest::addColumn<QString>("error");
     QTest::newRow("unknown kind") << S(R"({"kind": "mesh"})")
                                   << S("topology.kind: unknown kind \"mesh\" (expected pcie-server, nvswitch-node, "
-                                     "leaf-spine, paper-testbed)");
+                                     "leaf-spine, paper-testbed, three-tier)");
     QTest::newRow("unknown protocol") << S(R"({"nic_protocol": "ib-xdr"})")
                                       << S("topology.nic_protocol: unknown protocol \"ib-xdr\" (expected pcie-gen3, "
                                          "pcie-gen4, pcie-gen5, nvlink3, nvlink4, ib-hdr, ib-ndr, rocev2, ethernet-10g, "
@@ -866,7 +866,9 @@ void TestNetwork::jsonErrors_data()
     QTest::newRow("unknown key") << S(R"({"kind": "leaf-spine", "radix": 64})")
                                  << S("topology.radix: unknown key (expected kind, gpus_per_pcie_switch, gpudirect_p2p, "
                                     "pcie, nvlink, intra_node, nic_placement, nic_protocol, nic_bandwidth, "
-                                    "oversubscription, nics_per_leaf, spines)");
+                                    "oversubscription, nics_per_leaf, spines, gpus_per_pod, leaves_per_pod, "
+                                    "spines_per_pod, core_switches, core_oversubscription, rail_optimized, "
+                                    "leaf_spine_bandwidth, spine_core_bandwidth)");
     QTest::newRow("negative count") << S(R"({"spines": -1})") << S("topology.spines: expected a whole number ≥ 0, got -1");
     QTest::newRow("fractional count") << S(R"({"nics_per_leaf": 2.5})")
                                       << S("topology.nics_per_leaf: expected a whole number ≥ 0, got 2.5");
