@@ -171,7 +171,8 @@ struct Router::Impl {
         return stub;
     }
 
-    // The ECMP hash at node u (routing.h): of global ids, or of places in pods on a fabric with pods.
+    // The value whose remainder picks the next hop at node u (routing.h): the hash of global ids, or the
+    // high half of the hash of places in pods on a fabric with pods.
     std::uint64_t choiceHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flow, NodeId u) const
     {
         if (!topo->hasPods())
@@ -181,7 +182,7 @@ struct Router::Impl {
         const Topology::PodPlace d = topo->podPlace(topo->gpuNode(dstGpu));
         const Topology::PodPlace n = topo->podPlace(u);
         auto offset = [&](std::uint32_t pod) { return pod == Topology::kNoPod ? Topology::kNoPod : (pod + pods - s.pod) % pods; };
-        return podEcmpHash(s.index, d.index, offset(d.pod), n.index, offset(n.pod));
+        return podEcmpHash(s.index, d.index, offset(d.pod), n.index, offset(n.pod)) >> 32;
     }
 
     // Appends a shortest path from `from` to `target` to `out`, choosing among equal next hops by ECMP.

@@ -21,14 +21,17 @@
 // little-endian, of (source GPU u32, destination GPU u32, flow id u64, current node id u32) — a switch
 // hashing the flow's header with its own seed. Every run picks the same paths.
 // ECMP on a fabric with pods (three-tier, Topology::hasPods): replica-symmetric by construction. The
-// choice is h mod k with h = FNV-1a 64 (same basis and prime) over the 20 bytes, little-endian, of (source's
-// place in its pod u32, destination's place in its pod u32, destination pod − source pod mod pods u32,
-// current node's place u32, current node's pod − source pod mod pods u32, or 0xffffffff at a core
-// switch), a place being a node's index among its pod's nodes (a core's: its index; Topology::PodPlace).
-// No global id enters, nor the flow id (a shift maps a group onto another group, whose id differs), so
-// a shift of the GPUs by whole pods — the automorphism of the fabric that moves pod p to pod p + Δ and
-// keeps the cores — maps the route of every pair onto the route of the shifted pair: a data-parallel
-// shift whose replicas fill whole pods maps routes onto routes. All flows of one GPU pair share a path.
+// choice is (h >> 32) mod k with h = FNV-1a 64 (same basis and prime) over the 20 bytes, little-endian,
+// of (source's place in its pod u32, destination's place in its pod u32, destination pod − source pod
+// mod pods u32, current node's place u32, current node's pod − source pod mod pods u32, or 0xffffffff
+// at a core switch), a place being a node's index among its pod's nodes (a core's: its index;
+// Topology::PodPlace). The high half, because FNV-1a's low bits mix only the inputs' low bits (its
+// multiplier is odd): h mod 2 at a leaf and at the spine above it would always agree and leave half the
+// cores unused. No global id enters, nor the flow id (a shift maps a group onto another group, whose id
+// differs), so a shift of the GPUs by whole pods — the automorphism of the fabric that moves pod p to
+// pod p + Δ and keeps the cores — maps the route of every pair onto the route of the shifted pair: a
+// data-parallel shift whose replicas fill whole pods maps routes onto routes. All flows of one GPU pair
+// share a path.
 
 #include "topology.h"
 

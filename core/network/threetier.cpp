@@ -127,10 +127,9 @@ void detail::validateThreeTier(const TopologySpec& spec, const parallel::Cluster
     const std::uint64_t pods = (cluster.nodes + servers - 1) / servers;
     const std::uint64_t links = pods * spec.spinesPerPod * (spec.leavesPerPod + spec.coreSwitches / spec.spinesPerPod);
     if (links > kMaxSwitchLinks)
-        errors.push_back(errorAt("topology", I(pods) + " pods of " + I(spec.leavesPerPod) + " leaves and "
-                                                 + I(spec.spinesPerPod) + " spines need " + I(links)
-                                                 + " links between switches, more than the fabric model holds ("
-                                                 + I(kMaxSwitchLinks) + ")"));
+        errors.push_back(errorAt("topology", "the switch tiers need " + I(links) + " links (pods × spines per pod × "
+                                                 "(leaves per pod + cores per plane)), more than the fabric model "
+                                                 "holds (" + I(kMaxSwitchLinks) + ")"));
 }
 
 Topology detail::buildThreeTier(const TopologySpec& spec, const parallel::Cluster& cluster)

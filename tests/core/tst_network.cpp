@@ -2,6 +2,7 @@
 // staging, NVSwitch, ECMP by the documented FNV-1a hash), protocol overhead against docs/model.md
 // "Stage 5", per-link bytes of ring AllReduces derived by hand, validation messages and JSON.
 
+#include "../support/testsupport.h"
 #include "collective/binding.h"
 #include "network/linkload.h"
 #include "network/overhead.h"
@@ -25,13 +26,7 @@ namespace {
 
 QString S(const char* s) { return QString::fromUtf8(s); }
 
-Topology make(const TopologySpec& spec, const Cluster& cluster)
-{
-    auto t = build(spec, cluster);
-    if (!t.ok())
-        qFatal("build: %s", t.error().toString().c_str());
-    return std::move(t).value();
-}
+Topology make(const TopologySpec& spec, const Cluster& cluster) { return tw::test::topologyOrDie(spec, cluster); }
 
 TopologySpec pcieServer(std::uint64_t perSwitch, bool p2p)
 {
