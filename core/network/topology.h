@@ -52,7 +52,7 @@ inline constexpr int kProtocolCount = 14;
 
 // JSON / CLI names: "gpu", "pcie-switch", "root-complex", "nvswitch", "nic", "leaf", "spine", "host-memory".
 // A three-tier fabric's core switches are SpineSwitch nodes named "core<k>" (the upper switch tiers
-// share one kind until stage 5 draws pods; Topology::podOf tells the in-pod spines from the cores).
+// share one kind until stage 5 draws pods; Topology::podPlace tells the in-pod spines from the cores).
 [[nodiscard]] std::string_view toString(NodeKind k);
 // "pcie-gen3", "pcie-gen4", "pcie-gen5", "nvlink3", "nvlink4", "ib-hdr", "ib-ndr", "rocev2",
 // "ethernet-10g", "ethernet-25g", "ethernet-100g", "ethernet-400g", "tcp-loopback", "memory-bus".
@@ -173,7 +173,7 @@ inline constexpr Protocol kUnresolvedNvLink = Protocol::NvLink4;
 // The fastest rate a NIC of this protocol may be given: its nominal rate (RoCEv2: 400 Gb/s).
 [[nodiscard]] BytesPerSecond maxNicBandwidth(Protocol p);
 
-// A three-tier fabric's shape for a cluster (the figures topology.h's comment derives; validate() first).
+// A three-tier fabric's shape for a cluster: the figures of TopologySpec's "three-tier" (validate() first).
 struct ThreeTierShape {
     std::uint64_t serversPerPod = 0, pods = 0;   // the last pod may be partial
     std::uint64_t rails = 1;                     // leaves per server group (NICs per server when rail-optimized)
