@@ -31,7 +31,9 @@
 // differs), so a shift of the GPUs by whole pods — the automorphism of the fabric that moves pod p to
 // pod p + Δ and keeps the cores — maps the route of every pair onto the route of the shifted pair: a
 // data-parallel shift whose replicas fill whole pods maps routes onto routes. All flows of one GPU pair
-// share a path.
+// share a path. Shifts inside a pod (tensor-parallel ones permute the rails) are not symmetries by
+// construction: a hash blind to the rail would send every rail's flow of a server pair over one
+// spine–core link.
 
 #include "topology.h"
 
