@@ -371,6 +371,7 @@ Result<System> systemFor(std::string_view gpuId, const network::TopologySpec& sp
         fabricNvlink = true;
         break;
     case TopologyKind::LeafSpine:
+    case TopologyKind::ThreeTier:
         fabricNvlink = spec.intraNode == network::IntraNode::NvSwitch;
         break;
     case TopologyKind::PcieServer:
@@ -402,7 +403,7 @@ Result<System> systemFor(std::string_view gpuId, const network::TopologySpec& sp
         // The testbed's NICs are 10 Gb/s Ethernet whatever the spec's NIC fields say (topology.cpp buildTestbed).
         s.nicBw = nicBwGBs(spec.kind == TopologyKind::PaperTestbed ? network::nominalBandwidth(network::Protocol::Ethernet10G)
                                                                    : network::nicBandwidthOf(spec));
-        const bool perGpu = spec.kind == TopologyKind::LeafSpine && spec.nicPlacement == network::NicPlacement::PerGpu;
+        const bool perGpu = network::isSwitchedFabric(spec.kind) && spec.nicPlacement == network::NicPlacement::PerGpu;
         s.nicPerGpu = perGpu;
         s.nicsPerNode = perGpu ? s.gpusPerNode : 1;
         // GPU ↔ NIC: the same PCIe switch (PIX) with a NIC per GPU, the root complex (PHB) with one per

@@ -36,20 +36,30 @@ Error routeError(std::string message)
 
 } // namespace
 
-std::uint64_t ecmpHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flowId, NodeId node)
-{
+namespace {
+// FNV-1a 64 over the little-endian bytes of the values, each of its width.
+struct Fnv1a {
     std::uint64_t h = 0xcbf29ce484222325ull;
-    auto eat = [&h](std::uint64_t v, int bytes) {
+    Fnv1a& eat(std::uint64_t v, int bytes)
+    {
         for (int i = 0; i < bytes; ++i) {
             h ^= (v >> (8 * i)) & 0xffu;
             h *= 0x100000001b3ull;
         }
-    };
-    eat(srcGpu, 4);
-    eat(dstGpu, 4);
-    eat(flowId, 8);
-    eat(node, 4);
-    return h;
+        return *this;
+    }
+};
+} // namespace
+
+std::uint64_t ecmpHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flowId, NodeId node)
+{
+    return Fnv1a{}.eat(srcGpu, 4).eat(dstGpu, 4).eat(flowId, 8).eat(node, 4).h;
+}
+
+std::uint64_t podEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t dstPodOffset,
+                          std::uint32_t nodePlace, std::uint32_t nodePodOffset)
+{
+    return Fnv1a{}.eat(srcPlace, 4).eat(dstPlace, 4).eat(dstPodOffset, 4).eat(nodePlace, 4).eat(nodePodOffset, 4).h;
 }
 
 namespace {
@@ -161,6 +171,20 @@ struct Router::Impl {
         return stub;
     }
 
+    // The value whose remainder picks the next hop at node u (routing.h): the hash of global ids, or the
+    // high half of the hash of places in pods on a fabric with pods.
+    std::uint64_t choiceHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flow, NodeId u) const
+    {
+        if (!topo->hasPods())
+            return ecmpHash(srcGpu, dstGpu, flow, u);
+        const std::uint32_t pods = topo->podCount();
+        const Topology::PodPlace s = topo->podPlace(topo->gpuNode(srcGpu));
+        const Topology::PodPlace d = topo->podPlace(topo->gpuNode(dstGpu));
+        const Topology::PodPlace n = topo->podPlace(u);
+        auto offset = [&](std::uint32_t pod) { return pod == Topology::kNoPod ? Topology::kNoPod : (pod + pods - s.pod) % pods; };
+        return podEcmpHash(s.index, d.index, offset(d.pod), n.index, offset(n.pod)) >> 32;
+    }
+
     // Appends a shortest path from `from` to `target` to `out`, choosing among equal next hops by ECMP.
     bool walk(NodeId from, NodeId target, std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flow,
               std::vector<LinkId>& out, Scope scope = Scope::All)
@@ -196,7 +220,7 @@ struct Router::Impl {
             }
             if (k == 0)
                 return false; // cannot happen when dist[u] is finite
-            const std::size_t pick = k == 1 ? 0 : static_cast<std::size_t>(ecmpHash(srcGpu, dstGpu, flow, u) % k);
+            const std::size_t pick = k == 1 ? 0 : static_cast<std::size_t>(choiceHash(srcGpu, dstGpu, flow, u) % k);
             const LinkId l = pick < 64 ? choices[pick] : many[pick - 64];
             out.push_back(l);
             u = topo->link(l).to;

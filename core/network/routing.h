@@ -20,6 +20,20 @@
 // h mod k, with h = FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) over the 20 bytes,
 // little-endian, of (source GPU u32, destination GPU u32, flow id u64, current node id u32) — a switch
 // hashing the flow's header with its own seed. Every run picks the same paths.
+// ECMP on a fabric with pods (three-tier, Topology::hasPods): replica-symmetric by construction. The
+// choice is (h >> 32) mod k with h = FNV-1a 64 (same basis and prime) over the 20 bytes, little-endian,
+// of (source's place in its pod u32, destination's place in its pod u32, destination pod − source pod
+// mod pods u32, current node's place u32, current node's pod − source pod mod pods u32, or 0xffffffff
+// at a core switch), a place being a node's index among its pod's nodes (a core's: its index;
+// Topology::PodPlace). The high half, because FNV-1a's low bits mix only the inputs' low bits (its
+// multiplier is odd): h mod 2 at a leaf and at the spine above it would always agree and leave half the
+// cores unused. No global id enters, nor the flow id (a shift maps a group onto another group, whose id
+// differs), so a shift of the GPUs by whole pods — the automorphism of the fabric that moves pod p to
+// pod p + Δ and keeps the cores — maps the route of every pair onto the route of the shifted pair: a
+// data-parallel shift whose replicas fill whole pods maps routes onto routes. All flows of one GPU pair
+// share a path. Shifts inside a pod (tensor-parallel ones permute the rails) are not symmetries by
+// construction: a hash blind to the rail would send every rail's flow of a server pair over one
+// spine–core link.
 
 #include "topology.h"
 
@@ -33,6 +47,9 @@ namespace tw::network {
 
 // FNV-1a 64 of the bytes above (exposed for tests and the UI's explanation).
 [[nodiscard]] std::uint64_t ecmpHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flowId, NodeId node);
+// FNV-1a 64 of the pod-relative bytes above (fabrics with pods).
+[[nodiscard]] std::uint64_t podEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t dstPodOffset,
+                                        std::uint32_t nodePlace, std::uint32_t nodePodOffset);
 
 // Routes with a cache: distances to each destination node (one reverse Dijkstra per destination, kept
 // and settled only as far as the walks asked so far needed; a destination whose only neighbour is one

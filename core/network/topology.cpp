@@ -1,7 +1,10 @@
 #include "topology.h"
 
+#include "topology_p.h"
+
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -179,6 +182,7 @@ std::string_view toString(TopologyKind k)
     case TopologyKind::NvSwitchNode: return "nvswitch-node";
     case TopologyKind::LeafSpine: return "leaf-spine";
     case TopologyKind::PaperTestbed: return "paper-testbed";
+    case TopologyKind::ThreeTier: return "three-tier";
     }
     return "nvswitch-node";
 }
@@ -186,11 +190,13 @@ std::string_view toString(TopologyKind k)
 std::optional<TopologyKind> topologyKindFromString(std::string_view s)
 {
     for (TopologyKind k : {TopologyKind::PcieServer, TopologyKind::NvSwitchNode, TopologyKind::LeafSpine,
-                           TopologyKind::PaperTestbed})
+                           TopologyKind::PaperTestbed, TopologyKind::ThreeTier})
         if (toString(k) == s)
             return k;
     return std::nullopt;
 }
+
+bool isSwitchedFabric(TopologyKind k) { return k == TopologyKind::LeafSpine || k == TopologyKind::ThreeTier; }
 
 std::string_view toString(IntraNode k) { return k == IntraNode::Pcie ? "pcie" : "nvswitch"; }
 std::optional<IntraNode> intraNodeFromString(std::string_view s)
@@ -238,14 +244,14 @@ std::vector<Error> validate(const TopologySpec& spec, const parallel::Cluster& c
         errors.push_back(errorAt("topology.pcie", inQuotes(toString(spec.pcie)) + " is not a PCIe generation (expected "
                                                  + protocolNames(isPcie) + ")"));
     const bool usesNvLink = spec.kind == TopologyKind::NvSwitchNode
-        || (spec.kind == TopologyKind::LeafSpine && spec.intraNode == IntraNode::NvSwitch);
+        || (isSwitchedFabric(spec.kind) && spec.intraNode == IntraNode::NvSwitch);
     if (usesNvLink && spec.nvlink && !isNvLink(*spec.nvlink))
         errors.push_back(errorAt("topology.nvlink", inQuotes(toString(*spec.nvlink)) + " is not an NVLink generation (expected "
                                                    + protocolNames(isNvLink) + " or auto)"));
     if (spec.kind != TopologyKind::PaperTestbed && spec.gpusPerPcieSwitch > 1024)
         errors.push_back(errorAt("topology.gpus_per_pcie_switch",
                             I(spec.gpusPerPcieSwitch) + " GPUs on one PCIe switch is more than 1,024"));
-    if (spec.kind == TopologyKind::LeafSpine) {
+    if (isSwitchedFabric(spec.kind)) {
         if (!isNetwork(spec.nicProtocol))
             errors.push_back(errorAt("topology.nic_protocol", inQuotes(toString(spec.nicProtocol))
                                                              + " is not a network protocol (expected "
@@ -267,6 +273,10 @@ std::vector<Error> validate(const TopologySpec& spec, const parallel::Cluster& c
                                 "must be a finite ratio ≥ 1 (1 = non-blocking, 2 = uplinks of half the downlink "
                                 "capacity), got "
                                     + formatCount(spec.oversubscription, 3)));
+    }
+    if (spec.kind == TopologyKind::ThreeTier)
+        detail::validateThreeTier(spec, cluster, errors);
+    if (spec.kind == TopologyKind::LeafSpine) {
         if (spec.nicsPerLeaf == 0)
             errors.push_back(errorAt("topology.nics_per_leaf", "a leaf needs at least one NIC port"));
         if (spec.spines == 0)
@@ -359,6 +369,15 @@ void Topology::setGpuNic(std::uint64_t gpu, NodeId nic)
     m_gpuNic[gpu] = nic;
 }
 
+void Topology::setPodPlace(NodeId n, PodPlace place)
+{
+    if (m_podPlace.size() <= n)
+        m_podPlace.resize(n + 1);
+    m_podPlace[n] = place;
+    if (place.pod != kNoPod)
+        m_pods = std::max(m_pods, place.pod + 1);
+}
+
 std::optional<NodeId> Topology::hostMemory(std::int64_t server) const
 {
     for (const auto& [s, id] : m_host)
@@ -380,6 +399,37 @@ struct Server {
 std::string prefix(std::uint64_t server) { return "n" + std::to_string(server) + "."; }
 
 Link pcieLink(Protocol p) { return {0, 0, nominalBandwidth(p), nominalLatency(p), p, 0, {}}; }
+
+Server addServer(Topology& t, std::uint64_t s, std::uint64_t gpus, std::uint64_t gpusPerSwitch, Protocol pcie,
+                 std::optional<Protocol> nvlink);
+
+} // namespace
+
+std::vector<NodeId> detail::addServerWithNics(Topology& t, const TopologySpec& spec, std::uint64_t s,
+                                              std::uint64_t gpusPerNode)
+{
+    const Server srv = addServer(t, s, gpusPerNode, spec.gpusPerPcieSwitch, spec.pcie,
+                                 spec.intraNode == IntraNode::NvSwitch ? std::optional<Protocol>(nvlinkOf(spec))
+                                                                       : std::nullopt);
+    const std::string p = prefix(s);
+    const Link pl = pcieLink(spec.pcie);
+    std::vector<NodeId> nics;
+    if (spec.nicPlacement == NicPlacement::PerGpu) {
+        for (std::uint64_t k = 0; k < gpusPerNode; ++k) {
+            const NodeId nic = t.addNode({NodeKind::Nic, p + "nic" + std::to_string(k), -1, static_cast<std::int64_t>(s)});
+            t.addLinkPair(srv.gpuParent[k], nic, pl.bandwidth, pl.latency, spec.pcie);
+            t.setGpuNic(s * gpusPerNode + k, nic);
+            nics.push_back(nic);
+        }
+    } else {
+        const NodeId nic = t.addNode({NodeKind::Nic, p + "nic0", -1, static_cast<std::int64_t>(s)});
+        t.addLinkPair(srv.rc, nic, pl.bandwidth, pl.latency, spec.pcie);
+        nics.push_back(nic);
+    }
+    return nics;
+}
+
+namespace {
 
 // One server: root complex (the CPU) with host memory, PCIe switches of gpusPerPcieSwitch GPUs
 // (none when 0: the GPUs sit on the root complex), and for NVSwitch servers the NVSwitch.
@@ -428,24 +478,11 @@ Topology buildLeafSpine(const TopologySpec& spec, const parallel::Cluster& clust
     std::vector<NodeId> nics; // per server: its NICs, in order
     std::vector<std::uint64_t> nicLeaf;
     for (std::uint64_t s = 0; s < cluster.nodes; ++s) {
-        const Server srv = addServer(t, s, per, spec.gpusPerPcieSwitch, spec.pcie,
-                                     nv ? std::optional<Protocol>(nvlinkOf(spec)) : std::nullopt);
-        const std::string p = prefix(s);
-        const Link pl = pcieLink(spec.pcie);
         const std::uint64_t group = s / spec.nicsPerLeaf;
-        if (rail) {
-            for (std::uint64_t k = 0; k < per; ++k) {
-                const NodeId nic = t.addNode({NodeKind::Nic, p + "nic" + std::to_string(k), -1, static_cast<std::int64_t>(s)});
-                t.addLinkPair(srv.gpuParent[k], nic, pl.bandwidth, pl.latency, spec.pcie);
-                t.setGpuNic(s * per + k, nic);
-                nics.push_back(nic);
-                nicLeaf.push_back(group * per + k);
-            }
-        } else {
-            const NodeId nic = t.addNode({NodeKind::Nic, p + "nic0", -1, static_cast<std::int64_t>(s)});
-            t.addLinkPair(srv.rc, nic, pl.bandwidth, pl.latency, spec.pcie);
-            nics.push_back(nic);
-            nicLeaf.push_back(group);
+        const std::vector<NodeId> own = detail::addServerWithNics(t, spec, s, per);
+        for (std::size_t k = 0; k < own.size(); ++k) {
+            nics.push_back(own[k]);
+            nicLeaf.push_back(rail ? group * per + k : group);
         }
     }
     std::vector<NodeId> leaves;
@@ -506,6 +543,7 @@ Result<Topology> build(const TopologySpec& spec, const parallel::Cluster& cluste
         break;
     case TopologyKind::LeafSpine: t = buildLeafSpine(spec, cluster); break;
     case TopologyKind::PaperTestbed: t = buildTestbed(cluster, spec.pcie); break;
+    case TopologyKind::ThreeTier: t = detail::buildThreeTier(spec, cluster); break;
     }
     t.spec = spec;
     t.cluster = cluster;
@@ -517,7 +555,10 @@ Result<Topology> build(const TopologySpec& spec, const parallel::Cluster& cluste
 
 std::string topologyToJson(const TopologySpec& s)
 {
-    nlohmann::ordered_json j;
+    using Json = nlohmann::ordered_json;
+    // A rate: its number, or "auto".
+    auto rate = [](const std::optional<BytesPerSecond>& r) { return r ? Json(*r) : Json("auto"); };
+    Json j;
     j["kind"] = toString(s.kind);
     j["gpus_per_pcie_switch"] = s.gpusPerPcieSwitch;
     j["gpudirect_p2p"] = s.gpuDirectP2P;
@@ -526,13 +567,25 @@ std::string topologyToJson(const TopologySpec& s)
     j["intra_node"] = toString(s.intraNode);
     j["nic_placement"] = toString(s.nicPlacement);
     j["nic_protocol"] = toString(s.nicProtocol);
-    if (s.nicBandwidth)
-        j["nic_bandwidth"] = *s.nicBandwidth;
-    else
-        j["nic_bandwidth"] = "auto";
+    j["nic_bandwidth"] = rate(s.nicBandwidth);
     j["oversubscription"] = s.oversubscription;
     j["nics_per_leaf"] = s.nicsPerLeaf;
     j["spines"] = s.spines;
+    // The three-tier fields: for that kind, or when a field differs from its default (so the files of the
+    // other kinds read and write as before these fields existed; a round trip keeps every field).
+    const TopologySpec d;
+    auto put = [&](const char* key, const auto& value, const auto& byDefault) {
+        if (s.kind == TopologyKind::ThreeTier || value != byDefault)
+            j[key] = value;
+    };
+    put("gpus_per_pod", s.gpusPerPod, d.gpusPerPod);
+    put("leaves_per_pod", s.leavesPerPod, d.leavesPerPod);
+    put("spines_per_pod", s.spinesPerPod, d.spinesPerPod);
+    put("core_switches", s.coreSwitches, d.coreSwitches);
+    put("core_oversubscription", s.coreOversubscription, d.coreOversubscription);
+    put("rail_optimized", s.railOptimized, d.railOptimized);
+    put("leaf_spine_bandwidth", rate(s.leafSpineBandwidth), rate(d.leafSpineBandwidth));
+    put("spine_core_bandwidth", rate(s.spineCoreBandwidth), rate(d.spineCoreBandwidth));
     return j.dump();
 }
 
@@ -546,9 +599,12 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
         return errorAt(path, std::string("expected an object, got ") + j.type_name());
     TopologySpec s;
     const std::string base = path.empty() ? "" : path + ".";
-    static const char* const known[] = {"kind",          "gpus_per_pcie_switch", "gpudirect_p2p", "pcie",
-                                        "nvlink",        "intra_node",           "nic_placement", "nic_protocol",
-                                        "nic_bandwidth", "oversubscription",     "nics_per_leaf", "spines"};
+    static const char* const known[] = {"kind",           "gpus_per_pcie_switch", "gpudirect_p2p",         "pcie",
+                                        "nvlink",         "intra_node",           "nic_placement",         "nic_protocol",
+                                        "nic_bandwidth",  "oversubscription",     "nics_per_leaf",         "spines",
+                                        "gpus_per_pod",   "leaves_per_pod",       "spines_per_pod",        "core_switches",
+                                        "core_oversubscription", "rail_optimized", "leaf_spine_bandwidth",
+                                        "spine_core_bandwidth"};
     for (const auto& [key, value] : j.items()) {
         bool found = false;
         for (const char* k : known)
@@ -610,7 +666,8 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
             field = v.get<bool>();
     };
     auto any = [](Protocol) { return true; };
-    text("kind", topologyKindFromString, "kind", "pcie-server, nvswitch-node, leaf-spine, paper-testbed", s.kind);
+    text("kind", topologyKindFromString, "kind", "pcie-server, nvswitch-node, leaf-spine, paper-testbed, three-tier",
+         s.kind);
     whole("gpus_per_pcie_switch", s.gpusPerPcieSwitch);
     boolean("gpudirect_p2p", s.gpuDirectP2P);
     text("pcie", protocolFromString, "protocol", protocolNames(any), s.pcie);
@@ -626,20 +683,32 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
     text("intra_node", intraNodeFromString, "intra-node fabric", "pcie, nvswitch", s.intraNode);
     text("nic_placement", nicPlacementFromString, "NIC placement", "per-gpu, per-node", s.nicPlacement);
     text("nic_protocol", protocolFromString, "protocol", protocolNames(any), s.nicProtocol);
-    // "auto" (or the key left out): the protocol's nominal rate; a number is B/s.
-    if (!error && j.contains("nic_bandwidth")) {
-        const Json& v = j.at("nic_bandwidth");
+    // "auto" (or the key left out): the protocol's nominal rate (a tier's: from its oversubscription); a
+    // number is B/s.
+    auto rate = [&](const char* key, std::optional<BytesPerSecond>& field) {
+        if (error || !j.contains(key))
+            return;
+        const Json& v = j.at(key);
         if (v.is_string() && v.get<std::string>() == "auto")
-            s.nicBandwidth.reset();
+            field.reset();
         else if (v.is_number())
-            s.nicBandwidth = v.get<double>();
+            field = v.get<double>();
         else
-            error = errorAt(base + "nic_bandwidth", std::string("expected a number of bytes per second or \"auto\", got ")
-                                                       + (v.is_string() ? inQuotes(v.get<std::string>()) : v.type_name()));
-    }
+            error = errorAt(base + key, std::string("expected a number of bytes per second or \"auto\", got ")
+                                           + (v.is_string() ? inQuotes(v.get<std::string>()) : v.type_name()));
+    };
+    rate("nic_bandwidth", s.nicBandwidth);
     number("oversubscription", s.oversubscription);
     whole("nics_per_leaf", s.nicsPerLeaf);
     whole("spines", s.spines);
+    whole("gpus_per_pod", s.gpusPerPod);
+    whole("leaves_per_pod", s.leavesPerPod);
+    whole("spines_per_pod", s.spinesPerPod);
+    whole("core_switches", s.coreSwitches);
+    number("core_oversubscription", s.coreOversubscription);
+    boolean("rail_optimized", s.railOptimized);
+    rate("leaf_spine_bandwidth", s.leafSpineBandwidth);
+    rate("spine_core_bandwidth", s.spineCoreBandwidth);
     if (error)
         return *error;
     return s;

@@ -51,6 +51,8 @@ enum class Protocol {
 inline constexpr int kProtocolCount = 14;
 
 // JSON / CLI names: "gpu", "pcie-switch", "root-complex", "nvswitch", "nic", "leaf", "spine", "host-memory".
+// A three-tier fabric's core switches are SpineSwitch nodes named "core<k>" (the upper switch tiers
+// share one kind until stage 5 draws pods; Topology::podPlace tells the in-pod spines from the cores).
 [[nodiscard]] std::string_view toString(NodeKind k);
 // "pcie-gen3", "pcie-gen4", "pcie-gen5", "nvlink3", "nvlink4", "ib-hdr", "ib-ndr", "rocev2",
 // "ethernet-10g", "ethernet-25g", "ethernet-100g", "ethernet-400g", "tcp-loopback", "memory-bus".
@@ -85,17 +87,21 @@ struct Link {
     std::string id;               // "n0.gpu3-nvswitch" (its reverse "n0.nvswitch-gpu3"), "n1.nic0-leaf0", "leaf2-spine0"
 };
 
-enum class TopologyKind { PcieServer, NvSwitchNode, LeafSpine, PaperTestbed };
+enum class TopologyKind { PcieServer, NvSwitchNode, LeafSpine, PaperTestbed, ThreeTier };
 enum class IntraNode { Pcie, NvSwitch };          // the servers of a leaf–spine fabric
 enum class NicPlacement { PerGpu, PerNode };      // per GPU = rail-optimized
 
-// "pcie-server", "nvswitch-node", "leaf-spine", "paper-testbed"; "pcie", "nvswitch"; "per-gpu", "per-node".
+// "pcie-server", "nvswitch-node", "leaf-spine", "paper-testbed", "three-tier"; "pcie", "nvswitch";
+// "per-gpu", "per-node".
 [[nodiscard]] std::string_view toString(TopologyKind k);
 [[nodiscard]] std::optional<TopologyKind> topologyKindFromString(std::string_view s);
 [[nodiscard]] std::string_view toString(IntraNode k);
 [[nodiscard]] std::optional<IntraNode> intraNodeFromString(std::string_view s);
 [[nodiscard]] std::string_view toString(NicPlacement k);
 [[nodiscard]] std::optional<NicPlacement> nicPlacementFromString(std::string_view s);
+// Whether the kind joins several servers of kind intraNode through NICs and switches (leaf-spine,
+// three-tier): the kinds whose intraNode, nicPlacement and NIC fields apply.
+[[nodiscard]] bool isSwitchedFabric(TopologyKind k);
 
 // What the scenario holds (JSON "topology"). Fields a kind does not use are ignored.
 //   pcie-server:   one server, GPUs behind PCIe switches (gpusPerPcieSwitch each; 0 = on the root
@@ -106,6 +112,19 @@ enum class NicPlacement { PerGpu, PerNode };      // per GPU = rail-optimized
 //                  NIC k of every server on the rail-k leaf of its group) or one per server (on the root
 //                  complex); nicsPerLeaf NIC ports per leaf; every leaf has one uplink to each spine of
 //                  nicsPerLeaf·nicBandwidth / (oversubscription·spines) (no spines with one leaf).
+//   three-tier:    pods of leaf–spine joined by a core layer (a fat tree / Clos with pods: Al-Fares et al.,
+//                  "A Scalable, Commodity Data Center Network Architecture", SIGCOMM 2008, §3; Llama 3's
+//                  24k-GPU RoCE clusters, arXiv 2407.21783 §3.3.1). Servers as in leaf-spine, gpusPerPod GPUs
+//                  (consecutive servers) per pod. In a pod: leavesPerPod leaves — rail-optimized (railOptimized
+//                  and a NIC per GPU): sets of one leaf per rail, NIC k of a server on the rail-k leaf of its
+//                  server group; else each leaf takes an equal run of whole servers (a top-of-rack switch) —
+//                  and spinesPerPod spines, every leaf linked to every spine of its pod. coreSwitches cores in
+//                  spinesPerPod planes of coreSwitches/spinesPerPod: spine j of every pod is linked to every
+//                  core of plane j. Per-pair rates (aggregated ports): leaf–spine = a leaf's NIC ports ×
+//                  nicBandwidth / (oversubscription · spinesPerPod); spine–core = a spine's downlinks
+//                  (leavesPerPod × leaf–spine) / (coreOversubscription · cores per plane); an explicit
+//                  leafSpineBandwidth / spineCoreBandwidth replaces its tier's figure (then that tier's
+//                  oversubscription must stay 1). One pod has no cores; one pod of one leaf no spines.
 //   paper-testbed: the paper's appendix A.3 — single-GPU servers (GPU on the root complex, PCIe),
 //                  one 10 Gb/s Ethernet NIC each, one switch; TCP sockets, so GPU data always stages
 //                  through host memory (no GPUDirect).
@@ -133,6 +152,15 @@ struct TopologySpec {
     double oversubscription = 1.0;           // leaf downlink : uplink capacity, ≥ 1
     std::uint64_t nicsPerLeaf = 32;
     std::uint64_t spines = 4;
+    // three-tier (JSON written only for that kind or when not the default):
+    std::uint64_t gpusPerPod = 256;          // whole servers
+    std::uint64_t leavesPerPod = 8;
+    std::uint64_t spinesPerPod = 8;
+    std::uint64_t coreSwitches = 16;         // a multiple of spinesPerPod (one plane per pod spine)
+    double coreOversubscription = 1.0;       // spine downlink : uplink capacity, ≥ 1
+    bool railOptimized = true;               // with a NIC per GPU; one NIC per server is one rail
+    std::optional<BytesPerSecond> leafSpineBandwidth; // per leaf–spine pair per direction; nullopt: from oversubscription
+    std::optional<BytesPerSecond> spineCoreBandwidth; // per spine–core pair per direction; nullopt: from coreOversubscription
     bool operator==(const TopologySpec&) const = default;
 };
 
@@ -144,6 +172,17 @@ inline constexpr Protocol kUnresolvedNvLink = Protocol::NvLink4;
 [[nodiscard]] BytesPerSecond nicBandwidthOf(const TopologySpec& spec);
 // The fastest rate a NIC of this protocol may be given: its nominal rate (RoCEv2: 400 Gb/s).
 [[nodiscard]] BytesPerSecond maxNicBandwidth(Protocol p);
+
+// A three-tier fabric's shape for a cluster: the figures of TopologySpec's "three-tier" (validate() first).
+struct ThreeTierShape {
+    std::uint64_t serversPerPod = 0, pods = 0;   // the last pod may be partial
+    std::uint64_t rails = 1;                     // leaves per server group (NICs per server when rail-optimized)
+    std::uint64_t serversPerGroup = 0;           // servers under one leaf (one set of rail leaves)
+    std::uint64_t coresPerPlane = 0;
+    BytesPerSecond leafSpine = 0, spineCore = 0; // per pair, per direction
+    bool operator==(const ThreeTierShape&) const = default;
+};
+[[nodiscard]] ThreeTierShape threeTierShape(const TopologySpec& spec, const parallel::Cluster& cluster);
 
 // The fabric's limit (nodes of the graph grow ~3× with the GPUs).
 inline constexpr std::uint64_t kMaxTopologyGpus = std::uint64_t{1} << 17;
@@ -182,6 +221,20 @@ public:
     // Host memory of a server (the staging point without P2P); nullopt when the server has none.
     [[nodiscard]] std::optional<NodeId> hostMemory(std::int64_t server) const;
 
+    // Pods (three-tier fabrics): every node of pod p (its servers' parts, leaves and spines) has its index
+    // among the pod's nodes in build order, so the i-th node of every pod plays the same part; a core
+    // switch is in no pod (kNoPod) and has its core index. Empty (hasPods false) for other kinds.
+    static constexpr std::uint32_t kNoPod = 0xffffffffu;
+    struct PodPlace {
+        std::uint32_t pod = kNoPod;
+        std::uint32_t index = 0;
+        bool operator==(const PodPlace&) const = default;
+    };
+    void setPodPlace(NodeId n, PodPlace place);
+    [[nodiscard]] bool hasPods() const { return m_pods > 0; }
+    [[nodiscard]] std::uint32_t podCount() const { return m_pods; }
+    [[nodiscard]] PodPlace podPlace(NodeId n) const { return n < m_podPlace.size() ? m_podPlace[n] : PodPlace{}; }
+
     // Whether GPU ↔ GPU traffic stages through host memory (see TopologySpec::gpuDirectP2P).
     bool stagesThroughHost = false;
     // Whether GPUs of one server reach each other over NVLink (then they never stage, P2P or not).
@@ -196,6 +249,8 @@ private:
     std::vector<NodeId> m_gpu; // GPU id → node
     std::vector<NodeId> m_gpuNic; // GPU id → its own NIC (rail-optimized fabrics)
     std::vector<std::pair<std::int64_t, NodeId>> m_host;
+    std::vector<PodPlace> m_podPlace; // per node (three-tier)
+    std::uint32_t m_pods = 0;
 };
 
 // The one factory: validates, then builds the spec's kind for the cluster (node count and GPUs per
@@ -206,7 +261,10 @@ private:
 //   {"kind": "leaf-spine", "gpus_per_pcie_switch": 2, "gpudirect_p2p": true, "pcie": "pcie-gen4",
 //    "nvlink": "auto", "intra_node": "nvswitch", "nic_placement": "per-gpu", "nic_protocol": "ib-ndr",
 //    "nic_bandwidth": "auto", "oversubscription": 1, "nics_per_leaf": 32, "spines": 4}
-// ("nvlink": "nvlink3" and "nic_bandwidth": 2.5e10 when explicit).
+// ("nvlink": "nvlink3" and "nic_bandwidth": 2.5e10 when explicit). The three-tier fields follow for that
+// kind (and for another kind only when not the default, so its files stay as they were):
+//   "gpus_per_pod": 256, "leaves_per_pod": 8, "spines_per_pod": 8, "core_switches": 16,
+//   "core_oversubscription": 1, "rail_optimized": true, "leaf_spine_bandwidth": "auto", "spine_core_bandwidth": "auto"
 // Missing keys keep their defaults; unknown keys, wrong types and unknown names are errors with their
 // path below `path` ("topology.kind: unknown kind \"mesh\" (expected …)").
 [[nodiscard]] std::string topologyToJson(const TopologySpec& spec);

@@ -166,7 +166,7 @@ Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, con
     // (a per-node NIC shared by the node's GPUs).
     const network::TopologySpec spec = resolvedTopology(s);
     const bool nvlink = spec.kind == network::TopologyKind::NvSwitchNode
-                        || (spec.kind == network::TopologyKind::LeafSpine && spec.intraNode == network::IntraNode::NvSwitch);
+                        || (network::isSwitchedFabric(spec.kind) && spec.intraNode == network::IntraNode::NvSwitch);
     const double intra = nominalBandwidth(nvlink ? network::nvlinkOf(spec) : spec.pcie);
     double inter = intra;
     if (cluster.nodes > 1) {

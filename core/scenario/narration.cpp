@@ -627,6 +627,12 @@ void sayFabric(Sentence& s, const Scenario& scenario)
         s.num("plan.gpus_per_node", Style::Count, "GPU", "GPUs");
         s.say(" each and " + std::string(network::displayName(scenario.topology.nicProtocol)) + " NICs");
         break;
+    case TopologyKind::ThreeTier:
+        s.say("a three-tier fabric (leaf–spine pods joined by core switches) of ");
+        s.num("plan.nodes", Style::Count, "server", "servers").say(" with ");
+        s.num("plan.gpus_per_node", Style::Count, "GPU", "GPUs");
+        s.say(" each and " + std::string(network::displayName(scenario.topology.nicProtocol)) + " NICs");
+        break;
     case TopologyKind::PaperTestbed:
         s.say("the paper's testbed, ").num("plan.nodes", Style::Count, "single-GPU server", "single-GPU servers");
         s.say(" on 10 Gb/s Ethernet");

@@ -442,7 +442,7 @@ void TestBadInput::stage5_data()
     };
     // The fabric's own fields.
     row("unknown topology kind", R"({"schema_version": 4, "topology": {"kind": "torus"}})", "load", "topology.kind",
-        "unknown kind \"torus\" (expected pcie-server, nvswitch-node, leaf-spine, paper-testbed)");
+        "unknown kind \"torus\" (expected pcie-server, nvswitch-node, leaf-spine, paper-testbed, three-tier)");
     row("future topology field", R"({"schema_version": 4, "topology": {"kind": "leaf-spine", "rails": 8}})", "load",
         "topology.rails", "unknown key (expected kind,");
     row("future field type", R"({"schema_version": 4, "topology": {"nic_bandwidth": {"gbps": 400}}})", "load",
@@ -457,6 +457,12 @@ void TestBadInput::stage5_data()
         "topology.nic_bandwidth", "400 Gb/s per direction is faster than ethernet-10g runs (10 Gb/s)");
     row("oversubscription below 1", R"({"schema_version": 4, "hardware": {"nodes": 2, "gpus_per_node": 8}, "parallel": {"dp": 16},
         "topology": {"kind": "leaf-spine", "oversubscription": 0.5}})", "network", "topology.oversubscription", "must be a finite ratio ≥ 1");
+    row("three-tier cores outside planes", R"({"schema_version": 5, "hardware": {"nodes": 2, "gpus_per_node": 8}, "parallel": {"dp": 16},
+        "topology": {"kind": "three-tier", "gpus_per_pod": 8, "spines_per_pod": 4, "core_switches": 6}})", "network",
+        "topology.core_switches", "the cores form one plane per pod spine: 6 is not a multiple of spines_per_pod (4)");
+    row("three-tier pod of part of a server", R"({"schema_version": 5, "hardware": {"nodes": 2, "gpus_per_node": 8}, "parallel": {"dp": 16},
+        "topology": {"kind": "three-tier", "gpus_per_pod": 20}})", "network", "topology.gpus_per_pod",
+        "a pod holds whole servers: 20 GPUs is not a multiple of the 8 GPUs per node");
     // GPU placements that do not fit the nodes.
     row("testbed with two GPUs per node", R"({"schema_version": 4, "hardware": {"nodes": 4, "gpus_per_node": 2}, "parallel": {"dp": 8},
         "topology": {"kind": "paper-testbed"}})", "network", "topology.kind",

@@ -2,6 +2,7 @@
 // staging, NVSwitch, ECMP by the documented FNV-1a hash), protocol overhead against docs/model.md
 // "Stage 5", per-link bytes of ring AllReduces derived by hand, validation messages and JSON.
 
+#include "../support/testsupport.h"
 #include "collective/binding.h"
 #include "network/linkload.h"
 #include "network/overhead.h"
@@ -25,13 +26,7 @@ namespace {
 
 QString S(const char* s) { return QString::fromUtf8(s); }
 
-Topology make(const TopologySpec& spec, const Cluster& cluster)
-{
-    auto t = build(spec, cluster);
-    if (!t.ok())
-        qFatal("build: %s", t.error().toString().c_str());
-    return std::move(t).value();
-}
+Topology make(const TopologySpec& spec, const Cluster& cluster) { return tw::test::topologyOrDie(spec, cluster); }
 
 TopologySpec pcieServer(std::uint64_t perSwitch, bool p2p)
 {
@@ -858,7 +853,7 @@ void TestNetwork::jsonErrors_data()
     QTest::addColumn<QString>("error");
     QTest::newRow("unknown kind") << S(R"({"kind": "mesh"})")
                                   << S("topology.kind: unknown kind \"mesh\" (expected pcie-server, nvswitch-node, "
-                                     "leaf-spine, paper-testbed)");
+                                     "leaf-spine, paper-testbed, three-tier)");
     QTest::newRow("unknown protocol") << S(R"({"nic_protocol": "ib-xdr"})")
                                       << S("topology.nic_protocol: unknown protocol \"ib-xdr\" (expected pcie-gen3, "
                                          "pcie-gen4, pcie-gen5, nvlink3, nvlink4, ib-hdr, ib-ndr, rocev2, ethernet-10g, "
@@ -866,7 +861,9 @@ void TestNetwork::jsonErrors_data()
     QTest::newRow("unknown key") << S(R"({"kind": "leaf-spine", "radix": 64})")
                                  << S("topology.radix: unknown key (expected kind, gpus_per_pcie_switch, gpudirect_p2p, "
                                     "pcie, nvlink, intra_node, nic_placement, nic_protocol, nic_bandwidth, "
-                                    "oversubscription, nics_per_leaf, spines)");
+                                    "oversubscription, nics_per_leaf, spines, gpus_per_pod, leaves_per_pod, "
+                                    "spines_per_pod, core_switches, core_oversubscription, rail_optimized, "
+                                    "leaf_spine_bandwidth, spine_core_bandwidth)");
     QTest::newRow("negative count") << S(R"({"spines": -1})") << S("topology.spines: expected a whole number ≥ 0, got -1");
     QTest::newRow("fractional count") << S(R"({"nics_per_leaf": 2.5})")
                                       << S("topology.nics_per_leaf: expected a whole number ≥ 0, got 2.5");

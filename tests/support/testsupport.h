@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "collective/schedule.h"
+#include "network/topology.h"
 #include "parallel/plan.h"
 #include "scenario/presets.h"
 
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tw::test {
@@ -23,6 +25,17 @@ inline scenario::Scenario presetOrDie(const std::string& name)
         std::abort();
     }
     return p.value();
+}
+
+// The fabric of a spec for a cluster; a spec that does not build stops the test program with the reason.
+inline network::Topology topologyOrDie(const network::TopologySpec& spec, const parallel::Cluster& cluster)
+{
+    auto t = network::build(spec, cluster);
+    if (!t) {
+        std::fprintf(stderr, "build: %s\n", t.error().toString().c_str());
+        std::abort();
+    }
+    return std::move(t).value();
 }
 
 inline bool contains(const std::string& haystack, const std::string& needle)
