@@ -1,6 +1,7 @@
 #include "wireview.h"
 
 #include "palette.h"
+#include "wirepaint.h"
 #include "wiretooltips.h"
 
 #include "base/units.h"
@@ -18,7 +19,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 
 namespace tw::ui {
 
@@ -30,45 +30,13 @@ namespace {
 
 const QColor kInk = palette::kInk;
 const QColor kMuted = palette::kMuted;
-const QColor kServerFill(0xF8, 0xFA, 0xFC);
-const QColor kServerLine(0x94, 0xA3, 0xB8);
-const QColor kGpuFill(0x33, 0x41, 0x55);
-const QColor kGpuHighlight(0xF0, 0xE4, 0x42); // palette yellow: the emphasised GPUs
-const QColor kPartFill(Qt::white);
-const QColor kSwitchFill(0xE2, 0xE8, 0xF0);
-const QColor kNvSwitchFill(0x47, 0x55, 0x69);
 const QColor kUnknownStrategy(0x64, 0x74, 0x8B);
-const QColor kTokenGlow(0xF0, 0xE4, 0x42); // the followed token's links (palette yellow)
 
 constexpr double kLegendPx = 34;          // the legend strip at the bottom of the widget
 constexpr double kMinSpacingPx = 9;       // packet spacing at a strategy rate equal to the bandwidth
 constexpr double kTravelPxPerStep = 2917; // how far the packet phase moves over the whole step
 constexpr int kMaxPackets = 4000;
 constexpr double kHitPx = 6;
-
-QColor mix(const QColor& a, const QColor& b, double t) // t = share of b
-{
-    t = std::clamp(t, 0.0, 1.0);
-    return QColor::fromRgbF(float(a.redF() * (1 - t) + b.redF() * t), float(a.greenF() * (1 - t) + b.greenF() * t),
-                            float(a.blueF() * (1 - t) + b.blueF() * t));
-}
-
-// Idle grey → orange → vermillion; any traffic at all is visibly tinted.
-QColor loadColor(double u)
-{
-    if (!(u > 0))
-        return palette::kLoadIdle;
-    const double t = 0.22 + 0.78 * std::min(u, 1.0);
-    return t < 0.5 ? mix(palette::kLoadIdle, palette::kLoadMid, t / 0.5) : mix(palette::kLoadMid, palette::kLoadFull, (t - 0.5) / 0.5);
-}
-
-QFont pixelFont(double px, bool bold)
-{
-    QFont f = QApplication::font();
-    f.setPixelSize(std::max(6, int(std::lround(px))));
-    f.setBold(bold);
-    return f;
-}
 
 // Distance from p to the segment ab.
 double segmentDistance(QPointF p, QPointF a, QPointF b)
@@ -382,6 +350,11 @@ QPointF WireView::toScreen(QPointF world) const
     return world * m_state->scale + m_state->offset;
 }
 
+WireViewport WireView::viewport() const
+{
+    return {m_state->scale, m_state->offset, QRectF(rect()).adjusted(-20, -20, 20, 20)};
+}
+
 QPointF WireView::toWorld(QPointF screen) const
 {
     return (screen - m_state->offset) / m_state->scale;
@@ -544,178 +517,6 @@ QString WireView::linkToolTip(LinkId link) const
 // ---------------------------------------------------------------------------------------------
 // Painting
 
-namespace {
-
-// Draws the first candidate that fits `box` (font size from the box height, capped; a candidate may
-// shrink to 3/4 of it before the next, shorter one is tried), centred.
-void drawFittedLabel(QPainter& p, const QRectF& box, const QStringList& candidates, const QColor& color, bool bold,
-                     double maxPx = 17)
-{
-    const double px = std::min(maxPx, box.height() * 0.52);
-    if (px < 7.5 || candidates.isEmpty())
-        return;
-    const double room = box.width() - std::min(8.0, box.width() * 0.12);
-    for (const QString& c : candidates)
-        for (const double f : {1.0, 0.86, 0.75}) {
-            if (px * f < 10 && f < 1)
-                break;
-            const QFont font = pixelFont(px * f, bold);
-            if (QFontMetricsF(font).horizontalAdvance(c) <= room) {
-                p.setFont(font);
-                p.setPen(color);
-                p.drawText(box, Qt::AlignCenter, c);
-                return;
-            }
-        }
-}
-
-} // namespace
-
-void WireView::paintServers(QPainter& p) const
-{
-    const ViewState& L = *m_state;
-    const network::Topology& t = *m_topology;
-    const QRectF view = QRectF(rect()).adjusted(-20, -20, 20, 20);
-    auto screenRect = [&](const QRectF& w) { return QRectF(toScreen(w.topLeft()), toScreen(w.bottomRight())); };
-    // Detailed titles all in the same (longest fitting) form.
-    int titleForm = 0;
-    {
-        const double th = L.geo.titleH * L.scale;
-        const QFontMetricsF fm(pixelFont(std::min(16.0, th * 0.52), true));
-        for (const auto& sg : L.geo.servers) {
-            if (sg.compact)
-                continue;
-            const double room = sg.rect.width() * L.scale - 12 - 8;
-            while (titleForm + 1 < int(sg.titles.size()) && fm.horizontalAdvance(sg.titles[titleForm]) > room)
-                ++titleForm;
-        }
-    }
-    for (std::size_t s = 0; s < L.geo.servers.size(); ++s) {
-        const WireLayout::ServerGeom& sg = L.geo.servers[s];
-        const QRectF r = screenRect(sg.rect);
-        if (!r.intersects(view))
-            continue;
-        const bool open = int(s) == m_openServer;
-        p.setPen(QPen(sg.highlighted || open ? kInk : kServerLine, sg.highlighted || open ? 2.5 : 1.2));
-        p.setBrush(sg.compact ? (sg.highlighted ? kGpuHighlight : kSwitchFill) : kServerFill);
-        const double radius = std::min(8.0, r.height() * 0.1);
-        p.drawRoundedRect(r, radius, radius);
-        if (sg.compact) {
-            const QRectF top(r.left(), r.top() + r.height() * 0.12, r.width(), r.height() * 0.42);
-            const QRectF bottom(r.left(), r.top() + r.height() * 0.52, r.width(), r.height() * 0.34);
-            if (top.height() * 0.52 >= 7.5) {
-                drawFittedLabel(p, top, sg.titles.mid(1), kInk, true, 16);
-                drawFittedLabel(p, bottom, {sg.subtitle, QString::number(t.cluster.gpusPerNode)}, kMuted, false, 14);
-            } else {
-                // Too small for two lines (many servers at the fitted zoom): the server's number alone.
-                QStringList one = sg.titles.mid(1);
-                one << QString::number(s);
-                drawFittedLabel(p, r, one, kInk, true, 14);
-            }
-        } else {
-            const double th = L.geo.titleH * L.scale;
-            const QRectF title(r.left() + 6, r.bottom() - th - 2, r.width() - 12, th);
-            drawFittedLabel(p, title, sg.titles.mid(std::min<int>(titleForm, int(sg.titles.size()) - 1)), kMuted, true, 16);
-        }
-    }
-
-}
-
-void WireView::paintNodes(QPainter& p) const
-{
-    const ViewState& L = *m_state;
-    const network::Topology& t = *m_topology;
-    const QRectF view = QRectF(rect()).adjusted(-20, -20, 20, 20);
-    auto screenRect = [&](const QRectF& w) { return QRectF(toScreen(w.topLeft()), toScreen(w.bottomRight())); };
-    const std::size_t S = L.geo.servers.size();
-    auto drawn = [&](NodeId id) {
-        const network::Node& node = t.node(id);
-        return !L.geo.nodes[id].rect.isNull()
-            && !(node.server >= 0 && std::size_t(node.server) < S && L.geo.servers[std::size_t(node.server)].compact);
-    };
-    // One label form per kind of node (all GPUs "GPU 12", or all "12"): the first candidate whose
-    // longest text fits the kind's smallest box, at a font that may shrink to 3/4.
-    constexpr int kKinds = 8;
-    struct Form {
-        int index = -1;  // -1: no label fits
-        double px = 0;
-    };
-    std::array<Form, kKinds> forms;
-    {
-        std::array<QSizeF, kKinds> minBox;
-        std::array<QStringList, kKinds> longest;
-        minBox.fill(QSizeF(1e18, 1e18));
-        for (NodeId id = 0; id < L.geo.nodes.size(); ++id) {
-            if (!drawn(id))
-                continue;
-            const int k = int(t.node(id).kind);
-            const QSizeF box = L.geo.nodes[id].rect.size() * L.scale;
-            minBox[std::size_t(k)] = QSizeF(std::min(minBox[std::size_t(k)].width(), box.width()),
-                                            std::min(minBox[std::size_t(k)].height(), box.height()));
-            const QStringList& labels = L.geo.nodes[id].labels;
-            QStringList& l = longest[std::size_t(k)];
-            for (int i = 0; i < int(labels.size()); ++i) {
-                if (i >= int(l.size()))
-                    l << labels[i];
-                else if (labels[i].size() > l[i].size())
-                    l[i] = labels[i];
-            }
-        }
-        for (int k = 0; k < kKinds; ++k) {
-            const QSizeF box = minBox[std::size_t(k)];
-            if (box.width() > 1e17)
-                continue;
-            const bool bold = k == int(NodeKind::Gpu) || k == int(NodeKind::LeafSwitch) || k == int(NodeKind::SpineSwitch)
-                || k == int(NodeKind::NvSwitch);
-            const double px = std::min(20.0, box.height() * 0.5);
-            if (px < 7.5)
-                continue;
-            const double room = box.width() - std::min(8.0, box.width() * 0.12);
-            const QStringList& l = longest[std::size_t(k)];
-            for (int i = 0; i < int(l.size()) && forms[std::size_t(k)].index < 0; ++i)
-                for (const double f : {1.0, 0.86, 0.75}) {
-                    if (px * f < 10 && f < 1)
-                        break;
-                    if (QFontMetricsF(pixelFont(px * f, bold)).horizontalAdvance(l[i]) <= room) {
-                        forms[std::size_t(k)] = {i, px * f};
-                        break;
-                    }
-                }
-        }
-    }
-    for (NodeId id = 0; id < L.geo.nodes.size(); ++id) {
-        if (!drawn(id))
-            continue;
-        const WireLayout::NodeGeom& ng = L.geo.nodes[id];
-        const network::Node& node = t.node(id);
-        const QRectF r = screenRect(ng.rect);
-        if (!r.intersects(view))
-            continue;
-        const bool highlighted = node.kind == NodeKind::Gpu
-            && std::binary_search(m_highlighted.begin(), m_highlighted.end(), int(node.gpu));
-        QColor fill = kPartFill, text = kInk;
-        switch (node.kind) {
-        case NodeKind::Gpu: fill = highlighted ? kGpuHighlight : kGpuFill; text = highlighted ? kInk : QColor(Qt::white); break;
-        case NodeKind::NvSwitch: fill = kNvSwitchFill; text = Qt::white; break;
-        case NodeKind::LeafSwitch:
-        case NodeKind::SpineSwitch:
-        case NodeKind::PcieSwitch: fill = kSwitchFill; break;
-        default: break;
-        }
-        p.setPen(QPen(highlighted ? kInk : (ng.dark ? kGpuFill : kServerLine), highlighted ? 3 : 1.2));
-        p.setBrush(fill);
-        const double radius = std::min(5.0, r.height() * 0.15);
-        p.drawRoundedRect(r, radius, radius);
-        const Form& form = forms[std::size_t(node.kind)];
-        if (form.index < 0 || ng.labels.isEmpty())
-            continue;
-        const bool bold = node.kind == NodeKind::Gpu || node.kind == NodeKind::LeafSwitch
-            || node.kind == NodeKind::SpineSwitch || node.kind == NodeKind::NvSwitch;
-        p.setFont(pixelFont(form.px, bold));
-        p.setPen(text);
-        p.drawText(r, Qt::AlignCenter, ng.labels[std::min<int>(form.index, int(ng.labels.size()) - 1)]);
-    }
-}
 
 void WireView::paintEvent(QPaintEvent*)
 {
@@ -770,7 +571,7 @@ void WireView::paintEvent(QPaintEvent*)
             if (traced[i] == 1) {
                 p.setPen(QPen(kInk, lines[i].width + 7, Qt::SolidLine, Qt::RoundCap));
                 p.drawLine(lines[i].p, lines[i].q);
-                p.setPen(QPen(kTokenGlow, lines[i].width + 4, Qt::SolidLine, Qt::RoundCap));
+                p.setPen(QPen(kWireTokenGlow, lines[i].width + 4, Qt::SolidLine, Qt::RoundCap));
                 p.drawLine(lines[i].p, lines[i].q);
             } else if (traced[i] == 2) {
                 p.setPen(QPen(kInk, lines[i].width + 4, Qt::DashLine, Qt::FlatCap));
@@ -869,78 +670,20 @@ void WireView::paintEvent(QPaintEvent*)
         {
             QPainter q(&L.serverLayer);
             q.setRenderHint(QPainter::Antialiasing, true);
-            paintServers(q);
+            paintServerBoxes(q, L.geo, *m_topology, viewport(), m_openServer);
         }
         QPainter q(&L.nodeLayer);
         q.setRenderHint(QPainter::Antialiasing, true);
-        paintNodes(q);
+        paintNodeBoxes(q, L.geo, *m_topology, viewport(), m_highlighted);
     }
     p.drawImage(QPointF(0, 0), L.serverLayer);
     drawLines(false);
     p.drawImage(QPointF(0, 0), L.nodeLayer);
     drawPackets(false);
-    drawLegend(p);
-}
-
-void WireView::drawLegend(QPainter& p) const
-{
-    const QRectF strip(0, height() - kLegendPx, width(), kLegendPx);
-    p.setRenderHint(QPainter::Antialiasing, false);
-    p.fillRect(strip, QColor(255, 255, 255, 235));
-    p.setPen(QPen(QColor(0xE2, 0xE8, 0xF0), 1));
-    p.drawLine(strip.topLeft(), strip.topRight());
-    const QFont font = pixelFont(14, false);
-    const QFontMetricsF fm(font);
-    p.setFont(font);
-    double x = 12;
-    const double cy = strip.center().y();
-    p.setPen(kMuted);
-    const QString head = tr("Packets:");
-    p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), head);
-    x += fm.horizontalAdvance(head) + 8;
-    for (int k = 0; k < 4; ++k) {
-        p.fillRect(QRectF(x - 1, cy - 6, 12, 12), Qt::white);
-        p.fillRect(QRectF(x, cy - 5, 10, 10), palette::kStrategy[k]);
-        x += 14;
-        const QString name = strategyShortName(k);
-        p.setPen(kInk);
-        p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), name);
-        x += fm.horizontalAdvance(name) + 14;
-    }
-    x += 10;
-    p.setPen(kMuted);
-    const QString load = tr("Load now:");
-    p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), load);
-    x += fm.horizontalAdvance(load) + 8;
-    const QString idle = tr("idle");
-    p.setPen(kInk);
-    p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), idle);
-    x += fm.horizontalAdvance(idle) + 6;
-    const double gw = 120;
-    for (int i = 0; i < int(gw); i += 2)
-        p.fillRect(QRectF(x + i, cy - 5, 2, 10), i == 0 ? palette::kLoadIdle : loadColor(i / gw));
-    x += gw + 6;
-    p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), tr("100 %"));
-    x += fm.horizontalAdvance(tr("100 %")) + 20;
-    if (!m_traced.empty() || !m_tracedGradient.empty()) {
-        // The followed token's glow.
-        p.setRenderHint(QPainter::Antialiasing, true);
-        p.setPen(QPen(kInk, 8, Qt::SolidLine, Qt::RoundCap));
-        p.drawLine(QPointF(x, cy), QPointF(x + 18, cy));
-        p.setPen(QPen(kTokenGlow, 5, Qt::SolidLine, Qt::RoundCap));
-        p.drawLine(QPointF(x, cy), QPointF(x + 18, cy));
-        p.setRenderHint(QPainter::Antialiasing, false);
-        x += 26;
-        p.setPen(kInk);
-        const QString token = m_traceName.isEmpty() ? tr("followed token") : m_traceName;
-        p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), token);
-        x += fm.horizontalAdvance(token) + 20;
-    }
-    p.setPen(kMuted);
-    const QString width = tr("line width = capacity; the two directions side by side");
-    if (x + fm.horizontalAdvance(width) < strip.right() - 8)
-        p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), width);
-    p.setRenderHint(QPainter::Antialiasing, true);
+    std::optional<QString> token;
+    if (!m_traced.empty() || !m_tracedGradient.empty())
+        token = m_traceName.isEmpty() ? tr("followed token") : m_traceName;
+    paintWireLegend(p, QRectF(0, height() - kLegendPx, width(), kLegendPx), token);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -37,6 +37,8 @@
 
 namespace tw::ui {
 
+struct WireViewport;
+
 class WireView : public QWidget {
     Q_OBJECT
 public:
@@ -137,9 +139,7 @@ private:
     [[nodiscard]] QPointF toScreen(QPointF world) const;
     [[nodiscard]] QPointF toWorld(QPointF screen) const;
     [[nodiscard]] QRectF contentArea() const;
-    void drawLegend(QPainter& p) const;
-    void paintServers(QPainter& p) const;
-    void paintNodes(QPainter& p) const;
+    [[nodiscard]] WireViewport viewport() const; // the current transform and visible area
     std::unique_ptr<ViewState> m_state;
     std::shared_ptr<const network::Topology> m_topology;
     std::shared_ptr<const network::LinkLoads> m_loads;
