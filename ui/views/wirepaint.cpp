@@ -138,12 +138,7 @@ void paintNodeBoxes(QPainter& p, const WireLayout& geo, const network::Topology&
 {
     const QRectF& view = vp.view;
     auto screenRect = [&](const QRectF& w) { return vp.toScreen(w); };
-    const std::size_t S = geo.servers.size();
-    auto drawn = [&](NodeId id) {
-        const network::Node& node = t.node(id);
-        return !geo.nodes[id].rect.isNull()
-            && !(node.server >= 0 && std::size_t(node.server) < S && geo.servers[std::size_t(node.server)].compact);
-    };
+    auto drawn = [&](NodeId id) { return geo.nodeDrawn(t, id); };
     // One label form per kind of node (all GPUs "GPU 12", or all "12"): the first candidate whose
     // longest text fits the kind's smallest box, at a font that may shrink to 3/4.
     constexpr int kKinds = 8;

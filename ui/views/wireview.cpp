@@ -397,13 +397,10 @@ QColor WireView::drawnColor(LinkId link) const
 
 std::optional<QPointF> WireView::nodeCenter(NodeId node) const
 {
-    const ViewState& L = *m_state;
-    if (node >= L.geo.nodes.size() || L.geo.nodes[node].rect.isNull())
+    const WireLayout& geo = m_state->geo;
+    if (!m_topology || !geo.nodeDrawn(*m_topology, node))
         return std::nullopt;
-    const auto server = m_topology->node(node).server;
-    if (server >= 0 && std::size_t(server) < L.geo.servers.size() && L.geo.servers[std::size_t(server)].compact)
-        return std::nullopt;
-    return toScreen(L.geo.nodes[node].rect.center());
+    return toScreen(geo.nodes[node].rect.center());
 }
 
 std::optional<QPointF> WireView::linkMidpoint(LinkId link) const

@@ -15,6 +15,11 @@
 // The time is set from outside (the pane's play/scrub controls). Hovering a link emits linkHovered
 // and shows a tooltip (payload and wire bytes, utilization over the step, the rate now, the
 // collectives using it when the pane has supplied them through setLinkCallers).
+//
+// The parts: WireLayout (wirelayout.h) places everything in world units without a widget; the rates
+// come from network::LinkRateLookup (network/simresults.h); wiretooltips.h writes the tooltips and
+// wirepaint.h draws the static layers (boxes, labels, legend). This class holds the view transform,
+// hover and drag state, draws the moving layer (lines, packets) and handles input.
 
 #include "wirelayout.h"
 
