@@ -17,6 +17,7 @@
 #include "base/unitparse.h"
 #include "base/units.h"
 #include "network/linkload.h"
+#include "network/simresults.h"
 
 #include <qcustomplot.h>
 
@@ -844,31 +845,7 @@ void WirePane::setChartLink(std::optional<network::LinkId> link)
 
 double WirePane::busiestTime() const
 {
-    if (!m_result.simulation)
-        return 0;
-    // Sweep line over the links' busy intervals: +1 when a link's rate turns positive, −1 when it ends.
-    std::vector<std::pair<double, int>> events;
-    for (const network::LinkTimeline& t : m_result.simulation->linkTimelines) {
-        bool busy = false;
-        for (const network::RateSample& s : t.samples) {
-            if ((s.rate > 0) != busy) {
-                busy = s.rate > 0;
-                events.emplace_back(s.time, busy ? 1 : -1);
-            }
-        }
-    }
-    std::sort(events.begin(), events.end()); // ends (−1) before starts (+1) at the same time
-    int now = 0, most = 0;
-    double at = 0;
-    for (std::size_t i = 0; i < events.size(); ++i) {
-        now += events[i].second;
-        const double next = i + 1 < events.size() ? events[i + 1].first : m_result.simulation->stepSeconds;
-        if (now > most && next > events[i].first) {
-            most = now;
-            at = 0.5 * (events[i].first + next); // the middle of the busiest stretch
-        }
-    }
-    return at;
+    return m_result.simulation ? network::busiestTime(*m_result.simulation) : 0.0;
 }
 
 bool WirePane::waitForSimulation(int timeoutMs)

@@ -1,6 +1,8 @@
 #include "wireview.h"
 
 #include "palette.h"
+#include "wirepaint.h"
+#include "wiretooltips.h"
 
 #include "base/units.h"
 
@@ -17,7 +19,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 
 namespace tw::ui {
 
@@ -29,98 +30,13 @@ namespace {
 
 const QColor kInk = palette::kInk;
 const QColor kMuted = palette::kMuted;
-const QColor kServerFill(0xF8, 0xFA, 0xFC);
-const QColor kServerLine(0x94, 0xA3, 0xB8);
-const QColor kGpuFill(0x33, 0x41, 0x55);
-const QColor kGpuHighlight(0xF0, 0xE4, 0x42); // palette yellow: the emphasised GPUs
-const QColor kPartFill(Qt::white);
-const QColor kSwitchFill(0xE2, 0xE8, 0xF0);
-const QColor kNvSwitchFill(0x47, 0x55, 0x69);
 const QColor kUnknownStrategy(0x64, 0x74, 0x8B);
-const QColor kTokenGlow(0xF0, 0xE4, 0x42); // the followed token's links (palette yellow)
 
-// World units: one GPU column is kU wide; everything else is sized from it.
-constexpr double kU = 100;
-constexpr double kPadX = 22, kPadTop = 16, kRowGap = 48, kTitleH = 34;
-constexpr double kGpuW = 80, kGpuH = 54, kNicW = 74, kNicH = 34, kRcW = 82, kRcH = 40, kHostW = 82, kHostH = 34;
-constexpr double kSwH = 40, kNvH = 30, kSwitchRowH = 46;
-constexpr double kCompactW = 180, kCompactH = 104;
 constexpr double kLegendPx = 34;          // the legend strip at the bottom of the widget
 constexpr double kMinSpacingPx = 9;       // packet spacing at a strategy rate equal to the bandwidth
 constexpr double kTravelPxPerStep = 2917; // how far the packet phase moves over the whole step
 constexpr int kMaxPackets = 4000;
 constexpr double kHitPx = 6;
-
-QColor mix(const QColor& a, const QColor& b, double t) // t = share of b
-{
-    t = std::clamp(t, 0.0, 1.0);
-    return QColor::fromRgbF(float(a.redF() * (1 - t) + b.redF() * t), float(a.greenF() * (1 - t) + b.greenF() * t),
-                            float(a.blueF() * (1 - t) + b.blueF() * t));
-}
-
-// Idle grey → orange → vermillion; any traffic at all is visibly tinted.
-QColor loadColor(double u)
-{
-    if (!(u > 0))
-        return palette::kLoadIdle;
-    const double t = 0.22 + 0.78 * std::min(u, 1.0);
-    return t < 0.5 ? mix(palette::kLoadIdle, palette::kLoadMid, t / 0.5) : mix(palette::kLoadMid, palette::kLoadFull, (t - 0.5) / 0.5);
-}
-
-// 1 px at 1 GB/s … 6 px at 500 GB/s, log scale (10 GbE ≈ 1.2 px, NDR ≈ 4.1, NVLink 4 ≈ 5.9).
-double capacityWidth(double bandwidth)
-{
-    if (!(bandwidth > 0))
-        return 1;
-    return 1 + 5 * std::clamp(std::log(bandwidth / 1e9) / std::log(500.0), 0.0, 1.0);
-}
-
-QString qs(const std::string& s) { return QString::fromStdString(s); }
-QString bytesText(double b, const DisplayUnits& u = {}) { return qs(formatBytes(b, u)); }
-QString rateText(double r, const DisplayUnits& u = {}) { return qs(formatBytes(r, u)) + QStringLiteral("/s"); }
-QString percent(double x) { return QString::number(x * 100, 'f', x < 0.1 ? 1 : 0) + QStringLiteral(" %"); }
-
-const char* const kStrategyName[4] = {"DP", "PP", "TP", "EP"};
-
-// The trailing number of a node name ("n0.gpu3" → 3, "leaf12" → 12), -1 when none.
-int trailingNumber(const std::string& name)
-{
-    std::size_t i = name.size();
-    while (i > 0 && std::isdigit(static_cast<unsigned char>(name[i - 1])))
-        --i;
-    if (i == name.size())
-        return -1;
-    return std::atoi(name.c_str() + i);
-}
-
-QFont pixelFont(double px, bool bold)
-{
-    QFont f = QApplication::font();
-    f.setPixelSize(std::max(6, int(std::lround(px))));
-    f.setBold(bold);
-    return f;
-}
-
-// Label candidates, longest first: the first that fits its box is drawn.
-QStringList labelsOf(const network::Node& n)
-{
-    const int k = trailingNumber(n.name);
-    const QString num = QString::number(k);
-    switch (n.kind) {
-    case NodeKind::Gpu: return {QStringLiteral("GPU %1").arg(n.gpu), QString::number(n.gpu)};
-    case NodeKind::PcieSwitch: return {QStringLiteral("PCIe switch %1").arg(k), QStringLiteral("PCIe sw %1").arg(k), QStringLiteral("PCIe")};
-    case NodeKind::RootComplex: return {QStringLiteral("CPU · root complex"), QStringLiteral("CPU (RC)"), QStringLiteral("CPU")};
-    case NodeKind::HostMemory: return {QStringLiteral("host memory"), QStringLiteral("DRAM"), QStringLiteral("mem")};
-    case NodeKind::NvSwitch: return {QStringLiteral("NVSwitch"), QStringLiteral("NVS")};
-    case NodeKind::Nic: return {QStringLiteral("NIC %1").arg(k), QStringLiteral("NIC"), num};
-    case NodeKind::LeafSwitch:
-        if (k < 0)
-            return {QStringLiteral("Ethernet switch"), QStringLiteral("switch"), QStringLiteral("sw")};
-        return {QStringLiteral("leaf %1").arg(k), QStringLiteral("L%1").arg(k), num};
-    case NodeKind::SpineSwitch: return {QStringLiteral("spine %1").arg(k), QStringLiteral("S%1").arg(k), num};
-    }
-    return {qs(n.name)};
-}
 
 // Distance from p to the segment ab.
 double segmentDistance(QPointF p, QPointF a, QPointF b)
@@ -133,28 +49,6 @@ double segmentDistance(QPointF p, QPointF a, QPointF b)
     return std::hypot(q.x(), q.y());
 }
 
-// The point of a rectangle's outline towards `target` (the centre when the target is inside).
-QPointF edgeToward(const QRectF& r, QPointF target)
-{
-    QPointF dir = target - r.center();
-    const double len = std::hypot(dir.x(), dir.y());
-    if (len < 1e-9)
-        return r.center();
-    dir /= len;
-    const double hw = r.width() / 2, hh = r.height() / 2;
-    const double tx = std::fabs(dir.x()) > 1e-9 ? hw / std::fabs(dir.x()) : 1e18;
-    const double ty = std::fabs(dir.y()) > 1e-9 ? hh / std::fabs(dir.y()) : 1e18;
-    return r.center() + dir * std::min(tx, ty);
-}
-
-// One server's parts, in node order.
-struct ServerParts {
-    int server = 0;
-    std::vector<NodeId> gpus, switches, nics;
-    NodeId rc = network::kNoNode, host = network::kNoNode, nvswitch = network::kNoNode;
-    std::int64_t gpuLo = -1, gpuHi = -1;
-};
-
 // A segment's drawn line in widget coordinates.
 struct ScreenLine {
     QPointF p, q;
@@ -163,51 +57,14 @@ struct ScreenLine {
 
 } // namespace
 
-struct WireView::Rates {
-    double total = 0;         // B/s
-    double byStrategy[4] = {0, 0, 0, 0};
-    double unknown = 0;       // B/s of no known strategy (neither the sample nor the link loads say)
-    double bandwidth = 0;     // B/s of the drawn line (Σ for a merged line)
-};
-
-struct WireView::Layout {
-    struct NodeGeom {
-        QRectF rect;          // world; null when not drawn
-        bool bar = false;     // a wide bar (NVSwitch): links attach straight above/below their other end
-        QStringList labels;
-        bool dark = false;
-    };
-    struct ServerGeom {
-        QRectF rect;
-        bool compact = false;
-        QStringList titles;   // candidates, longest first
-        QString subtitle;     // compact: the GPU range
-        bool highlighted = false;
-    };
-    struct Segment {
-        LinkId rep = 0;
-        std::vector<LinkId> members; // every link direction this line stands for (rep first)
-        QPointF a, b;                // world anchors
-        double bandwidth = 0;
-        double width = 1;            // px at full line scale
-        std::uint32_t hash = 0;      // packet phase offset
-        bool between = false;        // joins two servers or a server and a switch (drawn under the boxes)
-    };
-    std::vector<NodeGeom> nodes;
-    std::vector<ServerGeom> servers;
-    std::vector<Segment> segments;
-    std::vector<int> segmentOf;      // per link: its segment, -1 when not drawn
-    std::vector<int> timeline;       // per link: index in the simulation's linkTimelines, -1
-    QRectF world;
-    int serverColumns = 1;
-    double maxPayload = 0;           // busiest link's payload (colour without a simulation)
+struct WireView::ViewState {
+    WireLayout geo;                  // world coordinates (wirelayout.h)
+    network::LinkRateLookup rates;   // the simulation's rate samples by link
+    double maxPayload = 0;           // busiest line's payload (colour without a simulation)
 
     // World → widget: screen = world · scale + offset.
     double scale = 1, fitScale = 1;
     QPointF offset;
-    double titleH = kTitleH;         // a detailed server's title band
-    double gapScale = 1;             // vertical gaps × this (a single row of servers filling the height)
-    int serverRows = 1;
     bool fitted = true;
 
     // Interaction and what the last paint drew.
@@ -236,7 +93,7 @@ struct WireView::Layout {
     [[nodiscard]] double lineScale() const { return std::clamp(scale * 1.4, 0.45, 1.0); }
 
     // Offset to the right of the direction of travel, so that the two directions of a pair sit side by side.
-    [[nodiscard]] ScreenLine line(const Segment& seg) const
+    [[nodiscard]] ScreenLine line(const WireLayout::Segment& seg) const
     {
         ScreenLine s;
         s.p = seg.a * scale + offset;
@@ -254,7 +111,7 @@ struct WireView::Layout {
     }
 };
 
-WireView::WireView(QWidget* parent) : QWidget(parent), m_layout(std::make_unique<Layout>())
+WireView::WireView(QWidget* parent) : QWidget(parent), m_state(std::make_unique<ViewState>())
 {
     setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
@@ -267,7 +124,7 @@ WireView::~WireView() = default;
 void WireView::setNetwork(std::shared_ptr<const network::Topology> topology, std::shared_ptr<const network::LinkLoads> loads,
                           std::shared_ptr<const network::StepSimulation> simulation)
 {
-    Layout& L = *m_layout;
+    ViewState& L = *m_state;
     const bool sameShape = topology && m_topology && topology->nodes().size() == L.nodeCount
         && topology->links().size() == L.linkCount && topology->spec == L.spec && topology->cluster == L.cluster;
     m_topology = std::move(topology);
@@ -296,7 +153,7 @@ void WireView::clear()
     m_simulation.reset();
     m_callers.clear();
     m_openServer = -1;
-    *m_layout = Layout{};
+    *m_state = ViewState{};
     update();
 }
 
@@ -359,16 +216,16 @@ void WireView::setHighlightedGpus(std::vector<int> gpus)
 {
     std::sort(gpus.begin(), gpus.end());
     m_highlighted = std::move(gpus);
-    Layout& L = *m_layout;
+    ViewState& L = *m_state;
     ++L.generation;
-    for (std::size_t s = 0; s < L.servers.size(); ++s)
-        L.servers[s].highlighted = false;
+    for (std::size_t s = 0; s < L.geo.servers.size(); ++s)
+        L.geo.servers[s].highlighted = false;
     if (m_topology)
         for (const int g : m_highlighted)
             if (g >= 0 && std::uint64_t(g) < m_topology->gpuCount() && m_topology->gpuNode(std::uint64_t(g)) != network::kNoNode) {
                 const auto server = m_topology->node(m_topology->gpuNode(std::uint64_t(g))).server;
-                if (server >= 0 && std::size_t(server) < L.servers.size())
-                    L.servers[std::size_t(server)].highlighted = true;
+                if (server >= 0 && std::size_t(server) < L.geo.servers.size())
+                    L.geo.servers[std::size_t(server)].highlighted = true;
             }
     update();
 }
@@ -378,416 +235,22 @@ void WireView::setHighlightedGpus(std::vector<int> gpus)
 
 bool WireView::compactServers() const
 {
-    return m_layout->servers.size() > std::size_t(kMaxDetailedServers);
+    return m_state->geo.compact();
 }
 
 void WireView::rebuildLayout()
 {
-    // One row of servers: the row gaps grow so that the drawing fills the widget's height too.
-    Layout& L = *m_layout;
-    L.gapScale = 1;
-    layoutOnce();
-    if (!L.fitted || L.servers.empty() || L.servers.size() > 8 || L.world.isEmpty())
-        return;
-    // The other way round when the height limits the scale: the gaps shrink (down to 0.45).
-    const QRectF area = contentArea();
-    const double h1 = L.world.height(), w1 = L.world.width();
-    const double target = w1 * area.height() / area.width();
-    if (std::abs(target - h1) < 0.02 * h1)
-        return;
-    L.gapScale = 2;
-    layoutOnce();
-    const double slope = L.world.height() - h1;
-    const double g = slope > 0 ? std::clamp(1 + (target - h1) / slope, 0.45, 2.6) : 1.0;
-    L.gapScale = g;
-    layoutOnce();
-}
-
-void WireView::layoutOnce()
-{
-    Layout& L = *m_layout;
+    ViewState& L = *m_state;
     ++L.generation;
-    L.nodes.clear();
-    L.servers.clear();
-    L.segments.clear();
-    L.segmentOf.clear();
-    L.timeline.clear();
     L.hoveredSegment = -1;
-    L.world = QRectF();
-    if (!m_topology)
-        return;
-    const network::Topology& t = *m_topology;
-    L.nodeCount = t.nodes().size();
-    L.linkCount = t.links().size();
-    L.spec = t.spec;
-    L.cluster = t.cluster;
-    L.nodes.resize(t.nodes().size());
-
-    // Parts per server; switches outside servers.
-    std::int64_t serverCount = 0;
-    for (const auto& n : t.nodes())
-        serverCount = std::max(serverCount, n.server + 1);
-    std::vector<ServerParts> parts(static_cast<std::size_t>(serverCount));
-    std::vector<NodeId> leaves, spines;
-    for (NodeId id = 0; id < t.nodes().size(); ++id) {
-        const network::Node& n = t.node(id);
-        L.nodes[id].labels = labelsOf(n);
-        if (n.server < 0) {
-            (n.kind == NodeKind::SpineSwitch ? spines : leaves).push_back(id);
-            continue;
-        }
-        ServerParts& p = parts[std::size_t(n.server)];
-        p.server = int(n.server);
-        switch (n.kind) {
-        case NodeKind::Gpu:
-            p.gpus.push_back(id);
-            p.gpuLo = p.gpuLo < 0 ? n.gpu : std::min(p.gpuLo, n.gpu);
-            p.gpuHi = std::max(p.gpuHi, n.gpu);
-            break;
-        case NodeKind::PcieSwitch: p.switches.push_back(id); break;
-        case NodeKind::Nic: p.nics.push_back(id); break;
-        case NodeKind::RootComplex: p.rc = id; break;
-        case NodeKind::HostMemory: p.host = id; break;
-        case NodeKind::NvSwitch: p.nvswitch = id; break;
-        case NodeKind::LeafSwitch: leaves.push_back(id); break;
-        case NodeKind::SpineSwitch: spines.push_back(id); break;
-        }
-    }
-    const bool compact = parts.size() > std::size_t(kMaxDetailedServers);
-    if (!compact)
-        m_openServer = -1;
-    else if (m_openServer >= int(parts.size()))
-        m_openServer = -1;
-
-    // The in-server neighbour a part hangs from (its PCIe switch or the root complex).
-    auto parentOf = [&](NodeId id) -> NodeId {
-        for (const LinkId l : t.outLinks(id)) {
-            const network::Node& o = t.node(t.link(l).to);
-            if (o.kind == NodeKind::PcieSwitch || o.kind == NodeKind::RootComplex)
-                return t.link(l).to;
-        }
-        return network::kNoNode;
-    };
-
-    // A detailed server: rows NICs, (host memory), root complex, PCIe switches, GPUs, NVSwitch; title at
-    // the bottom. place = false only measures.
-    const double kRowGap = ::tw::ui::kRowGap * L.gapScale;
-    const double kTitleH = parts.size() > std::size_t(kMaxDetailedServers) ? 44 : parts.size() > 8 ? 100 : ::tw::ui::kTitleH;
-    L.titleH = kTitleH;
-    auto layoutServer = [&](const ServerParts& p, QPointF origin, bool place) -> QSizeF {
-        const int g = int(p.gpus.size());
-        const bool hostAbove = p.nics.size() > 1 && p.host != network::kNoNode;
-        const int cols = std::max(g, hostAbove || p.host == network::kNoNode ? 1 : 2);
-        const double width = 2 * kPadX + cols * kU;
-        const double left = origin.x() + kPadX + (cols - g) * kU / 2;
-        const double cx = origin.x() + width / 2;
-        double y = origin.y() + (p.nics.empty() ? kPadTop : 0);
-        auto put = [&](NodeId id, double x, double top, double w, double h, bool bar = false) {
-            if (!place || id == network::kNoNode)
-                return;
-            L.nodes[id].rect = QRectF(x - w / 2, top, w, h);
-            L.nodes[id].bar = bar;
-        };
-        const double nicY = y - kNicH / 2; // NICs sit on the box's top edge, like ports
-        if (!p.nics.empty())
-            y += kNicH / 2 + kRowGap;
-        double hostY = -1;
-        if (hostAbove) {
-            hostY = y;
-            y += kHostH + kRowGap * 0.6;
-        }
-        const double rcX = hostAbove || p.host == network::kNoNode ? cx : cx - kU / 2;
-        if (p.rc != network::kNoNode) {
-            put(p.rc, rcX, y, kRcW, kRcH);
-            if (p.host != network::kNoNode) {
-                if (hostAbove)
-                    put(p.host, rcX, hostY, kHostW, kHostH);
-                else
-                    put(p.host, cx + kU / 2, y + (kRcH - kHostH) / 2, kHostW, kHostH);
-            }
-            y += kRcH + kRowGap;
-        }
-        std::vector<double> gpuX(static_cast<std::size_t>(g));
-        for (int k = 0; k < g; ++k)
-            gpuX[std::size_t(k)] = g == 1 && p.rc != network::kNoNode ? rcX : left + (k + 0.5) * kU;
-        const double switchY = y;
-        if (!p.switches.empty())
-            y += kSwH + kRowGap;
-        const double gpuY = y;
-        y += kGpuH;
-        if (p.nvswitch != network::kNoNode) {
-            y += kRowGap * 0.7;
-            if (g > 0)
-                put(p.nvswitch, (gpuX.front() + gpuX.back()) / 2, y, gpuX.back() - gpuX.front() + kGpuW, kNvH, true);
-            else
-                put(p.nvswitch, cx, y, 2 * kU, kNvH, true);
-            y += kNvH;
-        }
-        y += kTitleH + 6;
-        if (place) {
-            std::map<NodeId, std::vector<double>> below; // switch → x of its GPUs
-            for (int k = 0; k < g; ++k) {
-                put(p.gpus[std::size_t(k)], gpuX[std::size_t(k)], gpuY, kGpuW, kGpuH);
-                below[parentOf(p.gpus[std::size_t(k)])].push_back(gpuX[std::size_t(k)]);
-            }
-            for (std::size_t j = 0; j < p.switches.size(); ++j) {
-                const auto it = below.find(p.switches[j]);
-                double x = left + (double(j) + 0.5) * double(g) * kU / double(p.switches.size());
-                int n = 1;
-                if (it != below.end() && !it->second.empty()) {
-                    x = (it->second.front() + it->second.back()) / 2;
-                    n = int(it->second.size());
-                }
-                put(p.switches[j], x, switchY, std::min(kRcW + (n - 1) * 0.6 * kU, n * kU - 0.2 * kU), kSwH);
-            }
-            const bool perGpu = int(p.nics.size()) == g && g > 0;
-            std::map<NodeId, int> siblings, seen;
-            for (const NodeId nic : p.nics)
-                ++siblings[parentOf(nic)];
-            for (std::size_t i = 0; i < p.nics.size(); ++i) {
-                const NodeId nic = p.nics[i];
-                double x = cx;
-                if (perGpu) {
-                    x = gpuX[i];
-                } else {
-                    const NodeId par = parentOf(nic);
-                    if (par != network::kNoNode && L.nodes[par].rect.isValid())
-                        x = L.nodes[par].rect.center().x();
-                    x += (seen[par]++ - (siblings[par] - 1) / 2.0) * kU * 0.9;
-                }
-                put(nic, x, nicY, kNicW, kNicH);
-            }
-        }
-        return {width, y - origin.y()};
-    };
-
-    // Server sizes (compact ones except the opened one).
-    const std::size_t S = parts.size();
-    std::vector<QSizeF> size(S);
-    for (std::size_t s = 0; s < S; ++s)
-        size[s] = compact && int(s) != m_openServer ? QSizeF(kCompactW, kCompactH) : layoutServer(parts[s], {}, false);
-
-    // Grid: one row up to 8 servers (no link crosses a server), else the column count that frames best.
-    const QRectF area = contentArea();
-    const double aw = std::max(200.0, area.width()), ah = std::max(150.0, area.height());
-    const double gx = compact ? 40 : 60, gy = compact ? 60 : 70;
-    // Switch rows: boxes and gaps grow with the width of the grid so that their labels stay readable.
-    double estW = 0;
-    for (std::size_t s = 0; s < S; ++s)
-        estW += size[s].width() + gx;
-    auto switchH = [&](double gridWidth) { return std::clamp(gridWidth / 45, kSwitchRowH, 220.0); };
-    const double sh0 = switchH(S > 8 ? std::sqrt(double(S)) * estW / double(S) * 1.3 : estW);
-    const double topRows = (spines.empty() ? 0 : sh0 + 130 * L.gapScale + sh0) + (leaves.empty() ? 0 : sh0 + 150 * L.gapScale + sh0);
-    auto gridOf = [&](int cols, std::vector<double>& colW, std::vector<double>& rowH) {
-        const int rows = int((S + std::size_t(cols) - 1) / std::size_t(cols));
-        colW.assign(std::size_t(cols), 0);
-        rowH.assign(std::size_t(rows), 0);
-        for (std::size_t s = 0; s < S; ++s) {
-            colW[s % std::size_t(cols)] = std::max(colW[s % std::size_t(cols)], size[s].width());
-            rowH[s / std::size_t(cols)] = std::max(rowH[s / std::size_t(cols)], size[s].height());
-        }
-    };
-    int bestCols = std::max<int>(1, int(S));
-    if (S > 8) {
-        double bestScale = -1;
-        std::vector<double> cw, rh;
-        for (int c = 1; c <= int(S); ++c) {
-            gridOf(c, cw, rh);
-            double w = gx * (c - 1), h = topRows + gy * double(rh.size() - 1);
-            for (double v : cw)
-                w += v;
-            for (double v : rh)
-                h += v;
-            const std::size_t rows = rh.size(), empty = rows * std::size_t(c) - S;
-            const double sc = std::min(aw / w, ah / h) * (1 - 0.25 * double(empty) / double(rows * std::size_t(c)));
-            if (sc > bestScale * 1.0001) {
-                bestScale = sc;
-                bestCols = c;
-            }
-        }
-    }
-    L.serverColumns = bestCols;
-    L.serverRows = S == 0 ? 0 : int((S + std::size_t(bestCols) - 1) / std::size_t(bestCols));
-    std::vector<double> colW, rowH;
-    if (S > 0)
-        gridOf(bestCols, colW, rowH);
-    double gridW = 0;
-    for (double v : colW)
-        gridW += v;
-    gridW += gx * double(std::max<std::ptrdiff_t>(0, std::ptrdiff_t(colW.size()) - 1));
-    if (S == 0)
-        gridW = std::max<double>(leaves.size(), spines.size()) * 2 * kU;
-
-    // Switch rows above the servers, spread over the grid's width.
-    const double sh = switchH(gridW);
-    auto placeRow = [&](const std::vector<NodeId>& row, double y) {
-        if (row.empty())
-            return;
-        const double pitch = gridW / double(row.size());
-        const bool single = row.size() == 1;
-        const double w = single ? std::max(2.6 * kU, sh * 4) : std::min(std::max(1.9 * kU, sh * 3.4), pitch * 0.86);
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            const double x = (double(i) + 0.5) * pitch;
-            L.nodes[row[i]].rect = QRectF(x - w / 2, y, w, sh);
-        }
-    };
-    double y = 0;
-    if (!spines.empty()) {
-        placeRow(spines, y);
-        y += sh + 130 * L.gapScale + sh;
-    }
-    if (!leaves.empty()) {
-        placeRow(leaves, y);
-        y += sh + 150 * L.gapScale + sh;
-    }
-    L.servers.resize(S);
-    {
-        std::vector<double> colX(colW.size()), rowY(rowH.size());
-        double x = 0;
-        for (std::size_t c = 0; c < colW.size(); ++c) {
-            colX[c] = x;
-            x += colW[c] + gx;
-        }
-        double ry = y;
-        for (std::size_t r = 0; r < rowH.size(); ++r) {
-            rowY[r] = ry;
-            ry += rowH[r] + gy;
-        }
-        for (std::size_t s = 0; s < S; ++s) {
-            const std::size_t c = s % std::size_t(bestCols), r = s / std::size_t(bestCols);
-            const QPointF origin(colX[c] + (colW[c] - size[s].width()) / 2, rowY[r]);
-            Layout::ServerGeom& sg = L.servers[s];
-            sg.rect = QRectF(origin, size[s]);
-            sg.compact = compact && int(s) != m_openServer;
-            const ServerParts& p = parts[s];
-            const QString range = p.gpuLo < 0 ? QString()
-                : p.gpuLo == p.gpuHi ? QStringLiteral("GPU %1").arg(p.gpuLo)
-                                     : QStringLiteral("GPUs %1–%2").arg(p.gpuLo).arg(p.gpuHi);
-            sg.titles = {QStringLiteral("server %1 · %2").arg(s).arg(range), QStringLiteral("server %1").arg(s),
-                         QStringLiteral("s%1").arg(s), QString::number(s)};
-            if (range.isEmpty())
-                sg.titles.removeFirst();
-            sg.subtitle = range;
-            if (!sg.compact)
-                layoutServer(p, origin, true);
-        }
-    }
-
-    // Node looks.
-    for (NodeId id = 0; id < t.nodes().size(); ++id) {
-        const NodeKind k = t.node(id).kind;
-        L.nodes[id].dark = k == NodeKind::Gpu || k == NodeKind::NvSwitch;
-    }
-
-    // Segments: each drawn link direction; links of a compact server to the same outside node merge into
-    // one line, links inside a compact server are not drawn.
-    L.segmentOf.assign(t.links().size(), -1);
-    const auto objects = NodeId(t.nodes().size());
-    auto objectOf = [&](NodeId n) -> NodeId {
-        const auto s = t.node(n).server;
-        if (s >= 0 && std::size_t(s) < S && L.servers[std::size_t(s)].compact)
-            return objects + NodeId(s);
-        return n;
-    };
-    auto rectOf = [&](NodeId obj) -> QRectF {
-        return obj >= objects ? L.servers[obj - objects].rect : L.nodes[obj].rect;
-    };
-    auto barOf = [&](NodeId obj) { return obj < objects && L.nodes[obj].bar; };
-    // A leaf or spine spreads its links along its top and bottom edges, in the order of their other ends.
-    auto isSwitch = [&](NodeId obj) {
-        return obj < objects && (t.node(obj).kind == NodeKind::LeafSwitch || t.node(obj).kind == NodeKind::SpineSwitch);
-    };
-    std::map<std::pair<NodeId, NodeId>, double> spreadX; // (switch, other object) → anchor x
-    {
-        std::map<NodeId, std::vector<std::pair<double, NodeId>>> above, below;
-        for (const network::Link& link : t.links()) {
-            const NodeId a = objectOf(link.from), b = objectOf(link.to);
-            if (!isSwitch(a) || a == b || rectOf(b).isNull() || rectOf(a).isNull())
-                continue;
-            const QPointF other = rectOf(b).center();
-            (other.y() < rectOf(a).center().y() ? above : below)[a].push_back({other.x(), b});
-        }
-        for (auto* side : {&above, &below})
-            for (auto& [sw, ends] : *side) {
-                std::sort(ends.begin(), ends.end());
-                ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-                const QRectF r = rectOf(sw);
-                const double margin = std::min(r.width() * 0.12, 14.0);
-                for (std::size_t i = 0; i < ends.size(); ++i)
-                    spreadX[{sw, ends[i].second}] = ends.size() == 1
-                        ? r.center().x()
-                        : r.left() + margin + (r.width() - 2 * margin) * double(i) / double(ends.size() - 1);
-            }
-    }
-    auto switchAnchor = [&](NodeId sw, NodeId other, QPointF& anchor) {
-        const auto it = spreadX.find({sw, other});
-        if (it == spreadX.end())
-            return;
-        const QRectF r = rectOf(sw);
-        anchor = QPointF(it->second, rectOf(other).center().y() < r.center().y() ? r.top() : r.bottom());
-    };
-    std::map<std::pair<NodeId, NodeId>, int> merged;
-    for (LinkId l = 0; l < t.links().size(); ++l) {
-        const network::Link& link = t.link(l);
-        const NodeId a = objectOf(link.from), b = objectOf(link.to);
-        if (a == b)
-            continue;
-        const QRectF ra = rectOf(a), rb = rectOf(b);
-        if (ra.isNull() || rb.isNull())
-            continue;
-        if (a >= objects || b >= objects) {
-            const auto it = merged.find({a, b});
-            if (it != merged.end()) {
-                Layout::Segment& seg = L.segments[std::size_t(it->second)];
-                seg.members.push_back(l);
-                seg.bandwidth += link.bandwidth;
-                seg.width = capacityWidth(seg.bandwidth);
-                L.segmentOf[l] = it->second;
-                continue;
-            }
-            merged[{a, b}] = int(L.segments.size());
-        }
-        // Anchors: a bar takes the link straight above or below the other end.
-        QPointF ta = rb.center(), tb = ra.center();
-        if (barOf(b) && ra.center().x() > rb.left() && ra.center().x() < rb.right())
-            ta = QPointF(ra.center().x(), rb.center().y());
-        if (barOf(a) && rb.center().x() > ra.left() && rb.center().x() < ra.right())
-            tb = QPointF(rb.center().x(), ra.center().y());
-        Layout::Segment seg;
-        seg.rep = l;
-        seg.members = {l};
-        seg.a = edgeToward(ra, ta);
-        seg.b = edgeToward(rb, tb);
-        if (barOf(a))
-            seg.a = QPointF(tb.x(), rb.center().y() < ra.center().y() ? ra.top() : ra.bottom());
-        if (barOf(b))
-            seg.b = QPointF(ta.x(), ra.center().y() < rb.center().y() ? rb.top() : rb.bottom());
-        if (isSwitch(a))
-            switchAnchor(a, b, seg.a);
-        if (isSwitch(b))
-            switchAnchor(b, a, seg.b);
-        if (isSwitch(a) && !isSwitch(b) && !barOf(b))
-            seg.b = edgeToward(rb, seg.a);
-        if (isSwitch(b) && !isSwitch(a) && !barOf(a))
-            seg.a = edgeToward(ra, seg.b);
-        seg.bandwidth = link.bandwidth;
-        seg.width = capacityWidth(link.bandwidth);
-        seg.hash = l * 2654435761u;
-        seg.between = t.node(link.from).server != t.node(link.to).server;
-        L.segmentOf[l] = int(L.segments.size());
-        L.segments.push_back(std::move(seg));
-    }
-
-    // Timelines and the busiest link.
-    L.timeline.assign(t.links().size(), -1);
-    if (m_simulation)
-        for (std::size_t i = 0; i < m_simulation->linkTimelines.size(); ++i)
-            if (m_simulation->linkTimelines[i].link < L.timeline.size())
-                L.timeline[m_simulation->linkTimelines[i].link] = int(i);
+    L.geo = m_topology ? WireLayout::compute(*m_topology, contentArea().size(), m_openServer, L.fitted) : WireLayout{};
+    m_openServer = L.geo.openServer;
+    L.rates = network::LinkRateLookup(m_topology.get(), m_simulation.get(), m_loads.get());
+    // The busiest line's payload.
     L.maxPayload = 0;
-    for (std::size_t i = 0; i < L.segments.size(); ++i) {
+    for (const WireLayout::Segment& seg : L.geo.segments) {
         double payload = 0;
-        for (const LinkId l : L.segments[i].members) {
+        for (const LinkId l : seg.members) {
             if (m_loads && l < m_loads->links.size())
                 payload += m_loads->links[l].payload();
             else if (m_simulation && l < m_simulation->linkPayloadBytes.size())
@@ -795,15 +258,12 @@ void WireView::layoutOnce()
         }
         L.maxPayload = std::max(L.maxPayload, payload);
     }
-
-    // World bounds.
-    QRectF world;
-    for (const auto& sg : L.servers)
-        world = world.united(sg.rect);
-    for (const auto& ng : L.nodes)
-        if (!ng.rect.isNull())
-            world = world.united(ng.rect);
-    L.world = world.adjusted(-10, -10, 10, 10);
+    if (m_topology) {
+        L.nodeCount = m_topology->nodes().size();
+        L.linkCount = m_topology->links().size();
+        L.spec = m_topology->spec;
+        L.cluster = m_topology->cluster;
+    }
     if (L.fitted)
         fitTransform();
     update();
@@ -817,29 +277,29 @@ QRectF WireView::contentArea() const
 
 void WireView::fitTransform()
 {
-    Layout& L = *m_layout;
+    ViewState& L = *m_state;
     const QRectF area = contentArea();
-    if (L.world.isEmpty() || area.isEmpty()) {
+    if (L.geo.world.isEmpty() || area.isEmpty()) {
         L.scale = L.fitScale = 1;
         L.offset = {};
         return;
     }
-    L.fitScale = std::min(area.width() / L.world.width(), area.height() / L.world.height());
+    L.fitScale = std::min(area.width() / L.geo.world.width(), area.height() / L.geo.world.height());
     L.scale = L.fitScale;
-    L.offset = area.center() - L.world.center() * L.scale;
+    L.offset = area.center() - L.geo.world.center() * L.scale;
     L.fitted = true;
 }
 
 void WireView::fitToView()
 {
-    m_layout->fitted = true;
+    m_state->fitted = true;
     rebuildLayout(); // the grid of servers follows the widget's shape
     update();
 }
 
 double WireView::zoom() const
 {
-    return m_layout->fitScale > 0 ? m_layout->scale / m_layout->fitScale : 1;
+    return m_state->fitScale > 0 ? m_state->scale / m_state->fitScale : 1;
 }
 
 void WireView::setZoom(double zoom)
@@ -849,7 +309,7 @@ void WireView::setZoom(double zoom)
 
 void WireView::zoomAbout(QPointF anchor, double factor)
 {
-    Layout& L = *m_layout;
+    ViewState& L = *m_state;
     const double next = std::clamp(L.scale * factor, L.fitScale * 0.2, L.fitScale * 40);
     if (next == L.scale)
         return;
@@ -862,17 +322,17 @@ void WireView::zoomAbout(QPointF anchor, double factor)
 
 void WireView::openServer(int server)
 {
-    if (!compactServers() || server < -1 || server >= int(m_layout->servers.size()))
+    if (!compactServers() || server < -1 || server >= int(m_state->geo.servers.size()))
         server = -1;
     if (server == m_openServer)
         return;
     m_openServer = server;
-    Layout& L = *m_layout;
+    ViewState& L = *m_state;
     L.fitted = true;
     rebuildLayout();
     // Zoom onto the opened server (its labels readable); 0 or Home shows everything again.
     if (server >= 0) {
-        const QRectF r = L.servers[std::size_t(server)].rect;
+        const QRectF r = L.geo.servers[std::size_t(server)].rect;
         const QRectF area = contentArea();
         const double scale = std::min({L.fitScale * 40, 0.6 * area.width() / r.width(), 0.8 * area.height() / r.height()});
         if (scale > L.scale) {
@@ -887,89 +347,46 @@ void WireView::openServer(int server)
 
 QPointF WireView::toScreen(QPointF world) const
 {
-    return world * m_layout->scale + m_layout->offset;
+    return world * m_state->scale + m_state->offset;
+}
+
+WireViewport WireView::viewport() const
+{
+    return {m_state->scale, m_state->offset, QRectF(rect()).adjusted(-20, -20, 20, 20)};
 }
 
 QPointF WireView::toWorld(QPointF screen) const
 {
-    return (screen - m_layout->offset) / m_layout->scale;
+    return (screen - m_state->offset) / m_state->scale;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Rates
 
-WireView::Rates WireView::ratesOf(LinkId link) const
+network::LinkRates WireView::segmentRates(int segment) const
 {
-    Rates r;
-    const Layout& L = *m_layout;
-    if (!m_topology || link >= m_topology->links().size())
-        return r;
-    r.bandwidth = m_topology->link(link).bandwidth;
-    if (!m_simulation || link >= L.timeline.size() || L.timeline[link] < 0)
-        return r;
-    const auto& samples = m_simulation->linkTimelines[std::size_t(L.timeline[link])].samples;
-    const auto it = std::upper_bound(samples.begin(), samples.end(), m_time,
-                                     [](double t, const network::RateSample& s) { return t < s.time; });
-    if (it == samples.begin())
-        return r;
-    const network::RateSample& s = *(it - 1);
-    if (!(s.rate > 0))
-        return r;
-    r.total = s.rate;
-    const double known = s.strategyRate[0] + s.strategyRate[1] + s.strategyRate[2] + s.strategyRate[3];
-    if (known > 0) {
-        for (int k = 0; k < 4; ++k)
-            r.byStrategy[k] = std::max(0.0, s.strategyRate[k]);
-        r.unknown = std::max(0.0, s.rate - known) > 1e-6 * s.rate ? s.rate - known : 0;
-        return r;
-    }
-    // No split in the sample: the link's share of payload by strategy over the whole step.
-    if (m_loads && link < m_loads->links.size() && m_loads->links[link].payload() > 0) {
-        const network::LinkLoad& load = m_loads->links[link];
-        for (int k = 0; k < 4; ++k)
-            r.byStrategy[k] = s.rate * load.payloadBytes[k] / load.payload();
-        return r;
-    }
-    r.unknown = s.rate;
-    return r;
-}
-
-WireView::Rates WireView::segmentRates(int segment) const
-{
-    const Layout::Segment& seg = m_layout->segments[std::size_t(segment)];
-    if (seg.members.size() == 1)
-        return ratesOf(seg.rep);
-    Rates sum;
-    for (const LinkId l : seg.members) {
-        const Rates r = ratesOf(l);
-        sum.total += r.total;
-        sum.unknown += r.unknown;
-        sum.bandwidth += r.bandwidth;
-        for (int k = 0; k < 4; ++k)
-            sum.byStrategy[k] += r.byStrategy[k];
-    }
-    return sum;
+    return m_state->rates.sum(m_state->geo.segments[std::size_t(segment)].members, m_time);
 }
 
 double WireView::drawnUtilization(LinkId link) const
 {
-    const Layout& L = *m_layout;
-    if (link >= L.segmentOf.size() || L.segmentOf[link] < 0) {
-        const Rates r = ratesOf(link);
+    const ViewState& L = *m_state;
+    if (link >= L.geo.segmentOf.size() || L.geo.segmentOf[link] < 0) {
+        const network::LinkRates r = m_state->rates.at(link, m_time);
         return r.bandwidth > 0 ? r.total / r.bandwidth : 0;
     }
-    const Rates r = segmentRates(L.segmentOf[link]);
+    const network::LinkRates r = segmentRates(L.geo.segmentOf[link]);
     return r.bandwidth > 0 ? r.total / r.bandwidth : 0;
 }
 
 QColor WireView::drawnColor(LinkId link) const
 {
-    const Layout& L = *m_layout;
-    if (m_simulation || link >= L.segmentOf.size() || L.segmentOf[link] < 0)
+    const ViewState& L = *m_state;
+    if (m_simulation || link >= L.geo.segmentOf.size() || L.geo.segmentOf[link] < 0)
         return loadColor(drawnUtilization(link));
     // Without a simulation: the share of the busiest line's payload.
     double payload = 0;
-    for (const LinkId l : L.segments[std::size_t(L.segmentOf[link])].members)
+    for (const LinkId l : L.geo.segments[std::size_t(L.geo.segmentOf[link])].members)
         if (m_loads && l < m_loads->links.size())
             payload += m_loads->links[l].payload();
     return loadColor(L.maxPayload > 0 ? payload / L.maxPayload : 0);
@@ -980,22 +397,19 @@ QColor WireView::drawnColor(LinkId link) const
 
 std::optional<QPointF> WireView::nodeCenter(NodeId node) const
 {
-    const Layout& L = *m_layout;
-    if (node >= L.nodes.size() || L.nodes[node].rect.isNull())
+    const WireLayout& geo = m_state->geo;
+    if (!m_topology || !geo.nodeDrawn(*m_topology, node))
         return std::nullopt;
-    const auto server = m_topology->node(node).server;
-    if (server >= 0 && std::size_t(server) < L.servers.size() && L.servers[std::size_t(server)].compact)
-        return std::nullopt;
-    return toScreen(L.nodes[node].rect.center());
+    return toScreen(geo.nodes[node].rect.center());
 }
 
 std::optional<QPointF> WireView::linkMidpoint(LinkId link) const
 {
-    const Layout& L = *m_layout;
-    if (link >= L.segmentOf.size() || L.segmentOf[link] < 0)
+    const ViewState& L = *m_state;
+    if (link >= L.geo.segmentOf.size() || L.geo.segmentOf[link] < 0)
         return std::nullopt;
-    const int seg = L.segmentOf[link];
-    const ScreenLine s = L.line(L.segments[std::size_t(seg)]);
+    const int seg = L.geo.segmentOf[link];
+    const ScreenLine s = L.line(L.geo.segments[std::size_t(seg)]);
     // The middle, or the nearest point along the line where no other line is closer (rail links of
     // mirrored servers cross at their middles).
     for (const double t : {0.5, 0.44, 0.56, 0.38, 0.62, 0.32, 0.68, 0.26, 0.74, 0.2, 0.8}) {
@@ -1008,11 +422,11 @@ std::optional<QPointF> WireView::linkMidpoint(LinkId link) const
 
 int WireView::segmentAt(QPointF pos) const
 {
-    const Layout& L = *m_layout;
+    const ViewState& L = *m_state;
     int best = -1;
     double bestD = 1e18;
-    for (std::size_t i = 0; i < L.segments.size(); ++i) {
-        const ScreenLine s = L.line(L.segments[i]);
+    for (std::size_t i = 0; i < L.geo.segments.size(); ++i) {
+        const ScreenLine s = L.line(L.geo.segments[i]);
         const double d = segmentDistance(pos, s.p, s.q);
         if (d < bestD) {
             bestD = d;
@@ -1027,13 +441,13 @@ std::optional<LinkId> WireView::linkAt(QPoint pos) const
     const int s = segmentAt(QPointF(pos));
     if (s < 0)
         return std::nullopt;
-    return m_layout->segments[std::size_t(s)].rep;
+    return m_state->geo.segments[std::size_t(s)].rep;
 }
 
 std::optional<int> WireView::serverAt(QPoint pos) const
 {
     const QPointF w = toWorld(QPointF(pos));
-    const auto& servers = m_layout->servers;
+    const auto& servers = m_state->geo.servers;
     for (std::size_t s = 0; s < servers.size(); ++s)
         if (servers[s].rect.contains(w))
             return int(s);
@@ -1042,7 +456,7 @@ std::optional<int> WireView::serverAt(QPoint pos) const
 
 std::optional<QRectF> WireView::serverRect(int server) const
 {
-    const auto& servers = m_layout->servers;
+    const auto& servers = m_state->geo.servers;
     if (server < 0 || std::size_t(server) >= servers.size())
         return std::nullopt;
     const QRectF& r = servers[std::size_t(server)].rect;
@@ -1051,310 +465,64 @@ std::optional<QRectF> WireView::serverRect(int server) const
 
 std::vector<LinkId> WireView::drawnWith(LinkId link) const
 {
-    const Layout& L = *m_layout;
-    if (link >= L.segmentOf.size() || L.segmentOf[link] < 0)
+    const ViewState& L = *m_state;
+    if (link >= L.geo.segmentOf.size() || L.geo.segmentOf[link] < 0)
         return {};
-    return L.segments[std::size_t(L.segmentOf[link])].members;
+    return L.geo.segments[std::size_t(L.geo.segmentOf[link])].members;
 }
 
 int WireView::packetsDrawn() const
 {
-    return m_layout->packets;
+    return m_state->packets;
 }
 
 int WireView::packetsDrawn(parallel::Strategy strategy) const
 {
     const int k = int(strategy);
-    return k >= 0 && k < 4 ? m_layout->packetsBy[k] : 0;
+    return k >= 0 && k < 4 ? m_state->packetsBy[k] : 0;
 }
 
 std::optional<LinkId> WireView::hoveredLink() const
 {
-    const int s = m_layout->hoveredSegment;
-    if (s < 0 || std::size_t(s) >= m_layout->segments.size())
+    const int s = m_state->hoveredSegment;
+    if (s < 0 || std::size_t(s) >= m_state->geo.segments.size())
         return std::nullopt;
-    return m_layout->segments[std::size_t(s)].rep;
+    return m_state->geo.segments[std::size_t(s)].rep;
 }
 
 QString WireView::linkToolTip(LinkId link) const
 {
-    auto bytesIn = [this](double v) { return bytesText(v, m_units); };
-    auto rateIn = [this](double v) { return rateText(v, m_units); };
-    if (!m_topology || link >= m_topology->links().size())
-        return {};
-    const network::Topology& t = *m_topology;
-    const network::Link& l = t.link(link);
+    LinkTipSources src;
+    src.topology = m_topology.get();
+    src.loads = m_loads.get();
+    src.simulation = m_simulation.get();
+    src.rates = &m_state->rates;
+    src.callers = &m_callers;
+    src.time = m_time;
+    src.units = m_units;
+    src.traceName = m_traceName;
     std::vector<LinkId> members = drawnWith(link);
     if (members.empty())
         members = {link};
-    QStringList lines;
-    double bandwidth = 0, payload = 0, wire = 0, payloadBy[4] = {0, 0, 0, 0};
-    bool haveLoads = false;
     for (const LinkId m : members) {
-        bandwidth += t.link(m).bandwidth;
-        if (m_loads && m < m_loads->links.size()) {
-            haveLoads = true;
-            const network::LinkLoad& ll = m_loads->links[m];
-            payload += ll.payload();
-            wire += ll.wireBytes;
-            for (int k = 0; k < 4; ++k)
-                payloadBy[k] += ll.payloadBytes[k];
-        } else if (m_simulation && m < m_simulation->linkPayloadBytes.size()) {
-            payload += m_simulation->linkPayloadBytes[m];
-        }
+        src.tokenBytes += tracedBytes(m);
+        src.tokenGradient = src.tokenGradient || std::binary_search(m_tracedGradient.begin(), m_tracedGradient.end(), m);
     }
-    const QString from = qs(t.node(l.from).name), to = qs(t.node(l.to).name);
-    if (members.size() > 1)
-        lines << QStringLiteral("<b>%1 links, one line</b> (server %2's NICs ↔ %3)")
-                     .arg(members.size())
-                     .arg(std::max(t.node(l.from).server, t.node(l.to).server))
-                     .arg(t.node(l.from).server >= 0 ? to : from);
-    lines << QStringLiteral("<b>%1</b>  (%2 → %3)").arg(qs(l.id), from, to);
-    lines << QStringLiteral("%1, %2 per direction%3")
-                 .arg(qs(std::string(network::displayName(l.protocol))), rateIn(l.bandwidth),
-                      members.size() > 1 ? QStringLiteral(" (Σ %1)").arg(rateIn(bandwidth)) : QString());
-    if (haveLoads || payload > 0) {
-        QStringList by;
-        for (int k = 0; k < 4; ++k)
-            if (payloadBy[k] > 0)
-                by << QStringLiteral("%1 %2").arg(QLatin1String(kStrategyName[k]), bytesIn(payloadBy[k]));
-        lines << QStringLiteral("Payload per step: %1%2").arg(bytesIn(payload), by.isEmpty() ? QString() : QStringLiteral(" (") + by.join(QStringLiteral(", ")) + QStringLiteral(")"));
-        if (haveLoads)
-            lines << QStringLiteral("Wire bytes per step: %1").arg(bytesIn(wire));
-    }
-    if (m_simulation && m_simulation->stepSeconds > 0 && bandwidth > 0) {
-        const double u = payload / (bandwidth * m_simulation->stepSeconds);
-        lines << QStringLiteral("Utilization over the step: %1 = %2 / (%3 × %4)")
-                     .arg(percent(u), bytesIn(payload), rateIn(bandwidth), qs(formatSeconds(m_simulation->stepSeconds)));
-        Rates now;
-        for (const LinkId m : members) {
-            const Rates r = ratesOf(m);
-            now.total += r.total;
-            now.unknown += r.unknown;
-            for (int k = 0; k < 4; ++k)
-                now.byStrategy[k] += r.byStrategy[k];
-        }
-        QStringList by;
-        for (int k = 0; k < 4; ++k)
-            if (now.byStrategy[k] > 0)
-                by << QStringLiteral("%1 %2").arg(QLatin1String(kStrategyName[k]), rateIn(now.byStrategy[k]));
-        lines << QStringLiteral("Rate at %1: %2 (%3 of the bandwidth)%4")
-                     .arg(qs(formatSeconds(m_time)), rateIn(now.total), percent(now.total / bandwidth),
-                          by.isEmpty() ? QString() : QStringLiteral(": ") + by.join(QStringLiteral(", ")));
-    }
-    // The followed token (the story's live thread).
-    double tokenBytes = 0;
-    bool tokenGradient = false;
-    for (const LinkId m : members) {
-        tokenBytes += tracedBytes(m);
-        tokenGradient = tokenGradient || std::binary_search(m_tracedGradient.begin(), m_tracedGradient.end(), m);
-    }
-    if (tokenBytes > 0)
-        lines << QStringLiteral("<b>%1</b>: its row crosses here, %2 per step").arg(m_traceName.toHtmlEscaped(), bytesIn(tokenBytes));
-    else if (tokenGradient)
-        lines << QStringLiteral("<b>%1</b>: a gradient reduction it feeds crosses here (no byte is its own)")
-                     .arg(m_traceName.toHtmlEscaped());
-    QStringList callers;
-    for (const LinkId m : members)
-        if (m < m_callers.size())
-            for (const QString& c : m_callers[m])
-                if (!callers.contains(c))
-                    callers << c;
-    if (!callers.isEmpty()) {
-        lines << QStringLiteral("Used by:");
-        const int shown = std::min<int>(int(callers.size()), 8);
-        for (int i = 0; i < shown; ++i)
-            lines << QStringLiteral("&nbsp;&nbsp;• ") + callers[i].toHtmlEscaped();
-        if (callers.size() > shown)
-            lines << QStringLiteral("&nbsp;&nbsp;… and %1 more").arg(callers.size() - shown);
-    }
-    return QStringLiteral("<p style='white-space:pre'>") + lines.join(QStringLiteral("<br>")) + QStringLiteral("</p>");
+    return ui::linkToolTip(src, link, std::move(members));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Painting
 
-namespace {
-
-// Draws the first candidate that fits `box` (font size from the box height, capped; a candidate may
-// shrink to 3/4 of it before the next, shorter one is tried), centred.
-void drawFittedLabel(QPainter& p, const QRectF& box, const QStringList& candidates, const QColor& color, bool bold,
-                     double maxPx = 17)
-{
-    const double px = std::min(maxPx, box.height() * 0.52);
-    if (px < 7.5 || candidates.isEmpty())
-        return;
-    const double room = box.width() - std::min(8.0, box.width() * 0.12);
-    for (const QString& c : candidates)
-        for (const double f : {1.0, 0.86, 0.75}) {
-            if (px * f < 10 && f < 1)
-                break;
-            const QFont font = pixelFont(px * f, bold);
-            if (QFontMetricsF(font).horizontalAdvance(c) <= room) {
-                p.setFont(font);
-                p.setPen(color);
-                p.drawText(box, Qt::AlignCenter, c);
-                return;
-            }
-        }
-}
-
-} // namespace
-
-void WireView::paintServers(QPainter& p) const
-{
-    const Layout& L = *m_layout;
-    const network::Topology& t = *m_topology;
-    const QRectF view = QRectF(rect()).adjusted(-20, -20, 20, 20);
-    auto screenRect = [&](const QRectF& w) { return QRectF(toScreen(w.topLeft()), toScreen(w.bottomRight())); };
-    // Detailed titles all in the same (longest fitting) form.
-    int titleForm = 0;
-    {
-        const double th = L.titleH * L.scale;
-        const QFontMetricsF fm(pixelFont(std::min(16.0, th * 0.52), true));
-        for (const auto& sg : L.servers) {
-            if (sg.compact)
-                continue;
-            const double room = sg.rect.width() * L.scale - 12 - 8;
-            while (titleForm + 1 < int(sg.titles.size()) && fm.horizontalAdvance(sg.titles[titleForm]) > room)
-                ++titleForm;
-        }
-    }
-    for (std::size_t s = 0; s < L.servers.size(); ++s) {
-        const Layout::ServerGeom& sg = L.servers[s];
-        const QRectF r = screenRect(sg.rect);
-        if (!r.intersects(view))
-            continue;
-        const bool open = int(s) == m_openServer;
-        p.setPen(QPen(sg.highlighted || open ? kInk : kServerLine, sg.highlighted || open ? 2.5 : 1.2));
-        p.setBrush(sg.compact ? (sg.highlighted ? kGpuHighlight : kSwitchFill) : kServerFill);
-        const double radius = std::min(8.0, r.height() * 0.1);
-        p.drawRoundedRect(r, radius, radius);
-        if (sg.compact) {
-            const QRectF top(r.left(), r.top() + r.height() * 0.12, r.width(), r.height() * 0.42);
-            const QRectF bottom(r.left(), r.top() + r.height() * 0.52, r.width(), r.height() * 0.34);
-            if (top.height() * 0.52 >= 7.5) {
-                drawFittedLabel(p, top, sg.titles.mid(1), kInk, true, 16);
-                drawFittedLabel(p, bottom, {sg.subtitle, QString::number(t.cluster.gpusPerNode)}, kMuted, false, 14);
-            } else {
-                // Too small for two lines (many servers at the fitted zoom): the server's number alone.
-                QStringList one = sg.titles.mid(1);
-                one << QString::number(s);
-                drawFittedLabel(p, r, one, kInk, true, 14);
-            }
-        } else {
-            const double th = L.titleH * L.scale;
-            const QRectF title(r.left() + 6, r.bottom() - th - 2, r.width() - 12, th);
-            drawFittedLabel(p, title, sg.titles.mid(std::min<int>(titleForm, int(sg.titles.size()) - 1)), kMuted, true, 16);
-        }
-    }
-
-}
-
-void WireView::paintNodes(QPainter& p) const
-{
-    const Layout& L = *m_layout;
-    const network::Topology& t = *m_topology;
-    const QRectF view = QRectF(rect()).adjusted(-20, -20, 20, 20);
-    auto screenRect = [&](const QRectF& w) { return QRectF(toScreen(w.topLeft()), toScreen(w.bottomRight())); };
-    const std::size_t S = L.servers.size();
-    auto drawn = [&](NodeId id) {
-        const network::Node& node = t.node(id);
-        return !L.nodes[id].rect.isNull()
-            && !(node.server >= 0 && std::size_t(node.server) < S && L.servers[std::size_t(node.server)].compact);
-    };
-    // One label form per kind of node (all GPUs "GPU 12", or all "12"): the first candidate whose
-    // longest text fits the kind's smallest box, at a font that may shrink to 3/4.
-    constexpr int kKinds = 8;
-    struct Form {
-        int index = -1;  // -1: no label fits
-        double px = 0;
-    };
-    std::array<Form, kKinds> forms;
-    {
-        std::array<QSizeF, kKinds> minBox;
-        std::array<QStringList, kKinds> longest;
-        minBox.fill(QSizeF(1e18, 1e18));
-        for (NodeId id = 0; id < L.nodes.size(); ++id) {
-            if (!drawn(id))
-                continue;
-            const int k = int(t.node(id).kind);
-            const QSizeF box = L.nodes[id].rect.size() * L.scale;
-            minBox[std::size_t(k)] = QSizeF(std::min(minBox[std::size_t(k)].width(), box.width()),
-                                            std::min(minBox[std::size_t(k)].height(), box.height()));
-            const QStringList& labels = L.nodes[id].labels;
-            QStringList& l = longest[std::size_t(k)];
-            for (int i = 0; i < int(labels.size()); ++i) {
-                if (i >= int(l.size()))
-                    l << labels[i];
-                else if (labels[i].size() > l[i].size())
-                    l[i] = labels[i];
-            }
-        }
-        for (int k = 0; k < kKinds; ++k) {
-            const QSizeF box = minBox[std::size_t(k)];
-            if (box.width() > 1e17)
-                continue;
-            const bool bold = k == int(NodeKind::Gpu) || k == int(NodeKind::LeafSwitch) || k == int(NodeKind::SpineSwitch)
-                || k == int(NodeKind::NvSwitch);
-            const double px = std::min(20.0, box.height() * 0.5);
-            if (px < 7.5)
-                continue;
-            const double room = box.width() - std::min(8.0, box.width() * 0.12);
-            const QStringList& l = longest[std::size_t(k)];
-            for (int i = 0; i < int(l.size()) && forms[std::size_t(k)].index < 0; ++i)
-                for (const double f : {1.0, 0.86, 0.75}) {
-                    if (px * f < 10 && f < 1)
-                        break;
-                    if (QFontMetricsF(pixelFont(px * f, bold)).horizontalAdvance(l[i]) <= room) {
-                        forms[std::size_t(k)] = {i, px * f};
-                        break;
-                    }
-                }
-        }
-    }
-    for (NodeId id = 0; id < L.nodes.size(); ++id) {
-        if (!drawn(id))
-            continue;
-        const Layout::NodeGeom& ng = L.nodes[id];
-        const network::Node& node = t.node(id);
-        const QRectF r = screenRect(ng.rect);
-        if (!r.intersects(view))
-            continue;
-        const bool highlighted = node.kind == NodeKind::Gpu
-            && std::binary_search(m_highlighted.begin(), m_highlighted.end(), int(node.gpu));
-        QColor fill = kPartFill, text = kInk;
-        switch (node.kind) {
-        case NodeKind::Gpu: fill = highlighted ? kGpuHighlight : kGpuFill; text = highlighted ? kInk : QColor(Qt::white); break;
-        case NodeKind::NvSwitch: fill = kNvSwitchFill; text = Qt::white; break;
-        case NodeKind::LeafSwitch:
-        case NodeKind::SpineSwitch:
-        case NodeKind::PcieSwitch: fill = kSwitchFill; break;
-        default: break;
-        }
-        p.setPen(QPen(highlighted ? kInk : (ng.dark ? kGpuFill : kServerLine), highlighted ? 3 : 1.2));
-        p.setBrush(fill);
-        const double radius = std::min(5.0, r.height() * 0.15);
-        p.drawRoundedRect(r, radius, radius);
-        const Form& form = forms[std::size_t(node.kind)];
-        if (form.index < 0 || ng.labels.isEmpty())
-            continue;
-        const bool bold = node.kind == NodeKind::Gpu || node.kind == NodeKind::LeafSwitch
-            || node.kind == NodeKind::SpineSwitch || node.kind == NodeKind::NvSwitch;
-        p.setFont(pixelFont(form.px, bold));
-        p.setPen(text);
-        p.drawText(r, Qt::AlignCenter, ng.labels[std::min<int>(form.index, int(ng.labels.size()) - 1)]);
-    }
-}
 
 void WireView::paintEvent(QPaintEvent*)
 {
-    Layout& L = *m_layout;
+    ViewState& L = *m_state;
     QPainter p(this);
     p.fillRect(rect(), Qt::white);
     L.packets = 0;
     std::fill(std::begin(L.packetsBy), std::end(L.packetsBy), 0);
-    if (!m_topology || L.world.isNull()) {
+    if (!m_topology || L.geo.world.isNull()) {
         p.setPen(kMuted);
         p.setFont(pixelFont(16, false));
         p.drawText(rect(), Qt::AlignCenter, tr("No fabric to draw"));
@@ -1364,12 +532,12 @@ void WireView::paintEvent(QPaintEvent*)
     p.setRenderHint(QPainter::Antialiasing, true);
 
     // Where each line is and what it carries now.
-    const std::size_t n = L.segments.size();
+    const std::size_t n = L.geo.segments.size();
     std::vector<ScreenLine> lines(n);
     std::vector<char> visible(n, 0);
-    std::vector<Rates> rates(n);
+    std::vector<network::LinkRates> rates(n);
     for (std::size_t i = 0; i < n; ++i) {
-        lines[i] = L.line(L.segments[i]);
+        lines[i] = L.line(L.geo.segments[i]);
         const QRectF box = QRectF(lines[i].p, lines[i].q).normalized().adjusted(-8, -8, 8, 8);
         visible[i] = box.intersects(view);
         if (visible[i])
@@ -1379,7 +547,7 @@ void WireView::paintEvent(QPaintEvent*)
     std::vector<char> traced(n, 0);
     if (!m_traced.empty() || !m_tracedGradient.empty())
         for (std::size_t i = 0; i < n; ++i)
-            for (const LinkId m : L.segments[i].members) {
+            for (const LinkId m : L.geo.segments[i].members) {
                 if (std::binary_search(m_traced.begin(), m_traced.end(), m)) {
                     traced[i] = 1;
                     break;
@@ -1389,7 +557,7 @@ void WireView::paintEvent(QPaintEvent*)
             }
     auto drawLines = [&](bool between) {
         for (std::size_t i = 0; i < n; ++i) {
-            if (!visible[i] || L.segments[i].between != between)
+            if (!visible[i] || L.geo.segments[i].between != between)
                 continue;
             if (int(i) == L.hoveredSegment) {
                 p.setPen(QPen(kInk, lines[i].width + 3, Qt::SolidLine, Qt::FlatCap));
@@ -1400,15 +568,15 @@ void WireView::paintEvent(QPaintEvent*)
             if (traced[i] == 1) {
                 p.setPen(QPen(kInk, lines[i].width + 7, Qt::SolidLine, Qt::RoundCap));
                 p.drawLine(lines[i].p, lines[i].q);
-                p.setPen(QPen(kTokenGlow, lines[i].width + 4, Qt::SolidLine, Qt::RoundCap));
+                p.setPen(QPen(kWireTokenGlow, lines[i].width + 4, Qt::SolidLine, Qt::RoundCap));
                 p.drawLine(lines[i].p, lines[i].q);
             } else if (traced[i] == 2) {
                 p.setPen(QPen(kInk, lines[i].width + 4, Qt::DashLine, Qt::FlatCap));
                 p.drawLine(lines[i].p, lines[i].q);
             }
             QColor c = m_simulation ? loadColor(rates[i].bandwidth > 0 ? rates[i].total / rates[i].bandwidth : 0)
-                                    : drawnColor(L.segments[i].rep);
-            if (L.serverRows > 1 && !(rates[i].total > 0) && int(i) != L.hoveredSegment)
+                                    : drawnColor(L.geo.segments[i].rep);
+            if (L.geo.serverRows > 1 && !(rates[i].total > 0) && int(i) != L.hoveredSegment)
                 c.setAlpha(m_simulation ? 90 : 160); // a grid of servers: idle lines recede
             p.setPen(QPen(c, lines[i].width, Qt::SolidLine, Qt::FlatCap));
             p.drawLine(lines[i].p, lines[i].q);
@@ -1431,7 +599,7 @@ void WireView::paintEvent(QPaintEvent*)
                 continue;
             const double len = std::hypot(lines[i].q.x() - lines[i].p.x(), lines[i].q.y() - lines[i].p.y());
             for (int k = 0; k < 5; ++k) {
-                const double r = k < 4 ? rates[i].byStrategy[k] : rates[i].unknown;
+                const double r = k < 4 ? rates[i].byStrategy[std::size_t(k)] : rates[i].unknown;
                 if (!(r > 0))
                     continue;
                 const double share = std::min(1.0, r / rates[i].bandwidth);
@@ -1448,7 +616,7 @@ void WireView::paintEvent(QPaintEvent*)
     auto drawPackets = [&](bool between) {
         std::array<std::vector<QRectF>, 5> inner;
         for (const Stream& st : streams) {
-            if (L.segments[std::size_t(st.segment)].between != between)
+            if (L.geo.segments[std::size_t(st.segment)].between != between)
                 continue;
             const ScreenLine& ln = lines[std::size_t(st.segment)];
             const QPointF d = ln.q - ln.p;
@@ -1456,7 +624,7 @@ void WireView::paintEvent(QPaintEvent*)
             if (len < 1)
                 continue;
             const double spacing = st.spacing * thin;
-            const auto h = L.segments[std::size_t(st.segment)].hash;
+            const auto h = L.geo.segments[std::size_t(st.segment)].hash;
             double pos = std::fmod(phase + double(h % 997) + st.strategy * spacing * 0.23, spacing);
             const QPointF u = d / len;
             for (; pos < len && budget > 0; pos += spacing) {
@@ -1499,78 +667,20 @@ void WireView::paintEvent(QPaintEvent*)
         {
             QPainter q(&L.serverLayer);
             q.setRenderHint(QPainter::Antialiasing, true);
-            paintServers(q);
+            paintServerBoxes(q, L.geo, *m_topology, viewport(), m_openServer);
         }
         QPainter q(&L.nodeLayer);
         q.setRenderHint(QPainter::Antialiasing, true);
-        paintNodes(q);
+        paintNodeBoxes(q, L.geo, *m_topology, viewport(), m_highlighted);
     }
     p.drawImage(QPointF(0, 0), L.serverLayer);
     drawLines(false);
     p.drawImage(QPointF(0, 0), L.nodeLayer);
     drawPackets(false);
-    drawLegend(p);
-}
-
-void WireView::drawLegend(QPainter& p) const
-{
-    const QRectF strip(0, height() - kLegendPx, width(), kLegendPx);
-    p.setRenderHint(QPainter::Antialiasing, false);
-    p.fillRect(strip, QColor(255, 255, 255, 235));
-    p.setPen(QPen(QColor(0xE2, 0xE8, 0xF0), 1));
-    p.drawLine(strip.topLeft(), strip.topRight());
-    const QFont font = pixelFont(14, false);
-    const QFontMetricsF fm(font);
-    p.setFont(font);
-    double x = 12;
-    const double cy = strip.center().y();
-    p.setPen(kMuted);
-    const QString head = tr("Packets:");
-    p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), head);
-    x += fm.horizontalAdvance(head) + 8;
-    for (int k = 0; k < 4; ++k) {
-        p.fillRect(QRectF(x - 1, cy - 6, 12, 12), Qt::white);
-        p.fillRect(QRectF(x, cy - 5, 10, 10), palette::kStrategy[k]);
-        x += 14;
-        const QString name = QLatin1String(kStrategyName[k]);
-        p.setPen(kInk);
-        p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), name);
-        x += fm.horizontalAdvance(name) + 14;
-    }
-    x += 10;
-    p.setPen(kMuted);
-    const QString load = tr("Load now:");
-    p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), load);
-    x += fm.horizontalAdvance(load) + 8;
-    const QString idle = tr("idle");
-    p.setPen(kInk);
-    p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), idle);
-    x += fm.horizontalAdvance(idle) + 6;
-    const double gw = 120;
-    for (int i = 0; i < int(gw); i += 2)
-        p.fillRect(QRectF(x + i, cy - 5, 2, 10), i == 0 ? palette::kLoadIdle : loadColor(i / gw));
-    x += gw + 6;
-    p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), tr("100 %"));
-    x += fm.horizontalAdvance(tr("100 %")) + 20;
-    if (!m_traced.empty() || !m_tracedGradient.empty()) {
-        // The followed token's glow.
-        p.setRenderHint(QPainter::Antialiasing, true);
-        p.setPen(QPen(kInk, 8, Qt::SolidLine, Qt::RoundCap));
-        p.drawLine(QPointF(x, cy), QPointF(x + 18, cy));
-        p.setPen(QPen(kTokenGlow, 5, Qt::SolidLine, Qt::RoundCap));
-        p.drawLine(QPointF(x, cy), QPointF(x + 18, cy));
-        p.setRenderHint(QPainter::Antialiasing, false);
-        x += 26;
-        p.setPen(kInk);
-        const QString token = m_traceName.isEmpty() ? tr("followed token") : m_traceName;
-        p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), token);
-        x += fm.horizontalAdvance(token) + 20;
-    }
-    p.setPen(kMuted);
-    const QString width = tr("line width = capacity; the two directions side by side");
-    if (x + fm.horizontalAdvance(width) < strip.right() - 8)
-        p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), width);
-    p.setRenderHint(QPainter::Antialiasing, true);
+    std::optional<QString> token;
+    if (!m_traced.empty() || !m_tracedGradient.empty())
+        token = m_traceName.isEmpty() ? tr("followed token") : m_traceName;
+    paintWireLegend(p, QRectF(0, height() - kLegendPx, width(), kLegendPx), token);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1579,7 +689,7 @@ void WireView::drawLegend(QPainter& p) const
 void WireView::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
-    if (m_layout->fitted)
+    if (m_state->fitted)
         rebuildLayout();
 }
 
@@ -1594,9 +704,9 @@ void WireView::wheelEvent(QWheelEvent* event)
 void WireView::mousePressEvent(QMouseEvent* event)
 {
     if (event->button() == Qt::LeftButton) {
-        m_layout->dragging = true;
-        m_layout->dragFrom = event->position().toPoint();
-        m_layout->offsetAtDrag = m_layout->offset;
+        m_state->dragging = true;
+        m_state->dragFrom = event->position().toPoint();
+        m_state->offsetAtDrag = m_state->offset;
         setCursor(Qt::ClosedHandCursor);
     }
     QWidget::mousePressEvent(event);
@@ -1604,7 +714,7 @@ void WireView::mousePressEvent(QMouseEvent* event)
 
 void WireView::mouseMoveEvent(QMouseEvent* event)
 {
-    Layout& L = *m_layout;
+    ViewState& L = *m_state;
     if (L.dragging && (event->buttons() & Qt::LeftButton)) {
         const QPoint d = event->position().toPoint() - L.dragFrom;
         if (d.manhattanLength() > 2) {
@@ -1620,7 +730,7 @@ void WireView::mouseMoveEvent(QMouseEvent* event)
 void WireView::mouseReleaseEvent(QMouseEvent* event)
 {
     if (event->button() == Qt::LeftButton) {
-        m_layout->dragging = false;
+        m_state->dragging = false;
         unsetCursor();
     }
     QWidget::mouseReleaseEvent(event);
@@ -1632,7 +742,7 @@ void WireView::mouseDoubleClickEvent(QMouseEvent* event)
         const auto s = serverAt(event->position().toPoint());
         if (s && *s == m_openServer)
             openServer(-1);
-        else if (s && m_layout->servers[std::size_t(*s)].compact)
+        else if (s && m_state->geo.servers[std::size_t(*s)].compact)
             openServer(*s);
     }
     event->accept();
@@ -1660,8 +770,8 @@ void WireView::keyPressEvent(QKeyEvent* event)
 
 void WireView::leaveEvent(QEvent* event)
 {
-    if (m_layout->hoveredSegment >= 0) {
-        m_layout->hoveredSegment = -1;
+    if (m_state->hoveredSegment >= 0) {
+        m_state->hoveredSegment = -1;
         emit linkHovered(-1);
         update();
     }
@@ -1671,10 +781,10 @@ void WireView::leaveEvent(QEvent* event)
 void WireView::updateHover(QPoint pos)
 {
     const int s = segmentAt(QPointF(pos));
-    if (s == m_layout->hoveredSegment)
+    if (s == m_state->hoveredSegment)
         return;
-    m_layout->hoveredSegment = s;
-    emit linkHovered(s < 0 ? -1 : int(m_layout->segments[std::size_t(s)].rep));
+    m_state->hoveredSegment = s;
+    emit linkHovered(s < 0 ? -1 : int(m_state->geo.segments[std::size_t(s)].rep));
     update();
 }
 

@@ -15,9 +15,17 @@
 // The time is set from outside (the pane's play/scrub controls). Hovering a link emits linkHovered
 // and shows a tooltip (payload and wire bytes, utilization over the step, the rate now, the
 // collectives using it when the pane has supplied them through setLinkCallers).
+//
+// The parts: WireLayout (wirelayout.h) places everything in world units without a widget; the rates
+// come from network::LinkRateLookup (network/simresults.h); wiretooltips.h writes the tooltips and
+// wirepaint.h draws the static layers (boxes, labels, legend). This class holds the view transform,
+// hover and drag state, draws the moving layer (lines, packets) and handles input.
+
+#include "wirelayout.h"
 
 #include "base/units.h"
 #include "network/linkload.h"
+#include "network/simresults.h"
 #include "network/simulate.h"
 #include "network/topology.h"
 
@@ -34,10 +42,12 @@
 
 namespace tw::ui {
 
+struct WireViewport;
+
 class WireView : public QWidget {
     Q_OBJECT
 public:
-    static constexpr int kMaxDetailedServers = 32;
+    static constexpr int kMaxDetailedServers = WireLayout::kMaxDetailedServers;
 
     explicit WireView(QWidget* parent = nullptr);
     ~WireView() override;
@@ -124,23 +134,18 @@ protected:
     bool event(QEvent* event) override; // tooltips
 
 private:
-    struct Layout;
-    struct Rates;
+    struct ViewState; // the geometry, the view transform, hover and drag, what the last paint drew, caches
     void rebuildLayout();
-    void layoutOnce();
     void fitTransform();
     void updateHover(QPoint pos);
     void zoomAbout(QPointF anchor, double factor);
-    [[nodiscard]] Rates ratesOf(network::LinkId link) const;
-    [[nodiscard]] Rates segmentRates(int segment) const;
+    [[nodiscard]] network::LinkRates segmentRates(int segment) const;
     [[nodiscard]] int segmentAt(QPointF pos) const;
     [[nodiscard]] QPointF toScreen(QPointF world) const;
     [[nodiscard]] QPointF toWorld(QPointF screen) const;
     [[nodiscard]] QRectF contentArea() const;
-    void drawLegend(QPainter& p) const;
-    void paintServers(QPainter& p) const;
-    void paintNodes(QPainter& p) const;
-    std::unique_ptr<Layout> m_layout;
+    [[nodiscard]] WireViewport viewport() const; // the current transform and visible area
+    std::unique_ptr<ViewState> m_state;
     std::shared_ptr<const network::Topology> m_topology;
     std::shared_ptr<const network::LinkLoads> m_loads;
     std::shared_ptr<const network::StepSimulation> m_simulation;

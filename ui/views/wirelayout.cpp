@@ -1,0 +1,490 @@
+#include "wirelayout.h"
+
+#include <QSizeF>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace tw::ui {
+
+using network::LinkId;
+using network::NodeId;
+using network::NodeKind;
+
+namespace {
+
+// World units: one GPU column is kU wide; everything else is sized from it.
+constexpr double kU = 100;
+constexpr double kPadX = 22, kPadTop = 16, kRowGap = 48, kTitleH = 34;
+constexpr double kGpuW = 80, kGpuH = 54, kNicW = 74, kNicH = 34, kRcW = 82, kRcH = 40, kHostW = 82, kHostH = 34;
+constexpr double kSwH = 40, kNvH = 30, kSwitchRowH = 46;
+constexpr double kCompactW = 180, kCompactH = 104;
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// The trailing number of a node name ("n0.gpu3" → 3, "leaf12" → 12), -1 when none.
+int trailingNumber(const std::string& name)
+{
+    std::size_t i = name.size();
+    while (i > 0 && std::isdigit(static_cast<unsigned char>(name[i - 1])))
+        --i;
+    if (i == name.size())
+        return -1;
+    return std::atoi(name.c_str() + i);
+}
+
+// Label candidates, longest first: the first that fits its box is drawn.
+QStringList labelsOf(const network::Node& n)
+{
+    const int k = trailingNumber(n.name);
+    const QString num = QString::number(k);
+    switch (n.kind) {
+    case NodeKind::Gpu: return {QStringLiteral("GPU %1").arg(n.gpu), QString::number(n.gpu)};
+    case NodeKind::PcieSwitch: return {QStringLiteral("PCIe switch %1").arg(k), QStringLiteral("PCIe sw %1").arg(k), QStringLiteral("PCIe")};
+    case NodeKind::RootComplex: return {QStringLiteral("CPU · root complex"), QStringLiteral("CPU (RC)"), QStringLiteral("CPU")};
+    case NodeKind::HostMemory: return {QStringLiteral("host memory"), QStringLiteral("DRAM"), QStringLiteral("mem")};
+    case NodeKind::NvSwitch: return {QStringLiteral("NVSwitch"), QStringLiteral("NVS")};
+    case NodeKind::Nic: return {QStringLiteral("NIC %1").arg(k), QStringLiteral("NIC"), num};
+    case NodeKind::LeafSwitch:
+        if (k < 0)
+            return {QStringLiteral("Ethernet switch"), QStringLiteral("switch"), QStringLiteral("sw")};
+        return {QStringLiteral("leaf %1").arg(k), QStringLiteral("L%1").arg(k), num};
+    case NodeKind::SpineSwitch: return {QStringLiteral("spine %1").arg(k), QStringLiteral("S%1").arg(k), num};
+    }
+    return {qs(n.name)};
+}
+
+// The point of a rectangle's outline towards `target` (the centre when the target is inside).
+QPointF edgeToward(const QRectF& r, QPointF target)
+{
+    QPointF dir = target - r.center();
+    const double len = std::hypot(dir.x(), dir.y());
+    if (len < 1e-9)
+        return r.center();
+    dir /= len;
+    const double hw = r.width() / 2, hh = r.height() / 2;
+    const double tx = std::fabs(dir.x()) > 1e-9 ? hw / std::fabs(dir.x()) : 1e18;
+    const double ty = std::fabs(dir.y()) > 1e-9 ? hh / std::fabs(dir.y()) : 1e18;
+    return r.center() + dir * std::min(tx, ty);
+}
+
+// One server's parts, in node order.
+struct ServerParts {
+    int server = 0;
+    std::vector<NodeId> gpus, switches, nics;
+    NodeId rc = network::kNoNode, host = network::kNoNode, nvswitch = network::kNoNode;
+    std::int64_t gpuLo = -1, gpuHi = -1;
+};
+
+// One pass at a given gap scale.
+WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServer, double gapScale)
+{
+    WireLayout L;
+    L.gapScale = gapScale;
+    L.openServer = openServer;
+    L.nodes.resize(t.nodes().size());
+
+    // Parts per server; switches outside servers.
+    std::int64_t serverCount = 0;
+    for (const auto& n : t.nodes())
+        serverCount = std::max(serverCount, n.server + 1);
+    std::vector<ServerParts> parts(static_cast<std::size_t>(serverCount));
+    std::vector<NodeId> leaves, spines;
+    for (NodeId id = 0; id < t.nodes().size(); ++id) {
+        const network::Node& n = t.node(id);
+        L.nodes[id].labels = labelsOf(n);
+        if (n.server < 0) {
+            (n.kind == NodeKind::SpineSwitch ? spines : leaves).push_back(id);
+            continue;
+        }
+        ServerParts& p = parts[std::size_t(n.server)];
+        p.server = int(n.server);
+        switch (n.kind) {
+        case NodeKind::Gpu:
+            p.gpus.push_back(id);
+            p.gpuLo = p.gpuLo < 0 ? n.gpu : std::min(p.gpuLo, n.gpu);
+            p.gpuHi = std::max(p.gpuHi, n.gpu);
+            break;
+        case NodeKind::PcieSwitch: p.switches.push_back(id); break;
+        case NodeKind::Nic: p.nics.push_back(id); break;
+        case NodeKind::RootComplex: p.rc = id; break;
+        case NodeKind::HostMemory: p.host = id; break;
+        case NodeKind::NvSwitch: p.nvswitch = id; break;
+        case NodeKind::LeafSwitch: leaves.push_back(id); break;
+        case NodeKind::SpineSwitch: spines.push_back(id); break;
+        }
+    }
+    const bool compact = parts.size() > std::size_t(WireLayout::kMaxDetailedServers);
+    if (!compact || L.openServer >= int(parts.size()))
+        L.openServer = -1;
+
+    // The in-server neighbour a part hangs from (its PCIe switch or the root complex).
+    auto parentOf = [&](NodeId id) -> NodeId {
+        for (const LinkId l : t.outLinks(id)) {
+            const network::Node& o = t.node(t.link(l).to);
+            if (o.kind == NodeKind::PcieSwitch || o.kind == NodeKind::RootComplex)
+                return t.link(l).to;
+        }
+        return network::kNoNode;
+    };
+
+    // A detailed server: rows NICs, (host memory), root complex, PCIe switches, GPUs, NVSwitch; title at
+    // the bottom. place = false only measures.
+    const double kRowGap = ::tw::ui::kRowGap * L.gapScale;
+    const double kTitleH = parts.size() > std::size_t(WireLayout::kMaxDetailedServers) ? 44 : parts.size() > 8 ? 100 : ::tw::ui::kTitleH;
+    L.titleH = kTitleH;
+    auto layoutServer = [&](const ServerParts& p, QPointF origin, bool place) -> QSizeF {
+        const int g = int(p.gpus.size());
+        const bool hostAbove = p.nics.size() > 1 && p.host != network::kNoNode;
+        const int cols = std::max(g, hostAbove || p.host == network::kNoNode ? 1 : 2);
+        const double width = 2 * kPadX + cols * kU;
+        const double left = origin.x() + kPadX + (cols - g) * kU / 2;
+        const double cx = origin.x() + width / 2;
+        double y = origin.y() + (p.nics.empty() ? kPadTop : 0);
+        auto put = [&](NodeId id, double x, double top, double w, double h, bool bar = false) {
+            if (!place || id == network::kNoNode)
+                return;
+            L.nodes[id].rect = QRectF(x - w / 2, top, w, h);
+            L.nodes[id].bar = bar;
+        };
+        const double nicY = y - kNicH / 2; // NICs sit on the box's top edge, like ports
+        if (!p.nics.empty())
+            y += kNicH / 2 + kRowGap;
+        double hostY = -1;
+        if (hostAbove) {
+            hostY = y;
+            y += kHostH + kRowGap * 0.6;
+        }
+        const double rcX = hostAbove || p.host == network::kNoNode ? cx : cx - kU / 2;
+        if (p.rc != network::kNoNode) {
+            put(p.rc, rcX, y, kRcW, kRcH);
+            if (p.host != network::kNoNode) {
+                if (hostAbove)
+                    put(p.host, rcX, hostY, kHostW, kHostH);
+                else
+                    put(p.host, cx + kU / 2, y + (kRcH - kHostH) / 2, kHostW, kHostH);
+            }
+            y += kRcH + kRowGap;
+        }
+        std::vector<double> gpuX(static_cast<std::size_t>(g));
+        for (int k = 0; k < g; ++k)
+            gpuX[std::size_t(k)] = g == 1 && p.rc != network::kNoNode ? rcX : left + (k + 0.5) * kU;
+        const double switchY = y;
+        if (!p.switches.empty())
+            y += kSwH + kRowGap;
+        const double gpuY = y;
+        y += kGpuH;
+        if (p.nvswitch != network::kNoNode) {
+            y += kRowGap * 0.7;
+            if (g > 0)
+                put(p.nvswitch, (gpuX.front() + gpuX.back()) / 2, y, gpuX.back() - gpuX.front() + kGpuW, kNvH, true);
+            else
+                put(p.nvswitch, cx, y, 2 * kU, kNvH, true);
+            y += kNvH;
+        }
+        y += kTitleH + 6;
+        if (place) {
+            std::map<NodeId, std::vector<double>> below; // switch → x of its GPUs
+            for (int k = 0; k < g; ++k) {
+                put(p.gpus[std::size_t(k)], gpuX[std::size_t(k)], gpuY, kGpuW, kGpuH);
+                below[parentOf(p.gpus[std::size_t(k)])].push_back(gpuX[std::size_t(k)]);
+            }
+            for (std::size_t j = 0; j < p.switches.size(); ++j) {
+                const auto it = below.find(p.switches[j]);
+                double x = left + (double(j) + 0.5) * double(g) * kU / double(p.switches.size());
+                int n = 1;
+                if (it != below.end() && !it->second.empty()) {
+                    x = (it->second.front() + it->second.back()) / 2;
+                    n = int(it->second.size());
+                }
+                put(p.switches[j], x, switchY, std::min(kRcW + (n - 1) * 0.6 * kU, n * kU - 0.2 * kU), kSwH);
+            }
+            const bool perGpu = int(p.nics.size()) == g && g > 0;
+            std::map<NodeId, int> siblings, seen;
+            for (const NodeId nic : p.nics)
+                ++siblings[parentOf(nic)];
+            for (std::size_t i = 0; i < p.nics.size(); ++i) {
+                const NodeId nic = p.nics[i];
+                double x = cx;
+                if (perGpu) {
+                    x = gpuX[i];
+                } else {
+                    const NodeId par = parentOf(nic);
+                    if (par != network::kNoNode && L.nodes[par].rect.isValid())
+                        x = L.nodes[par].rect.center().x();
+                    x += (seen[par]++ - (siblings[par] - 1) / 2.0) * kU * 0.9;
+                }
+                put(nic, x, nicY, kNicW, kNicH);
+            }
+        }
+        return {width, y - origin.y()};
+    };
+
+    // Server sizes (compact ones except the opened one).
+    const std::size_t S = parts.size();
+    std::vector<QSizeF> size(S);
+    for (std::size_t s = 0; s < S; ++s)
+        size[s] = compact && int(s) != L.openServer ? QSizeF(kCompactW, kCompactH) : layoutServer(parts[s], {}, false);
+
+    // Grid: one row up to 8 servers (no link crosses a server), else the column count that frames best.
+    const double aw = std::max(200.0, areaSize.width()), ah = std::max(150.0, areaSize.height());
+    const double gx = compact ? 40 : 60, gy = compact ? 60 : 70;
+    // Switch rows: boxes and gaps grow with the width of the grid so that their labels stay readable.
+    double estW = 0;
+    for (std::size_t s = 0; s < S; ++s)
+        estW += size[s].width() + gx;
+    auto switchH = [&](double gridWidth) { return std::clamp(gridWidth / 45, kSwitchRowH, 220.0); };
+    const double sh0 = switchH(S > 8 ? std::sqrt(double(S)) * estW / double(S) * 1.3 : estW);
+    const double topRows = (spines.empty() ? 0 : sh0 + 130 * L.gapScale + sh0) + (leaves.empty() ? 0 : sh0 + 150 * L.gapScale + sh0);
+    auto gridOf = [&](int cols, std::vector<double>& colW, std::vector<double>& rowH) {
+        const int rows = int((S + std::size_t(cols) - 1) / std::size_t(cols));
+        colW.assign(std::size_t(cols), 0);
+        rowH.assign(std::size_t(rows), 0);
+        for (std::size_t s = 0; s < S; ++s) {
+            colW[s % std::size_t(cols)] = std::max(colW[s % std::size_t(cols)], size[s].width());
+            rowH[s / std::size_t(cols)] = std::max(rowH[s / std::size_t(cols)], size[s].height());
+        }
+    };
+    int bestCols = std::max<int>(1, int(S));
+    if (S > 8) {
+        double bestScale = -1;
+        std::vector<double> cw, rh;
+        for (int c = 1; c <= int(S); ++c) {
+            gridOf(c, cw, rh);
+            double w = gx * (c - 1), h = topRows + gy * double(rh.size() - 1);
+            for (double v : cw)
+                w += v;
+            for (double v : rh)
+                h += v;
+            const std::size_t rows = rh.size(), empty = rows * std::size_t(c) - S;
+            const double sc = std::min(aw / w, ah / h) * (1 - 0.25 * double(empty) / double(rows * std::size_t(c)));
+            if (sc > bestScale * 1.0001) {
+                bestScale = sc;
+                bestCols = c;
+            }
+        }
+    }
+    L.serverColumns = bestCols;
+    L.serverRows = S == 0 ? 0 : int((S + std::size_t(bestCols) - 1) / std::size_t(bestCols));
+    std::vector<double> colW, rowH;
+    if (S > 0)
+        gridOf(bestCols, colW, rowH);
+    double gridW = 0;
+    for (double v : colW)
+        gridW += v;
+    gridW += gx * double(std::max<std::ptrdiff_t>(0, std::ptrdiff_t(colW.size()) - 1));
+    if (S == 0)
+        gridW = std::max<double>(leaves.size(), spines.size()) * 2 * kU;
+
+    // Switch rows above the servers, spread over the grid's width.
+    const double sh = switchH(gridW);
+    auto placeRow = [&](const std::vector<NodeId>& row, double y) {
+        if (row.empty())
+            return;
+        const double pitch = gridW / double(row.size());
+        const bool single = row.size() == 1;
+        const double w = single ? std::max(2.6 * kU, sh * 4) : std::min(std::max(1.9 * kU, sh * 3.4), pitch * 0.86);
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            const double x = (double(i) + 0.5) * pitch;
+            L.nodes[row[i]].rect = QRectF(x - w / 2, y, w, sh);
+        }
+    };
+    double y = 0;
+    if (!spines.empty()) {
+        placeRow(spines, y);
+        y += sh + 130 * L.gapScale + sh;
+    }
+    if (!leaves.empty()) {
+        placeRow(leaves, y);
+        y += sh + 150 * L.gapScale + sh;
+    }
+    L.servers.resize(S);
+    {
+        std::vector<double> colX(colW.size()), rowY(rowH.size());
+        double x = 0;
+        for (std::size_t c = 0; c < colW.size(); ++c) {
+            colX[c] = x;
+            x += colW[c] + gx;
+        }
+        double ry = y;
+        for (std::size_t r = 0; r < rowH.size(); ++r) {
+            rowY[r] = ry;
+            ry += rowH[r] + gy;
+        }
+        for (std::size_t s = 0; s < S; ++s) {
+            const std::size_t c = s % std::size_t(bestCols), r = s / std::size_t(bestCols);
+            const QPointF origin(colX[c] + (colW[c] - size[s].width()) / 2, rowY[r]);
+            WireLayout::ServerGeom& sg = L.servers[s];
+            sg.rect = QRectF(origin, size[s]);
+            sg.compact = compact && int(s) != L.openServer;
+            const ServerParts& p = parts[s];
+            const QString range = p.gpuLo < 0 ? QString()
+                : p.gpuLo == p.gpuHi ? QStringLiteral("GPU %1").arg(p.gpuLo)
+                                     : QStringLiteral("GPUs %1–%2").arg(p.gpuLo).arg(p.gpuHi);
+            sg.titles = {QStringLiteral("server %1 · %2").arg(s).arg(range), QStringLiteral("server %1").arg(s),
+                         QStringLiteral("s%1").arg(s), QString::number(s)};
+            if (range.isEmpty())
+                sg.titles.removeFirst();
+            sg.subtitle = range;
+            if (!sg.compact)
+                layoutServer(p, origin, true);
+        }
+    }
+
+    // Node looks.
+    for (NodeId id = 0; id < t.nodes().size(); ++id) {
+        const NodeKind k = t.node(id).kind;
+        L.nodes[id].dark = k == NodeKind::Gpu || k == NodeKind::NvSwitch;
+    }
+
+    // Segments: each drawn link direction; links of a compact server to the same outside node merge into
+    // one line, links inside a compact server are not drawn.
+    L.segmentOf.assign(t.links().size(), -1);
+    const auto objects = NodeId(t.nodes().size());
+    auto objectOf = [&](NodeId n) -> NodeId {
+        const auto s = t.node(n).server;
+        if (s >= 0 && std::size_t(s) < S && L.servers[std::size_t(s)].compact)
+            return objects + NodeId(s);
+        return n;
+    };
+    auto rectOf = [&](NodeId obj) -> QRectF {
+        return obj >= objects ? L.servers[obj - objects].rect : L.nodes[obj].rect;
+    };
+    auto barOf = [&](NodeId obj) { return obj < objects && L.nodes[obj].bar; };
+    // A leaf or spine spreads its links along its top and bottom edges, in the order of their other ends.
+    auto isSwitch = [&](NodeId obj) {
+        return obj < objects && (t.node(obj).kind == NodeKind::LeafSwitch || t.node(obj).kind == NodeKind::SpineSwitch);
+    };
+    std::map<std::pair<NodeId, NodeId>, double> spreadX; // (switch, other object) → anchor x
+    {
+        std::map<NodeId, std::vector<std::pair<double, NodeId>>> above, below;
+        for (const network::Link& link : t.links()) {
+            const NodeId a = objectOf(link.from), b = objectOf(link.to);
+            if (!isSwitch(a) || a == b || rectOf(b).isNull() || rectOf(a).isNull())
+                continue;
+            const QPointF other = rectOf(b).center();
+            (other.y() < rectOf(a).center().y() ? above : below)[a].push_back({other.x(), b});
+        }
+        for (auto* side : {&above, &below})
+            for (auto& [sw, ends] : *side) {
+                std::sort(ends.begin(), ends.end());
+                ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+                const QRectF r = rectOf(sw);
+                const double margin = std::min(r.width() * 0.12, 14.0);
+                for (std::size_t i = 0; i < ends.size(); ++i)
+                    spreadX[{sw, ends[i].second}] = ends.size() == 1
+                        ? r.center().x()
+                        : r.left() + margin + (r.width() - 2 * margin) * double(i) / double(ends.size() - 1);
+            }
+    }
+    auto switchAnchor = [&](NodeId sw, NodeId other, QPointF& anchor) {
+        const auto it = spreadX.find({sw, other});
+        if (it == spreadX.end())
+            return;
+        const QRectF r = rectOf(sw);
+        anchor = QPointF(it->second, rectOf(other).center().y() < r.center().y() ? r.top() : r.bottom());
+    };
+    std::map<std::pair<NodeId, NodeId>, int> merged;
+    for (LinkId l = 0; l < t.links().size(); ++l) {
+        const network::Link& link = t.link(l);
+        const NodeId a = objectOf(link.from), b = objectOf(link.to);
+        if (a == b)
+            continue;
+        const QRectF ra = rectOf(a), rb = rectOf(b);
+        if (ra.isNull() || rb.isNull())
+            continue;
+        if (a >= objects || b >= objects) {
+            const auto it = merged.find({a, b});
+            if (it != merged.end()) {
+                WireLayout::Segment& seg = L.segments[std::size_t(it->second)];
+                seg.members.push_back(l);
+                seg.bandwidth += link.bandwidth;
+                seg.width = WireLayout::capacityWidth(seg.bandwidth);
+                L.segmentOf[l] = it->second;
+                continue;
+            }
+            merged[{a, b}] = int(L.segments.size());
+        }
+        // Anchors: a bar takes the link straight above or below the other end.
+        QPointF ta = rb.center(), tb = ra.center();
+        if (barOf(b) && ra.center().x() > rb.left() && ra.center().x() < rb.right())
+            ta = QPointF(ra.center().x(), rb.center().y());
+        if (barOf(a) && rb.center().x() > ra.left() && rb.center().x() < ra.right())
+            tb = QPointF(rb.center().x(), ra.center().y());
+        WireLayout::Segment seg;
+        seg.rep = l;
+        seg.members = {l};
+        seg.a = edgeToward(ra, ta);
+        seg.b = edgeToward(rb, tb);
+        if (barOf(a))
+            seg.a = QPointF(tb.x(), rb.center().y() < ra.center().y() ? ra.top() : ra.bottom());
+        if (barOf(b))
+            seg.b = QPointF(ta.x(), ra.center().y() < rb.center().y() ? rb.top() : rb.bottom());
+        if (isSwitch(a))
+            switchAnchor(a, b, seg.a);
+        if (isSwitch(b))
+            switchAnchor(b, a, seg.b);
+        if (isSwitch(a) && !isSwitch(b) && !barOf(b))
+            seg.b = edgeToward(rb, seg.a);
+        if (isSwitch(b) && !isSwitch(a) && !barOf(a))
+            seg.a = edgeToward(ra, seg.b);
+        seg.bandwidth = link.bandwidth;
+        seg.width = WireLayout::capacityWidth(link.bandwidth);
+        seg.hash = l * 2654435761u;
+        seg.between = t.node(link.from).server != t.node(link.to).server;
+        L.segmentOf[l] = int(L.segments.size());
+        L.segments.push_back(std::move(seg));
+    }
+
+    // World bounds.
+    QRectF world;
+    for (const auto& sg : L.servers)
+        world = world.united(sg.rect);
+    for (const auto& ng : L.nodes)
+        if (!ng.rect.isNull())
+            world = world.united(ng.rect);
+    L.world = world.adjusted(-10, -10, 10, 10);
+    return L;
+}
+
+} // namespace
+
+WireLayout WireLayout::compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted)
+{
+    // One row of servers: the row gaps grow so that the drawing fills the area's height too.
+    WireLayout L = layoutOnce(topology, area, openServer, 1);
+    if (!fitted || L.servers.empty() || L.servers.size() > 8 || L.world.isEmpty())
+        return L;
+    // The other way round when the height limits the scale: the gaps shrink (down to 0.45).
+    const double h1 = L.world.height(), w1 = L.world.width();
+    const double target = w1 * area.height() / area.width();
+    if (std::abs(target - h1) < 0.02 * h1)
+        return L;
+    const WireLayout twice = layoutOnce(topology, area, L.openServer, 2);
+    const double slope = twice.world.height() - h1;
+    const double g = slope > 0 ? std::clamp(1 + (target - h1) / slope, 0.45, 2.6) : 1.0;
+    return layoutOnce(topology, area, L.openServer, g);
+}
+
+bool WireLayout::nodeDrawn(const network::Topology& topology, NodeId node) const
+{
+    if (node >= nodes.size() || nodes[node].rect.isNull())
+        return false;
+    const auto server = topology.node(node).server;
+    return !(server >= 0 && std::size_t(server) < servers.size() && servers[std::size_t(server)].compact);
+}
+
+// 1 px at 1 GB/s … 6 px at 500 GB/s, log scale (10 GbE ≈ 1.2 px, NDR ≈ 4.1, NVLink 4 ≈ 5.9).
+double WireLayout::capacityWidth(double bandwidth)
+{
+    if (!(bandwidth > 0))
+        return 1;
+    return 1 + 5 * std::clamp(std::log(bandwidth / 1e9) / std::log(500.0), 0.0, 1.0);
+}
+
+} // namespace tw::ui

@@ -1,0 +1,72 @@
+#pragma once
+// Stage 5's geometry, without a widget: where WireView draws each server box, node and link line, in
+// world units (one GPU column is 100 wide). Input: the fabric, the size of the drawing area (the grid
+// of servers follows its shape), the compact server drawn open and whether the drawing is fitted
+// (then a single row of up to 8 servers stretches or shrinks its vertical gaps to fill the area).
+// Output: node and server rectangles, and one segment per drawn link direction (the NIC links of a
+// compact server to one outside node merged into one). The view transform, hover and painting stay
+// in WireView.
+
+#include "network/topology.h"
+
+#include <QPointF>
+#include <QRectF>
+#include <QSizeF>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <vector>
+
+namespace tw::ui {
+
+class WireLayout {
+public:
+    // Beyond this many servers, servers are drawn compact (one box with its GPU count).
+    static constexpr int kMaxDetailedServers = 32;
+
+    struct NodeGeom {
+        QRectF rect;          // world; null when not placed (inside a compact server)
+        bool bar = false;     // a wide bar (NVSwitch): links attach straight above/below their other end
+        QStringList labels;   // candidates, longest first
+        bool dark = false;    // GPU or NVSwitch (drawn dark)
+    };
+    struct ServerGeom {
+        QRectF rect;
+        bool compact = false;
+        QStringList titles;   // candidates, longest first
+        QString subtitle;     // the GPU range
+        bool highlighted = false; // set by the view (a highlighted GPU inside)
+    };
+    struct Segment {
+        network::LinkId rep = 0;
+        std::vector<network::LinkId> members; // every link direction this line stands for (rep first)
+        QPointF a, b;                         // world anchors on the two ends' outlines
+        double bandwidth = 0;                 // B/s (Σ of the members)
+        double width = 1;                     // px at full line scale (capacityWidth)
+        std::uint32_t hash = 0;               // packet phase offset
+        bool between = false;                 // joins two servers or a server and a switch (drawn under the boxes)
+    };
+
+    std::vector<NodeGeom> nodes;     // per NodeId
+    std::vector<ServerGeom> servers; // per server
+    std::vector<Segment> segments;
+    std::vector<int> segmentOf;      // per LinkId: its segment, -1 when not drawn
+    QRectF world;                    // everything, with a 10-unit margin; empty without a fabric
+    int serverColumns = 1, serverRows = 1;
+    int openServer = -1;             // the compact server drawn in full (-1 when none or not compact)
+    double titleH = 34;              // a detailed server's title band
+    double gapScale = 1;             // vertical gaps × this
+
+    // Lays out `topology` for a drawing area of `area` (widget px; only its shape and size matter).
+    [[nodiscard]] static WireLayout compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted);
+
+    [[nodiscard]] bool compact() const { return servers.size() > std::size_t(kMaxDetailedServers); }
+    // Drawn as its own box (placed, and not inside a compact server).
+    [[nodiscard]] bool nodeDrawn(const network::Topology& topology, network::NodeId node) const;
+
+    // Line width for a link's capacity: 1 px at 1 GB/s … 6 px at 500 GB/s, log scale.
+    [[nodiscard]] static double capacityWidth(double bandwidth);
+};
+
+} // namespace tw::ui
