@@ -412,11 +412,16 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                                                    + std::string(nccl::toString(pr.protocol));
                     counted.how = label + ", " + I(static_cast<std::uint64_t>(std::max(0, pr.channels))) + " channel"
                                   + (pr.channels == 1 ? "" : "s") + " (" + m->second.system->fabric + ")";
-                    // Stage 5's fallbacks (simulate.h "NCCL channels"), said where the call is described.
-                    if (!pr.pointToPoint && pr.algorithm != nccl::Algorithm::Ring && pr.algorithm != nccl::Algorithm::Pat)
+                    // Stage 5's flows and fallbacks (simulate.h "NCCL channels", "NVLS"), said where the call is described.
+                    const bool nvlsFlows = pr.algorithm == nccl::Algorithm::Nvls && b.groupNodes == 1
+                                           && (s.op == Op::AllReduce || s.op == Op::ReduceScatter || s.op == Op::AllGather);
+                    if (!pr.pointToPoint && nvlsFlows)
+                        counted.how += "; stage 5 simulates it as flows into and out of the NVSwitch";
+                    else if (!pr.pointToPoint && pr.algorithm != nccl::Algorithm::Ring && pr.algorithm != nccl::Algorithm::Pat)
                         counted.how += pr.algorithm == nccl::Algorithm::Tree
                                            ? "; stage 5 simulates it as the textbook double binary tree"
-                                           : "; stage 5 simulates it as NCCL's ring channels";
+                                           : b.groupNodes > 1 ? "; stage 5 simulates it as NCCL's ring channels"
+                                                              : "; stage 5 simulates it as the flat ring";
                 }
             } else {
                 const Counts n = count(s, choice.link);

@@ -14,7 +14,7 @@ using parallel::CollectiveCall;
 // side) or as the last link into one GPU (its receiving side), and no schedule step has that GPU send
 // (receive) two transfers through it.
 PrivateLinks PrivateLinks::analyze(const Topology& topo, const parallel::PlanDerivation& plan,
-                                   const collective::CollectiveDerivation& coll, Router& router,
+                                   const collective::CollectiveDerivation& coll, EndpointRouter& router,
                                    const std::vector<CallPrivacy>& calls,
                                    const std::function<std::vector<const Sched*>(std::uint32_t)>& schedulesOf)
 {
@@ -49,15 +49,19 @@ PrivateLinks PrivateLinks::analyze(const Topology& topo, const parallel::PlanDer
             seenLast.clear();
             for (std::uint32_t t = sc->stepBegin[k]; t < sc->stepBegin[k + 1]; ++t) {
                 const collective::Transfer& tr = sc->transfers[t];
-                const std::uint32_t src = members[tr.src], dst = members[tr.dst];
+                const std::uint32_t src = endpointOf(members, tr.src), dst = endpointOf(members, tr.dst);
                 auto p = router.route(src, dst, gr);
                 if (!p.ok())
                     continue; // the simulation reports it
                 const std::vector<LinkId>& path = *p.value();
+                // A GPU's first link out (its sending side) or last link in (its receiving side); NVLS's
+                // one-link paths into and out of the switch belong to their GPU's side.
+                const bool toSwitch = dst == kSwitch, fromSwitch = src == kSwitch;
                 for (std::size_t i = 0; i < path.size(); ++i) {
                     const LinkId l = path[i];
-                    const bool own = path.size() > 1 && (i == 0 || i + 1 == path.size());
-                    const std::uint64_t key = i == 0 ? 2 * std::uint64_t{src} : 2 * std::uint64_t{dst} + 1;
+                    const bool own = toSwitch || fromSwitch || (path.size() > 1 && (i == 0 || i + 1 == path.size()));
+                    const std::uint64_t key = toSwitch || (!fromSwitch && i == 0) ? 2 * std::uint64_t{src}
+                                                                                  : 2 * std::uint64_t{dst} + 1;
                     if (!blocking || !own)
                         linkPrivacy[l] = 2;
                     else if (linkPrivacy[l] == 0) {
@@ -66,7 +70,12 @@ PrivateLinks PrivateLinks::analyze(const Topology& topo, const parallel::PlanDer
                     } else if (linkOwner[l] != key)
                         linkPrivacy[l] = 2;
                 }
-                if (path.size() > 1) {
+                if (toSwitch || fromSwitch) {
+                    auto& seen = toSwitch ? seenFirst : seenLast;
+                    if (std::find(seen.begin(), seen.end(), path.front()) != seen.end())
+                        linkPrivacy[path.front()] = 2;
+                    seen.push_back(path.front());
+                } else if (path.size() > 1) {
                     for (auto [l, seen] : {std::pair{path.front(), &seenFirst}, std::pair{path.back(), &seenLast}}) {
                         if (std::find(seen->begin(), seen->end(), l) != seen->end())
                             linkPrivacy[l] = 2;
@@ -103,7 +112,7 @@ void stepRecurrence(const Sched& s, const std::vector<double>& duration, std::ve
 // transfer private, and every rank's end depending on every rank's arrival (so no rank is done before
 // the last one arrives, when the closed form is evaluated).
 bool ClosedForm::decide(const Sched& sched, const std::vector<std::uint32_t>& members, std::uint32_t group,
-                        const Topology& topo, Router& router, const PrivateLinks& links,
+                        const Topology& topo, EndpointRouter& router, const PrivateLinks& links,
                         const std::vector<double>& capacity, const Symmetry& symmetry, bool communication)
 {
     if (decided >= 0)
@@ -120,7 +129,7 @@ bool ClosedForm::decide(const Sched& sched, const std::vector<std::uint32_t>& me
     std::map<LinkId, double> payload;
     for (std::uint32_t t = 0; t < sched.transfers.size(); ++t) {
         const collective::Transfer& tr = sched.transfers[t];
-        auto p = router.route(members[tr.src], members[tr.dst], group);
+        auto p = router.route(endpointOf(members, tr.src), endpointOf(members, tr.dst), group);
         if (!p.ok())
             return false;
         double latency = 0, bottleneck = kInf;

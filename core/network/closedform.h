@@ -7,6 +7,7 @@
 // every rank's end depends on every rank's arrival, is computed once its last rank arrives: each transfer
 // alone at its bottleneck capacity, starting when both ends finished their earlier steps.
 
+#include "nvlsflows.h"
 #include "routing.h"
 #include "simsched.h"
 #include "symmetry.h"
@@ -34,7 +35,7 @@ struct PrivateLinks {
     // Every potential flow of every run call routed; not analyzed (empty) when a call's groups are
     // inconsistent with its schedule.
     [[nodiscard]] static PrivateLinks analyze(const Topology& topology, const parallel::PlanDerivation& plan,
-                                              const collective::CollectiveDerivation& collectives, Router& router,
+                                              const collective::CollectiveDerivation& collectives, EndpointRouter& router,
                                               const std::vector<CallPrivacy>& calls,
                                               const std::function<std::vector<const Sched*>(std::uint32_t)>& schedulesOf);
 };
@@ -62,7 +63,7 @@ struct ClosedForm {
     // transfer private, and every rank's end depending on every rank's arrival (so no rank is done
     // before the last one arrives, when the closed form is evaluated). Decided at the first call.
     bool decide(const Sched& sched, const std::vector<std::uint32_t>& members, std::uint32_t group,
-                const Topology& topology, Router& router, const PrivateLinks& links,
+                const Topology& topology, EndpointRouter& router, const PrivateLinks& links,
                 const std::vector<double>& capacity, const Symmetry& symmetry, bool communication);
     // Under symmetry, one instance stands for order / |Stab(group)| instances: each link l of its payload
     // adds bytes · order / |orbit(l)| / |Stab(group)| to l's orbit representative.

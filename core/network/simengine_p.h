@@ -8,6 +8,7 @@
 #include "closedform.h"
 #include "flowrates.h"
 #include "ncclchannels.h"
+#include "nvlsflows.h"
 #include "routing.h"
 #include "simsched.h"
 #include "simulate.h"
@@ -182,6 +183,7 @@ private:
     const SimulationOptions& opt;
     const Progress& progress;
     Router router;
+    EndpointRouter paths{topo, router}; // router's paths and NVLS's GPU ↔ NVSwitch links
     const bool reference; // the original full recomputation (simulate_p.h)
     StepSimulation out;
     std::optional<Error> failure;
@@ -231,7 +233,7 @@ private:
                                              std::uint32_t group);
     Status buildGpus();
     const Sched* schedule(const collective::ScheduleSpec& spec, std::uint32_t call);
-    std::vector<ChannelRings> layouts;
+    std::vector<NcclLayout> layouts;
     std::vector<int> callLayout; // per call: index into layouts, −1 for the call's own schedule
     void planChannels();
     Strategy strategyOf(std::uint32_t call) const { return plan.comm.calls[call].strategy; }

@@ -7,21 +7,27 @@ SpecKey specKey(const collective::ScheduleSpec& s, int layout)
     return {int(s.op), int(s.algorithm), s.ranks, s.bytes, s.root, s.ranksPerNode, s.pipelineChunks, layout};
 }
 
-std::unique_ptr<Sched> buildSched(const collective::ScheduleSpec& spec, const ChannelRings* rings, std::uint32_t index)
+std::unique_ptr<Sched> buildSched(const collective::ScheduleSpec& spec, const NcclLayout* layout, std::uint32_t index)
 {
     auto s = std::make_unique<Sched>();
     s->index = index;
     s->ranks = static_cast<std::uint32_t>(spec.ranks);
     std::vector<collective::Transfer> step;
     s->stepBegin.push_back(0);
-    if (!rings) {
+    if (layout && layout->nvls) {
+        s->switchRank = s->ranks++;
+        for (const auto& one : nvlsSteps(spec)) {
+            s->transfers.insert(s->transfers.end(), one.begin(), one.end());
+            s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));
+        }
+    } else if (!layout) {
         collective::Schedule gen(spec);
         while (gen.next(step)) {
             s->transfers.insert(s->transfers.end(), step.begin(), step.end());
             s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));
         }
     } else {
-        ChannelSchedule gen(spec, *rings); // ncclchannels.h
+        ChannelSchedule gen(spec, layout->rings); // ncclchannels.h
         while (gen.next(step)) {
             s->transfers.insert(s->transfers.end(), step.begin(), step.end());
             s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));

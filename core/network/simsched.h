@@ -1,10 +1,12 @@
 #pragma once
 // Stage 5, internal to the simulator (simulate.h): one distinct schedule of a collective, generated once
-// from stage 4's step generator (collective::Schedule) or from NCCL's ring channels (ncclchannels.h),
+// from stage 4's step generator (collective::Schedule), NCCL's ring channels (ncclchannels.h) or NVLS
+// through the NVSwitch (nvlsflows.h),
 // kept as its transfers step by step and, per step and rank, the transfers that rank sends or receives
 // (CSR), so the engine finds a rank's work of a step without scanning the step.
 
 #include "ncclchannels.h"
+#include "nvlsflows.h"
 
 #include "collective/schedule.h"
 
@@ -21,7 +23,8 @@ inline constexpr std::uint32_t kNone = 0xffffffffu;
 
 struct Sched {
     std::uint32_t index = 0; // creation order
-    std::uint32_t ranks = 0, steps = 0;
+    std::uint32_t ranks = 0, steps = 0;    // ranks: the group's, plus the switch for NVLS
+    std::uint32_t switchRank = kNone;       // NVLS: the NVSwitch's rank (the last one)
     std::vector<collective::Transfer> transfers;
     std::vector<std::uint32_t> stepBegin;  // steps + 1
     std::vector<std::uint32_t> rankBegin;  // steps·ranks + 1, into rankList
@@ -32,8 +35,14 @@ struct Sched {
 using SpecKey = std::tuple<int, int, std::uint64_t, double, std::uint32_t, std::uint64_t, std::uint64_t, int>;
 [[nodiscard]] SpecKey specKey(const collective::ScheduleSpec& s, int layout);
 
-// The schedule of `spec`, over NCCL's rings when `rings` is given; `index` = its creation order.
-[[nodiscard]] std::unique_ptr<Sched> buildSched(const collective::ScheduleSpec& spec, const ChannelRings* rings,
+// How NCCL's algorithm of a call is laid out as flows (nullptr for a schedule of its own).
+struct NcclLayout {
+    bool nvls = false;  // NVLS through the switch (nvlsflows.h); else NCCL's ring channels
+    ChannelRings rings;
+};
+
+// The schedule of `spec`, laid out as `layout` when given; `index` = its creation order.
+[[nodiscard]] std::unique_ptr<Sched> buildSched(const collective::ScheduleSpec& spec, const NcclLayout* layout,
                                                 std::uint32_t index);
 
 } // namespace tw::network::sim

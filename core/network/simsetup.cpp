@@ -54,18 +54,23 @@ Status Engine::prepare()
     return Ok{};
 }
 
-// NCCL's ring channels as flows (simulate.h "NCCL channels", ncclchannels.h): the rings of each call
-// NCCL runs as a ring across nodes, with their NIC hints given to the router before any routing.
+// NCCL's algorithms as flows: NVLS on one node through the NVSwitch (simulate.h "NVLS", nvlsflows.h);
+// the ring channels of each call NCCL runs as a ring across nodes (simulate.h "NCCL channels",
+// ncclchannels.h), with their NIC hints given to the router before any routing.
 void Engine::planChannels()
 {
     callLayout.assign(plan.comm.calls.size(), -1);
     if (!opt.communication)
         return;
-    for (std::uint32_t call = 0; call < plan.comm.calls.size() && call < coll.calls.size(); ++call)
-        if (auto rings = channelRings(topo, plan.comm, call, coll.calls[call], router)) {
+    for (std::uint32_t call = 0; call < plan.comm.calls.size() && call < coll.calls.size(); ++call) {
+        if (nvlsFlows(topo, plan.comm, call, coll.calls[call])) {
             callLayout[call] = static_cast<int>(layouts.size());
-            layouts.push_back(std::move(*rings));
+            layouts.push_back({true, {}});
+        } else if (auto rings = channelRings(topo, plan.comm, call, coll.calls[call], router)) {
+            callLayout[call] = static_cast<int>(layouts.size());
+            layouts.push_back({false, std::move(*rings)});
         }
+    }
 }
 
 // Places each call: a blocking unit call in a chunk, a stream call, a pipeline Send/Recv, a bucketed
@@ -152,7 +157,7 @@ void Engine::analyzeSymmetry()
         std::vector<char> simulated(classes.size(), 0);
         for (std::size_t i = 0; i < classes.size(); ++i)
             simulated[i] = classes[i].role == Role::Skip ? 0 : classes[i].role == Role::Pp ? 2 : 1;
-        sym = Symmetry::analyze({topo, plan, coll, router, capacity, simulated,
+        sym = Symmetry::analyze({topo, plan, coll, paths, capacity, simulated,
                                  [this](std::uint32_t call) { return schedulesOf(call); }});
     }
     out.reduction = sym.reduction;
@@ -168,12 +173,12 @@ void Engine::analyzePrivacy()
         if (classes[i].role != Role::Skip)
             calls[i] = classes[i].role == Role::Blocking || classes[i].role == Role::Optimizer ? CallPrivacy::Blocking
                                                                                                : CallPrivacy::NonBlocking;
-    priv = PrivateLinks::analyze(topo, plan, coll, router, calls, [this](std::uint32_t call) { return schedulesOf(call); });
+    priv = PrivateLinks::analyze(topo, plan, coll, paths, calls, [this](std::uint32_t call) { return schedulesOf(call); });
 }
 
 bool Engine::decideClosedForm(std::uint32_t group, const Sched& sched, GroupSched& gs)
 {
-    return gs.closed.decide(sched, plan.comm.groups[group].members, group, topo, router, priv, capacity, sym,
+    return gs.closed.decide(sched, plan.comm.groups[group].members, group, topo, paths, priv, capacity, sym,
                             opt.communication);
 }
 
@@ -183,7 +188,7 @@ const std::vector<PathEntry>* Engine::entriesFor(const std::vector<LinkId>* path
 {
     auto [it, fresh] = entryCache.try_emplace(path);
     if (fresh)
-        it->second = std::make_unique<std::vector<PathEntry>>(sym.pathEntries(plan, router, *path, srcGpu, dstGpu, group, failure));
+        it->second = std::make_unique<std::vector<PathEntry>>(sym.pathEntries(plan, paths, *path, srcGpu, dstGpu, group, failure));
     return it->second.get();
 }
 

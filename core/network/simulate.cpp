@@ -28,6 +28,8 @@ void Engine::evaluateClosedForm(std::uint32_t slot)
     if (inst.rankRep) // symmetry: every rank arrived with its orbit's representative
         for (std::uint32_t r = 0; r < s.ranks; ++r)
             inst.arrivedAt[r] = inst.arrivedAt[(*inst.rankRep)[r]];
+    if (s.switchRank != kNone) // NVLS: the switch is there when the first GPU arrives
+        inst.arrivedAt[s.switchRank] = *std::min_element(inst.arrivedAt.begin(), inst.arrivedAt.begin() + s.switchRank);
     const double first = inst.arrivedAt[0];
     const bool together = std::all_of(inst.arrivedAt.begin(), inst.arrivedAt.end(), [first](double a) { return a == first; });
     std::vector<double>& ready = cfReady;
@@ -211,7 +213,7 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
         // Under symmetry the retroactive link samples could interleave on a link orbit: closed form only
         // without them.
         const bool samplesWanted = opt.recordLinks && opt.communication && !out.linkTimelineTruncated;
-        inst.closedForm = !(sym.reduced && samplesWanted) && !!priv.analyzed() && (role == Role::Blocking || role == Role::Optimizer)
+        inst.closedForm = !(sym.reduced && samplesWanted) && priv.analyzed() && (role == Role::Blocking || role == Role::Optimizer)
                           && decideClosedForm(key.group, *inst.sched, *inst.groupSched);
         inst.arrivals = 0;
         inst.doneNext = 0;
@@ -219,7 +221,8 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
         if (inst.closedForm)
             inst.arrivedAt.assign(inst.sched->ranks, 0.0);
         inst.rankRep = sym.reduced ? &sym.rankRepOf[key.group] : nullptr;
-        inst.rankCount = sym.reduced ? sym.rankOrbits[key.group] : inst.sched->ranks;
+        const bool viaSwitch = inst.sched->switchRank != kNone; // NVLS: one more rank, the switch
+        inst.rankCount = sym.reduced ? sym.rankOrbits[key.group] + (viaSwitch ? 1 : 0) : inst.sched->ranks;
         inst.members = &plan.comm.groups[key.group].members;
         inst.role = role;
         inst.strategy = strategyOf(key.call);
@@ -237,6 +240,10 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
                 if (r != rank && (!inst.rankRep || (*inst.rankRep)[r] == r))
                     inst.done[r] = 0;
         }
+        if (viaSwitch && !inst.closedForm) { // the switch is there from the start, waiting in step 0
+            inst.done[inst.sched->switchRank] = 0;
+            enterStep(it->second, inst.sched->switchRank);
+        }
     }
     const std::uint32_t slot = it->second;
     Instance& inst = *instances[slot];
@@ -246,7 +253,7 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
     inst.lastArrival = now;
     if (inst.closedForm) {
         inst.arrivedAt[rank] = now;
-        if (++inst.arrivals == inst.rankCount)
+        if (++inst.arrivals == inst.rankCount - (inst.sched->switchRank != kNone ? 1 : 0)) // GPUs only
             evaluateClosedForm(slot);
         return;
     }
@@ -278,6 +285,11 @@ void Engine::enterStep(std::uint32_t slot, std::uint32_t rank)
             continue;
         }
         inst.outstanding[rank] = e - b;
+        if (rank == s.switchRank && inst.transferRep) { // symmetry: one flow per orbit of the switch's transfers
+            inst.outstanding[rank] = 0;
+            for (std::uint32_t i = b; i < e; ++i)
+                inst.outstanding[rank] += (*inst.transferRep)[s.rankList[i]] == s.rankList[i] ? 1 : 0;
+        }
         for (std::uint32_t i = b; i < e; ++i) {
             std::uint32_t t = s.rankList[i];
             const collective::Transfer& tr = s.transfers[t];
@@ -326,7 +338,7 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
     PathInfo& cached = (*inst.paths)[t];
     if (!cached.path) {
         const auto& members = *inst.members;
-        auto path = router.route(members[tr.src], members[tr.dst], inst.key.group);
+        auto path = paths.route(endpointOf(members, tr.src), endpointOf(members, tr.dst), inst.key.group);
         if (!path.ok()) {
             fail(path.error());
             fs.done.push_back(f);
@@ -337,7 +349,7 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
             sum += topo.link(l).latency;
             if (!(capacity[l] > 0)) {
                 fail(errorAt("topology", "link " + topo.link(l).id + " has no bandwidth: the transfer from GPU "
-                                             + formatInteger(members[tr.src]) + " to GPU " + formatInteger(members[tr.dst])
+                                             + formatInteger(endpointOf(members, tr.src)) + " to GPU " + formatInteger(endpointOf(members, tr.dst))
                                              + " cannot cross it"));
                 fs.done.push_back(f);
                 return;
@@ -346,7 +358,7 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
         cached.path = path.value();
         cached.latency = sum;
         if (!reference)
-            cached.entries = entriesFor(cached.path, members[tr.src], members[tr.dst], inst.key.group);
+            cached.entries = entriesFor(cached.path, endpointOf(members, tr.src), endpointOf(members, tr.dst), inst.key.group);
     }
     flow.path = cached.path;
     flow.entries = cached.entries;
@@ -380,6 +392,14 @@ void Engine::transferDone(std::uint32_t f)
 
 void Engine::rankDone(Instance& inst, std::uint32_t rank)
 {
+    if (rank == inst.sched->switchRank) { // NVLS's switch: no GPU waits on it
+        if (++inst.ranksDone == inst.rankCount) {
+            const auto it = live.find(inst.key);
+            released.push_back(it->second);
+            live.erase(it);
+        }
+        return;
+    }
     const std::uint32_t g = sym.gpuRep[(*inst.members)[rank]];
     const Key key = inst.key;
     const Role role = inst.role;

@@ -18,6 +18,8 @@ using parallel::CollectiveCall;
 std::uint32_t Symmetry::shiftGpu(const parallel::PlanDerivation& plan, std::uint32_t g, const Shift& shift,
                                  std::uint64_t times) const
 {
+    if (g == kSwitch) // NVLS's switch endpoint: every shift maps a node's switch to itself (one node)
+        return g;
     parallel::MeshCoord c = plan.mesh[g];
     if (shift.dim == 0)
         c.dp = static_cast<std::uint32_t>((c.dp + times * shift.step) % dims[0]);
@@ -84,12 +86,13 @@ bool Symmetry::verifyShift(const SymmetryInputs& in, Shift& shift, const std::ve
             const auto& tm = groups[target].members;
             for (std::uint32_t r = 0; r < tm.size(); ++r)
                 pos[tm[r]] = r;
-            rho.resize(members.size());
+            rho.resize(members.size() + 1); // the last: an NVLS schedule's switch rank, fixed
             bool identity = true;
             for (std::size_t r = 0; r < members.size(); ++r) {
                 rho[r] = pos[image[r]];
                 identity = identity && rho[r] == r;
             }
+            rho[members.size()] = static_cast<std::uint32_t>(members.size());
             for (std::uint32_t g : tm)
                 pos[g] = kNone;
             if (in.simulated[i] == 2 && !identity) {
@@ -237,7 +240,7 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
     for (const auto& [gr, s] : uses) {
         const auto& members = groups[gr].members;
         for (const collective::Transfer& t : s->transfers)
-            triples.push_back({gr, members[t.src], members[t.dst]});
+            triples.push_back({gr, endpointOf(members, t.src), endpointOf(members, t.dst)});
     }
     std::sort(triples.begin(), triples.end());
     triples.erase(std::unique(triples.begin(), triples.end()), triples.end());
@@ -388,6 +391,7 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
         for (std::uint32_t r = 0; r < cm.size(); ++r)
             if (rankRepOf[c][r] == r && size[r] != stabilizer[c])
                 return refuse("a group's ranks fall in orbits of different sizes");
+        rankRepOf[c].push_back(static_cast<std::uint32_t>(cm.size())); // an NVLS switch rank: its own orbit
     }
     for (std::uint32_t gr = 0; gr < groups.size(); ++gr) {
         if (groupCanon[gr] == kNone)
@@ -448,7 +452,7 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
 }
 
 // The allocation's view of a path (PathEntry).
-std::vector<PathEntry> Symmetry::pathEntries(const parallel::PlanDerivation& plan, Router& router,
+std::vector<PathEntry> Symmetry::pathEntries(const parallel::PlanDerivation& plan, EndpointRouter& router,
                                              const std::vector<LinkId>& path, std::uint32_t srcGpu,
                                              std::uint32_t dstGpu, std::uint32_t group,
                                              std::optional<Error>& failure) const
@@ -518,7 +522,8 @@ bool Symmetry::transferOrbits(const parallel::PlanDerivation& plan, std::uint32_
     for (std::uint32_t r = 1; r < members.size(); ++r) {
         if (rankRepOf[group][r] != 0)
             continue;
-        std::vector<std::uint32_t> rho(members.size());
+        std::vector<std::uint32_t> rho(members.size() + 1); // the last: an NVLS schedule's switch rank, fixed
+        rho[members.size()] = static_cast<std::uint32_t>(members.size());
         for (std::uint32_t q = 0; q < members.size(); ++q) {
             std::uint32_t g = members[q];
             for (const Shift& sh : shifts) {

@@ -7,6 +7,7 @@
 // reads the result.
 
 #include "flowrates.h"
+#include "nvlsflows.h"
 #include "routing.h"
 #include "simsched.h"
 #include "topology.h"
@@ -37,7 +38,7 @@ struct SymmetryInputs {
     const Topology& topology;
     const parallel::PlanDerivation& plan;
     const collective::CollectiveDerivation& collectives;
-    Router& router;
+    EndpointRouter& router;              // GPU paths and NVLS switch links
     const std::vector<double>& capacity;    // per link, payload B/s
     const std::vector<char>& simulated;     // per call: 0 not run, 1 run, 2 run as a pipeline Send/Recv
     std::function<std::vector<const Sched*>(std::uint32_t)> schedulesOf; // per simulated call: the schedules it uses
@@ -54,6 +55,7 @@ struct Symmetry {
     std::vector<std::uint32_t> groupCanon; // per group: its orbit's canonical group
     std::vector<std::vector<std::uint32_t>> rankCanon; // per group: rank → rank in the canonical group
     std::vector<std::vector<std::uint32_t>> rankRepOf; // per canonical group: rank → representative rank
+                                                       // (one more entry: an NVLS schedule's switch rank)
     std::vector<std::uint32_t> rankOrbits, stabilizer; // per canonical group
     std::vector<LinkId> linkRep;           // per link: its orbit's representative (kNone: exempt or unused)
     std::vector<std::uint32_t> linkOrbitSize;
@@ -76,7 +78,7 @@ struct Symmetry {
     // The allocation's view of a routed path (PathEntry): its links, or under symmetry their orbits'
     // representatives weighted, plus the exempt links crossed by the orbit's flows. A routing error
     // goes to `failure` (the first one kept).
-    [[nodiscard]] std::vector<PathEntry> pathEntries(const parallel::PlanDerivation& plan, Router& router,
+    [[nodiscard]] std::vector<PathEntry> pathEntries(const parallel::PlanDerivation& plan, EndpointRouter& router,
                                                      const std::vector<LinkId>& path, std::uint32_t srcGpu,
                                                      std::uint32_t dstGpu, std::uint32_t group,
                                                      std::optional<Error>& failure) const;
