@@ -14,9 +14,11 @@ std::unique_ptr<Sched> buildSched(const collective::ScheduleSpec& spec, const Nc
     s->ranks = static_cast<std::uint32_t>(spec.ranks);
     std::vector<collective::Transfer> step;
     s->stepBegin.push_back(0);
-    if (layout && layout->nvls) {
-        s->switchRank = s->ranks++;
-        for (const auto& one : nvlsSteps(spec)) {
+    if (layout && layout->kind != NcclLayout::Kind::Rings) {
+        if (layout->kind == NcclLayout::Kind::Nvls)
+            s->switchRank = s->ranks++;
+        const auto steps = layout->kind == NcclLayout::Kind::Nvls ? nvlsSteps(spec) : treeSteps(spec, layout->trees);
+        for (const auto& one : steps) {
             s->transfers.insert(s->transfers.end(), one.begin(), one.end());
             s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));
         }

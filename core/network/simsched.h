@@ -1,11 +1,12 @@
 #pragma once
 // Stage 5, internal to the simulator (simulate.h): one distinct schedule of a collective, generated once
-// from stage 4's step generator (collective::Schedule), NCCL's ring channels (ncclchannels.h) or NVLS
-// through the NVSwitch (nvlsflows.h),
+// from stage 4's step generator (collective::Schedule), NCCL's ring channels (ncclchannels.h), NVLS
+// through the NVSwitch (nvlsflows.h) or NCCL's trees (nccltrees.h),
 // kept as its transfers step by step and, per step and rank, the transfers that rank sends or receives
 // (CSR), so the engine finds a rank's work of a step without scanning the step.
 
 #include "ncclchannels.h"
+#include "nccltrees.h"
 #include "nvlsflows.h"
 
 #include "collective/schedule.h"
@@ -37,8 +38,10 @@ using SpecKey = std::tuple<int, int, std::uint64_t, double, std::uint32_t, std::
 
 // How NCCL's algorithm of a call is laid out as flows (nullptr for a schedule of its own).
 struct NcclLayout {
-    bool nvls = false;  // NVLS through the switch (nvlsflows.h); else NCCL's ring channels
+    enum class Kind { Rings, Nvls, Trees };
+    Kind kind = Kind::Rings; // NCCL's ring channels, NVLS through the switch (nvlsflows.h), its trees (nccltrees.h)
     ChannelRings rings;
+    TreeChannels trees;
 };
 
 // The schedule of `spec`, laid out as `layout` when given; `index` = its creation order.

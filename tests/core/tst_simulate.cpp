@@ -98,6 +98,32 @@ OneCollective oneAllReduce(std::uint32_t n, double M, const Cluster& cluster,
     return oneCollective(tw::parallel::CollectiveKind::AllReduce, n, M, cluster, fabric);
 }
 
+// DGX A100 nodes on a rail-optimized leaf–spine: NVSwitch (NVLink 3) inside, a 200 Gb/s HDR NIC per GPU.
+TopologySpec dgxA100Fabric()
+{
+    TopologySpec spec;
+    spec.kind = TopologyKind::LeafSpine;
+    spec.intraNode = IntraNode::NvSwitch;
+    spec.nicPlacement = NicPlacement::PerGpu;
+    spec.nicProtocol = Protocol::InfinibandHdr;
+    spec.nvlink = Protocol::NvLink3;
+    spec.nicBandwidth = nominalBandwidth(Protocol::InfinibandHdr);
+    return spec;
+}
+
+// Calls f(link, out) for every NIC ↔ leaf link (out: NIC → leaf).
+template <class F>
+void forNicLinks(const Topology& t, F f)
+{
+    for (LinkId l = 0; l < t.links().size(); ++l) {
+        const Link& k = t.link(l);
+        const bool out = t.node(k.from).kind == NodeKind::Nic && t.node(k.to).kind == NodeKind::LeafSwitch;
+        const bool in = t.node(k.to).kind == NodeKind::Nic && t.node(k.from).kind == NodeKind::LeafSwitch;
+        if (out || in)
+            f(l, out);
+    }
+}
+
 // GPT-2 small DDP on the paper's testbed: n single-GPU nodes, fp32 gradients, B = 8, one micro-batch per
 // GPU (weak scaling, as a DDP testbed runs).
 tw::scenario::Scenario testbed(std::uint64_t n)
@@ -142,6 +168,7 @@ private slots:
     void ncclChannelsOnEveryRail();
     void nvlsThroughTheSwitch_data();
     void nvlsThroughTheSwitch();
+    void ncclTreesAcrossNodes();
 };
 
 void TestSimulate::maxMinFairness()
@@ -822,13 +849,7 @@ void TestSimulate::ncclChannelsOnEveryRail()
 {
     QFETCH(std::uint32_t, nodes);
     QFETCH(double, perNicBytes);
-    TopologySpec spec;
-    spec.kind = TopologyKind::LeafSpine;
-    spec.intraNode = IntraNode::NvSwitch;
-    spec.nicPlacement = NicPlacement::PerGpu;
-    spec.nicProtocol = Protocol::InfinibandHdr;
-    spec.nvlink = Protocol::NvLink3;
-    spec.nicBandwidth = nominalBandwidth(Protocol::InfinibandHdr);
+    const TopologySpec spec = dgxA100Fabric();
     const Cluster cluster{nodes, 8};
     const Topology t = make(spec, cluster);
     const double M = 134217728.0;
@@ -938,5 +959,55 @@ void TestSimulate::nvlsThroughTheSwitch()
         const double expected = 9 * gpuLink.latency + (up + down + 7 * std::max(up, down)) / 8 / capacity;
         QVERIFY2(std::abs(sim.stepSeconds - expected) <= 1e-9 * expected,
                  qPrintable(QStringLiteral("%1 vs %2").arg(sim.stepSeconds, 0, 'g', 12).arg(expected, 0, 'g', 12)));
+    }
+}
+
+void TestSimulate::ncclTreesAcrossNodes()
+{
+    // Four DGX A100 nodes (8 A100 on NVSwitch, an HDR NIC per GPU on its PCIe switch, rail-optimized), an
+    // AllReduce of S = 128 MiB = 134,217,728 B over all 32 GPUs with NCCL's tree. NCCL's double binary
+    // tree of 4 nodes (ncclGetDtree, src/graph/trees.cc; ncclGetBtree for nranks = 4):
+    //   tree 0: btree — node 0 is the root with child 2 (bit 4 >> 1); node 2 (bit 2) has parent
+    //           (2^2)|4 = 6 ≥ 4 → 0 and children 2 − 1 = 1, 2 + 1 = 3; nodes 1, 3 (bit 1) have parent
+    //           (r^1)|2 = 2. Edges 0–2, 2–1, 2–3.
+    //   tree 1: mirrored (4 is even): node r takes btree(3 − r) renamed 3 − x: edges 3–1, 1–2, 1–0.
+    // Tree channel c (8 of them, one per NIC as the ring's) runs tree 0 and tree 1, each with
+    // S / (2·8) = 8,388,608 B, reduced up and broadcast down: each inter-node edge of a tree carries that
+    // once in each direction, between the heads' NICs on rail c. Node k's NIC on rail c therefore carries
+    // deg(k) · 8,388,608 B each way, deg(k) its edges in both trees: node 0: 1 + 1 = 2, node 1: 1 + 3 = 4,
+    // node 2: 3 + 1 = 4, node 3: 1 + 1 = 2 → 16,777,216 B on nodes 0 and 3, 33,554,432 B on nodes 1 and 2.
+    const TopologySpec spec = dgxA100Fabric();
+    const Cluster cluster{4, 8};
+    const Topology t = make(spec, cluster);
+    const double S = 134217728.0;
+    tw::collective::AlgorithmChoice choice;
+    choice.allReduce = tw::collective::AlgorithmPick::ofNccl(tw::nccl::Algorithm::Tree);
+    const OneCollective c = oneCollective(tw::parallel::CollectiveKind::AllReduce, 32, S, cluster, {"a100-80gb", spec}, choice);
+    const tw::collective::BoundCall& b = c.coll.calls.front();
+    QVERIFY2(b.nccl && b.counted, b.how.c_str());
+    QVERIFY(b.prediction.algorithm == tw::nccl::Algorithm::Tree);
+    QCOMPARE(b.treeChannels.size(), std::size_t{8});
+    for (std::size_t ch = 0; ch < b.treeChannels.size(); ++ch) { // channel c's head on rail c
+        QCOMPARE(b.treeChannels[ch].nicIn, int(ch));
+        QCOMPARE(b.treeChannels[ch].nicOut, int(ch));
+    }
+    const double perDegree = 8388608.0;
+    const double degree[4] = {2, 4, 4, 2};
+    for (int mode = 0; mode < 2; ++mode) { // the engine (its shortcuts on) and the reference engine
+        SimulationOptions o;
+        auto r = mode == 1 ? simulateStepReference(t, c.plan, c.coll, o) : simulateStep(t, c.plan, c.coll, o);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        std::uint32_t nicLinks = 0, wrong = 0;
+        forNicLinks(t, [&](LinkId l, bool out) {
+            const Link& k = t.link(l);
+            ++nicLinks;
+            const double want = degree[t.node(out ? k.from : k.to).server] * perDegree;
+            if (std::abs(r.value().linkPayloadBytes[l] - want) >= 1e-6 * want) {
+                ++wrong;
+                qWarning("%s: %.1f B, expected %.1f", k.id.c_str(), r.value().linkPayloadBytes[l], want);
+            }
+        });
+        QCOMPARE(nicLinks, 2u * 8u * 4u);
+        QCOMPARE(wrong, 0u);
     }
 }
