@@ -402,6 +402,8 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                     counted.timeSeconds = pr.time;
                     if (b.groupNodes > 1)
                         counted.channels = m->second.graphs.ring.channels;
+                    if (b.groupNodes > 1 && !pr.pointToPoint && pr.algorithm == nccl::Algorithm::Tree)
+                        counted.treeChannels = m->second.graphs.tree.channels;
                     // The schedule stage 4 plays and stage 5 simulates: the stand-in of the algorithm NCCL chose.
                     counted.spec.algorithm = textbookStandIn(s.op, pr.pointToPoint ? std::nullopt : std::optional(pr.algorithm));
                     std::string label = toString(b.pick);
@@ -411,11 +413,17 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                                                    + std::string(nccl::toString(pr.protocol));
                     counted.how = label + ", " + I(static_cast<std::uint64_t>(std::max(0, pr.channels))) + " channel"
                                   + (pr.channels == 1 ? "" : "s") + " (" + m->second.system->fabric + ")";
-                    // Stage 5's fallbacks (simulate.h "NCCL channels"), said where the call is described.
-                    if (!pr.pointToPoint && pr.algorithm != nccl::Algorithm::Ring && pr.algorithm != nccl::Algorithm::Pat)
+                    // Stage 5's flows and fallbacks (simulate.h "NCCL channels", "NVLS"), said where the call is described.
+                    const bool nvlsFlows = pr.algorithm == nccl::Algorithm::Nvls && b.groupNodes == 1
+                                           && (s.op == Op::AllReduce || s.op == Op::ReduceScatter || s.op == Op::AllGather);
+                    if (!pr.pointToPoint && nvlsFlows)
+                        counted.how += "; stage 5 simulates it as flows into and out of the NVSwitch";
+                    else if (!pr.pointToPoint && pr.algorithm != nccl::Algorithm::Ring && pr.algorithm != nccl::Algorithm::Pat)
                         counted.how += pr.algorithm == nccl::Algorithm::Tree
-                                           ? "; stage 5 simulates it as the textbook double binary tree"
-                                           : "; stage 5 simulates it as NCCL's ring channels";
+                                           ? (b.groupNodes > 1 ? "; stage 5 simulates it as NCCL's trees (double binary tree across nodes, chains inside them)"
+                                                               : "; stage 5 simulates it as the textbook double binary tree")
+                                           : b.groupNodes > 1 ? "; stage 5 simulates it as NCCL's ring channels"
+                                                              : "; stage 5 simulates it as the flat ring";
                 }
             } else {
                 const Counts n = count(s, choice.link);
@@ -436,6 +444,7 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
         b.how = hit->second.how;
         b.spec.algorithm = hit->second.spec.algorithm;
         b.channels = hit->second.channels;
+        b.treeChannels = hit->second.treeChannels;
         const std::size_t st = static_cast<std::size_t>(c.strategy);
         // All groups of a call run side by side: bytes add up over groups, time does not.
         b.stepWireBytes = b.wireBytes * c.groupCount * static_cast<double>(c.repeat);

@@ -123,6 +123,9 @@ struct BoundCall {
     // NCCL's ring channels on the group's system (searchGraphs: local GPU order, rail) when the group spans
     // several nodes; stage 5 turns them into flows on their rails (simulate.h "NCCL channels").
     std::vector<nccl::Channel> channels;
+    // NCCL's tree channels (the chain in each node from its head, the head's rail) when NCCL runs the call
+    // as a tree across several nodes; stage 5 runs its double binary trees on them (nccltrees.h).
+    std::vector<nccl::Channel> treeChannels;
 };
 
 struct CollectiveDerivation {

@@ -6,6 +6,30 @@
 
 namespace tw::network {
 
+bool groupsNodeByNode(const Topology& topo, const parallel::CommPlan& plan, const parallel::CollectiveCall& c,
+                      std::uint32_t g, std::uint32_t n)
+{
+    if (std::uint64_t{c.firstGroup} + c.groupCount > plan.groups.size())
+        return false;
+    auto serverOf = [&](std::uint32_t gpu) { return topo.node(topo.gpuNode(gpu)).server; };
+    for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
+        const auto& m = plan.groups[gr].members;
+        if (m.size() != std::size_t{g} * n)
+            return false;
+        for (std::uint32_t i = 0; i < m.size(); ++i)
+            if (m[i] >= topo.gpuCount() || topo.gpuNode(m[i]) == kNoNode)
+                return false;
+        for (std::uint32_t k = 0; k < n; ++k) {
+            for (std::uint32_t j = 1; j < g; ++j)
+                if (serverOf(m[k * g + j]) != serverOf(m[k * g]))
+                    return false;
+            if (k > 0 && serverOf(m[k * g]) == serverOf(m[(k - 1) * g]))
+                return false;
+        }
+    }
+    return true;
+}
+
 std::optional<ChannelRings> channelRings(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
                                          const collective::BoundCall& b, Router& router)
 {
@@ -16,25 +40,8 @@ std::optional<ChannelRings> channelRings(const Topology& topo, const parallel::C
         || b.groupPerNode < 2 || b.spec.algorithm != collective::Algorithm::Ring)
         return std::nullopt;
     const auto g = static_cast<std::uint32_t>(b.groupPerNode), n = static_cast<std::uint32_t>(b.groupNodes);
-    if (b.spec.ranks != std::uint64_t{g} * n || std::uint64_t{c.firstGroup} + c.groupCount > plan.groups.size())
+    if (b.spec.ranks != std::uint64_t{g} * n || !groupsNodeByNode(topo, plan, c, g, n))
         return std::nullopt;
-    // Every group listed node by node, g GPUs on each of n servers.
-    auto serverOf = [&](std::uint32_t gpu) { return topo.node(topo.gpuNode(gpu)).server; };
-    for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
-        const auto& m = plan.groups[gr].members;
-        if (m.size() != std::size_t{g} * n)
-            return std::nullopt;
-        for (std::uint32_t i = 0; i < m.size(); ++i)
-            if (m[i] >= topo.gpuCount() || topo.gpuNode(m[i]) == kNoNode)
-                return std::nullopt;
-        for (std::uint32_t k = 0; k < n; ++k) {
-            for (std::uint32_t j = 1; j < g; ++j)
-                if (serverOf(m[k * g + j]) != serverOf(m[k * g]))
-                    return std::nullopt;
-            if (k > 0 && serverOf(m[k * g]) == serverOf(m[(k - 1) * g]))
-                return std::nullopt;
-        }
-    }
     // Distinct channels (GPU order and rail); one ring per distinct order.
     ChannelRings rings;
     std::vector<std::pair<std::vector<int>, std::pair<int, int>>> seen;

@@ -20,6 +20,11 @@
 
 namespace tw::network {
 
+// Whether every group of call `c` lists its GPUs node by node: g GPUs on each of n servers, node k's
+// GPUs at ranks k·g … k·g + g − 1 (what NCCL's channels and trees on the group assume).
+[[nodiscard]] bool groupsNodeByNode(const Topology& topology, const parallel::CommPlan& plan,
+                                    const parallel::CollectiveCall& c, std::uint32_t g, std::uint32_t n);
+
 struct ChannelRings {
     std::vector<std::vector<std::uint32_t>> orders; // per distinct channel: the group's ranks in ring order
     std::vector<std::uint32_t> weight;              // channels sharing that order and rail

@@ -18,7 +18,7 @@
 //   - Each call runs the schedule of its BoundCall::spec: for a call under NCCL (auto or an NCCL
 //     algorithm) the textbook stand-in of the algorithm NCCL picked (collective::textbookStandIn: ring,
 //     PAT, NVLS, NVLS-tree, CollNet → flat ring over the group in order; tree → double binary tree),
-//     except for the NCCL channels below.
+//     except for the NCCL channels, NVLS and NCCL trees below.
 //   - NCCL channels: a call whose stand-in is the ring, over a group spanning several nodes with several
 //     GPUs on each (listed node by node), runs NCCL's ring channels (BoundCall::channels, ncclgraph.h):
 //     one flat ring per distinct channel (same GPU order and rail), its ranks in the channel's order
@@ -31,9 +31,24 @@
 //     k+1 leaves by the NIC of the channel's rail on node k and enters by the same rail on node k+1
 //     (Router::preferNics), so every NIC of a node carries 2(n−1)/n·S/nChannels per channel on its rail
 //     (AllReduce). A one-node group keeps the single flat ring (NCCL's channels there share one order).
-//     Falls back to the flat ring when a GPU pair would need two rails. Not modelled yet: NVLS as GPU ↔
-//     NVSwitch flows and NCCL's double binary tree across nodes — a call NCCL runs as NVLS or NVLS-tree
-//     is simulated as its ring's channels (multi-node) or the flat ring (one node), a tree call as the
+//     Falls back to the flat ring when a GPU pair would need two rails.
+//   - NVLS: a call NCCL runs as NVLS (NVLink SHARP) on one node — AllReduce, ReduceScatter, AllGather —
+//     runs through the NVSwitch (nvlsflows.h): the switch is one more rank of the schedule (rank n), every
+//     GPU pushes ncclgraph.h's nvlsBytesPerGpuLink "up" bytes into it on its GPU → NVSwitch link and pulls
+//     the "down" bytes out on its NVSwitch → GPU link (AllReduce S and S; ReduceScatter S and S/n;
+//     AllGather S/n and S), cut into kNvlsChunks = 8 chunks: step k pushes chunk k and pulls chunk k − 1,
+//     and the switch finishes a step (so releases its next chunk) once every GPU's push of it arrived —
+//     the reduction needs them all. The switch is there from the start; it is fixed by every symmetry
+//     shift, and a one-link path into (out of) the switch is its GPU's sending (receiving) side for the
+//     private links, so both reductions below stay exact. Not modelled yet: NVLS-tree across nodes (its
+//     ring channels stand in).
+//   - NCCL trees: a call NCCL runs as a tree (AllReduce) over a group spanning several nodes, listed node
+//     by node, runs NCCL's tree channels (BoundCall::treeChannels, nccltrees.h): per channel a chain in
+//     every node from the channel's head GPU, and NCCL's double binary tree of the nodes (ncclGetDtree)
+//     joining the heads, each inter-node edge on the channel's rail in both directions; tree 0 and tree
+//     1 each carry S·w/(2·nChannels), reduced up to the root then broadcast down in kTreeChunks = 8
+//     pipelined chunks (chunk c crosses a child's edge at depth d in step c + D − d up, c + D + d − 1
+//     down). A rank's trees and channels advance step by step together (as the rings'). One node: the
 //     textbook double binary tree over the group (docs/nccl.md "In the step").
 //   - Per rank, not a barrier: a transfer of step k starts when both its source and its destination
 //     rank have finished every transfer of theirs in steps < k and have reached the call (arrived);

@@ -58,8 +58,9 @@ struct OneCollective {
     tw::collective::CollectiveDerivation coll;
 };
 
-OneCollective oneAllReduce(std::uint32_t n, double M, const Cluster& cluster,
-                           const tw::collective::NcclFabric& fabric = {})
+OneCollective oneCollective(tw::parallel::CollectiveKind kind, std::uint32_t n, double M, const Cluster& cluster,
+                            const tw::collective::NcclFabric& fabric = {},
+                            const tw::collective::AlgorithmChoice& choice = {})
 {
     OneCollective c;
     auto& p = c.plan;
@@ -78,7 +79,7 @@ OneCollective oneAllReduce(std::uint32_t n, double M, const Cluster& cluster,
     }
     p.comm.groups.push_back(g);
     tw::parallel::CollectiveCall call;
-    call.kind = tw::parallel::CollectiveKind::AllReduce;
+    call.kind = kind;
     call.strategy = Strategy::DP;
     call.phase = tw::model::Phase::Backward;
     call.firstGroup = 0;
@@ -87,8 +88,40 @@ OneCollective oneAllReduce(std::uint32_t n, double M, const Cluster& cluster,
     call.what = "gradient AllReduce";
     p.comm.calls.push_back(call);
     p.timeline = tw::parallel::pipelineTimeline(tw::parallel::PipelineSchedule::OneFOneB, 1, 1, 1, {0.0}, {0.0});
-    c.coll = tw::collective::bindPlan(p.comm, cluster, {}, {}, fabric);
+    c.coll = tw::collective::bindPlan(p.comm, cluster, choice, {}, fabric);
     return c;
+}
+
+OneCollective oneAllReduce(std::uint32_t n, double M, const Cluster& cluster,
+                           const tw::collective::NcclFabric& fabric = {})
+{
+    return oneCollective(tw::parallel::CollectiveKind::AllReduce, n, M, cluster, fabric);
+}
+
+// DGX A100 nodes on a rail-optimized leaf–spine: NVSwitch (NVLink 3) inside, a 200 Gb/s HDR NIC per GPU.
+TopologySpec dgxA100Fabric()
+{
+    TopologySpec spec;
+    spec.kind = TopologyKind::LeafSpine;
+    spec.intraNode = IntraNode::NvSwitch;
+    spec.nicPlacement = NicPlacement::PerGpu;
+    spec.nicProtocol = Protocol::InfinibandHdr;
+    spec.nvlink = Protocol::NvLink3;
+    spec.nicBandwidth = nominalBandwidth(Protocol::InfinibandHdr);
+    return spec;
+}
+
+// Calls f(link, out) for every NIC ↔ leaf link (out: NIC → leaf).
+template <class F>
+void forNicLinks(const Topology& t, F f)
+{
+    for (LinkId l = 0; l < t.links().size(); ++l) {
+        const Link& k = t.link(l);
+        const bool out = t.node(k.from).kind == NodeKind::Nic && t.node(k.to).kind == NodeKind::LeafSwitch;
+        const bool in = t.node(k.to).kind == NodeKind::Nic && t.node(k.from).kind == NodeKind::LeafSwitch;
+        if (out || in)
+            f(l, out);
+    }
 }
 
 // GPT-2 small DDP on the paper's testbed: n single-GPU nodes, fp32 gradients, B = 8, one micro-batch per
@@ -133,6 +166,9 @@ private slots:
     void strategyRates();
     void ncclChannelsOnEveryRail_data();
     void ncclChannelsOnEveryRail();
+    void nvlsThroughTheSwitch_data();
+    void nvlsThroughTheSwitch();
+    void ncclTreesAcrossNodes();
 };
 
 void TestSimulate::maxMinFairness()
@@ -591,7 +627,8 @@ void TestSimulate::symmetryMatchesFull_data()
     QTest::newRow("oversubscribed spines, 64 GPUs") << 8 << -1 << true << false << true;
     QTest::newRow("paper-reference, nvswitch node") << 9 << 1 << true << false << true;
     // TP 8 on a node's NVLink, DP and PP on the NICs: only TP crosses NVLink, its collectives are private
-    // (closed form).
+    // (closed form). On these H100 nodes NCCL's auto runs TP's AllReduces as NVLS (flows into and out of
+    // the NVSwitch, nvlsflows.h): the switch's rank is fixed by every shift, its links are the GPUs' own.
     QTest::newRow("closed form: tp 8 x pp 2 x dp 4, 64 GPUs") << 2 << 0 << false << true << true;
     QTest::newRow("closed form: tp 8 x dp 2, 2 nodes") << 11 << 0 << false << true << true;
     // DP shares NVLink with TP (the stream is not blocking): no link is private, the engine runs as is.
@@ -604,6 +641,7 @@ void TestSimulate::symmetryMatchesFull_data()
     QTest::newRow("no closed form: tp 2 x pp 2 x dp 4") << 1 << 0 << false << false << true;
     QTest::newRow("no closed form: tp 4 x pp 2 x dp 8, 64 GPUs") << 3 << 0 << false << false << true;
     QTest::newRow("no closed form: zero-3 on one nvswitch node") << 10 << 0 << false << false << true;
+
 }
 
 void TestSimulate::symmetryMatchesFull()
@@ -811,13 +849,7 @@ void TestSimulate::ncclChannelsOnEveryRail()
 {
     QFETCH(std::uint32_t, nodes);
     QFETCH(double, perNicBytes);
-    TopologySpec spec;
-    spec.kind = TopologyKind::LeafSpine;
-    spec.intraNode = IntraNode::NvSwitch;
-    spec.nicPlacement = NicPlacement::PerGpu;
-    spec.nicProtocol = Protocol::InfinibandHdr;
-    spec.nvlink = Protocol::NvLink3;
-    spec.nicBandwidth = nominalBandwidth(Protocol::InfinibandHdr);
+    const TopologySpec spec = dgxA100Fabric();
     const Cluster cluster{nodes, 8};
     const Topology t = make(spec, cluster);
     const double M = 134217728.0;
@@ -858,5 +890,124 @@ void TestSimulate::ncclChannelsOnEveryRail()
         if ((t.node(k.from).kind == NodeKind::Nic && t.node(k.to).kind == NodeKind::LeafSwitch)
             || (t.node(k.to).kind == NodeKind::Nic && t.node(k.from).kind == NodeKind::LeafSwitch))
             QVERIFY2(std::abs(loads.value().links[l].payloadBytes[0] - perNicBytes) < 1e-6 * perNicBytes, k.id.c_str());
+    }
+}
+
+void TestSimulate::nvlsThroughTheSwitch_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<double>("up");   // B on each GPU → NVSwitch link
+    QTest::addColumn<double>("down"); // B on each NVSwitch → GPU link
+    // One DGX H100 node (8 H100 SXM on the NVSwitch, NVLink 4), NCCL's NVLS, M = 1 GiB = 1,073,741,824 B.
+    // NVLink SHARP: each GPU pushes into the switch, which reduces (multimem) and multicasts the result
+    // (ncclgraph.h nvlsBytesPerGpuLink, n = 8):
+    //   AllReduce      up M = 1,073,741,824, down M = 1,073,741,824
+    //   ReduceScatter  up M = 1,073,741,824, down M/8 = 134,217,728 (its reduced shard)
+    //   AllGather      up M/8 = 134,217,728 (its shard), down M = 1,073,741,824
+    // (a ring AllReduce would put 2·7/8·M = 1,879,048,192 B on each direction of every GPU's link).
+    QTest::newRow("allreduce") << int(tw::parallel::CollectiveKind::AllReduce) << 1073741824.0 << 1073741824.0;
+    QTest::newRow("reducescatter") << int(tw::parallel::CollectiveKind::ReduceScatter) << 1073741824.0 << 134217728.0;
+    QTest::newRow("allgather") << int(tw::parallel::CollectiveKind::AllGather) << 134217728.0 << 1073741824.0;
+}
+
+void TestSimulate::nvlsThroughTheSwitch()
+{
+    QFETCH(int, kind);
+    QFETCH(double, up);
+    QFETCH(double, down);
+    TopologySpec spec;
+    spec.kind = TopologyKind::NvSwitchNode;
+    spec.nvlink = Protocol::NvLink4;
+    const Cluster cluster{1, 8};
+    const Topology t = make(spec, cluster);
+    const double M = 1073741824.0;
+    tw::collective::AlgorithmChoice choice;
+    const auto nvls = tw::collective::AlgorithmPick::ofNccl(tw::nccl::Algorithm::Nvls);
+    choice.allReduce = nvls;
+    choice.reduceScatter = nvls;
+    choice.allGather = nvls;
+    const OneCollective c = oneCollective(tw::parallel::CollectiveKind(kind), 8, M, cluster, {"h100-sxm", spec}, choice);
+    const tw::collective::BoundCall& b = c.coll.calls.front();
+    QVERIFY2(b.nccl && b.counted, b.how.c_str());
+    QVERIFY(b.prediction.algorithm == tw::nccl::Algorithm::Nvls);
+    for (int mode = 0; mode < 3; ++mode) { // symmetry on, off, the reference engine
+        SimulationOptions o;
+        o.exploitSymmetry = mode == 0;
+        auto r = mode == 2 ? simulateStepReference(t, c.plan, c.coll, o) : simulateStep(t, c.plan, c.coll, o);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        const StepSimulation& sim = r.value();
+        if (mode == 0)
+            QVERIFY2(sim.symmetryFactor == 8, sim.reduction.c_str()); // the switch is fixed by the dp shift
+        std::uint32_t gpuLinks = 0;
+        for (LinkId l = 0; l < t.links().size(); ++l) {
+            const Link& k = t.link(l);
+            const bool toSwitch = t.node(k.from).kind == NodeKind::Gpu && t.node(k.to).kind == NodeKind::NvSwitch;
+            const bool fromSwitch = t.node(k.to).kind == NodeKind::Gpu && t.node(k.from).kind == NodeKind::NvSwitch;
+            const double want = toSwitch ? up : fromSwitch ? down : 0.0; // nothing crosses PCIe
+            gpuLinks += toSwitch || fromSwitch ? 1 : 0;
+            QVERIFY2(std::abs(sim.linkPayloadBytes[l] - want) <= 1e-6 * M,
+                     qPrintable(QString::fromStdString(k.id) + QStringLiteral(": ") + QString::number(sim.linkPayloadBytes[l], 'f', 1)));
+        }
+        QCOMPARE(gpuLinks, 16u);
+        // The pipeline (nvlsflows.h): C = 8 chunks in C + 1 = 9 steps, every GPU in step with the others.
+        // Step 0 pushes chunk 0 (up/8), steps 1 … 7 push chunk k and pull chunk k − 1 side by side on the
+        // two directions of the GPU's link (max(up, down)/8), step 8 pulls chunk 7 (down/8); each transfer
+        // alone on its link direction takes latency + bytes / payload capacity, so with no compute
+        //   step = 9 · latency + (up + down + 7 · max(up, down)) / 8 / capacity.
+        const Link& gpuLink = t.link(*t.findLink("n0.gpu0-nvswitch"));
+        const double capacity = gpuLink.bandwidth * efficiency(gpuLink.protocol);
+        const double expected = 9 * gpuLink.latency + (up + down + 7 * std::max(up, down)) / 8 / capacity;
+        QVERIFY2(std::abs(sim.stepSeconds - expected) <= 1e-9 * expected,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(sim.stepSeconds, 0, 'g', 12).arg(expected, 0, 'g', 12)));
+    }
+}
+
+void TestSimulate::ncclTreesAcrossNodes()
+{
+    // Four DGX A100 nodes (8 A100 on NVSwitch, an HDR NIC per GPU on its PCIe switch, rail-optimized), an
+    // AllReduce of S = 128 MiB = 134,217,728 B over all 32 GPUs with NCCL's tree. NCCL's double binary
+    // tree of 4 nodes (ncclGetDtree, src/graph/trees.cc; ncclGetBtree for nranks = 4):
+    //   tree 0: btree — node 0 is the root with child 2 (bit 4 >> 1); node 2 (bit 2) has parent
+    //           (2^2)|4 = 6 ≥ 4 → 0 and children 2 − 1 = 1, 2 + 1 = 3; nodes 1, 3 (bit 1) have parent
+    //           (r^1)|2 = 2. Edges 0–2, 2–1, 2–3.
+    //   tree 1: mirrored (4 is even): node r takes btree(3 − r) renamed 3 − x: edges 3–1, 1–2, 1–0.
+    // Tree channel c (8 of them, one per NIC as the ring's) runs tree 0 and tree 1, each with
+    // S / (2·8) = 8,388,608 B, reduced up and broadcast down: each inter-node edge of a tree carries that
+    // once in each direction, between the heads' NICs on rail c. Node k's NIC on rail c therefore carries
+    // deg(k) · 8,388,608 B each way, deg(k) its edges in both trees: node 0: 1 + 1 = 2, node 1: 1 + 3 = 4,
+    // node 2: 3 + 1 = 4, node 3: 1 + 1 = 2 → 16,777,216 B on nodes 0 and 3, 33,554,432 B on nodes 1 and 2.
+    const TopologySpec spec = dgxA100Fabric();
+    const Cluster cluster{4, 8};
+    const Topology t = make(spec, cluster);
+    const double S = 134217728.0;
+    tw::collective::AlgorithmChoice choice;
+    choice.allReduce = tw::collective::AlgorithmPick::ofNccl(tw::nccl::Algorithm::Tree);
+    const OneCollective c = oneCollective(tw::parallel::CollectiveKind::AllReduce, 32, S, cluster, {"a100-80gb", spec}, choice);
+    const tw::collective::BoundCall& b = c.coll.calls.front();
+    QVERIFY2(b.nccl && b.counted, b.how.c_str());
+    QVERIFY(b.prediction.algorithm == tw::nccl::Algorithm::Tree);
+    QCOMPARE(b.treeChannels.size(), std::size_t{8});
+    for (std::size_t ch = 0; ch < b.treeChannels.size(); ++ch) { // channel c's head on rail c
+        QCOMPARE(b.treeChannels[ch].nicIn, int(ch));
+        QCOMPARE(b.treeChannels[ch].nicOut, int(ch));
+    }
+    const double perDegree = 8388608.0;
+    const double degree[4] = {2, 4, 4, 2};
+    for (int mode = 0; mode < 2; ++mode) { // the engine (its shortcuts on) and the reference engine
+        SimulationOptions o;
+        auto r = mode == 1 ? simulateStepReference(t, c.plan, c.coll, o) : simulateStep(t, c.plan, c.coll, o);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        std::uint32_t nicLinks = 0, wrong = 0;
+        forNicLinks(t, [&](LinkId l, bool out) {
+            const Link& k = t.link(l);
+            ++nicLinks;
+            const double want = degree[t.node(out ? k.from : k.to).server] * perDegree;
+            if (std::abs(r.value().linkPayloadBytes[l] - want) >= 1e-6 * want) {
+                ++wrong;
+                qWarning("%s: %.1f B, expected %.1f", k.id.c_str(), r.value().linkPayloadBytes[l], want);
+            }
+        });
+        QCOMPARE(nicLinks, 2u * 8u * 4u);
+        QCOMPARE(wrong, 0u);
     }
 }

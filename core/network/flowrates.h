@@ -1,0 +1,88 @@
+#pragma once
+// Stage 5, internal to the simulator (simulate.h "Flows"): max-min fair rates of the flows in flight, by
+// progressive filling (Bertsekas & Gallager, Data Networks, §6.5.2), recomputed whenever a flow starts
+// sending or ends. Two solvers behind one interface:
+//   - the reference (simulate_p.h): every active flow's rate recomputed at every change, every flow
+//     advanced at every event;
+//   - the component solver (simulateStep): rates recomputed only for the connected component (flows
+//     sharing links, transitively) of the links whose flow set changed — max-min fair rates of other
+//     components cannot change; finish times in a heap with lazy invalidation; remaining bytes and link
+//     payloads advanced lazily. Under symmetry its paths are PathEntry lists (links weighted by the
+//     flows of an orbit crossing them, symmetry.h).
+// The per-link rates and their samples (StepSimulation::linkTimelines) are LinkRates, shared with the
+// engine's closed-form collectives (closedform.h), which write their samples retroactively.
+
+#include "simsched.h"
+#include "simulate.h"
+#include "topology.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace tw::network::sim {
+
+// One link of a flow as the rate allocation sees it: without symmetry the path's links, weight 1; with
+// it, the representative of each link's orbit weighted by how many flows of the flow's orbit cross that
+// link, and the links no allocation can saturate (constrains = false: only their rate is summed).
+struct PathEntry {
+    LinkId link = 0;
+    std::uint32_t weight = 1;
+    bool constrains = true;
+};
+
+struct Flow {
+    std::uint32_t instance = 0, transfer = 0;        // the engine's: which transfer of which instance
+    const std::vector<LinkId>* path = nullptr;
+    const std::vector<PathEntry>* entries = nullptr; // component solver
+    double remaining = 0, rate = 0, finishAt = kInf;
+    std::uint8_t strategy = 0;
+    std::uint32_t activePos = kNone;
+    double upd = 0;          // component solver: `remaining` is as of this time (advanced lazily)
+    std::uint32_t gen = 0;   // component solver: bumped at every rate change (stale heap entries)
+};
+
+// The flows of the engine: `active` are sending; `done` have finished (the engine drains them);
+// `changed` says the active set changed since the last recomputation.
+struct FlowSet {
+    std::vector<Flow> flows;
+    std::vector<std::uint32_t> active, done;
+    bool changed = false;
+};
+
+// Per-link payload rates as last allocated (all strategies, and by strategy) and their samples.
+class LinkRates {
+public:
+    LinkRates(std::size_t links, const SimulationOptions& options, StepSimulation& out);
+    std::vector<double> rate;
+    std::vector<std::array<double, 4>> strategyRate;
+    std::uint64_t samples = 0; // recorded over all links
+    // Appends link l's current rate at `time` to its timeline (one sample per change; the last one
+    // replaced when the rate changes twice at the same instant), up to options.maxLinkSamples.
+    void record(LinkId l, double time);
+
+private:
+    const SimulationOptions& m_opt;
+    StepSimulation& m_out;
+    std::vector<int> m_timeline; // per link: index into out.linkTimelines or −1
+};
+
+// The solvers' interface. The engine owns `now`: advance(now, t) moves the flows from now to t.
+class FlowRates {
+public:
+    virtual ~FlowRates() = default;
+    virtual void activate(std::uint32_t flow, double now) = 0;  // the flow starts sending
+    virtual void recompute(double now) = 0;                     // new rates after changes
+    [[nodiscard]] virtual double nextFinish() = 0;               // the earliest predicted end (∞: none)
+    virtual void advance(double now, double t) = 0;              // flows ending by t go to FlowSet::done
+    virtual void settle(double now) = 0;                         // link payload still owed at the end
+};
+
+// The solver over `flows` on links of capacity `capacity` (payload B/s): the reference or the component
+// one; payloads accumulate in `payload` (per link), recomputations count in `rateUpdates`.
+[[nodiscard]] std::unique_ptr<FlowRates> makeFlowRates(bool reference, FlowSet& flows, const std::vector<double>& capacity,
+                                                       LinkRates& links, std::vector<double>& payload,
+                                                       std::uint64_t& rateUpdates);
+
+} // namespace tw::network::sim

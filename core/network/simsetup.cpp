@@ -1,0 +1,411 @@
+#include "simengine_p.h"
+
+#include "overhead.h"
+
+#include "base/units.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tw::network::sim {
+
+const Sched* Engine::schedule(const collective::ScheduleSpec& spec, std::uint32_t call)
+{
+    const int layout = call < callLayout.size() ? callLayout[call] : -1;
+    auto [it, fresh] = scheds.try_emplace(specKey(spec, layout));
+    if (fresh)
+        it->second = buildSched(spec, layout < 0 ? nullptr : &layouts[static_cast<std::size_t>(layout)],
+                                static_cast<std::uint32_t>(scheds.size() - 1));
+    return it->second.get();
+}
+
+Status Engine::prepare()
+{
+    const auto& tl = plan.timeline;
+    P = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, plan.plan.pp));
+    chunks = static_cast<std::uint32_t>(std::max<std::size_t>(1, plan.plan.layerPartition.size()));
+    V = std::max<std::uint32_t>(1, chunks / P);
+    chunkFirst.assign(chunks + 1, 0);
+    for (std::uint32_t c = 0; c < chunks; ++c)
+        chunkFirst[c + 1] = chunkFirst[c] + (c < plan.plan.layerPartition.size() ? plan.plan.layerPartition[c] : 0);
+    const std::size_t L = plan.layerForwardSeconds.size();
+    layerChunk.assign(L, chunks - 1);
+    for (std::uint32_t c = 0; c < chunks; ++c)
+        for (std::uint64_t l = chunkFirst[c]; l < chunkFirst[c + 1] && l < L; ++l)
+            layerChunk[l] = c;
+    if (tl.blocks.empty())
+        return errorAt("parallel", "the pipeline timeline has no blocks to simulate (too many micro-batches × stages)");
+    stageBlocks.assign(P, {});
+    for (std::uint32_t i = 0; i < tl.blocks.size(); ++i) {
+        if (tl.blocks[i].stage >= P)
+            return errorAt("parallel", "pipeline block on stage " + std::to_string(tl.blocks[i].stage) + " of " + std::to_string(P));
+        stageBlocks[tl.blocks[i].stage].push_back(i);
+    }
+    nAcc = static_cast<std::uint32_t>(std::max<std::size_t>(1, stageBlocks[0].size() / (2 * std::size_t(V))));
+
+    capacity.resize(topo.links().size());
+    for (LinkId l = 0; l < topo.links().size(); ++l) {
+        const Link& k = topo.link(l);
+        capacity[l] = k.bandwidth * (opt.protocolOverhead ? efficiency(k.protocol) : 1.0);
+    }
+    out.linkPayloadBytes.assign(topo.links().size(), 0.0);
+    links = std::make_unique<LinkRates>(topo.links().size(), opt, out);
+    rates = makeFlowRates(reference, fs, capacity, *links, out.linkPayloadBytes, out.rateUpdates);
+    return Ok{};
+}
+
+// NCCL's algorithms as flows: NVLS on one node through the NVSwitch (simulate.h "NVLS", nvlsflows.h);
+// tree AllReduces across nodes on NCCL's trees (simulate.h "NCCL trees", nccltrees.h); the ring channels of each call NCCL runs as a ring across nodes (simulate.h "NCCL channels",
+// ncclchannels.h), with their NIC hints given to the router before any routing.
+void Engine::planChannels()
+{
+    callLayout.assign(plan.comm.calls.size(), -1);
+    if (!opt.communication)
+        return;
+    for (std::uint32_t call = 0; call < plan.comm.calls.size() && call < coll.calls.size(); ++call) {
+        if (nvlsFlows(topo, plan.comm, call, coll.calls[call])) {
+            callLayout[call] = static_cast<int>(layouts.size());
+            layouts.push_back({NcclLayout::Kind::Nvls, {}, {}});
+        } else if (auto trees = treeChannels(topo, plan.comm, call, coll.calls[call], router)) {
+            callLayout[call] = static_cast<int>(layouts.size());
+            layouts.push_back({NcclLayout::Kind::Trees, {}, std::move(*trees)});
+        } else if (auto rings = channelRings(topo, plan.comm, call, coll.calls[call], router)) {
+            callLayout[call] = static_cast<int>(layouts.size());
+            layouts.push_back({NcclLayout::Kind::Rings, std::move(*rings), {}});
+        }
+    }
+}
+
+// Places each call: a blocking unit call in a chunk, a stream call, a pipeline Send/Recv, a bucketed
+// end-of-backward call or an optimizer-phase call (see simulate.h).
+void Engine::classify()
+{
+    const bool zero3 = plan.plan.sharding == Sharding::Zero3 || plan.plan.sharding == Sharding::FsdpFull
+                       || plan.plan.sharding == Sharding::FsdpHybrid;
+    classes.assign(plan.comm.calls.size(), {});
+    for (std::size_t i = 0; i < plan.comm.calls.size(); ++i) {
+        const CollectiveCall& c = plan.comm.calls[i];
+        CallClass& k = classes[i];
+        if (c.groupCount == 0 || c.repeat == 0 || i >= coll.calls.size() || !coll.calls[i].counted) {
+            k.role = Role::Skip;
+            continue;
+        }
+        k.backward = c.phase == model::Phase::Backward;
+        if (c.phase == model::Phase::Optimizer) {
+            k.role = Role::Optimizer;
+        } else if (c.kind == CollectiveKind::SendRecv) {
+            k.role = Role::Pp;
+            k.chunk = c.layer >= 0 && std::size_t(c.layer) < layerChunk.size() ? layerChunk[std::size_t(c.layer)] : 0;
+        } else if ((c.strategy == Strategy::DP && k.backward
+                    && !(zero3 && (c.kind == CollectiveKind::AllGather || c.kind == CollectiveKind::ReduceScatter)))
+                   || (c.strategy == Strategy::PP && c.kind == CollectiveKind::AllReduce)) {
+            k.role = Role::Stream;
+            k.end = true;
+        } else {
+            const bool head = c.layer < 0 && c.what.find("head") != std::string::npos;
+            if (c.layer >= 0 && std::size_t(c.layer) < layerChunk.size()) {
+                k.chunk = layerChunk[std::size_t(c.layer)];
+                k.unit = 1 + static_cast<int>(std::uint64_t(c.layer) - chunkFirst[k.chunk]);
+            } else if (head) {
+                k.chunk = chunks - 1;
+                k.unit = static_cast<int>(chunkFirst[chunks] - chunkFirst[chunks - 1]) + 1;
+            } else {
+                k.chunk = 0;
+                k.unit = 0;
+            }
+            const bool zeroCall = c.strategy == Strategy::DP;
+            if (zeroCall && c.kind == CollectiveKind::AllGather) {
+                k.role = Role::Blocking;
+                k.place = CallClass::Before;
+            } else if (zeroCall) {
+                k.role = Role::Stream;
+                k.place = CallClass::After;
+            } else {
+                k.role = Role::Blocking;
+                k.place = CallClass::Mid;
+            }
+        }
+    }
+}
+
+// The schedules a call's instances use: its own, or one per distinct bucket size (as arrive() cuts them).
+std::vector<const Sched*> Engine::schedulesOf(std::uint32_t call)
+{
+    std::vector<const Sched*> out1;
+    collective::ScheduleSpec spec = coll.calls[call].spec;
+    if (!classes[call].end) {
+        out1.push_back(schedule(spec, call));
+        return out1;
+    }
+    const double M = spec.bytes;
+    const double bucket = strategyOf(call) == Strategy::DP && plan.plan.bucketBytes > 0 ? plan.plan.bucketBytes : M;
+    const std::uint32_t nb = M > 0 && bucket > 0 ? static_cast<std::uint32_t>(std::ceil(M / bucket)) : 1;
+    for (std::uint32_t b = 0; b < nb; ++b) {
+        spec.bytes = std::round(std::max(0.0, std::min(bucket, M - b * bucket)));
+        const Sched* s = schedule(spec, call);
+        if (std::find(out1.begin(), out1.end(), s) == out1.end())
+            out1.push_back(s);
+    }
+    return out1;
+}
+
+// Symmetry (simulate.h "Symmetry", symmetry.h): none for the reference engine or when switched off.
+void Engine::analyzeSymmetry()
+{
+    if (reference) {
+        sym = Symmetry::none(plan.mesh.size(), "full simulation (reference engine)");
+    } else if (!opt.exploitSymmetry) {
+        sym = Symmetry::none(plan.mesh.size(), "full simulation (exploitSymmetry off)");
+    } else {
+        std::vector<char> simulated(classes.size(), 0);
+        for (std::size_t i = 0; i < classes.size(); ++i)
+            simulated[i] = classes[i].role == Role::Skip ? 0 : classes[i].role == Role::Pp ? 2 : 1;
+        sym = Symmetry::analyze({topo, plan, coll, paths, capacity, simulated,
+                                 [this](std::uint32_t call) { return schedulesOf(call); }});
+    }
+    out.reduction = sym.reduction;
+    if (sym.reduced)
+        out.symmetryFactor = sym.order;
+}
+
+// Private links (simulate.h "Private collectives", closedform.h).
+void Engine::analyzePrivacy()
+{
+    std::vector<CallPrivacy> calls(classes.size(), CallPrivacy::NotRun);
+    for (std::size_t i = 0; i < classes.size(); ++i)
+        if (classes[i].role != Role::Skip)
+            calls[i] = classes[i].role == Role::Blocking || classes[i].role == Role::Optimizer ? CallPrivacy::Blocking
+                                                                                               : CallPrivacy::NonBlocking;
+    priv = PrivateLinks::analyze(topo, plan, coll, paths, calls, [this](std::uint32_t call) { return schedulesOf(call); });
+}
+
+bool Engine::decideClosedForm(std::uint32_t group, const Sched& sched, GroupSched& gs)
+{
+    return gs.closed.decide(sched, plan.comm.groups[group].members, group, topo, paths, priv, capacity, sym,
+                            opt.communication);
+}
+
+// The allocation's view of a path (PathEntry, symmetry.h); cached per routed path.
+const std::vector<PathEntry>* Engine::entriesFor(const std::vector<LinkId>* path, std::uint32_t srcGpu,
+                                                 std::uint32_t dstGpu, std::uint32_t group)
+{
+    auto [it, fresh] = entryCache.try_emplace(path);
+    if (fresh)
+        it->second = std::make_unique<std::vector<PathEntry>>(sym.pathEntries(plan, paths, *path, srcGpu, dstGpu, group, failure));
+    return it->second.get();
+}
+
+Status Engine::buildGpus()
+{
+    const std::size_t G = topo.gpuCount();
+    if (plan.mesh.size() > G)
+        return errorAt("topology", "the plan has " + formatInteger(static_cast<std::int64_t>(plan.mesh.size()))
+                                       + " GPUs, the topology " + formatInteger(static_cast<std::int64_t>(G)));
+    gpus.assign(plan.mesh.size(), {});
+    for (std::size_t g = 0; g < gpus.size(); ++g)
+        gpus[g].stage = plan.mesh[g].pp;
+
+    // Participations in call order: (call, group, rank) per GPU.
+    struct Part {
+        std::uint32_t call, group, rank;
+    };
+    std::vector<std::vector<Part>> parts(gpus.size());
+    for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
+        if (classes[i].role == Role::Skip) {
+            const CollectiveCall& c = plan.comm.calls[i];
+            if (c.groupCount && c.repeat && i < coll.calls.size() && !coll.calls[i].counted)
+                out.skipped.push_back(errorAt("collectives", c.what + " is not simulated: stage 4 could not schedule it"));
+            continue;
+        }
+        const CollectiveCall& c = plan.comm.calls[i];
+        if (std::uint64_t{c.firstGroup} + c.groupCount > plan.comm.groups.size())
+            return errorAt("calls[" + std::to_string(i) + "]", "groups outside the plan");
+        for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
+            const auto& members = plan.comm.groups[gr].members;
+            if (members.size() != coll.calls[i].spec.ranks)
+                return errorAt("calls[" + std::to_string(i) + "]", "group size differs from the schedule's ranks");
+            for (std::uint32_t r = 0; r < members.size(); ++r) {
+                if (members[r] >= gpus.size())
+                    return errorAt("topology", "GPU " + formatInteger(members[r]) + " is not in the plan's mesh");
+                parts[members[r]].push_back({i, gr, r});
+            }
+        }
+    }
+
+    // Under symmetry only representatives run, their participations named in canonical groups and ranks.
+    if (sym.reduced)
+        for (std::size_t g = 0; g < gpus.size(); ++g) {
+            if (sym.gpuRep[g] != g) {
+                parts[g].clear();
+                continue;
+            }
+            for (Part& pt : parts[g]) {
+                const std::uint32_t c = sym.groupCanon[pt.group];
+                pt.rank = sym.rankRepOf[c][sym.rankCanon[pt.group][pt.rank]];
+                pt.group = c;
+            }
+        }
+
+    // Per-chunk times from the timeline's blocks (the numbers plan.cpp built), split over layers by
+    // layerForwardSeconds; what the layers do not explain is the head (last chunk only).
+    std::vector<double> chunkF(chunks, 0.0), chunkB(chunks, 0.0);
+    std::vector<char> seenF(chunks, 0), seenB(chunks, 0);
+    for (const parallel::PipelineBlock& b : plan.timeline.blocks) {
+        const std::uint32_t k = b.chunk * P + b.stage;
+        if (k >= chunks)
+            continue;
+        if (b.backward && !seenB[k]) {
+            chunkB[k] = b.end - b.start;
+            seenB[k] = 1;
+        } else if (!b.backward && !seenF[k]) {
+            chunkF[k] = b.end - b.start;
+            seenF[k] = 1;
+        }
+    }
+    const auto& lf = plan.layerForwardSeconds;
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+        if (sym.gpuRep[g] != g)
+            continue;
+        Gpu& gpu = gpus[g];
+        gpu.templates.assign(std::size_t(V) * 2, {});
+        // Calls per (local chunk, direction, unit, place).
+        for (std::uint32_t local = 0; local < V; ++local) {
+            const std::uint32_t k = local * P + gpu.stage;
+            if (k >= chunks)
+                continue;
+            const std::uint64_t nl = chunkFirst[k + 1] - chunkFirst[k];
+            const int units = static_cast<int>(nl) + 2;
+            double sumLf = 0;
+            for (std::uint64_t l = chunkFirst[k]; l < chunkFirst[k + 1] && l < lf.size(); ++l)
+                sumLf += lf[l];
+            const double headF = k + 1 == chunks ? std::max(0.0, chunkF[k] - sumLf) : 0.0;
+            const double fwdScale = sumLf > 0 ? (chunkF[k] - headF) / sumLf : 0.0;
+            const double bwdScale = sumLf > 0 ? (chunkB[k] - 2 * headF) / sumLf : 0.0;
+            for (int dir = 0; dir < 2; ++dir) {
+                const bool bw = dir == 1;
+                std::vector<std::vector<Op>> before(units), mid(units), after(units);
+                Op recv, send;
+                bool haveRecv = false, haveSend = false;
+                for (const Part& pt : parts[g]) {
+                    const CallClass& cc = classes[pt.call];
+                    const Op o{OpKind::Blocking, 0, pt.call, pt.group, pt.rank};
+                    if (cc.role == Role::Pp && cc.backward == bw) {
+                        // Forward boundary after chunk cc.chunk; backward boundary from cc.chunk+1 to cc.chunk.
+                        const std::uint32_t from = bw ? cc.chunk + 1 : cc.chunk, to = bw ? cc.chunk : cc.chunk + 1;
+                        if (pt.rank == 0 && from == k) {
+                            send = o;
+                            send.kind = OpKind::Send;
+                            haveSend = true;
+                        } else if (pt.rank == 1 && to == k) {
+                            recv = o;
+                            recv.kind = OpKind::Recv;
+                            haveRecv = true;
+                        }
+                        continue;
+                    }
+                    if ((cc.role != Role::Blocking && !(cc.role == Role::Stream && !cc.end)) || cc.chunk != k
+                        || cc.backward != bw || cc.unit < 0 || cc.unit >= units)
+                        continue;
+                    Op op = o;
+                    if (cc.role == Role::Stream)
+                        op.kind = OpKind::Stream;
+                    (cc.place == CallClass::Before ? before : cc.place == CallClass::Mid ? mid : after)[cc.unit].push_back(op);
+                }
+                std::vector<Op>& tmpl = gpu.templates[local * 2 + dir];
+                if (haveRecv)
+                    tmpl.push_back(recv);
+                for (int i = 0; i < units; ++i) {
+                    const int u = bw ? units - 1 - i : i;
+                    double seconds = 0;
+                    if (u == units - 1)
+                        seconds = bw ? 2 * headF : headF;
+                    else if (u > 0) {
+                        const std::uint64_t l = chunkFirst[k] + std::uint64_t(u - 1);
+                        seconds = l < lf.size() ? lf[l] * (bw ? bwdScale : fwdScale) : 0.0;
+                    }
+                    if (sumLf <= 0 && u == 1)
+                        seconds += bw ? chunkB[k] - 2 * headF : chunkF[k] - headF; // no per-layer split
+                    tmpl.insert(tmpl.end(), before[u].begin(), before[u].end());
+                    const std::size_t n = mid[u].size();
+                    if (n == 0) {
+                        if (seconds > 0)
+                            tmpl.push_back({OpKind::Compute, seconds, 0, 0, 0});
+                    } else {
+                        for (std::size_t j = 0; j < n; ++j) {
+                            if (seconds > 0)
+                                tmpl.push_back({OpKind::Compute, seconds / static_cast<double>(n), 0, 0, 0});
+                            tmpl.push_back(mid[u][j]);
+                        }
+                    }
+                    tmpl.insert(tmpl.end(), after[u].begin(), after[u].end());
+                    if (bw)
+                        gpu.gradTotal += seconds;
+                }
+                if (haveSend)
+                    tmpl.push_back(send);
+            }
+        }
+        // Optimizer calls and end-of-backward buckets.
+        for (const Part& pt : parts[g]) {
+            const CallClass& cc = classes[pt.call];
+            if (cc.role == Role::Optimizer) {
+                gpu.optimizer.push_back({OpKind::Blocking, 0, pt.call, pt.group, pt.rank});
+            } else if (cc.role == Role::Stream && cc.end) {
+                const CollectiveCall& c = plan.comm.calls[pt.call];
+                const double M = coll.calls[pt.call].spec.bytes;
+                const double bucket = c.strategy == Strategy::DP && plan.plan.bucketBytes > 0 ? plan.plan.bucketBytes : M;
+                const std::uint32_t nb = M > 0 && bucket > 0 ? static_cast<std::uint32_t>(std::ceil(M / bucket)) : 1;
+                for (std::uint32_t b = 0; b < nb; ++b) {
+                    const double upTo = std::min(M, (b + 1) * bucket);
+                    gpu.buckets.push_back({M > 0 ? upTo / M : 1.0, pt.call, pt.group, pt.rank, b, c.repeat > 1});
+                }
+            }
+        }
+        std::stable_sort(gpu.buckets.begin(), gpu.buckets.end(),
+                         [](const Bucket& a, const Bucket& b) { return a.fraction < b.fraction; });
+        gpu.gradDone.assign(nAcc, 0.0);
+        gpu.nextBucket.assign(nAcc, 0);
+    }
+
+    // Which GPUs keep intervals.
+    std::vector<std::uint32_t> rec = opt.recordGpus;
+    if (rec.empty() && gpus.size() <= kMaxRecordedGpus)
+        for (std::uint32_t g = 0; g < gpus.size(); ++g)
+            rec.push_back(g);
+    std::vector<char> seen(gpus.size(), 0);
+    for (std::uint32_t g : rec)
+        if (g < gpus.size() && !seen[g]) {
+            seen[g] = 1;
+            recorded.push_back(g);
+            Gpu& r = gpus[sym.gpuRep[g]];
+            if (r.timeline < 0) {
+                r.timeline = static_cast<int>(timelines.size());
+                timelines.push_back({sym.gpuRep[g], {}});
+            }
+        }
+    return Ok{};
+}
+
+// The schedule of a call without buckets (generated on first use).
+const Sched* Engine::callSched(std::uint32_t call)
+{
+    if (callSchedule.size() <= call)
+        callSchedule.resize(plan.comm.calls.size(), nullptr);
+    if (!callSchedule[call])
+        callSchedule[call] = schedule(coll.calls[call].spec, call);
+    return callSchedule[call];
+}
+
+// The routed transfers of (group, schedule), created on first use (with the transfers' orbits under symmetry).
+GroupSched& Engine::groupSchedFor(std::uint32_t group, const Sched& sched)
+{
+    auto [pc, added] = pathCache.try_emplace((std::uint64_t{group} << 32) | sched.index);
+    if (added) {
+        pc->second.paths.resize(sched.transfers.size());
+        if (sym.reduced && sym.stabilizer[group] > 1 && !sym.transferOrbits(plan, group, sched, pc->second.transferRep))
+            fail(errorAt("", "internal: a schedule is not invariant under the symmetry it passed"));
+    }
+    return pc->second;
+}
+
+} // namespace tw::network::sim

@@ -1,0 +1,123 @@
+#include "simengine_p.h"
+
+#include "base/units.h"
+
+#include <algorithm>
+
+namespace tw::network::sim {
+
+// After the event loop: each GPU's idle time, the means over GPUs, the recorded timelines completed
+// with their idle gaps, under symmetry every GPU and link copied from its orbit's representative, and
+// the "sim.*" figures.
+void Engine::summarize()
+{
+    // Summaries (simulate.h: means over GPUs).
+    const double n = static_cast<double>(std::max<std::size_t>(1, gpus.size()));
+    for (std::uint32_t gi = 0; gi < gpus.size(); ++gi)
+        if (sym.gpuRep[gi] == gi)
+            out.stepSeconds = std::max(out.stepSeconds, gpus[gi].sum.finish);
+    for (std::uint32_t gi = 0; gi < gpus.size(); ++gi) {
+        Gpu& g = gpus[gi];
+        if (sym.gpuRep[gi] != gi)
+            continue;
+        g.sum.idle = std::max(0.0, out.stepSeconds - g.sum.compute - g.sum.exposedTotal());
+        if (g.timeline >= 0 && g.sum.finish < out.stepSeconds)
+            record(gi, g.sum.finish, out.stepSeconds, Activity::Idle, Strategy::DP);
+    }
+    // Every GPU (a representative's copy under symmetry).
+    out.gpus.reserve(gpus.size());
+    for (std::uint32_t gi = 0; gi < gpus.size(); ++gi) {
+        const GpuSummary& g = gpus[sym.gpuRep[gi]].sum;
+        out.computeSeconds += g.compute / n;
+        for (int s = 0; s < 4; ++s)
+            out.exposedByStrategy[s] += g.exposed[s] / n;
+        out.idleSeconds += g.idle / n;
+        out.gpus.push_back(g);
+    }
+    // Idle gaps inside the recorded timelines are implicit; fill them so the list is complete.
+    for (GpuTimeline& tl : timelines) {
+        std::vector<GpuInterval> full;
+        double t = 0;
+        for (const GpuInterval& iv : tl.intervals) {
+            if (iv.start > t)
+                full.push_back({t, iv.start, Activity::Idle, Strategy::DP});
+            full.push_back(iv);
+            t = std::max(t, iv.end);
+        }
+        if (t < out.stepSeconds)
+            full.push_back({t, out.stepSeconds, Activity::Idle, Strategy::DP});
+        tl.intervals = std::move(full);
+    }
+    if (!sym.reduced) {
+        out.gpuTimelines = std::move(timelines);
+    } else {
+        for (std::uint32_t g : recorded) {
+            out.gpuTimelines.push_back(timelines[std::size_t(gpus[sym.gpuRep[g]].timeline)]);
+            out.gpuTimelines.back().gpu = g;
+        }
+        // Links: each orbit's members carry what its representative carried.
+        for (LinkId l = 0; l < sym.linkRep.size(); ++l)
+            if (sym.linkRep[l] != kNone && sym.linkRep[l] != l)
+                out.linkPayloadBytes[l] = out.linkPayloadBytes[sym.linkRep[l]];
+        const std::size_t recordedLinks = out.linkTimelines.size();
+        for (std::size_t i = 0; i < recordedLinks && !out.linkTimelineTruncated; ++i) {
+            const LinkId l = out.linkTimelines[i].link;
+            if (sym.linkRep[l] != l)
+                continue;
+            for (LinkId m : sym.linkOrbitMembers[l]) {
+                if (m == l)
+                    continue;
+                if (links->samples + out.linkTimelines[i].samples.size() > opt.maxLinkSamples) {
+                    out.linkTimelineTruncated = true;
+                    break;
+                }
+                links->samples += out.linkTimelines[i].samples.size();
+                out.linkTimelines.push_back({m, out.linkTimelines[i].samples});
+            }
+        }
+    }
+    for (int s = 0; s < 4; ++s)
+        out.exposedCommSeconds += out.exposedByStrategy[s];
+    out.commShare = out.stepSeconds > 0 ? out.exposedCommSeconds / out.stepSeconds : 0.0;
+    if (opt.modelFlopsPerStep > 0 && opt.peakFlopsPerGpu > 0 && out.stepSeconds > 0)
+        out.mfu = opt.modelFlopsPerStep / (n * opt.peakFlopsPerGpu * out.stepSeconds);
+
+    // Figures.
+    auto& f = out.figures;
+    const std::string G = formatInteger(static_cast<std::int64_t>(gpus.size()));
+    f.add({"sim.step_time_s", "Simulated step time", out.stepSeconds, "s",
+           "last GPU's end of the step (compute, exposed communication, optimizer calls), flow-level simulation on "
+               + formatInteger(static_cast<std::int64_t>(topo.links().size())) + " links = " + formatSeconds(out.stepSeconds),
+           {}});
+    f.add({"sim.compute_s", "Compute time per GPU (mean)", out.computeSeconds, "s",
+           "Σ compute blocks per GPU, mean over " + G + " GPUs = " + formatSeconds(out.computeSeconds), {}});
+    f.add({"sim.exposed_comm_s", "Exposed communication per GPU (mean)", out.exposedCommSeconds, "s",
+           "time a GPU's compute waits on a collective, a pipeline receive or its gradient stream, mean over " + G
+               + " GPUs = " + formatSeconds(out.exposedCommSeconds),
+           {}});
+    static const char* names[4] = {"dp", "pp", "tp", "ep"};
+    static const char* labels[4] = {"DP", "PP", "TP", "EP"};
+    for (int s = 0; s < 4; ++s)
+        f.add({std::string("sim.exposed_") + names[s] + "_s", std::string("Exposed ") + labels[s] + " communication per GPU (mean)",
+               out.exposedByStrategy[s], "s",
+               std::string("waits on ") + labels[s] + " collectives, mean over " + G + " GPUs = "
+                   + formatSeconds(out.exposedByStrategy[s]),
+               {}});
+    f.add({"sim.bubble_s", "Idle per GPU (mean; pipeline bubble)", out.idleSeconds, "s",
+           "step − compute − exposed communication, mean over GPUs = " + formatSeconds(out.stepSeconds) + " − "
+               + formatSeconds(out.computeSeconds) + " − " + formatSeconds(out.exposedCommSeconds) + " = "
+               + formatSeconds(out.idleSeconds),
+           {"sim.step_time_s", "sim.compute_s", "sim.exposed_comm_s"}});
+    f.add({"sim.comm_share", "Communication share of the step", out.commShare, "",
+           "exposed communication / step time = " + formatSeconds(out.exposedCommSeconds) + " / "
+               + formatSeconds(out.stepSeconds) + " = " + formatCount(100 * out.commShare, 1) + " %",
+           {"sim.exposed_comm_s", "sim.step_time_s"}});
+    if (out.mfu > 0)
+        f.add({"sim.mfu", "Model FLOPs utilization", out.mfu, "",
+               "FLOPs per step / (GPUs · peak FLOP/s · step time) = " + formatCount(opt.modelFlopsPerStep, 0) + " / (" + G
+                   + " · " + formatCount(opt.peakFlopsPerGpu, 0) + " · " + formatSeconds(out.stepSeconds) + ") = "
+                   + formatCount(100 * out.mfu, 1) + " %",
+               {"compute.flops_per_step", "compute.gpu_peak_flops", "sim.step_time_s"}});
+}
+
+} // namespace tw::network::sim
