@@ -10,7 +10,10 @@
 #include "planbuilder_p.h"
 #include "memory.h"
 
+#include "base/enumnames.h"
+
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -35,74 +38,29 @@ std::uint64_t hybridShardSize(const ParallelPlan& plan, const Cluster& cluster)
     return best;
 }
 
+constexpr std::array kShardingNames{
+    EnumName{Sharding::Ddp, "ddp"},   EnumName{Sharding::Zero1, "zero1"},         EnumName{Sharding::Zero2, "zero2"},
+    EnumName{Sharding::Zero3, "zero3"}, EnumName{Sharding::FsdpFull, "fsdp-full"}, EnumName{Sharding::FsdpHybrid, "fsdp-hybrid"}};
+constexpr std::array kScheduleNames{EnumName{PipelineSchedule::GPipe, "gpipe"}, EnumName{PipelineSchedule::OneFOneB, "1f1b"},
+                                    EnumName{PipelineSchedule::Interleaved, "interleaved"}};
+constexpr std::array kStrategyNames{EnumName{Strategy::DP, "DP"}, EnumName{Strategy::PP, "PP"}, EnumName{Strategy::TP, "TP"},
+                                    EnumName{Strategy::EP, "EP"}};
+constexpr std::array kCollectiveKindNames{
+    EnumName{CollectiveKind::AllReduce, "AllReduce"},   EnumName{CollectiveKind::ReduceScatter, "ReduceScatter"},
+    EnumName{CollectiveKind::AllGather, "AllGather"},   EnumName{CollectiveKind::AllToAll, "All-to-All"},
+    EnumName{CollectiveKind::SendRecv, "Send/Recv"},    EnumName{CollectiveKind::Broadcast, "Broadcast"}};
+
 } // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Names
 
-std::string_view toString(Sharding s)
-{
-    switch (s) {
-    case Sharding::Ddp: return "ddp";
-    case Sharding::Zero1: return "zero1";
-    case Sharding::Zero2: return "zero2";
-    case Sharding::Zero3: return "zero3";
-    case Sharding::FsdpFull: return "fsdp-full";
-    case Sharding::FsdpHybrid: return "fsdp-hybrid";
-    }
-    return "?";
-}
-
-std::optional<Sharding> shardingFromString(std::string_view s)
-{
-    for (Sharding v : {Sharding::Ddp, Sharding::Zero1, Sharding::Zero2, Sharding::Zero3, Sharding::FsdpFull,
-                       Sharding::FsdpHybrid})
-        if (toString(v) == s)
-            return v;
-    return std::nullopt;
-}
-
-std::string_view toString(PipelineSchedule s)
-{
-    switch (s) {
-    case PipelineSchedule::GPipe: return "gpipe";
-    case PipelineSchedule::OneFOneB: return "1f1b";
-    case PipelineSchedule::Interleaved: return "interleaved";
-    }
-    return "?";
-}
-
-std::optional<PipelineSchedule> scheduleFromString(std::string_view s)
-{
-    for (PipelineSchedule v : {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB, PipelineSchedule::Interleaved})
-        if (toString(v) == s)
-            return v;
-    return std::nullopt;
-}
-
-std::string_view toString(Strategy s)
-{
-    switch (s) {
-    case Strategy::DP: return "DP";
-    case Strategy::PP: return "PP";
-    case Strategy::TP: return "TP";
-    case Strategy::EP: return "EP";
-    }
-    return "?";
-}
-
-std::string_view toString(CollectiveKind k)
-{
-    switch (k) {
-    case CollectiveKind::AllReduce: return "AllReduce";
-    case CollectiveKind::ReduceScatter: return "ReduceScatter";
-    case CollectiveKind::AllGather: return "AllGather";
-    case CollectiveKind::AllToAll: return "All-to-All";
-    case CollectiveKind::SendRecv: return "Send/Recv";
-    case CollectiveKind::Broadcast: return "Broadcast";
-    }
-    return "?";
-}
+std::string_view toString(Sharding s) { return nameOf(kShardingNames, s); }
+std::optional<Sharding> shardingFromString(std::string_view s) { return valueOf(kShardingNames, s); }
+std::string_view toString(PipelineSchedule s) { return nameOf(kScheduleNames, s); }
+std::optional<PipelineSchedule> scheduleFromString(std::string_view s) { return valueOf(kScheduleNames, s); }
+std::string_view toString(Strategy s) { return nameOf(kStrategyNames, s); }
+std::string_view toString(CollectiveKind k) { return nameOf(kCollectiveKindNames, k); }
 
 // ---------------------------------------------------------------------------------------------
 // The derivation
