@@ -71,8 +71,8 @@ int runTensors(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
                             {"dtype", model::toString(t.dtype)},
                             {"bytes", numberJson(t.bytes)},
                             {"layer", t.layer},
-                            {"phase", std::string(model::toString(t.phase))},
-                            {"kind", std::string(model::toString(t.kind))}});
+                            {"phase", std::string(model::phaseId(t.phase))},
+                            {"kind", std::string(model::tensorKindId(t.kind))}});
         out << dumpJson(json{{"scenario", s.name}, {"tensors", list}}) << '\n';
         return out.good() ? kExitOk : kExitInput;
     }
@@ -86,7 +86,7 @@ int runTensors(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         for (std::size_t i = 0; i < t.shape.size(); ++i)
             numbers += (i ? "," : "") + std::to_string(t.shape[i]);
         numbers += "]";
-        rows.push_back({t.name.str(), std::string(t.component), std::string(model::toString(t.kind)), std::string(model::toString(t.phase)),
+        rows.push_back({t.name.str(), std::string(t.component), std::string(model::tensorKindId(t.kind)), std::string(model::phaseId(t.phase)),
                         t.layer < 0 ? "-" : std::to_string(t.layer), std::string(model::toString(t.dtype)),
                         std::string(t.shapeSymbols), numbers, formatBytes(t.bytes, o.units)});
     }

@@ -76,7 +76,7 @@ int runPlan(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         const parallel::CollectiveCall& c = plan->comm.calls[i];
         const std::size_t size = c.groupCount ? plan->comm.groups[c.firstGroup].members.size() : 0;
         rows.push_back({std::to_string(i + 1), std::string(parallel::toString(c.kind)),
-                        std::string(parallel::toString(c.strategy)), std::string(model::toString(c.phase)),
+                        std::string(parallel::toString(c.strategy)), std::string(model::phaseId(c.phase)),
                         c.layer < 0 ? std::string("—") : std::to_string(c.layer),
                         std::to_string(c.groupCount) + " × " + std::to_string(size) + " GPUs",
                         formatBytes(c.payloadBytes, o.units), formatInteger(static_cast<std::int64_t>(c.repeat)), c.what});

@@ -28,8 +28,8 @@ constexpr std::array kPhaseNames{EnumName{Phase::Forward, "forward"}, EnumName{P
 
 } // namespace
 
-std::string_view toString(TensorKind k) { return nameOf(kTensorKindNames, k); }
-std::string_view toString(Phase p) { return nameOf(kPhaseNames, p); }
+std::string_view tensorKindId(TensorKind k) { return nameOf(kTensorKindNames, k); }
+std::string_view phaseId(Phase p) { return nameOf(kPhaseNames, p); }
 
 namespace {
 

@@ -67,7 +67,7 @@ json planJson(const Scenario& s, const Derivation& d)
     for (const parallel::CollectiveCall& c : plan->comm.calls)
         calls.push_back({{"kind", parallel::toString(c.kind)},
                          {"strategy", parallel::toString(c.strategy)},
-                         {"phase", model::toString(c.phase)},
+                         {"phase", model::phaseId(c.phase)},
                          {"first_group", c.firstGroup},
                          {"group_count", c.groupCount},
                          {"payload_bytes", c.payloadBytes},
