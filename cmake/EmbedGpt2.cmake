@@ -1,11 +1,30 @@
 # Finds GPT-2's encoder.json and vocab.bpe in TOKENWIRE_GPT2_DIR, checks their sha256 and
-# sets TOKENWIRE_HAVE_GPT2. The files are never committed: scripts/fetch-gpt2.sh brings them.
+# sets TOKENWIRE_HAVE_GPT2. The files are never committed: scripts/fetch-gpt2.sh brings them into a
+# cache (scripts/common.sh: $TOKENWIRE_CACHE/gpt2, default ~/.cache/tokenwire/gpt2). With
+# TOKENWIRE_GPT2_DIR empty (`cmake --preset debug` without the scripts' environment) that cache is
+# used when it holds both files; without them the build goes on without GPT-2 unless
+# TOKENWIRE_REQUIRE_GPT2 is on.
 set(TOKENWIRE_GPT2_ENCODER_SHA256 196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783)
 set(TOKENWIRE_GPT2_VOCAB_SHA256 1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5)
 set(TOKENWIRE_HAVE_GPT2 OFF)
-if(TOKENWIRE_GPT2_DIR)
-  set(_enc "${TOKENWIRE_GPT2_DIR}/encoder.json")
-  set(_voc "${TOKENWIRE_GPT2_DIR}/vocab.bpe")
+set(_gpt2_dir "${TOKENWIRE_GPT2_DIR}")
+if(NOT _gpt2_dir)
+  # The folder scripts/common.sh fetches into.
+  if(DEFINED ENV{TOKENWIRE_CACHE} AND NOT "$ENV{TOKENWIRE_CACHE}" STREQUAL "")
+    set(_cache "$ENV{TOKENWIRE_CACHE}")
+  elseif(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
+    set(_cache "$ENV{XDG_CACHE_HOME}/tokenwire")
+  else()
+    set(_cache "$ENV{HOME}/.cache/tokenwire")
+  endif()
+  if(EXISTS "${_cache}/gpt2/encoder.json" AND EXISTS "${_cache}/gpt2/vocab.bpe")
+    set(_gpt2_dir "${_cache}/gpt2")
+    message(STATUS "GPT-2 tokenizer files: ${_gpt2_dir} (the cache of scripts/fetch-gpt2.sh)")
+  endif()
+endif()
+if(_gpt2_dir)
+  set(_enc "${_gpt2_dir}/encoder.json")
+  set(_voc "${_gpt2_dir}/vocab.bpe")
   if(EXISTS "${_enc}" AND EXISTS "${_voc}")
     file(SHA256 "${_enc}" _enc_sha)
     file(SHA256 "${_voc}" _voc_sha)
@@ -14,10 +33,10 @@ if(TOKENWIRE_GPT2_DIR)
       set(TOKENWIRE_GPT2_ENCODER "${_enc}")
       set(TOKENWIRE_GPT2_VOCAB "${_voc}")
     else()
-      message(WARNING "GPT-2 files in ${TOKENWIRE_GPT2_DIR} do not have the expected sha256; not embedding them")
+      message(WARNING "GPT-2 files in ${_gpt2_dir} do not have the expected sha256; not embedding them")
     endif()
   else()
-    message(WARNING "TOKENWIRE_GPT2_DIR=${TOKENWIRE_GPT2_DIR} has no encoder.json + vocab.bpe")
+    message(WARNING "${_gpt2_dir} has no encoder.json + vocab.bpe")
   endif()
 endif()
 if(TOKENWIRE_REQUIRE_GPT2 AND NOT TOKENWIRE_HAVE_GPT2)

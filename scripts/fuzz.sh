@@ -6,7 +6,8 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-ALL_TARGETS=(gpt2_roundtrip trained_roundtrip gpt2_files tokenizer_json utf8 scenario_json units_parse topology_json)
+# The targets: tests/fuzz/targets.txt, the list tests/fuzz/CMakeLists.txt builds.
+mapfile -t ALL_TARGETS < <(grep -E '^[a-z0-9_]+$' "$TOKENWIRE_ROOT/tests/fuzz/targets.txt")
 seconds=60
 if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
   seconds="$1"

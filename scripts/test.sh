@@ -9,12 +9,14 @@ source "$(dirname "$0")/common.sh"
 tw_install_deps
 tw_apt_install "${TOKENWIRE_MEASURE_PACKAGES[@]}"
 tw_fetch_gpt2
-tw_build debug
+# CI settings: warnings are errors, and GPT-2 (fetched above) must be embedded.
+ci_flags=(-DTOKENWIRE_WERROR=ON -DTOKENWIRE_REQUIRE_GPT2=ON)
+tw_build debug "${ci_flags[@]}"
 export QT_QPA_PLATFORM=offscreen
 ctest --preset debug
 
 # The core and CLI tests once more under AddressSanitizer + UndefinedBehaviorSanitizer.
-tw_build asan
+tw_build asan "${ci_flags[@]}"
 ctest --preset asan
 
 # The .deb: Release build (build/release, shared with run.sh and bench.sh; ccache), CPack, and the

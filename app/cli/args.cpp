@@ -422,9 +422,7 @@ std::string didYouMean(const std::vector<std::string>& close)
 std::vector<std::string> opNames()
 {
     std::vector<std::string> out;
-    for (collective::Op op : {collective::Op::AllReduce, collective::Op::ReduceScatter, collective::Op::AllGather,
-                              collective::Op::Broadcast, collective::Op::Reduce, collective::Op::AllToAll,
-                              collective::Op::SendRecv})
+    for (collective::Op op : collective::allOps())
         out.emplace_back(collective::toString(op));
     return out;
 }

@@ -115,6 +115,17 @@ std::optional<Op> opFromString(std::string_view s)
     return std::nullopt;
 }
 
+const std::vector<Op>& allOps()
+{
+    static const std::vector<Op> ops = [] {
+        std::vector<Op> out;
+        for (const auto& o : kOps)
+            out.push_back(o.op);
+        return out;
+    }();
+    return ops;
+}
+
 std::string_view displayName(Op op)
 {
     for (const auto& o : kOps)

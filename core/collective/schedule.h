@@ -44,6 +44,8 @@ enum class Algorithm {
 [[nodiscard]] std::string_view toString(Op op);        // "allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall", "sendrecv"
 [[nodiscard]] std::optional<Op> opFromString(std::string_view s);
 [[nodiscard]] std::string_view displayName(Op op);     // "AllReduce", "ReduceScatter", …, "All-to-All", "Send/Recv"
+// Every operation, in the order above (the CLI's --list and --op messages, the stage 4 pane's menu).
+[[nodiscard]] const std::vector<Op>& allOps();
 [[nodiscard]] std::string_view toString(Algorithm a);  // the names above
 // Also reads "ring" as flat-ring (its name before NCCL's multi-channel ring took it, binding.h): the
 // `collective` command and the Open MPI rows keep it; a scenario's "ring" is NCCL's (AlgorithmPick).

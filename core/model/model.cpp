@@ -1,8 +1,10 @@
 #include "model.h"
 
+#include "base/enumnames.h"
 #include "base/units.h"
 #include "tensors.h"
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -52,77 +54,26 @@ double bytesPerElement(Precision p)
     return 0;
 }
 
-std::string_view toString(Precision p)
-{
-    switch (p) {
-    case Precision::Fp32: return "fp32";
-    case Precision::Bf16: return "bf16";
-    case Precision::Fp16: return "fp16";
-    case Precision::Fp8: return "fp8";
-    }
-    return "?";
-}
+namespace {
 
-std::optional<Precision> precisionFromString(std::string_view s)
-{
-    for (Precision p : {Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Fp8})
-        if (toString(p) == s)
-            return p;
-    return std::nullopt;
-}
+constexpr std::array kPrecisionNames{EnumName{Precision::Fp32, "fp32"}, EnumName{Precision::Bf16, "bf16"},
+                                     EnumName{Precision::Fp16, "fp16"}, EnumName{Precision::Fp8, "fp8"}};
+constexpr std::array kFamilyNames{EnumName{Family::Gpt2, "gpt2"}, EnumName{Family::Llama, "llama"}};
+constexpr std::array kRecomputeNames{EnumName{Recompute::None, "none"}, EnumName{Recompute::Selective, "selective"},
+                                     EnumName{Recompute::Full, "full"}};
+constexpr std::array kAttentionNames{EnumName{Attention::Auto, "auto"}, EnumName{Attention::Fused, "fused"},
+                                     EnumName{Attention::Unfused, "unfused"}};
 
-std::string_view toString(Family f)
-{
-    switch (f) {
-    case Family::Gpt2: return "gpt2";
-    case Family::Llama: return "llama";
-    }
-    return "?";
-}
+} // namespace
 
-std::optional<Family> familyFromString(std::string_view s)
-{
-    for (Family f : {Family::Gpt2, Family::Llama})
-        if (toString(f) == s)
-            return f;
-    return std::nullopt;
-}
-
-std::string_view toString(Recompute r)
-{
-    switch (r) {
-    case Recompute::None: return "none";
-    case Recompute::Selective: return "selective";
-    case Recompute::Full: return "full";
-    }
-    return "?";
-}
-
-std::optional<Recompute> recomputeFromString(std::string_view s)
-{
-    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
-        if (toString(r) == s)
-            return r;
-    return std::nullopt;
-}
-
-std::string_view toString(Attention a)
-{
-    switch (a) {
-    case Attention::Auto: return "auto";
-    case Attention::Fused: return "fused";
-    case Attention::Unfused: return "unfused";
-    }
-    return "?";
-}
-
-std::optional<Attention> attentionFromString(std::string_view s)
-{
-    for (Attention a : {Attention::Auto, Attention::Fused, Attention::Unfused})
-        if (toString(a) == s)
-            return a;
-    return std::nullopt;
-}
+std::string_view toString(Precision p) { return nameOf(kPrecisionNames, p); }
+std::optional<Precision> precisionFromString(std::string_view s) { return valueOf(kPrecisionNames, s); }
+std::string_view toString(Family f) { return nameOf(kFamilyNames, f); }
+std::optional<Family> familyFromString(std::string_view s) { return valueOf(kFamilyNames, s); }
+std::string_view toString(Recompute r) { return nameOf(kRecomputeNames, r); }
+std::optional<Recompute> recomputeFromString(std::string_view s) { return valueOf(kRecomputeNames, s); }
+std::string_view toString(Attention a) { return nameOf(kAttentionNames, a); }
+std::optional<Attention> attentionFromString(std::string_view s) { return valueOf(kAttentionNames, s); }
 
 std::uint64_t ModelConfig::paddedVocab() const
 {

@@ -1,7 +1,9 @@
 #include "tensors.h"
 
+#include "base/enumnames.h"
 #include "base/units.h"
 
+#include <array>
 #include <cmath>
 #include <initializer_list>
 #include <string>
@@ -14,6 +16,20 @@
 // ZeRO (Rajbhandari et al., arXiv 1910.02054).
 
 namespace tw::model {
+
+namespace {
+
+constexpr std::array kTensorKindNames{
+    EnumName{TensorKind::Input, "input"},       EnumName{TensorKind::Weight, "weight"},
+    EnumName{TensorKind::Activation, "activation"}, EnumName{TensorKind::Gradient, "gradient"},
+    EnumName{TensorKind::OptimizerState, "optimizer_state"}};
+constexpr std::array kPhaseNames{EnumName{Phase::Forward, "forward"}, EnumName{Phase::Backward, "backward"},
+                                 EnumName{Phase::Optimizer, "optimizer"}};
+
+} // namespace
+
+std::string_view tensorKindId(TensorKind k) { return nameOf(kTensorKindNames, k); }
+std::string_view phaseId(Phase p) { return nameOf(kPhaseNames, p); }
 
 namespace {
 

@@ -29,6 +29,10 @@ struct BatchShape {
 
 enum class TensorKind { Input, Weight, Activation, Gradient, OptimizerState };
 enum class Phase { Forward, Backward, Optimizer };
+// The JSON / CLI names. Not toString: QTest's QCOMPARE finds a toString of the enum's namespace by ADL
+// and wants a char* from it, so QCOMPARE on a Phase or a TensorKind would no longer compile.
+[[nodiscard]] std::string_view tensorKindId(TensorKind k); // "input", "weight", "activation", "gradient", "optimizer_state"
+[[nodiscard]] std::string_view phaseId(Phase p);           // "forward", "backward", "optimizer"
 
 // A tensor's name, kept inline: a GPT-3 175B inventory holds 7,133 tensors, and a heap string per
 // name (most exceed std::string's 15-byte small buffer) made allocation half the cost of a derive

@@ -1,11 +1,13 @@
 #include "scenario.h"
 
+#include "base/enumnames.h"
 #include "base/units.h"
 #include "text/bpe.h"
 #include "text/bpetrainer.h"
 #include "text/samples.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace tw::scenario {
@@ -29,52 +31,22 @@ void checkNoNul(std::vector<Error>& errors, const std::string& path, const std::
 
 } // namespace
 
-std::string_view toString(TextSource::Kind kind)
-{
-    switch (kind) {
-    case TextSource::Kind::Sample:
-        return "sample";
-    case TextSource::Kind::File:
-        return "file";
-    case TextSource::Kind::Inline:
-        return "inline";
-    }
-    return "sample";
-}
+namespace {
 
-std::optional<TextSource::Kind> textKindFromString(std::string_view s)
-{
-    if (s == "sample")
-        return TextSource::Kind::Sample;
-    if (s == "file")
-        return TextSource::Kind::File;
-    if (s == "inline")
-        return TextSource::Kind::Inline;
-    return std::nullopt;
-}
+constexpr std::array kTextKindNames{EnumName{TextSource::Kind::Sample, "sample"}, EnumName{TextSource::Kind::File, "file"},
+                                    EnumName{TextSource::Kind::Inline, "inline"}};
+constexpr std::array kTokenizerKindNames{EnumName{TokenizerChoice::Kind::Gpt2, "gpt2"},
+                                         EnumName{TokenizerChoice::Kind::Trained, "trained"},
+                                         EnumName{TokenizerChoice::Kind::File, "file"}};
 
-std::string_view toString(TokenizerChoice::Kind kind)
-{
-    switch (kind) {
-    case TokenizerChoice::Kind::Gpt2:
-        return "gpt2";
-    case TokenizerChoice::Kind::Trained:
-        return "trained";
-    case TokenizerChoice::Kind::File:
-        return "file";
-    }
-    return "gpt2";
-}
+} // namespace
 
+std::string_view toString(TextSource::Kind kind) { return nameOf(kTextKindNames, kind, "sample"); }
+std::optional<TextSource::Kind> textKindFromString(std::string_view s) { return valueOf(kTextKindNames, s); }
+std::string_view toString(TokenizerChoice::Kind kind) { return nameOf(kTokenizerKindNames, kind, "gpt2"); }
 std::optional<TokenizerChoice::Kind> tokenizerKindFromString(std::string_view s)
 {
-    if (s == "gpt2")
-        return TokenizerChoice::Kind::Gpt2;
-    if (s == "trained")
-        return TokenizerChoice::Kind::Trained;
-    if (s == "file")
-        return TokenizerChoice::Kind::File;
-    return std::nullopt;
+    return valueOf(kTokenizerKindNames, s);
 }
 
 std::vector<Error> validate(const Scenario& s)

@@ -46,6 +46,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// The operations a scenario picks an algorithm for ("collectives.<op>"), in the file's order.
+constexpr collective::Op kChosenOps[] = {collective::Op::AllReduce, collective::Op::ReduceScatter,
+                                         collective::Op::AllGather, collective::Op::AllToAll, collective::Op::Broadcast};
+
 std::string inQuotes(std::string_view s)
 {
     std::string out(1, '"');
@@ -579,8 +583,7 @@ Scenario readScenario(const Json& root, Reader& r)
 
     collective::AlgorithmChoice& ch = s.collectives;
     Reader::Object col = top.object("collectives");
-    for (collective::Op op : {collective::Op::AllReduce, collective::Op::ReduceScatter, collective::Op::AllGather,
-                              collective::Op::AllToAll, collective::Op::Broadcast}) {
+    for (collective::Op op : kChosenOps) {
         collective::AlgorithmPick a = ch.pick(op);
         std::string names;
         for (const std::string& v : collective::pickNamesFor(op))
@@ -902,8 +905,7 @@ std::string scenarioToJson(const Scenario& s)
 
     const collective::AlgorithmChoice& ch = s.collectives;
     Json col;
-    for (collective::Op op : {collective::Op::AllReduce, collective::Op::ReduceScatter, collective::Op::AllGather,
-                              collective::Op::AllToAll, collective::Op::Broadcast})
+    for (collective::Op op : kChosenOps)
         col[std::string(collective::toString(op))] = collective::toString(ch.pick(op));
     col["alpha_s"] = numberJson(ch.link.alphaSeconds);
     col["bandwidth"] = numberJson(ch.link.bandwidth);

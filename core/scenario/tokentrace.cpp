@@ -43,18 +43,7 @@ std::string lower(std::string_view s)
 
 // "tp", "allreduce" … for figure ids.
 std::string idPart(Strategy s) { return lower(parallel::toString(s)); }
-std::string idPart(CollectiveKind k)
-{
-    switch (k) {
-    case CollectiveKind::AllReduce: return "allreduce";
-    case CollectiveKind::ReduceScatter: return "reducescatter";
-    case CollectiveKind::AllGather: return "allgather";
-    case CollectiveKind::AllToAll: return "alltoall";
-    case CollectiveKind::SendRecv: return "sendrecv";
-    case CollectiveKind::Broadcast: return "broadcast";
-    }
-    return "call";
-}
+std::string idPart(CollectiveKind k) { return std::string(collective::toString(collective::opFor(k))); }
 
 // The part of the token a transfer carries: a byte range of the call's buffer (TP, PP), or, for an
 // All-to-All, the blocks leaving (outbound) or reaching (inbound) the token's rank, of which its

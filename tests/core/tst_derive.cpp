@@ -7,7 +7,6 @@
 #include "scenario/presets.h"
 #include "text/gpt2.h"
 
-#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -102,7 +101,6 @@ private slots:
     void closeIds();
     void errors();
     void cancelAndProgress();
-    void speed();
 };
 
 void TestDerive::initTestCase()
@@ -485,25 +483,6 @@ void TestDerive::cancelAndProgress()
     QVERIFY(r.ok());
     QVERIFY(monotonic);
     QCOMPARE(last, 1.0);
-}
-
-void TestDerive::speed()
-{
-    // Not a benchmark (tests/bench has those): reports the memoized cost of a stage-2 edit.
-    Deriver deriver;
-    for (const std::string& name : presetNames()) {
-        Scenario s = presetOrDie(name);
-        QVERIFY(deriveOrFail(deriver, s));
-        QElapsedTimer t;
-        t.start();
-        constexpr int kRuns = 20;
-        for (int i = 0; i < kRuns; ++i) {
-            s.model.name = "run " + std::to_string(i); // a new stage-2 input every time
-            QVERIFY(deriveOrFail(deriver, s));
-        }
-        qInfo("%s: %.3f ms per derive with stage 1 memoized (this build type)", name.c_str(),
-              double(t.nsecsElapsed()) / 1e6 / kRuns);
-    }
 }
 
 QTEST_GUILESS_MAIN(TestDerive)

@@ -11,6 +11,7 @@
 #include "shell/modelhelp.h"
 
 #include <QAction>
+#include <QDir>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -39,6 +40,7 @@ private slots:
     void linksBetweenPagesOpenInPlace();
     void helpMenuAndF1OpenIt();
     void figureChainLinksToItsSection();
+    void architecturePageOpensWithItsSections();
 };
 
 namespace {
@@ -249,6 +251,37 @@ void TestModelHelp::figureChainLinksToItsSection()
     QCOMPARE(cursorBlock(help->browser()), heading.captured(1).trimmed());
     // The chain itself stays (the link did not navigate the chain's browser away).
     QVERIFY(chain->toPlainText().contains(id));
+
+void TestModelHelp::architecturePageOpensWithItsSections()
+{
+    // docs/architecture.md (the layers, the folders, one edit's data flow) is compiled in: it opens, and
+    // its headings, read from the source file, are the dialog's sections in order.
+    // TOKENWIRE_HELP_SHOTS=DIR saves the page as shown (to look at it).
+    QVERIFY(ModelHelp::pages().contains(QStringLiteral("architecture.md")));
+    const QString source = sourceDoc(QStringLiteral("architecture.md"));
+    QVERIFY(!source.isEmpty());
+    QStringList headings;
+    const QRegularExpression heading(QStringLiteral("^#{1,2} (.+)$"), QRegularExpression::MultilineOption);
+    for (auto it = heading.globalMatch(source); it.hasNext();)
+        headings << it.next().captured(1).remove(u'`').trimmed();
+    QCOMPARE(headings.size(), 4); // the title, "Three layers", "Each folder's job", "One edit, …"
+    ModelHelp help;
+    help.resize(1100, 760);
+    help.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&help));
+    QVERIFY(help.showSection(QStringLiteral("architecture.md")));
+    QCOMPARE(help.currentPage(), QStringLiteral("architecture.md"));
+    QCOMPARE(help.sections(), headings);
+    QVERIFY(help.showSection(QStringLiteral("architecture.md"), headings.last()));
+    QVERIFY2(cursorBlock(help.browser()).startsWith(QStringLiteral("One edit")), qPrintable(cursorBlock(help.browser())));
+    const QString shots = qEnvironmentVariable("TOKENWIRE_HELP_SHOTS");
+    if (!shots.isEmpty()) {
+        QDir().mkpath(shots);
+        QVERIFY(help.showSection(QStringLiteral("architecture.md")));
+        QVERIFY(help.grab().save(shots + QStringLiteral("/help-architecture-top.png")));
+        QVERIFY(help.showSection(QStringLiteral("architecture.md"), headings.last()));
+        QVERIFY(help.grab().save(shots + QStringLiteral("/help-architecture-flow.png")));
+    }
 }
 
 QTEST_MAIN(TestModelHelp)

@@ -12,6 +12,7 @@
 #include "views/meshview.h"
 #include "views/partitioneditor.h"
 #include "views/signaturemodel.h"
+#include "workers/backgroundjob.h"
 
 #include "parallel/plan.h"
 #include "scenario/derive.h"
@@ -25,6 +26,8 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QProgressBar>
+#include <QSignalSpy>
+#include <QThreadPool>
 #include <QTextBrowser>
 #include <QTest>
 #include <QTextDocument>
@@ -493,14 +496,24 @@ void TestParallelPane::findPlansThatFitAppliesOneUndoableEdit()
     QVERIFY(m_doc->waitForDerivation());
     QVERIFY(m_doc->scenario() == before);
 
-    // Cancel: a new search stopped at once says so and keeps the window usable.
+    // Cancel: a new search stopped at once says so, never delivers a finished ranking, and keeps the
+    // window usable. The search is cancelled before the event loop runs again, so it cannot have finished.
     m_pane->openFitPlans();
+    QVERIFY(dialog->isSearching());
+    auto* job = dialog->findChild<tw::ui::BackgroundJob*>();
+    QVERIFY(job);
+    QSignalSpy cancelled(job, &tw::ui::BackgroundJob::cancelled);
+    QSignalSpy finished(job, &tw::ui::BackgroundJob::finished);
     dialog->cancelSearch();
+    QCOMPARE(cancelled.count(), 1);
     QVERIFY(dialog->waitUntilIdle(60000));
+    QVERIFY(QThreadPool::globalInstance()->waitForDone(60000)); // the stopped search has ended …
+    QCoreApplication::sendPostedEvents();                        // … and whatever it posted is delivered
+    QCOMPARE(finished.count(), 0);
     QVERIFY(!dialog->isSearching());
     QVERIFY(!dialog->cancelButton()->isEnabled());
-    QVERIFY2(dialog->status()->text().contains(QLatin1String("stopped")) || dialog->progressBar()->value() == 1000,
-             qPrintable(dialog->status()->text()));
+    QVERIFY2(dialog->status()->text().contains(QLatin1String("stopped")), qPrintable(dialog->status()->text()));
+    QVERIFY(dialog->progressBar()->value() < 1000);
     dialog->close();
 }
 

@@ -78,9 +78,6 @@ QIcon tokenDot()
     return QIcon(pm);
 }
 
-constexpr Op kOps[] = {Op::AllReduce, Op::ReduceScatter, Op::AllGather, Op::Broadcast, Op::Reduce, Op::AllToAll,
-                       Op::SendRecv};
-
 } // namespace
 
 CollectivePane::CollectivePane(Document* document, QWidget* parent)
@@ -215,7 +212,7 @@ void CollectivePane::buildForm(QWidget* form)
     });
     m_op = new QComboBox(form);
     m_op->setObjectName(QStringLiteral("collectiveOp"));
-    for (Op op : kOps)
+    for (Op op : collective::allOps())
         m_op->addItem(qs(collective::displayName(op)), int(op));
     call->addRow(tr("Collective"), m_op);
     m_algorithm = new QComboBox(form);

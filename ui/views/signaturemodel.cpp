@@ -47,26 +47,12 @@ QString phaseName(model::Phase p)
 
 QString strategyName(parallel::Strategy s)
 {
-    switch (s) {
-    case parallel::Strategy::DP: return QStringLiteral("DP");
-    case parallel::Strategy::PP: return QStringLiteral("PP");
-    case parallel::Strategy::TP: return QStringLiteral("TP");
-    case parallel::Strategy::EP: return QStringLiteral("EP");
-    }
-    return {};
+    return qs(std::string(parallel::toString(s)));
 }
 
 QString collectiveName(parallel::CollectiveKind k)
 {
-    switch (k) {
-    case parallel::CollectiveKind::AllReduce: return QStringLiteral("AllReduce");
-    case parallel::CollectiveKind::ReduceScatter: return QStringLiteral("ReduceScatter");
-    case parallel::CollectiveKind::AllGather: return QStringLiteral("AllGather");
-    case parallel::CollectiveKind::AllToAll: return QStringLiteral("All-to-All");
-    case parallel::CollectiveKind::SendRecv: return QStringLiteral("Send/Recv");
-    case parallel::CollectiveKind::Broadcast: return QStringLiteral("Broadcast");
-    }
-    return {};
+    return qs(std::string(parallel::toString(k)));
 }
 
 // ---------------------------------------------------------------------------------------------

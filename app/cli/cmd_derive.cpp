@@ -1,0 +1,143 @@
+// tokenwire-cli derive, tensors and explain: every figure of a scenario, its tensors, one figure's chain.
+
+#include "args.h"
+#include "cliio.h"
+#include "commands.h"
+
+#include "base/units.h"
+#include "model/tensors.h"
+#include "scenario/derivationjson.h"
+#include "scenario/derive.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tw::cli {
+
+using json = nlohmann::ordered_json;
+
+using scenario::figureJson;
+using scenario::numberJson;
+
+int runDerive(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
+{
+    const auto derived = deriveScenarioFor(o, err);
+    if (!derived)
+        return kExitInput;
+    const scenario::Scenario& s = derived->scenario;
+    const auto& d = derived->derivation;
+    if (o.json) {
+        out << scenario::derivationJsonText(s, *d) << '\n';
+        return out.good() ? kExitOk : kExitInput;
+    }
+    out << "Scenario:   " << s.name << '\n';
+    if (!s.description.empty())
+        out << "            " << s.description << '\n';
+    out << "Text:       " << d->stage1->tokenized->textName << ", tokenizer " << d->tokenizer().name() << " ("
+        << formatInteger(static_cast<std::int64_t>(d->tokenizer().vocabSize())) << " tokens)\n";
+    out << "Model:      " << d->model.name << " on " << gpuLine(s, *d) << "\n\n";
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"Id", "Figure", "Value", "Formula"});
+    for (const Figure& f : d->figures.all())
+        rows.push_back({f.id, f.label, formatValue(f.value, f.unit, o.units), f.formula});
+    printRows(out, rows);
+    if (!d->problems.empty()) {
+        out << "\nNotes:\n";
+        for (const Error& e : d->problems)
+            out << "  " << e.toString() << '\n';
+    }
+    return out.good() ? kExitOk : kExitInput;
+}
+
+int runTensors(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
+{
+    const auto derived = deriveScenarioFor(o, err);
+    if (!derived)
+        return kExitInput;
+    const scenario::Scenario& s = derived->scenario;
+    const auto& d = derived->derivation;
+    const auto& tensors = d->stage2->tensors;
+    if (o.json) {
+        json list = json::array();
+        for (const model::TensorInfo& t : tensors)
+            list.push_back({{"name", t.name.str()},
+                            {"component", std::string(t.component)},
+                            {"shape_symbols", std::string(t.shapeSymbols)},
+                            {"shape", t.shape.toVector()},
+                            {"dtype", model::toString(t.dtype)},
+                            {"bytes", numberJson(t.bytes)},
+                            {"layer", t.layer},
+                            {"phase", std::string(model::phaseId(t.phase))},
+                            {"kind", std::string(model::tensorKindId(t.kind))}});
+        out << dumpJson(json{{"scenario", s.name}, {"tensors", list}}) << '\n';
+        return out.good() ? kExitOk : kExitInput;
+    }
+    out << "Scenario:   " << s.name << " (" << d->model.name << ", B = "
+        << formatInteger(static_cast<std::int64_t>(s.batch.microBatch)) << ", T = "
+        << formatInteger(static_cast<std::int64_t>(s.batch.sequenceLength)) << ")\n\n";
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"Tensor", "Component", "Kind", "Phase", "Layer", "Dtype", "Shape", "Elements", "Bytes"});
+    for (const model::TensorInfo& t : tensors) {
+        std::string numbers = "[";
+        for (std::size_t i = 0; i < t.shape.size(); ++i)
+            numbers += (i ? "," : "") + std::to_string(t.shape[i]);
+        numbers += "]";
+        rows.push_back({t.name.str(), std::string(t.component), std::string(model::tensorKindId(t.kind)), std::string(model::phaseId(t.phase)),
+                        t.layer < 0 ? "-" : std::to_string(t.layer), std::string(model::toString(t.dtype)),
+                        std::string(t.shapeSymbols), numbers, formatBytes(t.bytes, o.units)});
+    }
+    printRows(out, rows);
+    out << "\nTensors: " << formatInteger(static_cast<std::int64_t>(tensors.size())) << '\n';
+    return out.good() ? kExitOk : kExitInput;
+}
+
+int runExplain(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
+{
+    const auto derived = deriveScenarioFor(o, err);
+    if (!derived)
+        return kExitInput;
+    const scenario::Scenario& s = derived->scenario;
+    const auto& d = derived->derivation;
+    if (!d->figures.find(o.figureId)) {
+        const auto close = scenario::closeIds(d->figures, o.figureId);
+        std::string message = "unknown figure id '" + o.figureId + "'";
+        if (close.empty()) {
+            message += "; `tokenwire-cli derive` lists every id";
+        } else {
+            message += "; close ids:";
+            for (std::size_t i = 0; i < close.size(); ++i)
+                message += (i ? ", " : " ") + close[i];
+        }
+        printError(err, makeError(message));
+        return kExitUsage;
+    }
+    const auto tree = scenario::derivationTree(d->figures, o.figureId);
+    if (o.json) {
+        json chain = json::array();
+        for (const auto& step : tree) {
+            json f = figureJson(*step.figure);
+            f["depth"] = step.depth;
+            f["repeated"] = step.repeated;
+            chain.push_back(std::move(f));
+        }
+        out << dumpJson(json{{"scenario", s.name}, {"id", o.figureId}, {"chain", chain}}) << '\n';
+        return out.good() ? kExitOk : kExitInput;
+    }
+    for (const auto& step : tree) {
+        const Figure& f = *step.figure;
+        const std::string indent(std::size_t(step.depth) * 2, ' ');
+        if (step.repeated) {
+            out << indent << f.id << " = " << formatValue(f.value, f.unit, o.units) << "  (see above)\n";
+            continue;
+        }
+        out << indent << f.id << " = " << formatValue(f.value, f.unit, o.units) << "  " << f.label << '\n';
+        out << indent << "    " << f.formula << '\n';
+    }
+    return out.good() ? kExitOk : kExitInput;
+}
+
+} // namespace tw::cli
