@@ -251,6 +251,7 @@ void TestModelHelp::figureChainLinksToItsSection()
     QCOMPARE(cursorBlock(help->browser()), heading.captured(1).trimmed());
     // The chain itself stays (the link did not navigate the chain's browser away).
     QVERIFY(chain->toPlainText().contains(id));
+}
 
 void TestModelHelp::architecturePageOpensWithItsSections()
 {
