@@ -1,3 +1,5 @@
+// Why ~800 lines: one step generator per (operation, algorithm) pair, each a few dozen lines; the
+// generators share the rank arithmetic below and are chosen in one switch near the end (makeGenerator).
 // Stage 4: the step generators, one per (operation, algorithm), under the single-port convention of
 // the MPICH analyses (Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication
 // Operations in MPICH", IJHPCA 2005): in one step a rank sends at most one message and receives at

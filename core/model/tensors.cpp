@@ -1,3 +1,5 @@
+// Why ~810 lines: the tensor inventory of every block family (dense, GQA, SwiGLU, MoE, embedding,
+// head) with each tensor's formula and chain, read top to bottom against docs/model.md §2.
 #include "tensors.h"
 
 #include "base/enumnames.h"

@@ -1,3 +1,5 @@
+// Why ~930 lines: every scenario field's reader and writer and the migrations from each older schema
+// version sit together, so a field's read, write, default and migration are checked side by side.
 #include "scenariojson.h"
 
 #include "base/editdistance.h"
