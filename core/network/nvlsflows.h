@@ -23,7 +23,7 @@
 //   step c + 2D + 3      the switch multicasts it: every GPU pulls its chunk of S
 // So every GPU's link into the switch carries S + Σ (its heads' X_i), out of it Σ X_i + S, and the NIC of
 // rail i on node k deg(k)·X_i/2 each way, deg(k) node k's edges in both trees. The switches of the nodes
-// are one rank of the schedule (rank S.ranks) that advances step by step for all nodes together — a
+// are one rank of the schedule (rank spec.ranks) that advances step by step for all nodes together — a
 // simplification: a node's switch then waits for the other nodes' pushes of a step (symmetric nodes run in
 // step anyway); every transfer is still routed on its GPU's own switch link.
 

@@ -1069,6 +1069,7 @@ void TestSimulate::nvlsTreeAcrossNodes()
     // stored for the multicast: S + X = 134,217,728 + 16,777,216 = 150,994,944 B; out of the switch the
     // node's reduced slice X (to the head) and the multicast result S: the same.
     const double gpuLink = 150994944.0;
+    double firstStep = 0;
     for (int mode = 0; mode < 3; ++mode) { // symmetry on, off, the reference engine
         SimulationOptions o;
         o.exploitSymmetry = mode == 0;
@@ -1098,6 +1099,11 @@ void TestSimulate::nvlsTreeAcrossNodes()
         QCOMPARE(nicLinks, 2u * 8u * nodes);
         QCOMPARE(switchLinks, 2u * 8u * nodes);
         QCOMPARE(wrong, 0u);
+        // The shortcuts are exact or refused: the same step time in every mode.
+        if (mode == 0)
+            firstStep = sim.stepSeconds;
+        QVERIFY2(sim.stepSeconds > 0 && std::abs(sim.stepSeconds - firstStep) <= 1e-9 * firstStep,
+                 qPrintable(QStringLiteral("mode %1: %2 s vs %3 s").arg(mode).arg(sim.stepSeconds, 0, 'g', 12).arg(firstStep, 0, 'g', 12)));
     }
 }
 
