@@ -404,6 +404,8 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                         counted.channels = m->second.graphs.ring.channels;
                     if (b.groupNodes > 1 && !pr.pointToPoint && pr.algorithm == nccl::Algorithm::Tree)
                         counted.treeChannels = m->second.graphs.tree.channels;
+                    if (b.groupNodes > 1 && !pr.pointToPoint && pr.algorithm == nccl::Algorithm::NvlsTree)
+                        counted.nvlsChannels = m->second.graphs.nvls.channels;
                     // The schedule stage 4 plays and stage 5 simulates: the stand-in of the algorithm NCCL chose.
                     counted.spec.algorithm = textbookStandIn(s.op, pr.pointToPoint ? std::nullopt : std::optional(pr.algorithm));
                     std::string label = toString(b.pick);
@@ -418,6 +420,8 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                                            && (s.op == Op::AllReduce || s.op == Op::ReduceScatter || s.op == Op::AllGather);
                     if (!pr.pointToPoint && nvlsFlows)
                         counted.how += "; stage 5 simulates it as flows into and out of the NVSwitch";
+                    else if (!pr.pointToPoint && pr.algorithm == nccl::Algorithm::NvlsTree && b.groupNodes > 1 && s.op == Op::AllReduce)
+                        counted.how += "; stage 5 simulates it as NVLS in each node and NCCL's trees between the nodes' heads";
                     else if (!pr.pointToPoint && pr.algorithm != nccl::Algorithm::Ring && pr.algorithm != nccl::Algorithm::Pat)
                         counted.how += pr.algorithm == nccl::Algorithm::Tree
                                            ? (b.groupNodes > 1 ? "; stage 5 simulates it as NCCL's trees (double binary tree across nodes, chains inside them)"
@@ -445,6 +449,7 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
         b.spec.algorithm = hit->second.spec.algorithm;
         b.channels = hit->second.channels;
         b.treeChannels = hit->second.treeChannels;
+        b.nvlsChannels = hit->second.nvlsChannels;
         const std::size_t st = static_cast<std::size_t>(c.strategy);
         // All groups of a call run side by side: bytes add up over groups, time does not.
         b.stepWireBytes = b.wireBytes * c.groupCount * static_cast<double>(c.repeat);

@@ -126,6 +126,9 @@ struct BoundCall {
     // NCCL's tree channels (the chain in each node from its head, the head's rail) when NCCL runs the call
     // as a tree across several nodes; stage 5 runs its double binary trees on them (nccltrees.h).
     std::vector<nccl::Channel> treeChannels;
+    // NCCL's NVLS channels (each its head GPU and rail) when NCCL runs the call as NVLS-tree across several
+    // nodes; stage 5 runs the heads' trees on them (nvlsflows.h "NVLS-tree").
+    std::vector<nccl::Channel> nvlsChannels;
 };
 
 struct CollectiveDerivation {

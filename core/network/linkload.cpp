@@ -1,6 +1,7 @@
 #include "linkload.h"
 
-#include "ncclchannels.h"
+#include "nvlsflows.h"
+#include "simsched.h"
 
 #include "overhead.h"
 
@@ -29,7 +30,8 @@ struct PairList {
     bool streamed = false;    // too many pairs: regenerate per group
 };
 
-// layout: the call whose NCCL channel rings replace the schedule (ncclchannels.h), −1 none.
+// layout: the NCCL layout (ring channels, NVLS, NVLS-tree, trees: simsched.h ncclLayout) that replaces the
+// call's schedule, −1 none.
 using SpecKey = std::tuple<int, int, std::uint64_t, double, std::uint32_t, std::uint64_t, std::uint64_t, std::int64_t>;
 
 SpecKey specKey(const collective::ScheduleSpec& s, std::int64_t layout)
@@ -37,21 +39,39 @@ SpecKey specKey(const collective::ScheduleSpec& s, std::int64_t layout)
     return {int(s.op), int(s.algorithm), s.ranks, s.bytes, s.root, s.ranksPerNode, s.pipelineChunks, layout};
 }
 
-// The schedule's steps: its own generator, or the call's NCCL channel rings.
+// The schedule's steps: its own generator, the call's NCCL channel rings, or the steps of its NVLS,
+// NVLS-tree or tree layout (the simulator's, simsched.h), whose switch is rank spec.ranks.
 class Steps {
 public:
-    Steps(const collective::ScheduleSpec& spec, const ChannelRings* rings)
+    Steps(const collective::ScheduleSpec& spec, const sim::NcclLayout* layout)
     {
-        if (rings)
-            m_rings.emplace(spec, *rings);
-        else
+        using Kind = sim::NcclLayout::Kind;
+        if (!layout)
             m_own.emplace(spec);
+        else if (layout->kind == Kind::Rings)
+            m_rings.emplace(spec, layout->rings);
+        else
+            m_steps = layout->kind == Kind::Nvls       ? nvlsSteps(spec)
+                      : layout->kind == Kind::NvlsTree ? nvlsTreeSteps(spec, layout->nvlsTree)
+                                                       : treeSteps(spec, layout->trees);
     }
-    bool next(std::vector<collective::Transfer>& step) { return m_rings ? m_rings->next(step) : m_own->next(step); }
+    bool next(std::vector<collective::Transfer>& step)
+    {
+        if (m_own)
+            return m_own->next(step);
+        if (m_rings)
+            return m_rings->next(step);
+        if (m_next >= m_steps.size())
+            return false;
+        step = m_steps[m_next++];
+        return true;
+    }
 
 private:
     std::optional<collective::Schedule> m_own;
     std::optional<ChannelSchedule> m_rings;
+    std::vector<std::vector<collective::Transfer>> m_steps;
+    std::size_t m_next = 0;
 };
 
 } // namespace
@@ -82,11 +102,12 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
         std::uint32_t firstGroup = 0, groupCount = 0;
         collective::ScheduleSpec spec;
         double weight[4] = {0, 0, 0, 0};
-        std::int64_t layout = -1; // index into `rings`
+        std::int64_t layout = -1; // index into `layouts`
     };
-    // NCCL's channel rings (ncclchannels.h), their NIC hints given to the router before any routing.
+    // NCCL's layouts (simsched.h), their NIC hints given to the router before any routing.
     Router router(topology);
-    std::vector<ChannelRings> rings;
+    EndpointRouter paths(topology, router); // GPU paths and NVLS's GPU ↔ NVSwitch links (nvlsflows.h)
+    std::vector<sim::NcclLayout> layouts;
     std::vector<Entry> entries;
     std::map<std::tuple<std::uint32_t, std::uint32_t, SpecKey>, std::size_t> merged;
     for (std::size_t i = 0; i < plan.calls.size(); ++i) {
@@ -113,11 +134,11 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
                 return errorAt(where, "group " + std::to_string(g) + " has " + std::to_string(plan.groups[g].members.size())
                                      + " GPUs, the schedule " + std::to_string(b.spec.ranks) + " ranks");
         std::int64_t layout = -1;
-        if (auto r = channelRings(topology, plan, static_cast<std::uint32_t>(i), b, router)) {
-            const auto at = std::find(rings.begin(), rings.end(), *r);
-            layout = at - rings.begin();
-            if (at == rings.end())
-                rings.push_back(std::move(*r));
+        if (auto r = sim::ncclLayout(topology, plan, static_cast<std::uint32_t>(i), b, router)) {
+            const auto at = std::find(layouts.begin(), layouts.end(), *r);
+            layout = at - layouts.begin();
+            if (at == layouts.end())
+                layouts.push_back(std::move(*r));
         }
         const auto key = std::make_tuple(c.firstGroup, c.groupCount, specKey(b.spec, layout));
         auto [it, fresh] = merged.emplace(key, entries.size());
@@ -153,7 +174,7 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
         const Entry& entry = entries[e];
         const double wsum = entry.weight[0] + entry.weight[1] + entry.weight[2] + entry.weight[3];
 
-        const ChannelRings* ring = entry.layout >= 0 ? &rings[static_cast<std::size_t>(entry.layout)] : nullptr;
+        const sim::NcclLayout* ring = entry.layout >= 0 ? &layouts[static_cast<std::size_t>(entry.layout)] : nullptr;
         auto [sit, fresh] = schedules.try_emplace(specKey(entry.spec, entry.layout));
         PairList& pl = sit->second;
         if (fresh) {
@@ -162,7 +183,7 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
             std::unordered_map<std::uint64_t, std::uint32_t> index;
             while (schedule.next(step)) {
                 for (const collective::Transfer& t : step) {
-                    const std::uint64_t k = std::uint64_t{t.src} * entry.spec.ranks + t.dst;
+                    const std::uint64_t k = std::uint64_t{t.src} * (entry.spec.ranks + 1) + t.dst; // + the switch
                     auto [pit, added] = index.try_emplace(k, static_cast<std::uint32_t>(pl.pairs.size()));
                     if (added) {
                         if (pl.pairs.size() >= kMaxCachedPairs) {
@@ -191,7 +212,7 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
             const std::vector<std::uint32_t>& members = plan.groups[g].members;
             auto one = [&](std::uint32_t src, std::uint32_t dst, double payload, const double* wire,
                            double transfers) -> Status {
-                auto path = router.route(members[src], members[dst], g);
+                auto path = paths.route(endpointOf(members, src), endpointOf(members, dst), g);
                 if (!path.ok())
                     return path.error();
                 ++out.routedPairs;

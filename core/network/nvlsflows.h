@@ -9,6 +9,23 @@
 // reduction needs them all). The call is cut into kNvlsChunks chunks pipelined as NCCL's kernels do:
 // step k pushes chunk k and pulls chunk k − 1, so the pushes and pulls overlap on the two directions of
 // each GPU's link.
+// NVLS-tree (NCCL's NVLS_TREE AllReduce across nodes, src/graph/connect.cc connectNvls; docs/nccl.md
+// "In the step"): NVLS inside every node, NCCL's double binary tree of the nodes (ncclGetDtree) between
+// the nodes' NVLS heads. Head i (the GPU of NVLS channel i, on its rail) owns the slice X_i = S·w_i/W of
+// the buffer (w_i its channels, W all NVLS channels); NCCL's compute channel c uses tree c mod 2, so half
+// of every head's slice goes over tree 0 and half over tree 1. Per chunk c (kNvlsChunks, pipelined):
+//   step c               every GPU pushes its chunk of S into its node's switch (reduced there)
+//   step c + 1           head i pulls the node's reduced chunk of X_i out of the switch
+//   step c + 2 + D − d   up the trees: a head at depth d ≥ 1 sends its half chunk to its parent node's
+//                        head i (D the deeper tree's depth), on rail i (Router::preferNics)
+//   step c + 1 + D + d   down the trees: the parent's head sends the result back to depth d
+//   step c + 2D + 2      head i pushes the result chunk of X_i into the switch (multicast store)
+//   step c + 2D + 3      the switch multicasts it: every GPU pulls its chunk of S
+// So every GPU's link into the switch carries S + Σ (its heads' X_i), out of it Σ X_i + S, and the NIC of
+// rail i on node k deg(k)·X_i/2 each way, deg(k) node k's edges in both trees. The switches of the nodes
+// are one rank of the schedule (rank spec.ranks) that advances step by step for all nodes together — a
+// simplification: a node's switch then waits for the other nodes' pushes of a step (symmetric nodes run in
+// step anyway); every transfer is still routed on its GPU's own switch link.
 
 #include "routing.h"
 #include "topology.h"
@@ -19,6 +36,7 @@
 #include "parallel/plan.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace tw::network {
@@ -50,11 +68,32 @@ private:
 
 // Whether call `call` (bound as `bound`) runs as NVLS flows: NCCL picked NVLS for it (auto or asked),
 // the operation is AllReduce, ReduceScatter or AllGather, its groups lie in one node, and every GPU of
-// them has a link to an NVSwitch. NVLS-tree across nodes is not one of them (its ring channels stand in).
+// them has a link to an NVSwitch. NVLS-tree across nodes is nvlsTree below.
 [[nodiscard]] bool nvlsFlows(const Topology& topology, const parallel::CommPlan& plan, std::uint32_t call,
                              const collective::BoundCall& bound);
 
 // The steps of an NVLS call over spec.ranks GPUs and the switch (rank spec.ranks).
 [[nodiscard]] std::vector<std::vector<collective::Transfer>> nvlsSteps(const collective::ScheduleSpec& spec);
+
+// An NVLS-tree call's layout: the heads and the trees of the nodes.
+struct NvlsTree {
+    std::uint32_t perNode = 0, nodes = 0;
+    std::vector<std::uint32_t> heads;    // per distinct head: its GPU's index in the node
+    std::vector<std::uint32_t> weight;   // per distinct head: the NVLS channels it heads
+    std::uint32_t channels = 0;          // Σ weight
+    std::vector<std::uint32_t> parent[2]; // per tree, per node: the parent node (kNoParentNode: the root)
+    bool operator==(const NvlsTree&) const = default;
+};
+inline constexpr std::uint32_t kNoParentNode = 0xffffffffu;
+
+// The layout of call `call` (bound as `bound`) as NVLS-tree, and the NIC hints of its heads' edges given to
+// `router`; nullopt when the call is not one (not NCCL's NVLS-tree AllReduce, one node, groups not node by
+// node, a head without a rail, a GPU without an NVSwitch link, or a GPU pair that would need two rails).
+[[nodiscard]] std::optional<NvlsTree> nvlsTree(const Topology& topology, const parallel::CommPlan& plan,
+                                               std::uint32_t call, const collective::BoundCall& bound, Router& router);
+
+// The steps of an NVLS-tree call over spec.ranks GPUs (node by node) and the switches (rank spec.ranks).
+[[nodiscard]] std::vector<std::vector<collective::Transfer>> nvlsTreeSteps(const collective::ScheduleSpec& spec,
+                                                                           const NvlsTree& tree);
 
 } // namespace tw::network

@@ -1,10 +1,32 @@
 #include "simsched.h"
 
+#include <utility>
+
 namespace tw::network::sim {
 
 SpecKey specKey(const collective::ScheduleSpec& s, int layout)
 {
     return {int(s.op), int(s.algorithm), s.ranks, s.bytes, s.root, s.ranksPerNode, s.pipelineChunks, layout};
+}
+
+std::optional<NcclLayout> ncclLayout(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
+                                     const collective::BoundCall& bound, Router& router)
+{
+    NcclLayout out;
+    if (nvlsFlows(topo, plan, call, bound)) {
+        out.kind = NcclLayout::Kind::Nvls;
+    } else if (auto nt = nvlsTree(topo, plan, call, bound, router)) {
+        out.kind = NcclLayout::Kind::NvlsTree;
+        out.nvlsTree = std::move(*nt);
+    } else if (auto trees = treeChannels(topo, plan, call, bound, router)) {
+        out.kind = NcclLayout::Kind::Trees;
+        out.trees = std::move(*trees);
+    } else if (auto rings = channelRings(topo, plan, call, bound, router)) {
+        out.rings = std::move(*rings);
+    } else {
+        return std::nullopt;
+    }
+    return out;
 }
 
 std::unique_ptr<Sched> buildSched(const collective::ScheduleSpec& spec, const NcclLayout* layout, std::uint32_t index)
@@ -15,9 +37,11 @@ std::unique_ptr<Sched> buildSched(const collective::ScheduleSpec& spec, const Nc
     std::vector<collective::Transfer> step;
     s->stepBegin.push_back(0);
     if (layout && layout->kind != NcclLayout::Kind::Rings) {
-        if (layout->kind == NcclLayout::Kind::Nvls)
+        if (layout->kind == NcclLayout::Kind::Nvls || layout->kind == NcclLayout::Kind::NvlsTree)
             s->switchRank = s->ranks++;
-        const auto steps = layout->kind == NcclLayout::Kind::Nvls ? nvlsSteps(spec) : treeSteps(spec, layout->trees);
+        const auto steps = layout->kind == NcclLayout::Kind::Nvls     ? nvlsSteps(spec)
+                           : layout->kind == NcclLayout::Kind::NvlsTree ? nvlsTreeSteps(spec, layout->nvlsTree)
+                                                                        : treeSteps(spec, layout->trees);
         for (const auto& one : steps) {
             s->transfers.insert(s->transfers.end(), one.begin(), one.end());
             s->stepBegin.push_back(static_cast<std::uint32_t>(s->transfers.size()));

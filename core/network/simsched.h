@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -38,11 +39,21 @@ using SpecKey = std::tuple<int, int, std::uint64_t, double, std::uint32_t, std::
 
 // How NCCL's algorithm of a call is laid out as flows (nullptr for a schedule of its own).
 struct NcclLayout {
-    enum class Kind { Rings, Nvls, Trees };
-    Kind kind = Kind::Rings; // NCCL's ring channels, NVLS through the switch (nvlsflows.h), its trees (nccltrees.h)
+    enum class Kind { Rings, Nvls, Trees, NvlsTree };
+    Kind kind = Kind::Rings; // NCCL's ring channels, NVLS through the switch (nvlsflows.h), its trees
+                             // (nccltrees.h), NVLS-tree across nodes (nvlsflows.h)
     ChannelRings rings;
     TreeChannels trees;
+    NvlsTree nvlsTree;
+    bool operator==(const NcclLayout&) const = default;
 };
+
+// How call `call` runs as flows when NCCL's algorithm has a layout of its own (NVLS, NVLS-tree, trees,
+// ring channels; the NIC hints given to `router`), else nullopt (its stand-in schedule). The simulator
+// and the static link loads (linkload.h) both use it, so they put the same bytes on the same links.
+[[nodiscard]] std::optional<NcclLayout> ncclLayout(const Topology& topology, const parallel::CommPlan& plan,
+                                                   std::uint32_t call, const collective::BoundCall& bound,
+                                                   Router& router);
 
 // The schedule of `spec`, laid out as `layout` when given; `index` = its creation order.
 [[nodiscard]] std::unique_ptr<Sched> buildSched(const collective::ScheduleSpec& spec, const NcclLayout* layout,

@@ -55,25 +55,18 @@ Status Engine::prepare()
 }
 
 // NCCL's algorithms as flows: NVLS on one node through the NVSwitch (simulate.h "NVLS", nvlsflows.h);
-// tree AllReduces across nodes on NCCL's trees (simulate.h "NCCL trees", nccltrees.h); the ring channels of each call NCCL runs as a ring across nodes (simulate.h "NCCL channels",
+// NVLS-tree across nodes (nvlsflows.h); tree AllReduces across nodes on NCCL's trees (simulate.h "NCCL trees", nccltrees.h); the ring channels of each call NCCL runs as a ring across nodes (simulate.h "NCCL channels",
 // ncclchannels.h), with their NIC hints given to the router before any routing.
 void Engine::planChannels()
 {
     callLayout.assign(plan.comm.calls.size(), -1);
     if (!opt.communication)
         return;
-    for (std::uint32_t call = 0; call < plan.comm.calls.size() && call < coll.calls.size(); ++call) {
-        if (nvlsFlows(topo, plan.comm, call, coll.calls[call])) {
+    for (std::uint32_t call = 0; call < plan.comm.calls.size() && call < coll.calls.size(); ++call)
+        if (auto layout = ncclLayout(topo, plan.comm, call, coll.calls[call], router)) { // simsched.h
             callLayout[call] = static_cast<int>(layouts.size());
-            layouts.push_back({NcclLayout::Kind::Nvls, {}, {}});
-        } else if (auto trees = treeChannels(topo, plan.comm, call, coll.calls[call], router)) {
-            callLayout[call] = static_cast<int>(layouts.size());
-            layouts.push_back({NcclLayout::Kind::Trees, {}, std::move(*trees)});
-        } else if (auto rings = channelRings(topo, plan.comm, call, coll.calls[call], router)) {
-            callLayout[call] = static_cast<int>(layouts.size());
-            layouts.push_back({NcclLayout::Kind::Rings, std::move(*rings), {}});
+            layouts.push_back(std::move(*layout));
         }
-    }
 }
 
 // Places each call: a blocking unit call in a chunk, a stream call, a pipeline Send/Recv, a bucketed

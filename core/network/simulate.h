@@ -18,7 +18,9 @@
 //   - Each call runs the schedule of its BoundCall::spec: for a call under NCCL (auto or an NCCL
 //     algorithm) the textbook stand-in of the algorithm NCCL picked (collective::textbookStandIn: ring,
 //     PAT, NVLS, NVLS-tree, CollNet → flat ring over the group in order; tree → double binary tree),
-//     except for the NCCL channels, NVLS and NCCL trees below.
+//     except for the NCCL channels, NVLS, NVLS-tree and NCCL trees below (simsched.h ncclLayout picks
+//     the layout; linkload.h's static per-link loads use the same layouts, so they put the bytes the
+//     simulation moves on the same links).
 //   - NCCL channels: a call whose stand-in is the ring, over a group spanning several nodes with several
 //     GPUs on each (listed node by node), runs NCCL's ring channels (BoundCall::channels, ncclgraph.h):
 //     one flat ring per distinct channel (same GPU order and rail), its ranks in the channel's order
@@ -40,8 +42,17 @@
 //     and the switch finishes a step (so releases its next chunk) once every GPU's push of it arrived —
 //     the reduction needs them all. The switch is there from the start; it is fixed by every symmetry
 //     shift, and a one-link path into (out of) the switch is its GPU's sending (receiving) side for the
-//     private links, so both reductions below stay exact. Not modelled yet: NVLS-tree across nodes (its
-//     ring channels stand in).
+//     private links, so both reductions below stay exact.
+//   - NVLS-tree: a call NCCL runs as NVLS-tree (AllReduce over a group spanning several nodes, listed node
+//     by node; src/graph/connect.cc connectNvls) runs NVLS inside every node and NCCL's double binary tree
+//     of the nodes between the nodes' NVLS heads (BoundCall::nvlsChannels: head GPU i on rail i), as
+//     nvlsflows.h "NVLS-tree" lays out: every GPU pushes S into its node's switch, head i pulls the node's
+//     reduced slice X_i = S·w_i/W, sends half of it up tree 0 and half up tree 1 to its parent nodes' head
+//     i on rail i, gets the result back down, pushes it into the switch, which multicasts S to every GPU;
+//     kNvlsChunks pipelined chunks. Every GPU's switch link then carries S + X_i each way (head i), node
+//     k's NIC i deg(k)·X_i/2 (tested on 2 and 4 DGX H100 nodes). Simplified: the nodes' switches are one
+//     rank of the schedule (a node's switch finishes a step when every node's pushes of it arrived). The
+//     symmetry reduction verifies the schedule like any other (a dp shift that moves the heads is refused).
 //   - NCCL trees: a call NCCL runs as a tree (AllReduce) over a group spanning several nodes, listed node
 //     by node, runs NCCL's tree channels (BoundCall::treeChannels, nccltrees.h): per channel a chain in
 //     every node from the channel's head GPU, and NCCL's double binary tree of the nodes (ncclGetDtree)

@@ -111,6 +111,18 @@ TopologySpec dgxA100Fabric()
     return spec;
 }
 
+// DGX H100 nodes on a rail-optimized leaf–spine (the dgx-h100-4node preset's fabric): NVSwitch (NVLink 4)
+// inside, a 400 Gb/s NDR NIC per GPU on PCIe Gen5.
+TopologySpec dgxH100Fabric()
+{
+    TopologySpec spec = dgxA100Fabric();
+    spec.pcie = Protocol::PcieGen5;
+    spec.nvlink = Protocol::NvLink4;
+    spec.nicProtocol = Protocol::InfinibandNdr;
+    spec.nicBandwidth = nominalBandwidth(Protocol::InfinibandNdr);
+    return spec;
+}
+
 // Calls f(link, out) for every NIC ↔ leaf link (out: NIC → leaf).
 template <class F>
 void forNicLinks(const Topology& t, F f)
@@ -169,6 +181,10 @@ private slots:
     void nvlsThroughTheSwitch_data();
     void nvlsThroughTheSwitch();
     void ncclTreesAcrossNodes();
+    void nvlsTreeAcrossNodes_data();
+    void nvlsTreeAcrossNodes();
+    void staticLoadsAreSimulated_data();
+    void staticLoadsAreSimulated();
 };
 
 void TestSimulate::maxMinFairness()
@@ -1011,3 +1027,131 @@ void TestSimulate::ncclTreesAcrossNodes()
         QCOMPARE(wrong, 0u);
     }
 }
+
+void TestSimulate::nvlsTreeAcrossNodes_data()
+{
+    QTest::addColumn<std::uint32_t>("nodes");
+    QTest::addColumn<QList<double>>("nicBytes"); // per node: B on each NIC ↔ leaf link, each direction
+    // DGX H100 nodes (8 H100 on NVSwitch, an NDR NIC per GPU), an AllReduce of S = 128 MiB = 134,217,728 B
+    // over every GPU with NCCL's NVLS-tree (src/graph/connect.cc connectNvls). NCCL's NVLS graph has one
+    // channel per NIC, head GPU i on rail i (8 heads), so head i owns X = S/8 = 16,777,216 B, half of it on
+    // tree 0 and half on tree 1 of the double binary tree of the nodes (compute channel c uses tree c mod 2).
+    // Each tree edge carries X/2 = 8,388,608 B each way (reduce up, broadcast down) between the two heads i,
+    // on rail i, so node k's NIC i carries deg(k)·X/2 each way, deg(k) its edges in both trees:
+    //   2 nodes: tree 0 = 1 → 0, tree 1 = 0 → 1 (mirrored): deg 2 on both → 16,777,216 B
+    //   4 nodes: tree 0 = 0–2, 2–1, 2–3, tree 1 = 3–1, 1–2, 1–0 (see ncclTreesAcrossNodes): deg 2, 4, 4, 2
+    //            → 16,777,216 B on nodes 0 and 3, 33,554,432 B on nodes 1 and 2.
+    QTest::newRow("2 nodes") << 2u << QList<double>{16777216.0, 16777216.0};
+    QTest::newRow("4 nodes") << 4u << QList<double>{16777216.0, 33554432.0, 33554432.0, 16777216.0};
+}
+
+void TestSimulate::nvlsTreeAcrossNodes()
+{
+    QFETCH(std::uint32_t, nodes);
+    QFETCH(QList<double>, nicBytes);
+    const TopologySpec spec = dgxH100Fabric();
+    const Cluster cluster{nodes, 8};
+    const Topology t = make(spec, cluster);
+    const double S = 134217728.0;
+    tw::collective::AlgorithmChoice choice;
+    choice.allReduce = tw::collective::AlgorithmPick::ofNccl(tw::nccl::Algorithm::NvlsTree);
+    const OneCollective c = oneCollective(tw::parallel::CollectiveKind::AllReduce, 8 * nodes, S, cluster,
+                                          {"h100-sxm", spec}, choice);
+    const tw::collective::BoundCall& b = c.coll.calls.front();
+    QVERIFY2(b.nccl && b.counted, b.how.c_str());
+    QVERIFY(b.prediction.algorithm == tw::nccl::Algorithm::NvlsTree);
+    QCOMPARE(b.nvlsChannels.size(), std::size_t{8});
+    for (std::size_t ch = 0; ch < b.nvlsChannels.size(); ++ch) { // head GPU c on rail c
+        QCOMPARE(b.nvlsChannels[ch].gpus, std::vector<int>{int(ch)});
+        QCOMPARE(b.nvlsChannels[ch].nicIn, int(ch));
+    }
+    // Every GPU's link into the switch carries its S (reduced there) and, as a head, its slice's result
+    // stored for the multicast: S + X = 134,217,728 + 16,777,216 = 150,994,944 B; out of the switch the
+    // node's reduced slice X (to the head) and the multicast result S: the same.
+    const double gpuLink = 150994944.0;
+    double firstStep = 0;
+    for (int mode = 0; mode < 3; ++mode) { // symmetry on, off, the reference engine
+        SimulationOptions o;
+        o.exploitSymmetry = mode == 0;
+        auto r = mode == 2 ? simulateStepReference(t, c.plan, c.coll, o) : simulateStep(t, c.plan, c.coll, o);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        const StepSimulation& sim = r.value();
+        std::uint32_t nicLinks = 0, switchLinks = 0, wrong = 0;
+        auto check = [&](LinkId l, double want) {
+            if (std::abs(sim.linkPayloadBytes[l] - want) >= 1e-6 * want) {
+                ++wrong;
+                qWarning("mode %d, %s: %.1f B, expected %.1f", mode, t.link(l).id.c_str(), sim.linkPayloadBytes[l], want);
+            }
+        };
+        forNicLinks(t, [&](LinkId l, bool out) {
+            const Link& k = t.link(l);
+            ++nicLinks;
+            check(l, nicBytes[int(t.node(out ? k.from : k.to).server)]);
+        });
+        for (LinkId l = 0; l < t.links().size(); ++l) {
+            const Link& k = t.link(l);
+            if ((t.node(k.from).kind == NodeKind::Gpu && t.node(k.to).kind == NodeKind::NvSwitch)
+                || (t.node(k.to).kind == NodeKind::Gpu && t.node(k.from).kind == NodeKind::NvSwitch)) {
+                ++switchLinks;
+                check(l, gpuLink);
+            }
+        }
+        QCOMPARE(nicLinks, 2u * 8u * nodes);
+        QCOMPARE(switchLinks, 2u * 8u * nodes);
+        QCOMPARE(wrong, 0u);
+        // The shortcuts are exact or refused: the same step time in every mode.
+        if (mode == 0)
+            firstStep = sim.stepSeconds;
+        QVERIFY2(sim.stepSeconds > 0 && std::abs(sim.stepSeconds - firstStep) <= 1e-9 * firstStep,
+                 qPrintable(QStringLiteral("mode %1: %2 s vs %3 s").arg(mode).arg(sim.stepSeconds, 0, 'g', 12).arg(firstStep, 0, 'g', 12)));
+    }
+}
+
+void TestSimulate::staticLoadsAreSimulated_data()
+{
+    QTest::addColumn<int>("algorithm");
+    QTest::addColumn<std::uint32_t>("nodes");
+    QTest::addColumn<bool>("h100");
+    // One AllReduce of 128 MiB over every GPU, run as NCCL runs it: NVLS on one DGX H100, NVLS-tree on 2 DGX
+    // H100, trees on 4 DGX A100. The static loads (linkload.h) must put on every link the bytes the
+    // simulation moves over it (the simulation's per-link payload over the step).
+    QTest::newRow("nvls") << int(tw::nccl::Algorithm::Nvls) << 1u << true;
+    QTest::newRow("nvls-tree") << int(tw::nccl::Algorithm::NvlsTree) << 2u << true;
+    QTest::newRow("tree") << int(tw::nccl::Algorithm::Tree) << 4u << false;
+}
+
+void TestSimulate::staticLoadsAreSimulated()
+{
+    QFETCH(int, algorithm);
+    QFETCH(std::uint32_t, nodes);
+    QFETCH(bool, h100);
+    TopologySpec spec = h100 ? dgxH100Fabric() : dgxA100Fabric();
+    if (nodes == 1)
+        spec.kind = TopologyKind::NvSwitchNode;
+    const Cluster cluster{nodes, 8};
+    const Topology t = make(spec, cluster);
+    const double S = 134217728.0;
+    tw::collective::AlgorithmChoice choice;
+    choice.allReduce = tw::collective::AlgorithmPick::ofNccl(tw::nccl::Algorithm(algorithm));
+    const OneCollective c = oneCollective(tw::parallel::CollectiveKind::AllReduce, 8 * nodes, S, cluster,
+                                          {h100 ? "h100-sxm" : "a100-80gb", spec}, choice);
+    const tw::collective::BoundCall& b = c.coll.calls.front();
+    QVERIFY2(b.nccl && b.counted, b.how.c_str());
+    QVERIFY(b.prediction.algorithm == tw::nccl::Algorithm(algorithm));
+    auto r = simulateStepReference(t, c.plan, c.coll, {});
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+    auto loads = mapLinkLoads(t, c.plan.comm, c.coll);
+    QVERIFY2(loads.ok(), loads.ok() ? "" : loads.error().toString().c_str());
+    std::uint32_t busy = 0, wrong = 0;
+    for (LinkId l = 0; l < t.links().size(); ++l) {
+        const double sim = r.value().linkPayloadBytes[l], stat = loads.value().links[l].payload();
+        busy += sim > 0 ? 1 : 0;
+        if (std::abs(sim - stat) > 1e-6 * S) {
+            ++wrong;
+            qWarning("%s: simulated %.1f B, static %.1f B", t.link(l).id.c_str(), sim, stat);
+        }
+    }
+    QVERIFY(busy >= 16); // at least every GPU's link to and from the switch (or its NIC)
+    QCOMPARE(wrong, 0u);
+}
+
