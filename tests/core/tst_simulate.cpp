@@ -2,7 +2,9 @@
 // derived by hand, a pure-compute step against the pipeline timeline, a pure-communication step
 // against stage 4's α–β count, DDP buckets overlapping the backward pass, the paper's testbed trend
 // (A.3), determinism, and bad input (a disconnected fabric, a stop request); the symmetry reduction
-// against the full simulation, and the per-strategy link rates.
+// against the full simulation, and the per-strategy link rates; the optimizer step after the gradient
+// reduction, parallel.ddp_overlap false (one reduction after the backward) and the compute intervals'
+// block identity, with step times derived by hand.
 
 #include "collective/binding.h"
 #include "network/linkload.h"
@@ -202,6 +204,7 @@ private slots:
     void optimizerStepAfterReduction_data();
     void optimizerStepAfterReduction();
     void ddpOverlapOff();
+    void kernelModelPresetAddsTheOptimizerStep();
     void computeIntervalsCarryTheirBlock();
 };
 
@@ -1168,6 +1171,32 @@ void TestSimulate::computeIntervalsCarryTheirBlock()
         QVERIFY(std::abs(compute[5]->end - compute[5]->start - 20e-3) <= 1e-12);
         QVERIFY(std::abs(compute[6]->end - compute[6]->start - 5e-3) <= 1e-12);
     }
+}
+
+void TestSimulate::kernelModelPresetAddsTheOptimizerStep()
+{
+    // dgx-a100 uses the kernel model (plan.kernels.timed): with communication switched off the simulated
+    // step is the stage 3 makespan plus the optimizer step, plan.optimizer_step_seconds, on every GPU
+    // (docs/model.md §5.4); the same preset with a fixed compute_efficiency has no optimizer time: step =
+    // makespan, as the paper's fixed-rate examples (pureComputeSingleGpu on paper-dp).
+    auto s = tw::scenario::preset("dgx-a100").value();
+    auto d = derived(s);
+    QVERIFY(d->stage3->kernels.timed);
+    const double O = d->stage3->kernels.optimizer.seconds, makespan = d->stage3->timeline.makespan;
+    QVERIFY(O > 0);
+    QVERIFY(std::abs(d->stage3->figures.valueOf("plan.optimizer_step_seconds") - O) <= 1e-15);
+    const Topology t = make(s.topology, d->cluster);
+    SimulationOptions o;
+    o.communication = false;
+    const StepSimulation r = simulate(t, *d, o);
+    QVERIFY2(std::abs(r.stepSeconds - (makespan + O)) <= 1e-9 * r.stepSeconds,
+             qPrintable(QStringLiteral("simulated %1, makespan %2 + optimizer %3").arg(r.stepSeconds).arg(makespan).arg(O)));
+
+    s.parallel.computeEfficiency = 0.45;
+    auto fixed = derived(s);
+    QVERIFY(!fixed->stage3->kernels.timed);
+    const StepSimulation f = simulate(make(s.topology, fixed->cluster), *fixed, o);
+    QVERIFY(std::abs(f.stepSeconds - fixed->stage3->timeline.makespan) <= 1e-9 * f.stepSeconds);
 }
 
 QTEST_APPLESS_MAIN(TestSimulate)
