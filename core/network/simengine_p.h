@@ -136,6 +136,7 @@ struct Gpu {
     std::uint32_t op = 0;
     double opLeft = -1, curRun = 0;
     bool blocksDone = false, flushed = false, blockingDone = false;
+    bool optimizerStepped = false, inOptimizer = false; // the optimizer step's compute (simulate.h)
     std::uint32_t optIdx = 0;
     Wait wait = Wait::Running;
     double waitStart = 0;
@@ -257,7 +258,12 @@ private:
     void runGpu(std::uint32_t g);
     void computeDone(std::uint32_t g);
     void startStream(std::uint32_t g);
-    void record(std::uint32_t g, double start, double end, Activity a, Strategy s);
+    void record(std::uint32_t g, double start, double end, Activity a, Strategy s, const GpuInterval& what = {});
+    // Bytes per instance of an end-of-backward call of M bytes: a DDP bucket, or M (ddp_overlap false, not DP).
+    double bucketBytesOf(std::uint32_t call, double M) const
+    {
+        return plan.plan.ddpOverlap && strategyOf(call) == Strategy::DP && plan.plan.bucketBytes > 0 ? plan.plan.bucketBytes : M;
+    }
     void drain();
     void fail(Error e)
     {

@@ -131,7 +131,7 @@ std::vector<const Sched*> Engine::schedulesOf(std::uint32_t call)
         return out1;
     }
     const double M = spec.bytes;
-    const double bucket = strategyOf(call) == Strategy::DP && plan.plan.bucketBytes > 0 ? plan.plan.bucketBytes : M;
+    const double bucket = bucketBytesOf(call, M);
     const std::uint32_t nb = M > 0 && bucket > 0 ? static_cast<std::uint32_t>(std::ceil(M / bucket)) : 1;
     for (std::uint32_t b = 0; b < nb; ++b) {
         spec.bytes = std::round(std::max(0.0, std::min(bucket, M - b * bucket)));
@@ -346,7 +346,7 @@ Status Engine::buildGpus()
             } else if (cc.role == Role::Stream && cc.end) {
                 const CollectiveCall& c = plan.comm.calls[pt.call];
                 const double M = coll.calls[pt.call].spec.bytes;
-                const double bucket = c.strategy == Strategy::DP && plan.plan.bucketBytes > 0 ? plan.plan.bucketBytes : M;
+                const double bucket = bucketBytesOf(pt.call, M);
                 const std::uint32_t nb = M > 0 && bucket > 0 ? static_cast<std::uint32_t>(std::ceil(M / bucket)) : 1;
                 for (std::uint32_t b = 0; b < nb; ++b) {
                     const double upTo = std::min(M, (b + 1) * bucket);

@@ -86,7 +86,8 @@ void Engine::summarize()
     auto& f = out.figures;
     const std::string G = formatInteger(static_cast<std::int64_t>(gpus.size()));
     f.add({"sim.step_time_s", "Simulated step time", out.stepSeconds, "s",
-           "last GPU's end of the step (compute, exposed communication, optimizer calls), flow-level simulation on "
+           "last GPU's end of the step (compute with the optimizer step, exposed communication, optimizer calls), "
+               "flow-level simulation on "
                + formatInteger(static_cast<std::int64_t>(topo.links().size())) + " links = " + formatSeconds(out.stepSeconds),
            {}});
     f.add({"sim.compute_s", "Compute time per GPU (mean)", out.computeSeconds, "s",

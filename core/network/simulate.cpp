@@ -97,7 +97,7 @@ void Engine::closedFormDone(std::uint32_t slot)
         events.push({inst.doneAt[inst.doneNext].first, seq++, EventType::ClosedFormRanksDone, slot});
 }
 
-void Engine::record(std::uint32_t g, double start, double end, Activity a, Strategy s)
+void Engine::record(std::uint32_t g, double start, double end, Activity a, Strategy s, const GpuInterval& what)
 {
     Gpu& gpu = gpus[g];
     if (a == Activity::Compute)
@@ -107,10 +107,15 @@ void Engine::record(std::uint32_t g, double start, double end, Activity a, Strat
     if (gpu.timeline < 0 || !(end > start))
         return;
     auto& iv = timelines[std::size_t(gpu.timeline)].intervals;
-    if (!iv.empty() && iv.back().activity == a && iv.back().strategy == s && iv.back().end == start)
+    const bool same = !iv.empty() && iv.back().activity == a && iv.back().strategy == s && iv.back().end == start
+                      && (a != Activity::Compute
+                          || (iv.back().pass == what.pass && iv.back().microBatch == what.microBatch
+                              && iv.back().chunk == what.chunk));
+    if (same)
         iv.back().end = end;
     else
-        iv.push_back({start, end, a, s});
+        iv.push_back({start, end, a, s, a == Activity::Compute ? what.pass : ComputePass::Forward,
+                      a == Activity::Compute ? what.microBatch : 0, a == Activity::Compute ? what.chunk : 0});
 }
 
 // Under symmetry, one instance of a private collective stands for order / |Stab(group)| instances
@@ -198,7 +203,7 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
         if (classes[key.call].end) {
             collective::ScheduleSpec spec = coll.calls[key.call].spec;
             const double M = spec.bytes;
-            const double bucket = strategyOf(key.call) == Strategy::DP && plan.plan.bucketBytes > 0 ? plan.plan.bucketBytes : M;
+            const double bucket = bucketBytesOf(key.call, M);
             spec.bytes = std::round(std::max(0.0, std::min(bucket, M - key.bucket * bucket)));
             inst.sched = schedule(spec, key.call);
         } else {
@@ -496,7 +501,7 @@ void Engine::runGpu(std::uint32_t g)
                 if (gpu.opLeft < 0)
                     gpu.opLeft = o.seconds;
                 double run = gpu.opLeft;
-                if (b.backward && !gpu.buckets.empty()) {
+                if (b.backward && !gpu.buckets.empty() && plan.plan.ddpOverlap) {
                     const std::uint32_t mb = b.microBatch;
                     const double tol = 1e-12 * gpu.gradTotal;
                     while (gpu.nextBucket[mb] < gpu.buckets.size()) {
@@ -567,6 +572,17 @@ void Engine::runGpu(std::uint32_t g)
             gpu.waitStart = now;
             return;
         }
+        if (!gpu.optimizerStepped) { // the optimizer step's compute (simulate.h)
+            gpu.optimizerStepped = true;
+            const double seconds = plan.kernels.timed ? plan.kernels.optimizer.seconds : 0.0;
+            if (seconds > 0) {
+                gpu.inOptimizer = true;
+                gpu.wait = Wait::Compute;
+                gpu.waitStart = now;
+                events.push({now + seconds, seq++, EventType::ComputeDone, g});
+                return;
+            }
+        }
         if (gpu.optIdx < gpu.optimizer.size()) {
             const Op& o = gpu.optimizer[gpu.optIdx++];
             const Key key{o.call, o.group, 0, 0};
@@ -588,8 +604,21 @@ void Engine::runGpu(std::uint32_t g)
 void Engine::computeDone(std::uint32_t g)
 {
     Gpu& gpu = gpus[g];
-    record(g, gpu.waitStart, now, Activity::Compute, Strategy::DP);
+    if (gpu.inOptimizer) {
+        gpu.inOptimizer = false;
+        GpuInterval what;
+        what.pass = ComputePass::Optimizer;
+        record(g, gpu.waitStart, now, Activity::Compute, Strategy::DP, what);
+        gpu.wait = Wait::Running;
+        runnable.push_back(g);
+        return;
+    }
     const parallel::PipelineBlock& b = plan.timeline.blocks[stageBlocks[gpu.stage][gpu.block]];
+    GpuInterval what;
+    what.pass = b.backward ? ComputePass::Backward : ComputePass::Forward;
+    what.microBatch = b.microBatch;
+    what.chunk = b.chunk;
+    record(g, gpu.waitStart, now, Activity::Compute, Strategy::DP, what);
     if (b.backward)
         gpu.gradDone[b.microBatch] += gpu.curRun;
     gpu.opLeft -= gpu.curRun;

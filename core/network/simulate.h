@@ -79,10 +79,19 @@
 //     bytes; the embedding's gradient, ready last in reality, is spread), and bucket i starts when the
 //     first min((i+1)·bucket, M) bytes are produced — in the last micro-batch for once-per-step calls
 //     (no_sync during accumulation), in every micro-batch for calls repeated per micro-batch (ZeRO-2).
+//   - parallel.ddp_overlap false (Megatron-LM 2021's own DistributedDataParallel, Narayanan et al. 2021,
+//     arXiv 2104.04473; megatron/model/distributed.py allreduce_gradients, called by train_step after
+//     the forward-backward pass): no buckets — each end-of-backward call is one instance of its whole
+//     bytes, issued to the stream after the GPU's last pipeline block (its last backward).
 //   - The communication stream: one per GPU, its collectives run one after another in issue order
-//     (one NCCL stream); it competes for links but does not block compute. The step ends on a GPU when
-//     its compute is done, its stream is drained and its optimizer-phase calls (ZeRO parameter
-//     AllGather, blocking) are done.
+//     (one NCCL stream); it competes for links but does not block compute.
+//   - The optimizer step (docs/model.md §7): once the GPU's blocks are done and its stream is drained
+//     (gradients reduced), a compute interval of plan.kernels.optimizer.seconds (ComputePass::Optimizer;
+//     the kernel model's time of the busiest GPU, used for every GPU: a simplification, stages differ by
+//     their embedding or head), then the optimizer-phase calls (ZeRO-1/2 and FSDP parameter AllGather,
+//     blocking). Only when the plan's times come from the kernel model (plan.kernels.timed): with a fixed
+//     compute_efficiency or given layer times the step has no optimizer time, as the paper's fixed-rate
+//     examples (Narayanan et al. 2021 §3) count none. The step ends on a GPU after its optimizer-phase calls.
 //   - Pipeline Send/Recv: the receiver has its receive posted (Megatron's batched isend/irecv); the
 //     transfer starts when the sender's block ends and does not block the sender; the receiver's block
 //     waits until it has arrived. Waiting before the send started is idle (bubble), after it exposed PP.
@@ -169,10 +178,18 @@ struct SimulationOptions {
 
 enum class Activity { Compute, Communication, Idle };
 
+// Which compute a compute interval is: a pipeline block's forward or backward pass, or the optimizer step.
+enum class ComputePass : std::uint8_t { Forward, Backward, Optimizer };
+
 struct GpuInterval {
     double start = 0, end = 0;            // s from the start of the step
     Activity activity = Activity::Compute;
     parallel::Strategy strategy = parallel::Strategy::DP; // communication only
+    // Compute only: the block's identity (stage 5's hover looks its kernels up in plan.kernels):
+    // pass, micro-batch and model chunk (parallel::PipelineBlock::chunk, the virtual stage within the
+    // GPU's stage); the optimizer step has micro-batch and chunk 0.
+    ComputePass pass = ComputePass::Forward;
+    std::uint32_t microBatch = 0, chunk = 0;
 };
 
 struct GpuTimeline {

@@ -67,6 +67,8 @@ struct ParallelPlan {
     double computeEfficiency = 0;          // 0 = "auto": layer times from the kernel model (model/kernels.h,
                                            // docs/compute.md); (0, 1] = the fixed-rate model, achieved / peak FLOP/s
     double bucketBytes = 25.0 * 1024 * 1024; // DDP gradient bucket (PyTorch default 25 MiB)
+    bool ddpOverlap = true;                // stage 5: true = PyTorch DDP's buckets overlap the backward; false =
+                                           // Megatron-LM 2021: one reduction after the last backward (docs/model.md §7)
     // Memory per GPU (parallel/memory.h, docs/memory.md): the framework reserve (CUDA context, cuBLAS
     // workspace, allocator slack) counted against the capacity, and the NCCL buffers of one communicator
     // (16 channels × NCCL_BUFFSIZE, 4 MiB by default).

@@ -33,8 +33,8 @@
 //   "parallel": {"dp", "pp", "tp", "ep", "sharding": "ddp"|"zero1"|"zero2"|"zero3"|"fsdp-full"|"fsdp-hybrid",
 //                "shard_group_size", "sequence_parallel", "schedule": "gpipe"|"1f1b"|"interleaved",
 //                "virtual_stages", "layer_partition": [..], "layer_forward_time_s": [..],
-//                "compute_efficiency" (a number, or "auto" = absent = the kernel model), "bucket_bytes", "memory_reserve_bytes", "comm_buffer_bytes",
-//                "assignment": [[dp, pp, tp] per GPU]},
+//                "compute_efficiency" (a number, or "auto" = absent = the kernel model), "bucket_bytes", "ddp_overlap",
+//                "memory_reserve_bytes", "comm_buffer_bytes", "assignment": [[dp, pp, tp] per GPU]},
 //   "collectives": {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast" (algorithm names),
 //                   "alpha_s", "bandwidth" (B/s)},
 //   "topology": {"kind", … (network/topology.h: topologyToJson)} }
@@ -560,6 +560,7 @@ Scenario readScenario(const Json& root, Reader& r)
                               "expected a number in (0, 1] or \"auto\", got " + typeName(*ce));
     }
     par.real("bucket_bytes", p.bucketBytes);
+    par.boolean("ddp_overlap", p.ddpOverlap);
     par.real("memory_reserve_bytes", p.memoryReserveBytes);
     par.real("comm_buffer_bytes", p.commBufferBytes);
     par.array("assignment", [&](Reader::Object& o, const Json& v, const std::string& path) {
@@ -893,6 +894,8 @@ std::string scenarioToJson(const Scenario& s)
         par["compute_efficiency"] = numberJson(p.computeEfficiency);
     if (p.bucketBytes != dp.bucketBytes)
         par["bucket_bytes"] = numberJson(p.bucketBytes);
+    if (p.ddpOverlap != dp.ddpOverlap)
+        par["ddp_overlap"] = p.ddpOverlap;
     if (p.memoryReserveBytes != dp.memoryReserveBytes)
         par["memory_reserve_bytes"] = numberJson(p.memoryReserveBytes);
     if (p.commBufferBytes != dp.commBufferBytes)

@@ -342,6 +342,7 @@ void TestScenario::roundTripEveryField()
     s.parallel.layerForwardSeconds = {0.003, 0.0015, 1e-9};
     s.parallel.computeEfficiency = 0.375;
     s.parallel.bucketBytes = 1234567;
+    s.parallel.ddpOverlap = false; // Megatron-LM 2021's DDP (default true, written only when false)
     for (std::uint32_t g = 0; g < 14; ++g)
         s.parallel.assignment.push_back({g % 7, g / 7, 0});
     s.collectives.allReduce = tw::collective::Algorithm::DoubleBinaryTree;
@@ -364,6 +365,12 @@ void TestScenario::roundTripEveryField()
     QVERIFY(j["parallel"]["assignment"][8] == nlohmann::json::parse("[1, 1, 0]")); // GPU 8: dp 8 % 7 = 1, pp 8 / 7 = 1
     QCOMPARE(j["collectives"]["allreduce"].get<std::string>(), std::string("double-binary-tree"));
     QCOMPARE(j["collectives"]["bandwidth"].get<double>(), 4.5e11);
+    QCOMPARE(j["parallel"]["ddp_overlap"].get<bool>(), false);
+    // Absent = true (PyTorch DDP's overlap), in the same schema version: the default is not written.
+    Scenario d = s;
+    d.parallel.ddpOverlap = true;
+    QVERIFY(!nlohmann::json::parse(scenarioToJson(d))["parallel"].contains("ddp_overlap"));
+    QVERIFY(loadScenario(scenarioToJson(d), "y.json").scenario->parallel.ddpOverlap);
 }
 
 void TestScenario::unknownPreset()
@@ -461,6 +468,7 @@ void TestScenario::malformed_data()
     row("unknown recomputation", withModel(R"("recompute": "half")"), "model.recompute", "unknown recomputation \"half\" (expected none, selective or full)", true);
     row("unknown attention kernel", withModel(R"("attention": "flash")"), "model.attention", "unknown attention kernel \"flash\" (expected auto, fused or unfused)", true);
     row("reserve as a string", withTop(R"("parallel": {"memory_reserve_bytes": "1 GiB"})"), "parallel.memory_reserve_bytes", "expected a number, got string", true);
+    row("ddp_overlap as a string", withTop(R"("parallel": {"ddp_overlap": "no"})"), "parallel.ddp_overlap", "expected true or false, got string", true);
     row("unknown text source", withTop(R"("text": {"source": "web"})"), "text.source", "unknown text source \"web\" (expected sample, file or inline)", true);
     row("unknown tokenizer kind", withTop(R"("tokenizer": {"kind": "wordpiece"})"), "tokenizer.kind", "unknown tokenizer kind \"wordpiece\" (expected gpt2, trained or file)", true);
     row("unknown sample", withTop(R"("text": {"sample": "paradiso"})"), "text.sample", "unknown sample \"paradiso\" (expected inferno-canto1-it or inferno-canto1-en)", true);

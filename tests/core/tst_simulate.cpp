@@ -2,7 +2,9 @@
 // derived by hand, a pure-compute step against the pipeline timeline, a pure-communication step
 // against stage 4's α–β count, DDP buckets overlapping the backward pass, the paper's testbed trend
 // (A.3), determinism, and bad input (a disconnected fabric, a stop request); the symmetry reduction
-// against the full simulation, and the per-strategy link rates.
+// against the full simulation, and the per-strategy link rates; the optimizer step after the gradient
+// reduction, parallel.ddp_overlap false (one reduction after the backward) and the compute intervals'
+// block identity, with step times derived by hand.
 
 #include "collective/binding.h"
 #include "network/linkload.h"
@@ -98,6 +100,36 @@ OneCollective oneAllReduce(std::uint32_t n, double M, const Cluster& cluster,
     return oneCollective(tw::parallel::CollectiveKind::AllReduce, n, M, cluster, fabric);
 }
 
+// oneAllReduce with compute: one stage of one layer whose forward takes F and backward B per micro-batch
+// (nAcc micro-batches, 1F1B), the gradient AllReduce of M bytes in buckets of `bucket` bytes, and, when
+// optimizerSeconds > 0, the kernel model's optimizer step of that time (plan.kernels.timed).
+OneCollective computeAndAllReduce(std::uint32_t n, double M, double bucket, const Cluster& cluster, double F, double B,
+                                  std::uint64_t nAcc, double optimizerSeconds)
+{
+    OneCollective c = oneAllReduce(n, M, cluster);
+    auto& p = c.plan;
+    p.plan.bucketBytes = bucket;
+    p.layerForwardSeconds = {F};
+    p.comm.calls[0].repeat = 1;
+    p.timeline = tw::parallel::pipelineTimeline(tw::parallel::PipelineSchedule::OneFOneB, 1, 1, nAcc, {F}, {B});
+    p.kernels.timed = optimizerSeconds > 0;
+    p.kernels.optimizer.seconds = optimizerSeconds;
+    return c;
+}
+
+// The α–β time of one AllReduce of `bytes` with `spec`'s algorithm over the NVSwitch path 0 → 1.
+double alphaBeta(const Topology& t, tw::collective::ScheduleSpec spec, double bytes)
+{
+    auto path = route(t, 0, 1, 0).value();
+    double alpha = 0, beta = 1e300;
+    for (LinkId l : path) {
+        alpha += t.link(l).latency;
+        beta = std::min(beta, t.link(l).bandwidth * efficiency(t.link(l).protocol));
+    }
+    spec.bytes = bytes;
+    return tw::collective::count(spec, tw::collective::LinkModel{alpha, beta}).timeSeconds;
+}
+
 // DGX A100 nodes on a rail-optimized leaf–spine: NVSwitch (NVLink 3) inside, a 200 Gb/s HDR NIC per GPU.
 TopologySpec dgxA100Fabric()
 {
@@ -185,6 +217,11 @@ private slots:
     void nvlsTreeAcrossNodes();
     void staticLoadsAreSimulated_data();
     void staticLoadsAreSimulated();
+    void optimizerStepAfterReduction_data();
+    void optimizerStepAfterReduction();
+    void ddpOverlapOff();
+    void kernelModelPresetAddsTheOptimizerStep();
+    void computeIntervalsCarryTheirBlock();
 };
 
 void TestSimulate::maxMinFairness()
@@ -843,8 +880,6 @@ void TestSimulate::strategyRates()
     }
 }
 
-QTEST_APPLESS_MAIN(TestSimulate)
-#include "tst_simulate.moc"
 
 void TestSimulate::ncclChannelsOnEveryRail_data()
 {
@@ -1155,3 +1190,157 @@ void TestSimulate::staticLoadsAreSimulated()
     QCOMPARE(wrong, 0u);
 }
 
+void TestSimulate::optimizerStepAfterReduction_data()
+{
+    QTest::addColumn<double>("optimizer");
+    QTest::newRow("kernel model, 7 ms optimizer") << 7e-3;
+    QTest::newRow("fixed rate: no optimizer time") << 0.0;
+}
+
+void TestSimulate::optimizerStepAfterReduction()
+{
+    // 4 GPUs on one NVSwitch node, one micro-batch: forward F = 10 ms, backward B = 20 ms, then the whole
+    // gradient (M = 4 MiB, one bucket) AllReduced: it can start only when the backward has produced every
+    // byte, at F + B, and takes the ring's α–β time C = 2(n−1)(α + M/(n·β)) (pureCommunicationRing: nothing
+    // else shares its links). Then the optimizer step O on every GPU (docs/model.md §7). By hand:
+    // step = F + B + C + O; compute per GPU = F + B + O; exposed DP = C; the last compute interval is the
+    // optimizer's, [F + B + C, step]. With plan.kernels.timed false (fixed rate) O counts 0.
+    QFETCH(double, optimizer);
+    TopologySpec spec;
+    spec.kind = TopologyKind::NvSwitchNode;
+    const Cluster cluster{1, 4};
+    const Topology t = make(spec, cluster);
+    const double M = 4.0 * (1 << 20), F = 10e-3, B = 20e-3;
+    const OneCollective c = computeAndAllReduce(4, M, M, cluster, F, B, 1, optimizer);
+    auto r = simulateStep(t, c.plan, c.coll);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+    const StepSimulation& s = r.value();
+    const double C = alphaBeta(t, c.coll.calls[0].spec, M);
+    QVERIFY(C > 0);
+    const double step = F + B + C + optimizer;
+    QVERIFY2(std::abs(s.stepSeconds - step) <= 1e-9 * step,
+             qPrintable(QStringLiteral("simulated %1, by hand %2").arg(s.stepSeconds, 0, 'g', 17).arg(step, 0, 'g', 17)));
+    QVERIFY(std::abs(s.computeSeconds - (F + B + optimizer)) <= 1e-9 * step);
+    QVERIFY(std::abs(s.exposedByStrategy[0] - C) <= 1e-9 * step);
+    QVERIFY(std::abs(s.idleSeconds) <= 1e-9 * step);
+    QCOMPARE(s.gpuTimelines.size(), std::size_t(4));
+    for (const GpuTimeline& tl : s.gpuTimelines) {
+        const GpuInterval* last = nullptr;
+        int optimizerBlocks = 0;
+        for (const GpuInterval& iv : tl.intervals)
+            if (iv.activity == Activity::Compute) {
+                last = &iv;
+                optimizerBlocks += iv.pass == ComputePass::Optimizer ? 1 : 0;
+            }
+        QVERIFY(last);
+        if (optimizer > 0) {
+            QCOMPARE(optimizerBlocks, 1);
+            QVERIFY(last->pass == ComputePass::Optimizer);
+            QVERIFY(std::abs(last->start - (F + B + C)) <= 1e-9 * step);
+            QVERIFY(std::abs(last->end - step) <= 1e-9 * step);
+        } else {
+            QCOMPARE(optimizerBlocks, 0);
+            QVERIFY(last->pass == ComputePass::Backward);
+        }
+    }
+}
+
+void TestSimulate::ddpOverlapOff()
+{
+    // The same 4 GPUs, 2 micro-batches (F = 10 ms, B = 20 ms each), M = 8 MiB in 1 MiB buckets.
+    // ddp_overlap true (PyTorch DDP): the 8 buckets start during the last backward, so the exposed DP time
+    // is below the 8 bucket AllReduces back to back (each C(1 MiB)) and at least the last bucket's C(1 MiB).
+    // ddp_overlap false (Megatron-LM 2021): one AllReduce of all 8 MiB after the last backward, one
+    // instance; by hand step = 2(F + B) + C(8 MiB) + O with O = 5 ms, exposed DP = C(8 MiB) exactly.
+    TopologySpec spec;
+    spec.kind = TopologyKind::NvSwitchNode;
+    const Cluster cluster{1, 4};
+    const Topology t = make(spec, cluster);
+    const double MiB = 1 << 20, M = 8 * MiB, F = 10e-3, B = 20e-3, O = 5e-3;
+    OneCollective c = computeAndAllReduce(4, M, MiB, cluster, F, B, 2, O);
+    const auto& callSpec = c.coll.calls[0].spec;
+    const double cBucket = alphaBeta(t, callSpec, MiB), cAll = alphaBeta(t, callSpec, M);
+    auto on = simulateStep(t, c.plan, c.coll);
+    QVERIFY(on.ok());
+    QCOMPARE(on.value().collectiveInstances, std::uint64_t(8));
+    QVERIFY(on.value().exposedByStrategy[0] < 8 * cBucket);
+    QVERIFY(on.value().exposedByStrategy[0] >= cBucket * (1 - 1e-9));
+
+    c.plan.plan.ddpOverlap = false;
+    auto off = simulateStep(t, c.plan, c.coll);
+    QVERIFY(off.ok());
+    const double step = 2 * (F + B) + cAll + O;
+    QCOMPARE(off.value().collectiveInstances, std::uint64_t(1));
+    QVERIFY2(std::abs(off.value().stepSeconds - step) <= 1e-9 * step,
+             qPrintable(QStringLiteral("simulated %1, by hand %2").arg(off.value().stepSeconds, 0, 'g', 17).arg(step, 0, 'g', 17)));
+    QVERIFY(std::abs(off.value().exposedByStrategy[0] - cAll) <= 1e-9 * step);
+    QVERIFY(off.value().stepSeconds > on.value().stepSeconds);
+}
+
+void TestSimulate::computeIntervalsCarryTheirBlock()
+{
+    // 1F1B on one stage with 3 micro-batches runs F0 B0 F1 B1 F2 B2 (no warm-up beyond one forward); the
+    // GPU's compute intervals must be exactly these six blocks in this order, each with its micro-batch
+    // and pass (the buckets cut B2's compute into pieces that merge back into one interval), then the
+    // optimizer step; no communication interval sits inside a block.
+    TopologySpec spec;
+    spec.kind = TopologyKind::NvSwitchNode;
+    const Cluster cluster{1, 4};
+    const Topology t = make(spec, cluster);
+    const double MiB = 1 << 20;
+    const OneCollective c = computeAndAllReduce(4, 8 * MiB, MiB, cluster, 10e-3, 20e-3, 3, 5e-3);
+    auto r = simulateStep(t, c.plan, c.coll);
+    QVERIFY(r.ok());
+    struct Expect {
+        ComputePass pass;
+        std::uint32_t mb;
+    };
+    const std::vector<Expect> want{{ComputePass::Forward, 0}, {ComputePass::Backward, 0}, {ComputePass::Forward, 1},
+                                   {ComputePass::Backward, 1}, {ComputePass::Forward, 2}, {ComputePass::Backward, 2},
+                                   {ComputePass::Optimizer, 0}};
+    for (const GpuTimeline& tl : r.value().gpuTimelines) {
+        std::vector<const GpuInterval*> compute;
+        for (const GpuInterval& iv : tl.intervals)
+            if (iv.activity == Activity::Compute)
+                compute.push_back(&iv);
+        QCOMPARE(compute.size(), want.size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            QVERIFY(compute[i]->pass == want[i].pass);
+            QCOMPARE(compute[i]->microBatch, want[i].mb);
+            QCOMPARE(compute[i]->chunk, std::uint32_t(0));
+        }
+        // Forward 10 ms, backward 20 ms, optimizer 5 ms, each in one piece.
+        QVERIFY(std::abs(compute[0]->end - compute[0]->start - 10e-3) <= 1e-12);
+        QVERIFY(std::abs(compute[5]->end - compute[5]->start - 20e-3) <= 1e-12);
+        QVERIFY(std::abs(compute[6]->end - compute[6]->start - 5e-3) <= 1e-12);
+    }
+}
+
+void TestSimulate::kernelModelPresetAddsTheOptimizerStep()
+{
+    // dgx-a100 uses the kernel model (plan.kernels.timed): with communication switched off the simulated
+    // step is the stage 3 makespan plus the optimizer step, plan.optimizer_step_seconds, on every GPU
+    // (docs/model.md §5.4); the same preset with a fixed compute_efficiency has no optimizer time: step =
+    // makespan, as the paper's fixed-rate examples (pureComputeSingleGpu on paper-dp).
+    auto s = tw::scenario::preset("dgx-a100").value();
+    auto d = derived(s);
+    QVERIFY(d->stage3->kernels.timed);
+    const double O = d->stage3->kernels.optimizer.seconds, makespan = d->stage3->timeline.makespan;
+    QVERIFY(O > 0);
+    QVERIFY(std::abs(d->stage3->figures.valueOf("plan.optimizer_step_seconds") - O) <= 1e-15);
+    const Topology t = make(s.topology, d->cluster);
+    SimulationOptions o;
+    o.communication = false;
+    const StepSimulation r = simulate(t, *d, o);
+    QVERIFY2(std::abs(r.stepSeconds - (makespan + O)) <= 1e-9 * r.stepSeconds,
+             qPrintable(QStringLiteral("simulated %1, makespan %2 + optimizer %3").arg(r.stepSeconds).arg(makespan).arg(O)));
+
+    s.parallel.computeEfficiency = 0.45;
+    auto fixed = derived(s);
+    QVERIFY(!fixed->stage3->kernels.timed);
+    const StepSimulation f = simulate(make(s.topology, fixed->cluster), *fixed, o);
+    QVERIFY(std::abs(f.stepSeconds - fixed->stage3->timeline.makespan) <= 1e-9 * f.stepSeconds);
+}
+
+QTEST_APPLESS_MAIN(TestSimulate)
+#include "tst_simulate.moc"
