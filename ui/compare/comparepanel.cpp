@@ -8,6 +8,7 @@
 #include "workers/backgroundjob.h"
 
 #include "scenario/derive.h"
+#include "views/qtstrings.h"
 
 #include <qcustomplot.h>
 
@@ -36,11 +37,6 @@ using scenario::Presence;
 using scenario::Verdict;
 
 namespace {
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 const char* const kStageNames[5] = {QT_TRANSLATE_NOOP("ComparePanel", "Text"), QT_TRANSLATE_NOOP("ComparePanel", "Tensors"),
                                     QT_TRANSLATE_NOOP("ComparePanel", "GPUs"),

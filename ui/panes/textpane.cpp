@@ -14,6 +14,7 @@
 #include "views/tokenchipview.h"
 #include "workers/fileloader.h"
 #include "workers/tokenizationrunner.h"
+#include "views/qtstrings.h"
 
 #include <QButtonGroup>
 #include <QComboBox>
@@ -52,11 +53,6 @@ using scenario::TextSource;
 using scenario::TokenizerChoice;
 
 constexpr int kVocabSliderSteps = 1000;
-
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
-}
 
 // The chooser's names for the shipped samples (core's title for any other).
 QString sampleTitle(const text::Sample& sample)

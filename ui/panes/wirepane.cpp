@@ -18,6 +18,7 @@
 #include "base/units.h"
 #include "network/linkload.h"
 #include "network/simresults.h"
+#include "views/qtstrings.h"
 
 #include <qcustomplot.h>
 
@@ -53,11 +54,6 @@ namespace {
 
 using network::Protocol;
 using network::TopologyKind;
-
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
 
 constexpr int kSliderSteps = 1000;
 // The largest server the one-server fabrics hold (a DGX has 8 GPUs; HGX-2 class machines 16).
@@ -830,7 +826,7 @@ bool WirePane::showFigure(const QString& id)
 void WirePane::showStatus(const QString& text, bool problem)
 {
     m_status->setText(text);
-    m_status->setStyleSheet(problem ? QString::fromLatin1(panekit::kProblemStyle) : QString());
+    theme::showProblem(m_status, problem);
 }
 
 void WirePane::setChartLink(std::optional<network::LinkId> link)
@@ -1004,10 +1000,10 @@ bool WirePane::runSweep(const QString& gpus)
     auto list = scenario::parseGpuList(gpus.toStdString());
     if (!list) {
         m_sweepStatus->setText(tr("GPUs: %1").arg(qs(list.error().toString())));
-        m_sweepStatus->setStyleSheet(QString::fromLatin1(panekit::kProblemStyle));
+        theme::showProblem(m_sweepStatus, true);
         return false;
     }
-    m_sweepStatus->setStyleSheet(QString());
+    theme::showProblem(m_sweepStatus, false);
     scenario::SweepOptions options;
     options.gpus = std::move(list).value();
     options.strong = m_sweepStrong->isChecked();

@@ -34,11 +34,7 @@ const QColor kInk = palette::kInk;
 const QColor kMuted = palette::kMuted;
 const QColor kWarn(0xC0, 0x10, 0x10);
 
-QColor mix(const QColor& a, const QColor& b, double t) // t = share of a
-{
-    return QColor::fromRgbF(float(a.redF() * t + b.redF() * (1 - t)), float(a.greenF() * t + b.greenF() * (1 - t)),
-                            float(a.blueF() * t + b.blueF() * (1 - t)));
-}
+using palette::mix; // t = share of a
 
 // Category i's fill: the palette tinted towards white; later rounds of the palette use other tints
 // so that neighbours 7 apart still differ.

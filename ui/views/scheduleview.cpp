@@ -3,6 +3,7 @@
 #include "palette.h"
 
 #include "base/units.h"
+#include "views/qtstrings.h"
 
 #include <QApplication>
 #include <QFontMetricsF>
@@ -41,11 +42,7 @@ const QColor kReduceInk(0x11, 0x18, 0x27);
 const QColor kCopyInk(0x33, 0x41, 0x55);
 const QColor kGauge(0x33, 0x41, 0x55);
 
-QColor mix(const QColor& a, const QColor& b, double t) // t = share of a
-{
-    return QColor::fromRgbF(float(a.redF() * t + b.redF() * (1 - t)), float(a.greenF() * t + b.greenF() * (1 - t)),
-                            float(a.blueF() * t + b.blueF() * (1 - t)));
-}
+using palette::mix; // t = share of a
 
 QColor rankColor(int r)
 {
@@ -69,11 +66,6 @@ QFont pixelFont(qreal px, bool bold = false)
     f.setPixelSize(std::max(6, int(std::lround(px))));
     f.setBold(bold);
     return f;
-}
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
 }
 
 QString bytesText(double b, const DisplayUnits& units)
