@@ -9,6 +9,7 @@
 #include "document/documentactions.h"
 #include "settings/appsettings.h"
 #include "settings/settingsdialog.h"
+#include "panes/panekit.h"
 #include "settings/theme.h"
 #include "views/palette.h"
 
@@ -115,6 +116,7 @@ private slots:
     void dialogChangesUnits();
     void dialogSwitchesThemeAndPalette();
     void textColoursFollowTheTheme();
+    void problemTextFollowsTheTheme();
     void dialogScalesTheFontFromTheStart();
     void dialogSetsSpeedAndAutosave();
     void restoreDefaults();
@@ -339,6 +341,35 @@ void TestSettings::textColoursFollowTheTheme()
 
     settings->setTheme(AppSettings::Theme::Light);
     QVERIFY(label.styleSheet().contains(QLatin1String("#b91c1c")));
+}
+
+void TestSettings::problemTextFollowsTheTheme()
+{
+    // Problem texts (#20): a pane's problem label and a status line that turns into a problem take
+    // theme.h's error colour, #B91C1C on the light window and #FF8A80 on the dark one, and follow a later
+    // change of theme; a status line that is no longer a problem drops the colour, and stays plain
+    // across a change of theme.
+    AppSettings* settings = AppSettings::instance();
+    namespace theme = tw::ui::theme;
+    settings->setTheme(AppSettings::Theme::Light);
+    QWidget pane;
+    QLabel* problem = tw::ui::panekit::problemLabel(&pane, "problem");
+    QLabel status(QStringLiteral("simulating"));
+    theme::showProblem(&status, false);
+    QVERIFY(status.styleSheet().isEmpty());
+    theme::showProblem(&status, true);
+    QVERIFY2(problem->styleSheet().contains(QLatin1String("#b91c1c")), qPrintable(problem->styleSheet()));
+    QVERIFY2(status.styleSheet().contains(QLatin1String("#b91c1c")), qPrintable(status.styleSheet()));
+
+    settings->setTheme(AppSettings::Theme::Dark);
+    QVERIFY2(problem->styleSheet().contains(QLatin1String("#ff8a80")), qPrintable(problem->styleSheet()));
+    QVERIFY2(status.styleSheet().contains(QLatin1String("#ff8a80")), qPrintable(status.styleSheet()));
+    theme::showProblem(&status, false);
+    QVERIFY(status.styleSheet().isEmpty());
+    settings->setTheme(AppSettings::Theme::Light);
+    QVERIFY(status.styleSheet().isEmpty());
+    theme::showProblem(&status, true);
+    QVERIFY(status.styleSheet().contains(QLatin1String("#b91c1c")));
 }
 
 void TestSettings::dialogScalesTheFontFromTheStart()

@@ -3,6 +3,7 @@
 #include "views/palette.h"
 
 #include "collective/busbw.h"
+#include "views/qtstrings.h"
 
 #include <qcustomplot.h>
 
@@ -16,11 +17,6 @@
 namespace tw::ui {
 
 namespace {
-
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
 
 // nccl-tests' sizes are powers of two: the size axis keeps binary units whatever the viewer's setting.
 QString binarySize(double b)

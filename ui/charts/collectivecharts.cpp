@@ -1,4 +1,5 @@
 #include "collectivecharts.h"
+#include "views/qtstrings.h"
 
 #include <qcustomplot.h>
 
@@ -26,15 +27,6 @@ const QCPScatterStyle::ScatterShape kShapes[] = {QCPScatterStyle::ssDisc,     QC
                                                  QCPScatterStyle::ssCross,    QCPScatterStyle::ssPlus,
                                                  QCPScatterStyle::ssStar,     QCPScatterStyle::ssTriangleInverted};
 const QColor kInk(0x11, 0x18, 0x27);
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
 
 // A log ticker whose labels are written by a function (bytes, seconds, plain counts).
 class FormattedLogTicker : public QCPAxisTickerLog {

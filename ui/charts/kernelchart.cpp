@@ -4,6 +4,7 @@
 #include "views/palette.h"
 
 #include "model/kernels.h"
+#include "views/qtstrings.h"
 
 #include <qcustomplot.h>
 
@@ -16,11 +17,6 @@
 namespace tw::ui {
 
 namespace {
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
-}
-
 QString timeText(double s)
 {
     return qs(formatSeconds(s));

@@ -1,6 +1,7 @@
 #include "measuredchart.h"
 
 #include "views/palette.h"
+#include "views/qtstrings.h"
 
 #include <qcustomplot.h>
 
@@ -14,12 +15,6 @@
 
 namespace tw::ui {
 
-namespace {
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
-} // namespace
 
 MeasuredChart::MeasuredChart(QWidget* parent)
     : QWidget(parent)

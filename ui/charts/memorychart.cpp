@@ -4,6 +4,7 @@
 #include "views/palette.h"
 
 #include "parallel/memory.h"
+#include "views/qtstrings.h"
 
 #include <qcustomplot.h>
 
@@ -14,11 +15,6 @@ namespace tw::ui {
 namespace {
 const QColor kWarn(0xC0, 0x10, 0x10);
 const QColor kReserve(0xcb, 0xd5, 0xe1);
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 // The display unit of the axis: GB/GiB for big values, MB/MiB below 1 GB.
 struct ByteAxis {

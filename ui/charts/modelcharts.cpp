@@ -3,6 +3,7 @@
 #include "base/units.h"
 #include "scenario/derive.h"
 #include "views/figuretablemodel.h"
+#include "views/qtstrings.h"
 
 #include <qcustomplot.h>
 
@@ -30,11 +31,6 @@ QCustomPlot* makePlot(const QString& title, QWidget* parent)
     plot->setMinimumHeight(200);
     plot->setInteraction(QCP::iSelectPlottables, true);
     return plot;
-}
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
 }
 
 // Bars that report the figure id of the clicked key.

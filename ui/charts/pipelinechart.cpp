@@ -4,6 +4,7 @@
 
 #include "base/units.h"
 #include "parallel/plan.h"
+#include "views/qtstrings.h"
 
 #include <qcustomplot.h>
 
@@ -25,10 +26,6 @@ QColor blockColor(bool backward, bool laterChunk)
     return backward ? (laterChunk ? kBackwardLater : kBackward) : (laterChunk ? kForwardLater : kForward);
 }
 
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 } // namespace
 
 PipelineChart::PipelineChart(QWidget* parent)

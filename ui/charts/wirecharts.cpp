@@ -3,6 +3,7 @@
 #include "views/palette.h"
 
 #include "base/units.h"
+#include "views/qtstrings.h"
 
 #include <qcustomplot.h>
 
@@ -12,11 +13,6 @@
 namespace tw::ui {
 
 namespace {
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 const char* const kStrategyNames[4] = {"DP", "PP", "TP", "EP"};
 const QColor kCompute(0x94, 0xa3, 0xb8); // slate: compute is the background, communication the colour

@@ -7,6 +7,7 @@
 #include "scenario/presets.h"
 #include "scenario/scenariojson.h"
 #include "text/samples.h"
+#include "views/qtstrings.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -29,11 +30,6 @@ struct Outcome {
     Document::DerivationPtr derivation;
     std::optional<Error> error;
 };
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 scenario::Scenario startScenario()
 {

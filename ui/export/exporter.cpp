@@ -7,6 +7,7 @@
 #include "scenario/derivationjson.h"
 #include "scenario/derive.h"
 #include "scenario/report.h"
+#include "views/qtstrings.h"
 
 #include <QAbstractItemModel>
 #include <QApplication>
@@ -34,11 +35,6 @@ namespace {
 
 constexpr int kDefaultWidth = 960;
 constexpr int kDefaultHeight = 600;
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 // The system's reason from a saveFileAtomically error ("cannot save: No such file…" → "No such file…").
 QString reasonOf(const Error& e)

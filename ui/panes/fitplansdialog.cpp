@@ -6,6 +6,7 @@
 #include "workers/backgroundjob.h"
 
 #include "base/units.h"
+#include "views/qtstrings.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -22,11 +23,6 @@
 namespace tw::ui {
 
 namespace {
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 struct Outcome {
     Result<scenario::FitSearch> result = makeError("not run");

@@ -84,7 +84,7 @@ QLabel* problemLabel(QWidget* parent, const char* objectName)
     auto* label = new QLabel(parent);
     label->setObjectName(QString::fromLatin1(objectName));
     label->setWordWrap(true);
-    label->setStyleSheet(QString::fromLatin1(kProblemStyle));
+    theme::styleErrorLabel(label);
     label->hide();
     return label;
 }

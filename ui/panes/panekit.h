@@ -38,10 +38,10 @@ QTableView* figureTable(QWidget* parent, QAbstractItemModel* figures, const char
 
 // A titled group of form rows appended to the form's layout.
 QFormLayout* formGroup(QVBoxLayout* formLayout, const QString& title);
-// A word-wrapped red label for what is wrong with the field above it; hidden until it has something to say.
+// A word-wrapped label for what is wrong with the field above it, in the theme's error colour
+// (theme::styleErrorLabel); hidden until it has something to say. Status lines that turn into a
+// problem use theme::showProblem.
 QLabel* problemLabel(QWidget* parent, const char* objectName);
-// The red of problem texts (problemLabel's, and status lines that turn into a problem).
-inline constexpr const char* kProblemStyle = "QLabel { color: #b91c1c; }";
 
 // A figure table beside (or above, Qt::Vertical) the browser that shows a clicked figure's chain; the
 // table and the browser come back through the pointers. Object names "<prefix>Figures", "<prefix>Chain".

@@ -18,6 +18,7 @@
 #include "scenario/derive.h"
 #include "scenario/nearestvalid.h"
 #include "scenario/tokentrace.h"
+#include "views/qtstrings.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -47,11 +48,6 @@ using parallel::Sharding;
 using parallel::Strategy;
 
 constexpr const char* kInvalidStyle = "QSpinBox, QComboBox { border: 2px solid #b91c1c; border-radius: 3px; }";
-
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
 
 QString count(double v)
 {

@@ -18,6 +18,7 @@
 #include "parallel/plan.h"
 #include "scenario/derive.h"
 #include "scenario/tokentrace.h"
+#include "views/qtstrings.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -36,11 +37,6 @@
 namespace tw::ui {
 
 namespace {
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
-}
-
 QString count(double v)
 {
     return qs(formatCount(v));

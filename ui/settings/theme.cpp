@@ -180,6 +180,23 @@ void styleErrorLabel(QWidget* label, const QString& extra)
     });
 }
 
+void showProblem(QWidget* label, bool problem)
+{
+    static const char* const kProblem = "twProblem";
+    static const char* const kFollows = "twProblemFollowsTheme";
+    label->setProperty(kProblem, problem);
+    auto make = [label] {
+        return label->property(kProblem).toBool() ? QStringLiteral("QLabel { color: %1; }").arg(errorColor().name())
+                                                  : QString();
+    };
+    if (label->property(kFollows).toBool()) {
+        label->setStyleSheet(make());
+        return;
+    }
+    label->setProperty(kFollows, true);
+    followTheme(label, make);
+}
+
 void applyAppearance(QApplication& app)
 {
     capturedBase(); // before the first change of the application font

@@ -46,6 +46,9 @@ void followTheme(QWidget* widget, std::function<QString()> make);
 // `QLabel { color: <errorColor> }` plus `extra` declarations, following the theme (a label that shows
 // problems).
 void styleErrorLabel(QWidget* label, const QString& extra = {});
+// A status line that is sometimes a problem: in errorColor while `problem`, in the default colour
+// otherwise, following the theme (calling it again only changes the state).
+void showProblem(QWidget* label, bool problem);
 
 // Applies AppSettings' theme, font scale and palette scheme to `app`, then repaints every widget.
 void applyAppearance(QApplication& app);

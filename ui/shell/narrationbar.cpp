@@ -7,6 +7,7 @@
 #include "workers/backgroundjob.h"
 
 #include "scenario/derive.h"
+#include "views/qtstrings.h"
 
 #include <QCursor>
 #include <QEvent>
@@ -24,8 +25,6 @@ namespace {
 
 constexpr double kLargeScale = 1.15;
 const QString kScheme = QStringLiteral("figure");
-
-QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 } // namespace
 

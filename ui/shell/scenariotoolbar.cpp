@@ -7,6 +7,7 @@
 
 #include "model/model.h"
 #include "scenario/presets.h"
+#include "views/qtstrings.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -19,8 +20,6 @@
 namespace tw::ui {
 
 namespace {
-
-QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 const char* const kFabricNames[] = {QT_TRANSLATE_NOOP("tw::ui::ScenarioToolbar", "PCIe server"),
                                     QT_TRANSLATE_NOOP("tw::ui::ScenarioToolbar", "NVSwitch node"),

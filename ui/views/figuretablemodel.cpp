@@ -4,18 +4,13 @@
 
 #include "scenario/derive.h"
 #include "settings/theme.h"
+#include "views/qtstrings.h"
 
 #include <QCoreApplication>
 #include <QUrl>
 
 namespace tw::ui {
 
-namespace {
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-} // namespace
 
 FigureTableModel::FigureTableModel(QObject* parent)
     : QAbstractTableModel(parent)

@@ -3,6 +3,7 @@
 #include "model/gpucatalog.h"
 #include "settings/theme.h"
 #include "text/samples.h"
+#include "views/qtstrings.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -30,10 +31,6 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kTera = 1e12;
 const char* const kDisplayScale = "displayScale";
 
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
 } // namespace
 
 ModelForm::ModelForm(QWidget* parent)

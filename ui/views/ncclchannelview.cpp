@@ -1,6 +1,7 @@
 #include "ncclchannelview.h"
 
 #include "views/palette.h"
+#include "views/qtstrings.h"
 
 #include <QPainter>
 #include <QPainterPath>
@@ -12,11 +13,6 @@
 namespace tw::ui {
 
 namespace {
-
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
 
 // Twelve colours for up to twelve distinct channels: Okabe–Ito, then Tol's bright ones it lacks.
 const QColor kChannelColors[] = {QColor(0x00, 0x72, 0xB2), QColor(0xE6, 0x9F, 0x00), QColor(0x00, 0x9E, 0x73),

@@ -51,6 +51,13 @@ inline QColor kLoadFull(0xD5, 0x5E, 0x00);
 // The scheme the arrays hold now.
 inline Scheme currentScheme = Scheme::OkabeIto;
 
+// `a` blended with `b`, `t` = the share of `a` (1: a, 0: b), channel by channel in RGB.
+[[nodiscard]] inline QColor mix(const QColor& a, const QColor& b, double t)
+{
+    return QColor::fromRgbF(float(a.redF() * t + b.redF() * (1 - t)), float(a.greenF() * t + b.greenF() * (1 - t)),
+                            float(a.blueF() * t + b.blueF() * (1 - t)));
+}
+
 // Overwrites kCategorical, kStrategy and the load ramp with `scheme`'s colours (GUI thread only;
 // widgets repaint on their own next paint — theme.cpp asks them all).
 inline void applyScheme(Scheme scheme)

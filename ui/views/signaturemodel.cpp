@@ -1,4 +1,5 @@
 #include "signaturemodel.h"
+#include "views/qtstrings.h"
 
 #include <QBrush>
 #include <QColor>
@@ -9,11 +10,6 @@
 namespace tw::ui {
 
 namespace {
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
-
 const QColor kAbsent(0x9c, 0xa3, 0xaf);
 const QString kDash = QStringLiteral("—");
 

@@ -2,6 +2,7 @@
 
 #include "base/units.h"
 #include "scenario/derive.h"
+#include "views/qtstrings.h"
 
 #include <QGraphicsPathItem>
 #include <QGraphicsRectItem>
@@ -73,10 +74,6 @@ QString shapeNumbers(const model::TensorInfo& t)
     return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
 }
 
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
-}
 } // namespace
 
 TransformerView::TransformerView(QWidget* parent)

@@ -1,6 +1,7 @@
 #include "wiretooltips.h"
 
 #include "parallel/plan.h"
+#include "views/qtstrings.h"
 
 #include <algorithm>
 #include <string>
@@ -11,7 +12,6 @@ using network::LinkId;
 
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
 QString percent(double x) { return QString::number(x * 100, 'f', x < 0.1 ? 1 : 0) + QStringLiteral(" %"); }
 
 } // namespace
