@@ -39,23 +39,18 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         err << kTool << ": the plan cannot run, so there is no step to simulate (see tokenwire-cli plan)\n";
         return kExitInput;
     }
-    const auto net = scenario::deriveNetwork(s, *d);
-    if (!net) {
-        printError(err, net.error());
+    const auto step = scenario::simulateDerived(s, *d, false);
+    if (!step) {
+        printError(err, step.error());
         return kExitInput;
     }
-    const network::SimulationOptions options = scenario::simulationOptions(*d, false);
-    const auto sim = network::simulateStep(*net.value()->topology, *d->stage3, *d->stage4, options);
-    if (!sim) {
-        printError(err, sim.error());
-        return kExitInput;
-    }
-    const network::StepSimulation& r = sim.value();
-    const network::Topology& t = *net.value()->topology;
+    const scenario::NetworkStage& net = *step.value().network;
+    const network::StepSimulation& r = *step.value().simulation;
+    const network::Topology& t = *net.topology;
     const std::vector<std::size_t> order = scenario::linksByPayload(r);
     auto utilization = [&](std::size_t l) { return scenario::linkUtilization(t, r, l); };
     if (o.json) {
-        out << dumpJson(scenario::simulationJson(s, *net.value(), r)) << '\n';
+        out << dumpJson(scenario::simulationJson(s, net, r)) << '\n';
         return out.good() ? kExitOk : kExitInput;
     }
     out << "Scenario:   " << s.name << '\n';
@@ -91,7 +86,7 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         const std::size_t l = order[i];
         const network::Link& k = t.link(network::LinkId(l));
         rows.push_back({k.id, std::string(network::displayName(k.protocol)), formatBytes(r.linkPayloadBytes[l], o.units),
-                        formatBytes(net.value()->loads.links[l].wireBytes, o.units),
+                        formatBytes(net.loads.links[l].wireBytes, o.units),
                         percent(utilization(l))});
     }
     printRows(out, rows);

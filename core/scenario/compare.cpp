@@ -162,30 +162,16 @@ Result<KeyFigures> measureKeyFigures(const Scenario& scenario, const Derivation&
 {
     if (!d.stage3 || !d.stage4)
         return keyFigures(d, nullptr, scenario.name);
-    Progress first;
-    first.stop = progress.stop;
-    first.report = [&](double f) { progress(0.2 * f); };
-    auto net = deriveNetwork(scenario, d, first);
+    auto step = simulateDerived(scenario, d, false, progress);
     if (progress.stopRequested())
         return makeError("cancelled");
-    if (!net) {
+    if (!step) {
         KeyFigures k = keyFigures(d, nullptr, scenario.name);
-        k.stage5Note = "the step cannot be simulated: " + net.error().toString();
-        return k;
-    }
-    Progress rest;
-    rest.stop = progress.stop;
-    rest.report = [&](double f) { progress(0.2 + 0.8 * f); };
-    auto sim = network::simulateStep(*net.value()->topology, *d.stage3, *d.stage4, simulationOptions(d, false), rest);
-    if (progress.stopRequested())
-        return makeError("cancelled");
-    if (!sim) {
-        KeyFigures k = keyFigures(d, nullptr, scenario.name);
-        k.stage5Note = "the step cannot be simulated: " + sim.error().toString();
+        k.stage5Note = "the step cannot be simulated: " + step.error().toString();
         return k;
     }
     progress(1.0);
-    return keyFigures(d, &sim.value(), scenario.name);
+    return keyFigures(d, step.value().simulation.get(), scenario.name);
 }
 
 const FigureDelta* Comparison::find(const std::string& id) const

@@ -108,16 +108,6 @@ Result<std::string> readFile(const std::string& path, const std::string& field, 
     return data;
 }
 
-// A progress callback for the part [lo, hi] of a longer piece of work.
-Progress subProgress(const Progress& p, double lo, double hi)
-{
-    Progress sub;
-    sub.stop = p.stop;
-    if (p.report)
-        sub.report = [&p, lo, hi](double f) { p(lo + f * (hi - lo)); };
-    return sub;
-}
-
 Result<std::shared_ptr<const TokenizedText>> tokenize(const Scenario& s, const Progress& progress)
 {
     auto out = std::make_shared<TokenizedText>();
@@ -498,6 +488,18 @@ network::SimulationOptions simulationOptions(const Derivation& d, bool recordLin
     options.recordGpus = {0};
     options.recordLinks = recordLinks;
     return options;
+}
+
+Result<SimulatedStep> simulateDerived(const Scenario& s, const Derivation& d, bool recordLinks, const Progress& progress)
+{
+    auto net = deriveNetwork(s, d, subProgress(progress, 0.0, 0.2));
+    if (!net)
+        return net.error();
+    auto sim = network::simulateStep(*net.value()->topology, *d.stage3, *d.stage4, simulationOptions(d, recordLinks),
+                                     subProgress(progress, 0.2, 1.0));
+    if (!sim)
+        return sim.error();
+    return SimulatedStep{std::move(net).value(), std::make_shared<const network::StepSimulation>(std::move(sim).value())};
 }
 
 Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& s, const Derivation& d, const Progress& progress)

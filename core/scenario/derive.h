@@ -115,6 +115,17 @@ struct NetworkStage {
 // link rate samples recorded or not.
 [[nodiscard]] network::SimulationOptions simulationOptions(const Derivation& derivation, bool recordLinks);
 
+// Stage 5 of a derived scenario, the one way every caller runs it (the CLI, the sweep, the comparison,
+// the plan search, the stage 5 pane): deriveNetwork (the first fifth of the progress), then
+// network::simulateStep with simulationOptions(derivation, recordLinks) (the rest). Errors: deriveNetwork's,
+// then the simulation's (a stop request included).
+struct SimulatedStep {
+    std::shared_ptr<const NetworkStage> network;
+    std::shared_ptr<const network::StepSimulation> simulation;
+};
+[[nodiscard]] Result<SimulatedStep> simulateDerived(const Scenario& scenario, const Derivation& derivation, bool recordLinks,
+                                                    const Progress& progress = {});
+
 // A figure's derivation tree back to the inputs, depth first: each figure once (a figure met again
 // comes back with repeated = true and no children).
 struct ChainStep {

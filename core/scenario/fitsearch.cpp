@@ -303,25 +303,18 @@ Result<FitSearch> searchFittingPlans(const Scenario& s, const FitOptions& o, con
             out.simulationErrors.push_back(d ? makeError("the plan does not derive") : d.error());
             continue;
         }
-        auto net = deriveNetwork(sc, *d.value(), quiet);
-        if (!net) {
+        const auto step = simulateDerived(sc, *d.value(), false, quiet);
+        if (!step) {
             if (progress.stopRequested())
                 return makeError("cancelled");
-            out.simulationErrors.push_back(net.error());
+            out.simulationErrors.push_back(step.error());
             continue;
         }
-        const auto sim = network::simulateStep(*net.value()->topology, *d.value()->stage3, *d.value()->stage4,
-                                               simulationOptions(*d.value(), false), quiet);
-        if (!sim) {
-            if (progress.stopRequested())
-                return makeError("cancelled");
-            out.simulationErrors.push_back(sim.error());
-            continue;
-        }
+        const network::StepSimulation& sim = *step.value().simulation;
         f.simulated = true;
-        f.stepSeconds = sim.value().stepSeconds;
-        f.mfu = sim.value().mfu;
-        f.exposedCommSeconds = sim.value().exposedCommSeconds;
+        f.stepSeconds = sim.stepSeconds;
+        f.mfu = sim.mfu;
+        f.exposedCommSeconds = sim.exposedCommSeconds;
         simulated.push_back(std::move(f));
         rankPlans(out, simulated, o.top);
         progress(0.5 + 0.5 * double(i + 1) / double(chosen.size()));

@@ -31,16 +31,6 @@ std::string inQuotes(std::string_view s)
     return out;
 }
 
-// A Progress covering [lo, hi] of its parent, with the parent's stop token.
-Progress subProgress(const Progress& parent, double lo, double hi)
-{
-    Progress p;
-    p.stop = parent.stop;
-    if (parent.report)
-        p.report = [report = parent.report, lo, hi](double f) { report(lo + (hi - lo) * std::clamp(f, 0.0, 1.0)); };
-    return p;
-}
-
 // A whole decimal number > 0 (no sign, no spaces), or nullopt.
 std::optional<std::uint64_t> positiveInteger(std::string_view s)
 {
@@ -103,15 +93,11 @@ PointRun runPoint(Deriver& deriver, const Scenario& base, std::uint64_t gpus, bo
             reasons += (reasons.empty() ? "" : "; ") + e.toString();
         return failed(makeError("the plan cannot run at " + integer(gpus) + " GPUs: " + reasons));
     }
-    auto net = deriveNetwork(s, d, subProgress(progress, 0.2, 0.3));
-    if (!net)
-        return failed(net.error());
     // No per-link samples: the sweep needs only the step's means.
-    const network::SimulationOptions options = simulationOptions(d, false);
-    auto sim = network::simulateStep(*net.value()->topology, *d.stage3, *d.stage4, options, subProgress(progress, 0.3, 1.0));
+    auto sim = simulateDerived(s, d, false, subProgress(progress, 0.2, 1.0));
     if (!sim)
         return failed(sim.error());
-    const network::StepSimulation& r = sim.value();
+    const network::StepSimulation& r = *sim.value().simulation;
     p.stepSeconds = r.stepSeconds;
     p.computeSeconds = r.computeSeconds;
     p.exposedCommSeconds = r.exposedCommSeconds;

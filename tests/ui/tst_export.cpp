@@ -10,6 +10,7 @@
 // widget window send the QContextMenuEvent (QTest's default sends the mouse event to the widget alone).
 #define QTEST_QPA_MOUSE_HANDLING
 
+#include "charts/kernelchart.h"
 #include "charts/modelcharts.h"
 #include "document/document.h"
 #include "export/exporter.h"
@@ -441,6 +442,7 @@ void TstExport::reportAsHtml()
     QVERIFY(charts[0].isEmpty() && charts[2].isEmpty());
     QVERIFY(charts[1].contains(m_pane->charts()->parametersPlot()));
     QVERIFY(charts[1].contains(m_pane->charts()->memoryPlot()));
+    QVERIFY(charts[1].contains(m_pane->kernelChart()->plot())); // the Kernels tab's chart (issue #19)
 
     const QString path = m_dir.filePath(QStringLiteral("report.html"));
     QString error;
@@ -479,7 +481,7 @@ void TstExport::reportAsMarkdown()
     QVERIFY(QTest::qWaitForWindowExposed(m_pane.get()));
     QVERIFY(m_doc->waitForDerivation());
     const auto charts = tw::ui::stageCharts({nullptr, m_pane.get(), nullptr, nullptr, nullptr});
-    QCOMPARE(charts[1].size(), 2);
+    QCOMPARE(charts[1].size(), 3); // parameters, memory, and one layer's kernels
 
     const QString path = m_dir.filePath(QStringLiteral("story.md"));
     QString error;
@@ -492,7 +494,8 @@ void TstExport::reportAsMarkdown()
     QStringList sources;
     for (auto it = pic.globalMatch(md); it.hasNext();)
         sources << it.next().captured(1);
-    QCOMPARE(sources, (QStringList{QStringLiteral("story_files/stage2-1.png"), QStringLiteral("story_files/stage2-2.png")}));
+    QCOMPARE(sources, (QStringList{QStringLiteral("story_files/stage2-1.png"), QStringLiteral("story_files/stage2-2.png"),
+                                   QStringLiteral("story_files/stage2-3.png")}));
     for (const QString& s : sources) {
         QImage picture;
         QVERIFY2(picture.load(m_dir.filePath(s), "PNG"), qPrintable(s));

@@ -7,6 +7,7 @@
 #include "panes/panekit.h"
 #include "views/figuretablemodel.h"
 #include "views/ncclchannelview.h"
+#include "views/qtstrings.h"
 #include "views/scheduleview.h"
 #include "views/signaturemodel.h"
 #include "views/steplistmodel.h"
@@ -54,11 +55,6 @@ namespace {
 
 using collective::Algorithm;
 using collective::Op;
-
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
 
 QString bytes(double v)
 {

@@ -8,6 +8,7 @@
 #include "charts/collectivecharts.h"
 #include "document/document.h"
 #include "views/ncclchannelview.h"
+#include "views/qtstrings.h"
 
 #include "base/units.h"
 #include "collective/binding.h"
@@ -30,11 +31,6 @@
 namespace tw::ui {
 
 namespace {
-
-QString qs(std::string_view s)
-{
-    return QString::fromUtf8(s.data(), qsizetype(s.size()));
-}
 
 } // namespace
 

@@ -95,28 +95,15 @@ WireResult simulateWire(const scenario::Scenario& scenario, std::shared_ptr<cons
         out.error = makeError("nothing to simulate: the scenario has not been derived");
         return out;
     }
-    // The fabric and its link loads: the first 20 % of the progress bar, the simulation the rest.
-    Progress first;
-    first.stop = progress.stop;
-    first.report = [&](double f) { progress(0.2 * f); };
-    auto network = scenario::deriveNetwork(scenario, *derivation, first);
-    if (!network) {
+    // The fabric and its link loads, then the step with the animation's link samples (core's one way).
+    auto step = scenario::simulateDerived(scenario, *derivation, true, progress);
+    if (!step) {
         out.cancelled = progress.stopRequested();
-        out.error = network.error();
+        out.error = step.error();
         return out;
     }
-    out.network = network.value();
-    const network::SimulationOptions options = scenario::simulationOptions(*derivation, true); // the animation's samples
-    Progress rest;
-    rest.stop = progress.stop;
-    rest.report = [&](double f) { progress(0.2 + 0.8 * f); };
-    auto sim = network::simulateStep(*out.network->topology, *derivation->stage3, *derivation->stage4, options, rest);
-    if (!sim) {
-        out.cancelled = progress.stopRequested();
-        out.error = sim.error();
-        return out;
-    }
-    out.simulation = std::make_shared<const network::StepSimulation>(std::move(sim).value());
+    out.network = step.value().network;
+    out.simulation = step.value().simulation;
     progress(1.0);
     return out;
 }

@@ -1,5 +1,7 @@
 #include "wirelayout.h"
 
+#include "qtstrings.h"
+
 #include <QSizeF>
 
 #include <algorithm>
@@ -24,8 +26,6 @@ constexpr double kPadX = 22, kPadTop = 16, kRowGap = 48, kTitleH = 34;
 constexpr double kGpuW = 80, kGpuH = 54, kNicW = 74, kNicH = 34, kRcW = 82, kRcH = 40, kHostW = 82, kHostH = 34;
 constexpr double kSwH = 40, kNvH = 30, kSwitchRowH = 46;
 constexpr double kCompactW = 180, kCompactH = 104;
-
-QString qs(const std::string& s) { return QString::fromStdString(s); }
 
 // The trailing number of a node name ("n0.gpu3" → 3, "leaf12" → 12), -1 when none.
 int trailingNumber(const std::string& name)

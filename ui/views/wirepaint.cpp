@@ -29,11 +29,10 @@ const QColor kPartFill(Qt::white);
 const QColor kSwitchFill(0xE2, 0xE8, 0xF0);
 const QColor kNvSwitchFill(0x47, 0x55, 0x69);
 
-QColor mix(const QColor& a, const QColor& b, double t) // t = share of b
+// `a` blended towards `b`, `t` = the share of `b`, clamped to [0, 1] (palette::mix counts the first colour's share).
+QColor towards(const QColor& a, const QColor& b, double t)
 {
-    t = std::clamp(t, 0.0, 1.0);
-    return QColor::fromRgbF(float(a.redF() * (1 - t) + b.redF() * t), float(a.greenF() * (1 - t) + b.greenF() * t),
-                            float(a.blueF() * (1 - t) + b.blueF() * t));
+    return palette::mix(b, a, std::clamp(t, 0.0, 1.0));
 }
 
 
@@ -74,7 +73,8 @@ QColor loadColor(double u)
     if (!(u > 0))
         return palette::kLoadIdle;
     const double t = 0.22 + 0.78 * std::min(u, 1.0);
-    return t < 0.5 ? mix(palette::kLoadIdle, palette::kLoadMid, t / 0.5) : mix(palette::kLoadMid, palette::kLoadFull, (t - 0.5) / 0.5);
+    return t < 0.5 ? towards(palette::kLoadIdle, palette::kLoadMid, t / 0.5)
+                   : towards(palette::kLoadMid, palette::kLoadFull, (t - 0.5) / 0.5);
 }
 
 QFont pixelFont(double px, bool bold)
