@@ -16,8 +16,14 @@ QCPTextElement* frameChart(QCustomPlot* plot, const QFont& base, const QString& 
         axis->setTickLabelFont(base);
         axis->setLabelFont(base);
     }
+    legendBelow(plot, base);
+    return element;
+}
+
+void legendBelow(QCustomPlot* plot, const QFont& font)
+{
     plot->legend->setVisible(true);
-    plot->legend->setFont(base);
+    plot->legend->setFont(font);
     plot->legend->setBorderPen(Qt::NoPen);
     plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     plot->axisRect()->insetLayout()->take(plot->legend);
@@ -28,7 +34,6 @@ QCPTextElement* frameChart(QCustomPlot* plot, const QFont& base, const QString& 
     legendRow->addElement(0, 2, new QCPLayoutElement(plot));
     legendRow->setMargins(QMargins(0, 0, 0, 4));
     plot->plotLayout()->setRowStretchFactor(2, 0.001);
-    return element;
 }
 
 } // namespace tw::ui

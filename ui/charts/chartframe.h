@@ -13,4 +13,8 @@ namespace tw::ui {
 // Sets up `plot` and returns its title element (owned by the plot).
 QCPTextElement* frameChart(QCustomPlot* plot, const QFont& base, const QString& title);
 
+// The legend alone: visible, in `font`, taken out of the axis rect into a centred row 2 under the chart
+// (rows 0 and 1, the title and the axis rect, must exist).
+void legendBelow(QCustomPlot* plot, const QFont& font);
+
 } // namespace tw::ui

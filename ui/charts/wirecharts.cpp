@@ -1,5 +1,6 @@
 #include "wirecharts.h"
 
+#include "chartframe.h"
 #include "views/palette.h"
 
 #include "base/units.h"
@@ -50,19 +51,8 @@ QCustomPlot* makePlot(QWidget* parent, const char* name, const QString& title, Q
         axis->grid()->setPen(QPen(QColor(0xd1, 0xd5, 0xdb), 1, Qt::DotLine));
     }
     // The legend in its own row under the chart, so it never covers data.
-    plot->legend->setVisible(true);
-    plot->legend->setFont(base);
-    plot->legend->setBorderPen(Qt::NoPen);
-    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legendBelow(plot, base);
     plot->legend->setWrap(7);
-    plot->axisRect()->insetLayout()->take(plot->legend);
-    auto* legendRow = new QCPLayoutGrid;
-    plot->plotLayout()->addElement(2, 0, legendRow);
-    legendRow->addElement(0, 0, new QCPLayoutElement(plot));
-    legendRow->addElement(0, 1, plot->legend);
-    legendRow->addElement(0, 2, new QCPLayoutElement(plot));
-    legendRow->setMargins(QMargins(0, 0, 0, 4));
-    plot->plotLayout()->setRowStretchFactor(2, 0.001);
     plot->setMinimumHeight(240);
     return plot;
 }
