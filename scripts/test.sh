@@ -9,12 +9,9 @@ source "$(dirname "$0")/common.sh"
 tw_install_deps
 tw_apt_install "${TOKENWIRE_MEASURE_PACKAGES[@]}"
 tw_fetch_gpt2
-# CI settings: GPT-2 (fetched above) must be embedded, and in the Debug build warnings are errors. The
-# sanitizer build keeps warnings as warnings: GCC 12 emits false -Wrestrict/-Wstringop-* reports from
-# inside libstdc++ under some instrumentation and optimization levels, and a false report must not hide
-# a sanitizer run (the Debug build, compiled from the same sources, holds the warning-free line).
-ci_flags=(-DTOKENWIRE_REQUIRE_GPT2=ON)
-tw_build debug "${ci_flags[@]}" -DTOKENWIRE_WERROR=ON
+# CI settings: warnings are errors, and GPT-2 (fetched above) must be embedded.
+ci_flags=(-DTOKENWIRE_WERROR=ON -DTOKENWIRE_REQUIRE_GPT2=ON)
+tw_build debug "${ci_flags[@]}"
 export QT_QPA_PLATFORM=offscreen
 ctest --preset debug
 
