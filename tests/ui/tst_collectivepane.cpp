@@ -266,6 +266,17 @@ void TestCollectivePane::measuredTabShowsOpenMpiBesideThePrediction()
 
 namespace {
 
+// Types `text` into the payload field as a user would (focus, select all, keys, Return) and lets the
+// pane update.
+void typePayload(QLineEdit* edit, const QString& text)
+{
+    edit->setFocus();
+    edit->selectAll();
+    QTest::keyClicks(edit, text);
+    QTest::keyClick(edit, Qt::Key_Return);
+    QCoreApplication::processEvents();
+}
+
 QString shotsDir()
 {
     const QString dir = qEnvironmentVariable("TOKENWIRE_SHOTS_DIR");
@@ -405,12 +416,7 @@ void TestCollectivePane::busBwChartFollowsTheCall()
     QVERIFY(chart->summary().contains(QStringLiteral("AllReduce")));
     QCOMPARE(chart->graphOf(QStringLiteral("tree"))->dataCount(), 31); // AllReduce keeps the 8 B
     // The size typed in: the marker moves to 1 GiB and sits on NCCL's pick there (same nccl-tests size).
-    QLineEdit* edit = m_pane->bytesEdit();
-    edit->setFocus();
-    edit->selectAll();
-    QTest::keyClicks(edit, QStringLiteral("1GiB"));
-    QTest::keyClick(edit, Qt::Key_Return);
-    QCoreApplication::processEvents();
+    typePayload(m_pane->bytesEdit(), QStringLiteral("1GiB"));
     QCOMPARE(chart->markerGraph()->data()->begin()->key, 1073741824.0);
     const auto onPick = chart->pickGraph()->data()->findBegin(1073741824.0, false);
     QCOMPARE(onPick->key, 1073741824.0);
@@ -430,12 +436,7 @@ void TestCollectivePane::channelsOfARingOnEveryRail()
     // Our own call: a 1 GiB AllReduce over the 32 GPUs (NCCL: ring/simple at this size, docs/nccl.md).
     m_pane->opBox()->setCurrentIndex(m_pane->opBox()->findData(int(Op::AllReduce)));
     m_pane->ranksBox()->setValue(32);
-    QLineEdit* edit = m_pane->bytesEdit();
-    edit->setFocus();
-    edit->selectAll();
-    QTest::keyClicks(edit, QStringLiteral("1GiB"));
-    QTest::keyClick(edit, Qt::Key_Return);
-    QCoreApplication::processEvents();
+    typePayload(m_pane->bytesEdit(), QStringLiteral("1GiB"));
     tw::ui::NcclChannelView* v = m_pane->channelView();
     QVERIFY(v->prediction() && v->prediction()->algorithm == tw::nccl::Algorithm::Ring);
     QVERIFY2(v->headline().contains(QStringLiteral("<b>ring</b>")) && v->headline().contains(QStringLiteral("<b>simple</b>")),
@@ -468,12 +469,7 @@ void TestCollectivePane::nvlsDrawnThroughTheSwitch()
     m_pane->tabs()->setCurrentWidget(m_pane->channelPage());
     m_pane->opBox()->setCurrentIndex(m_pane->opBox()->findData(int(Op::AllReduce)));
     m_pane->ranksBox()->setValue(8);
-    QLineEdit* edit = m_pane->bytesEdit();
-    edit->setFocus();
-    edit->selectAll();
-    QTest::keyClicks(edit, QStringLiteral("8GiB"));
-    QTest::keyClick(edit, Qt::Key_Return);
-    QCoreApplication::processEvents();
+    typePayload(m_pane->bytesEdit(), QStringLiteral("8GiB"));
     tw::ui::NcclChannelView* v = m_pane->channelView();
     QVERIFY(v->prediction() && v->prediction()->algorithm == tw::nccl::Algorithm::Nvls);
     QVERIFY(v->drawsSwitch());
