@@ -356,7 +356,8 @@ void TensorPane::updateKernels()
         return panekit::figureLink(f, id, QString::number(100.0 * f.valueOf(id), 'f', 1) + QStringLiteral(" %"));
     };
     m_kernelSummary->setText(
-        tr("The step on the compute timeline (no communication): MFU %1, HFU %2 (with recomputation) — FLOPs over "
+        tr("The step on the compute timeline (no communication): MFU %1, HFU %2 (the FLOPs the kernels execute: recomputation added, and flash attention skips the causal mask's "
+           "empty half, so HFU can sit below MFU) — FLOPs over "
            "GPUs · peak · (pipeline makespan + optimizer step %3). Stage 5 gives the simulated step's MFU.")
             .arg(percent("plan.mfu"), percent("plan.hfu"),
                  panekit::figureLink(f, "plan.optimizer_step_seconds", qs(formatSeconds(f.valueOf("plan.optimizer_step_seconds"))))));
