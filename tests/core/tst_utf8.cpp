@@ -213,7 +213,7 @@ void TestUtf8::excerpts_data()
     QTest::addColumn<qulonglong>("lines");
 
     // The whole poem's figures (556,827 bytes, 532,106 code points, 19,252 lines, 97,676 words) are
-    // checked by tests/bench/check_corpus, run by hand on ../shared/data/divina_commedia.txt.
+    // checked by tests/bench/check_corpus, run by hand on the whole poem (the benchmark documents where it reads it).
     //
     // inferno-canto1-it.txt: six tercets of 3 lines, a blank line after each: 6 × 4 − 1 = 23 lines
     // (the last tercet ends in '\n', no blank line after it).
