@@ -25,6 +25,15 @@ u32 U(u64 v) { return static_cast<u32>(v); }
 // ceil(log2 n) for n ≥ 1.
 u64 ceilLog2(u64 n) { return n <= 1 ? 0 : static_cast<u64>(std::bit_width(n - 1)); }
 
+// Step s of up to two phases of n − 1 steps each (those that run): the first's name, then the
+// second's; empty past the end.
+std::string twoPhases(u64 s, u64 n, bool first, bool second, const char* firstName, const char* secondName)
+{
+    if (s >= (u64(first) + u64(second)) * (n - 1))
+        return {};
+    return first && s < n - 1 ? firstName : secondName;
+}
+
 // The power-of-two core of an MPICH fold (Thakur et al. 2005 §4.1): p' = largest power of two ≤ N,
 // rem = N − p'; ranks 2i and 2i+1 (i < rem) pair up, the odd one stands for both as new rank i;
 // new rank i ≥ rem is old rank i + rem.
@@ -78,12 +87,7 @@ class FlatGen final : public WholeBufferGen {
 public:
     FlatGen(const ScheduleSpec& spec, bool reduce, bool broadcast) : WholeBufferGen(spec), m_reduce(reduce), m_bcast(broadcast) {}
     u64 stepCount() const override { return (m_reduce + m_bcast) * (m_n - 1); }
-    std::string phaseOf(u64 s) const override
-    {
-        if (s >= stepCount())
-            return {};
-        return m_reduce && s < m_n - 1 ? "reduce" : "broadcast";
-    }
+    std::string phaseOf(u64 s) const override { return twoPhases(s, m_n, m_reduce, m_bcast, "reduce", "broadcast"); }
 
 protected:
     void emit(u64 s, std::vector<Transfer>& out) const override
@@ -170,12 +174,7 @@ class RingGen final : public Generator {
 public:
     RingGen(const ScheduleSpec& spec, bool rs, bool ag) : Generator(spec), m_rs(rs), m_ag(ag) {}
     u64 stepCount() const override { return (m_rs + m_ag) * (m_n - 1); }
-    std::string phaseOf(u64 s) const override
-    {
-        if (s >= stepCount())
-            return {};
-        return m_rs && s < m_n - 1 ? "reduce-scatter" : "all-gather";
-    }
+    std::string phaseOf(u64 s) const override { return twoPhases(s, m_n, m_rs, m_ag, "reduce-scatter", "all-gather"); }
     u32 atomCount() const override { return U(m_n); }
     u32 chunkCount() const override { return U(m_n); }
     AtomRange atoms(u32 c) const override { return {c, 1}; }
