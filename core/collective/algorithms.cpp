@@ -43,6 +43,16 @@ struct Fold {
     [[nodiscard]] u64 old(u64 newRank) const { return newRank < rem ? 2 * newRank + 1 : newRank + rem; }
     // The first of the original ranks' slices new rank i stands for (i = p gives N).
     [[nodiscard]] u64 firstSlice(u64 newRank) const { return newRank < rem ? 2 * newRank : newRank + rem; }
+    // Step s of `steps` (the fold's extra first and last included when rem > 0): "" past the end,
+    // "fold in" / "fold out" at those two, else `core`.
+    [[nodiscard]] std::string phase(u64 s, u64 steps, const char* core) const
+    {
+        if (s >= steps)
+            return {};
+        if (rem && (s == 0 || s + 1 == steps))
+            return s == 0 ? "fold in" : "fold out";
+        return core;
+    }
 };
 
 class EmptyGen final : public Generator {
@@ -135,16 +145,7 @@ class RecursiveDoublingGen final : public WholeBufferGen {
 public:
     explicit RecursiveDoublingGen(const ScheduleSpec& spec) : WholeBufferGen(spec), m_f(m_n) {}
     u64 stepCount() const override { return m_f.lg + (m_f.rem ? 2 : 0); }
-    std::string phaseOf(u64 s) const override
-    {
-        if (s >= stepCount())
-            return {};
-        if (m_f.rem && s == 0)
-            return "fold in";
-        if (m_f.rem && s + 1 == stepCount())
-            return "fold out";
-        return "recursive doubling";
-    }
+    std::string phaseOf(u64 s) const override { return m_f.phase(s, stepCount(), "recursive doubling"); }
 
 protected:
     void emit(u64 s, std::vector<Transfer>& out) const override
@@ -219,15 +220,9 @@ public:
     }
     std::string phaseOf(u64 s) const override
     {
-        if (s >= stepCount())
-            return {};
-        if (m_f.rem && s == 0)
-            return "fold in";
-        if (m_f.rem && s + 1 == stepCount())
-            return "fold out";
-        const u64 k = s - (m_f.rem ? 1 : 0);
+        const u64 k = s - (m_f.rem && s > 0 ? 1 : 0);
         const bool halving = m_mode == Mode::ReduceScatter || (m_mode == Mode::Rabenseifner && k < m_f.lg);
-        return halving ? "reduce-scatter (recursive halving)" : "all-gather (recursive doubling)";
+        return m_f.phase(s, stepCount(), halving ? "reduce-scatter (recursive halving)" : "all-gather (recursive doubling)");
     }
     u32 atomCount() const override { return U(m_mode == Mode::Rabenseifner ? m_f.p : m_n); }
     u32 chunkCount() const override { return U(2 * m_f.p - 1 + (m_mode == Mode::Rabenseifner ? 0 : m_n)); }
