@@ -15,6 +15,9 @@ inline constexpr int kStageCount = 5;
 [[nodiscard]] constexpr int indexOf(Stage stage) { return static_cast<int>(stage); }
 // 1 Text … 5 Wire.
 [[nodiscard]] constexpr int numberOf(Stage stage) { return indexOf(stage) + 1; }
+// The number of the stage at 0-based `index` (widgets that keep the index, asking core's narration and
+// comparison, which number stages 1–5 and answer an unknown one themselves).
+[[nodiscard]] constexpr int numberAtIndex(int index) { return index + 1; }
 // The stage at 0-based `index`, nullopt outside 0–4.
 [[nodiscard]] constexpr std::optional<Stage> stageAtIndex(int index)
 {
