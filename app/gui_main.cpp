@@ -179,14 +179,14 @@ int main(int argc, char* argv[])
     if (!batch)
         tw::ui::theme::followAppSettings(app);
     tw::ui::MainWindow window;
-    int stage = -1;
+    std::optional<tw::ui::Stage> stage;
     if (parser.isSet(o.stage)) {
         bool ok = false;
-        stage = parser.value(o.stage).toInt(&ok) - 1;
-        if (!ok || stage < 0 || stage >= window.stageCount())
+        stage = tw::ui::stageNumbered(parser.value(o.stage).toInt(&ok));
+        if (!ok || !stage)
             return usage(QStringLiteral("--stage: \"%1\" is not a stage number from 1 to %2")
                              .arg(parser.value(o.stage))
-                             .arg(window.stageCount()));
+                             .arg(tw::ui::kStageCount));
     }
     if (parser.isSet(o.preset)) {
         QString error;
@@ -218,8 +218,8 @@ int main(int argc, char* argv[])
     }
     if (size)
         window.resize(*size);
-    if (stage >= 0)
-        window.setStage(stage);
+    if (stage)
+        window.setStage(*stage);
     if (parser.isSet(o.screenshot)) {
         QString error;
         if (!tw::ui::saveStageScreenshots(window, parser.value(o.screenshot), &error)) {
@@ -235,7 +235,7 @@ int main(int argc, char* argv[])
         window.document()->waitForDerivation(60000);
         QApplication::processEvents();
         window.grab(); // one full paint of the current stage
-        err << "tokenwire: stage " << window.stage() + 1 << " shown with its derivation after " << clock.elapsed()
+        err << "tokenwire: stage " << tw::ui::numberOf(window.currentStage()) << " shown with its derivation after " << clock.elapsed()
             << " ms\n";
         return kExitOk;
     }

@@ -63,6 +63,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_stages->addWidget(m_collectivePane);
     m_wirePane = new WirePane(m_document, m_stages);
     m_stages->addWidget(m_wirePane);
+    m_stagePanes = {m_textPane, m_tensorPane, m_parallelPane, m_collectivePane, m_wirePane};
     m_narration = new NarrationBar(m_document, m_wirePane, this);
     m_toolbar = new ScenarioToolbar(m_document, m_actions, this);
     addToolBar(Qt::TopToolBarArea, m_toolbar);
@@ -98,7 +99,7 @@ MainWindow::MainWindow(QWidget* parent)
         else
             statusBar()->showMessage(tr("Following %1").arg(caption));
     });
-    connect(m_navigator, &StageNavigator::stageSelected, this, &MainWindow::setStage);
+    connect(m_navigator, &StageNavigator::stageSelected, this, qOverload<int>(&MainWindow::setStage));
     connect(m_narration, &NarrationBar::figureActivated, this, &MainWindow::showFigure);
     buildMenus();
     // Figure chains link to their docs/model.md section (views/figuretablemodel.h): opened in Help.
@@ -107,7 +108,7 @@ MainWindow::MainWindow(QWidget* parent)
             chain->setOpenLinks(false);
             connect(chain, &QTextBrowser::anchorClicked, this, &MainWindow::openHelpLink);
         }
-    setStage(0);
+    setStage(Stage::Text);
     resize(1400, 900);
 }
 
@@ -159,11 +160,12 @@ void MainWindow::buildMenus()
     view->addSeparator();
     // Ctrl+1 … Ctrl+5: on the window too, so they work while the menu bar is hidden (presentation).
     const QStringList names = StageNavigator::stageNames();
-    for (int i = 0; i < names.size(); ++i) {
-        QAction* go = view->addAction(tr("Stage &%1: %2").arg(i + 1).arg(names[i]));
-        go->setObjectName(QStringLiteral("goToStage%1").arg(i + 1));
+    for (int i = 0; i < kStageCount; ++i) {
+        const Stage stage = *stageAtIndex(i);
+        QAction* go = view->addAction(tr("Stage &%1: %2").arg(numberOf(stage)).arg(names[i]));
+        go->setObjectName(QStringLiteral("goToStage%1").arg(numberOf(stage)));
         go->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
-        connect(go, &QAction::triggered, this, [this, i] { setStage(i); });
+        connect(go, &QAction::triggered, this, [this, stage] { setStage(stage); });
         addAction(go);
     }
 
@@ -245,16 +247,7 @@ void MainWindow::showAbout()
 
 void MainWindow::showFigure(const QString& id)
 {
-    auto show = [this](const QString& figure) {
-        switch (stage()) {
-        case 0: return m_textPane->selectFigure(figure);
-        case 1: return m_tensorPane->showFigure(figure);
-        case 2: return m_parallelPane->showFigure(figure);
-        case 3: return m_collectivePane->showFigure(figure);
-        case 4: return m_wirePane->showFigure(figure);
-        default: return false;
-        }
-    };
+    auto show = [this](const QString& figure) { return currentPane()->showFigure(figure); };
     if (show(id))
         return;
     // The narration's own numbers (d·s_act …) are not the pane's: show the first of their inputs it has.
@@ -264,10 +257,15 @@ void MainWindow::showFigure(const QString& id)
                 return;
 }
 
-void MainWindow::setStage(int stage)
+void MainWindow::setStage(int index)
 {
-    if (stage < 0 || stage >= m_stages->count())
-        return;
+    if (const std::optional<Stage> s = stageAtIndex(index))
+        setStage(*s);
+}
+
+void MainWindow::setStage(Stage s)
+{
+    const int stage = indexOf(s);
     const bool changed = stage != m_stages->currentIndex();
     // Only the shown pane's minimum size counts: a wide stage 1 does not widen stage 4.
     for (int i = 0; i < m_stages->count(); ++i) {
@@ -282,6 +280,11 @@ void MainWindow::setStage(int stage)
         emit stageChanged(stage);
 }
 
+Stage MainWindow::currentStage() const
+{
+    return stageAtIndex(m_stages->currentIndex()).value_or(Stage::Text);
+}
+
 int MainWindow::stage() const
 {
     return m_stages->currentIndex();
@@ -289,7 +292,7 @@ int MainWindow::stage() const
 
 int MainWindow::stageCount() const
 {
-    return m_stages->count();
+    return kStageCount;
 }
 
 bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error)
@@ -316,17 +319,18 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
     window.parallelPane()->followToken(70);
     window.collectivePane()->choosePlanCall(0);
     window.collectivePane()->view()->setStep(window.collectivePane()->view()->stepCount() / 2);
-    for (int i = 0; i < window.stageCount(); ++i) {
-        window.setStage(i);
+    for (int i = 0; i < kStageCount; ++i) {
+        const Stage stage = *stageAtIndex(i);
+        window.setStage(stage);
         QApplication::processEvents();
-        if (i == 4) {
+        if (stage == Stage::Wire) {
             // The wire simulates when shown: wait for the step, stop where the most links carry traffic.
             WirePane* wire = window.wirePane();
             wire->waitForSimulation(120000);
             wire->setTime(wire->busiestTime());
             QApplication::processEvents();
         }
-        const QString path = QDir(dir).filePath(QStringLiteral("stage%1.png").arg(i + 1));
+        const QString path = QDir(dir).filePath(QStringLiteral("stage%1.png").arg(numberOf(stage)));
         if (!window.grab().save(path)) {
             if (error)
                 *error = QObject::tr("cannot write %1").arg(path);
@@ -334,7 +338,7 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
         }
     }
     // Stage 2 in more pictures: the whole drawn block, and the memory chart and figure chain tabs.
-    window.setStage(1);
+    window.setStage(Stage::Tensors);
     TensorPane* pane = window.tensorPane();
     QGraphicsScene* scene = pane->diagram()->scene();
     QImage diagram(scene->sceneRect().size().toSize() * 2, QImage::Format_ARGB32);
@@ -358,7 +362,7 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
         return false;
     }
     // Stage 4's tabs: the algorithm comparison, the table, the plan's traffic.
-    window.setStage(3);
+    window.setStage(Stage::Collectives);
     CollectivePane* coll = window.collectivePane();
     for (int tab = 1; ok && tab < coll->tabs()->count(); ++tab) {
         coll->tabs()->setCurrentIndex(tab);
@@ -371,7 +375,7 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
     }
     coll->tabs()->setCurrentIndex(0);
     // Stage 3's tabs: the calls, the pipeline timeline, the figures.
-    window.setStage(2);
+    window.setStage(Stage::Gpus);
     ParallelPane* plan = window.parallelPane();
     const int planTab = plan->tabs()->currentIndex();
     for (int tab = 1; ok && tab < plan->tabs()->count(); ++tab) {
@@ -386,7 +390,7 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
         return false;
     }
     // Stage 5's tabs: where the step goes, the scaling sweep (run over the default sizes), the figures.
-    window.setStage(4);
+    window.setStage(Stage::Wire);
     WirePane* wire = window.wirePane();
     for (int tab = 1; ok && tab < wire->tabs()->count(); ++tab) {
         wire->tabs()->setCurrentIndex(tab);
@@ -403,7 +407,7 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
             *error = QObject::tr("cannot write the stage 5 pictures in %1").arg(dir);
         return false;
     }
-    window.setStage(0);
+    window.setStage(Stage::Text);
     return true;
 }
 

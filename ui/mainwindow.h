@@ -3,9 +3,13 @@
 // one pane per stage. Panes wire their own widgets; the document and its File/Edit actions live in
 // ui/document; presentation mode, the narration and the toolbar live in ui/shell.
 
+#include "stage.h"
+
 #include <QList>
 #include <QMainWindow>
 #include <QPointer>
+
+#include <array>
 
 class QAction;
 class QStackedWidget;
@@ -24,6 +28,7 @@ class NarrationBar;
 class Presentation;
 class ScenarioToolbar;
 class StageNavigator;
+class StagePane;
 class CollectivePane;
 class ParallelPane;
 class TensorPane;
@@ -35,10 +40,16 @@ class MainWindow : public QMainWindow {
 public:
     explicit MainWindow(QWidget* parent = nullptr);
 
-    // Shows stage `stage` (0 Text … 4 Wire): the pane, the navigator and the narration follow.
-    void setStage(int stage);
-    [[nodiscard]] int stage() const;
+    // Shows `stage`: the pane, the navigator and the narration follow.
+    void setStage(Stage stage);
+    // The same by index (0 Text … 4 Wire; ui/stage.h); an index outside is ignored.
+    void setStage(int index);
+    [[nodiscard]] Stage currentStage() const;
+    [[nodiscard]] int stage() const; // the current stage's index, 0 … 4
     [[nodiscard]] int stageCount() const;
+    // The stage's pane as the window and presentation mode drive it (ui/panes/stagepane.h).
+    [[nodiscard]] StagePane* stagePane(Stage stage) const { return m_stagePanes[std::size_t(indexOf(stage))]; }
+    [[nodiscard]] StagePane* currentPane() const { return stagePane(currentStage()); }
     [[nodiscard]] TextPane* textPane() const { return m_textPane; }
     [[nodiscard]] TensorPane* tensorPane() const { return m_tensorPane; }
     [[nodiscard]] ParallelPane* parallelPane() const { return m_parallelPane; }
@@ -99,6 +110,7 @@ private:
     ParallelPane* m_parallelPane = nullptr;
     CollectivePane* m_collectivePane = nullptr;
     WirePane* m_wirePane = nullptr;
+    std::array<StagePane*, kStageCount> m_stagePanes{}; // the five panes above, in stage order
 };
 
 // Renders the window with each stage selected to dir/stage1.png … (offscreen is fine); false and

@@ -1,8 +1,9 @@
-// Why ~900 lines: the one parser of every command's options (15 commands share the cursor, the unit
+// Why ~840 lines: the one parser of every command's options (15 commands share the cursor, the unit
 // and name parsers and the did-you-mean messages); the usage texts live in usage.cpp.
 #include "args.h"
 
 #include "base/editdistance.h"
+#include "base/enumnames.h"
 #include "base/unitparse.h"
 #include "collective/nccl.h"
 #include "scenario/presets.h"
@@ -10,6 +11,7 @@
 #include "text/bpetrainer.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -25,17 +27,6 @@ Error usageError(std::string message, std::string field = {})
     Location where;
     where.field = std::move(field);
     return makeError(std::move(message), std::move(where));
-}
-
-// 'text' in single quotes (built by appending: GCC 12 warns falsely on "'" + std::string).
-std::string quoted(std::string_view text)
-{
-    std::string out;
-    out.reserve(text.size() + 2);
-    out.push_back('\'');
-    out.append(text);
-    out.push_back('\'');
-    return out;
 }
 
 // A whole decimal number in [lo, hi], or an Error naming the option.
@@ -101,45 +92,16 @@ std::pair<std::string_view, std::optional<std::string_view>> splitOption(std::st
     return {arg.substr(0, eq), arg.substr(eq + 1)};
 }
 
-constexpr std::string_view kCommandList = "tokenize, train-bpe, derive, tensors, explain, plan, memory, kernels, fit, collective, simulate, sweep, presets, validate or busbw";
+constexpr std::array kCommandNames{
+    EnumName{Command::Tokenize, "tokenize"}, EnumName{Command::TrainBpe, "train-bpe"}, EnumName{Command::Derive, "derive"},
+    EnumName{Command::Tensors, "tensors"},   EnumName{Command::Explain, "explain"},     EnumName{Command::Plan, "plan"},
+    EnumName{Command::Memory, "memory"},     EnumName{Command::Kernels, "kernels"},     EnumName{Command::Fit, "fit"},
+    EnumName{Command::Collective, "collective"}, EnumName{Command::Simulate, "simulate"}, EnumName{Command::Sweep, "sweep"},
+    EnumName{Command::Presets, "presets"},   EnumName{Command::Validate, "validate"},   EnumName{Command::Busbw, "busbw"}};
 
 std::string commandName(Command command)
 {
-    switch (command) {
-    case Command::Tokenize:
-        return "tokenize";
-    case Command::TrainBpe:
-        return "train-bpe";
-    case Command::Derive:
-        return "derive";
-    case Command::Tensors:
-        return "tensors";
-    case Command::Explain:
-        return "explain";
-    case Command::Plan:
-        return "plan";
-    case Command::Memory:
-        return "memory";
-    case Command::Kernels:
-        return "kernels";
-    case Command::Fit:
-        return "fit";
-    case Command::Collective:
-        return "collective";
-    case Command::Simulate:
-        return "simulate";
-    case Command::Sweep:
-        return "sweep";
-    case Command::Presets:
-        return "presets";
-    case Command::Validate:
-        return "validate";
-    case Command::Busbw:
-        return "busbw";
-    case Command::None:
-        break;
-    }
-    return "tokenwire-cli";
+    return std::string(nameOf(kCommandNames, command, "tokenwire-cli"));
 }
 
 Error unknownOption(std::string_view name, Command command)
@@ -396,6 +358,15 @@ std::string listOr(const std::vector<std::string>& names)
     for (std::size_t i = 0; i < names.size(); ++i)
         out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
     return out;
+}
+
+// "tokenize, train-bpe, … , validate or busbw".
+std::string commandList()
+{
+    std::vector<std::string> names;
+    for (const auto& row : kCommandNames)
+        names.emplace_back(row.name);
+    return listOr(names);
 }
 
 // The names close to a misspelled one: a small edit distance, or containing it.
@@ -777,43 +748,18 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
         }
         // A positional argument: first the command, then the input.
         if (inv.command == Command::None) {
-            if (arg == "tokenize") {
-                inv.command = Command::Tokenize;
-                input = &inv.tokenize.input;
-            } else if (arg == "train-bpe") {
-                inv.command = Command::TrainBpe;
-                input = &inv.trainBpe.input;
-            } else if (arg == "derive") {
-                inv.command = Command::Derive;
-            } else if (arg == "tensors") {
-                inv.command = Command::Tensors;
-            } else if (arg == "explain") {
-                inv.command = Command::Explain;
-                input = &inv.scenario.figureId;
-            } else if (arg == "plan") {
-                inv.command = Command::Plan;
-            } else if (arg == "memory") {
-                inv.command = Command::Memory;
-            } else if (arg == "kernels") {
-                inv.command = Command::Kernels;
-            } else if (arg == "fit") {
-                inv.command = Command::Fit;
-            } else if (arg == "simulate") {
-                inv.command = Command::Simulate;
-            } else if (arg == "sweep") {
-                inv.command = Command::Sweep;
-            } else if (arg == "collective") {
-                inv.command = Command::Collective;
-            } else if (arg == "presets") {
-                inv.command = Command::Presets;
-            } else if (arg == "validate") {
-                inv.command = Command::Validate;
-            } else if (arg == "busbw") {
-                inv.command = Command::Busbw;
+            if (const std::optional<Command> command = valueOf(kCommandNames, arg)) {
+                inv.command = *command;
+                if (*command == Command::Tokenize)
+                    input = &inv.tokenize.input;
+                else if (*command == Command::TrainBpe)
+                    input = &inv.trainBpe.input;
+                else if (*command == Command::Explain)
+                    input = &inv.scenario.figureId;
             } else if (arg == "help") {
                 inv.help = true;
             } else {
-                return usageError("unknown command '" + std::string(arg) + "'; expected " + std::string(kCommandList));
+                return usageError("unknown command '" + std::string(arg) + "'; expected " + commandList());
             }
             continue;
         }
@@ -842,7 +788,7 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
     if (inv.help || inv.version)
         return inv;
     if (inv.command == Command::None)
-        return usageError("missing command; expected " + std::string(kCommandList) + " (see --help)");
+        return usageError("missing command; expected " + commandList() + " (see --help)");
     if (inv.command == Command::Presets || inv.command == Command::Validate)
         return inv;
     if (inv.command == Command::Collective) {

@@ -95,17 +95,6 @@ const Kind& bandwidthKind()
     return kind;
 }
 
-// 'text' in single quotes (built by appending: GCC 12 warns falsely on "'" + std::string).
-std::string quoted(std::string_view text)
-{
-    std::string out;
-    out.reserve(text.size() + 2);
-    out.push_back('\'');
-    out.append(text);
-    out.push_back('\'');
-    return out;
-}
-
 bool isSpace(char c)
 {
     return c == ' ' || c == '\t';
@@ -336,17 +325,34 @@ Error negative(std::string_view text, const Kind& kind, std::string_view bound)
     return makeError(quoted(text) + " is negative; a " + std::string(kind.noun) + " must be " + std::string(bound));
 }
 
+// The text lexed as `kind`; a negative number is refused (`bound`: what the kind must be).
+Result<Lexed> lexNotNegative(std::string_view text, const Kind& kind, std::string_view bound)
+{
+    auto lexed = lex(text, kind);
+    if (lexed && lexed.value().negative && !lexed.value().digits.empty())
+        return negative(text, kind, bound);
+    return lexed;
+}
+
 } // namespace
+
+// 'text' in single quotes (built by appending: GCC 12 warns falsely on "'" + std::string).
+std::string quoted(std::string_view text)
+{
+    std::string out;
+    out.reserve(text.size() + 2);
+    out.push_back('\'');
+    out.append(text);
+    out.push_back('\'');
+    return out;
+}
 
 Result<Bytes> parseBytes(std::string_view text)
 {
-    const Kind& kind = bytesKind();
-    auto lexed = lex(text, kind);
+    const auto lexed = lexNotNegative(text, bytesKind(), "≥ 0");
     if (!lexed)
         return lexed.error();
     const Lexed& l = lexed.value();
-    if (l.negative && !l.digits.empty())
-        return negative(text, kind, "≥ 0");
     const int decimal = l.unit ? l.unit->decimalExponent : 0;
     const int shift = l.unit ? l.unit->binaryShift : 0;
     return wholeBytes(text, l.digits, l.exponent + decimal, shift);
@@ -354,13 +360,10 @@ Result<Bytes> parseBytes(std::string_view text)
 
 Result<Seconds> parseSeconds(std::string_view text)
 {
-    const Kind& kind = secondsKind();
-    auto lexed = lex(text, kind);
+    const auto lexed = lexNotNegative(text, secondsKind(), "≥ 0");
     if (!lexed)
         return lexed.error();
     const Lexed& l = lexed.value();
-    if (l.negative && !l.digits.empty())
-        return negative(text, kind, "≥ 0");
     const double v = decimalValue(l.digits, l.exponent + (l.unit ? l.unit->decimalExponent : 0));
     if (!std::isfinite(v))
         return makeError(quoted(text) + " is too large: not a finite number of seconds");
@@ -369,13 +372,10 @@ Result<Seconds> parseSeconds(std::string_view text)
 
 Result<BytesPerSecond> parseBandwidth(std::string_view text)
 {
-    const Kind& kind = bandwidthKind();
-    auto lexed = lex(text, kind);
+    const auto lexed = lexNotNegative(text, bandwidthKind(), "> 0");
     if (!lexed)
         return lexed.error();
     const Lexed& l = lexed.value();
-    if (l.negative && !l.digits.empty())
-        return negative(text, kind, "> 0");
     double v = decimalValue(l.digits, l.exponent + (l.unit ? l.unit->decimalExponent : 0));
     if (l.unit) {
         v = std::ldexp(v, l.unit->binaryShift);

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/units.h"
 
+#include <string>
 #include <string_view>
 
 namespace tw {
@@ -30,5 +31,8 @@ inline constexpr double kMaxParsedBytes = 9007199254740991.0;
 // "10Gbps" = "10Gb/s" = "10Gbit/s" = 1.25e9 B/s (lowercase b: bits), "25GB/s" = "25GBps" = 25e9 B/s
 // (uppercase B: bytes), "2GiB/s" = 2^31 B/s; a plain number is B/s. > 0 and finite.
 [[nodiscard]] Result<BytesPerSecond> parseBandwidth(std::string_view text);
+
+// 'text' in single quotes, as the refusals above (and the command line's) quote what was written.
+[[nodiscard]] std::string quoted(std::string_view text);
 
 } // namespace tw

@@ -25,6 +25,15 @@ u32 U(u64 v) { return static_cast<u32>(v); }
 // ceil(log2 n) for n ≥ 1.
 u64 ceilLog2(u64 n) { return n <= 1 ? 0 : static_cast<u64>(std::bit_width(n - 1)); }
 
+// Step s of up to two phases of n − 1 steps each (those that run): the first's name, then the
+// second's; empty past the end.
+std::string twoPhases(u64 s, u64 n, bool first, bool second, const char* firstName, const char* secondName)
+{
+    if (s >= (u64(first) + u64(second)) * (n - 1))
+        return {};
+    return first && s < n - 1 ? firstName : secondName;
+}
+
 // The power-of-two core of an MPICH fold (Thakur et al. 2005 §4.1): p' = largest power of two ≤ N,
 // rem = N − p'; ranks 2i and 2i+1 (i < rem) pair up, the odd one stands for both as new rank i;
 // new rank i ≥ rem is old rank i + rem.
@@ -34,6 +43,16 @@ struct Fold {
     [[nodiscard]] u64 old(u64 newRank) const { return newRank < rem ? 2 * newRank + 1 : newRank + rem; }
     // The first of the original ranks' slices new rank i stands for (i = p gives N).
     [[nodiscard]] u64 firstSlice(u64 newRank) const { return newRank < rem ? 2 * newRank : newRank + rem; }
+    // Step s of `steps` (the fold's extra first and last included when rem > 0): "" past the end,
+    // "fold in" / "fold out" at those two, else `core`.
+    [[nodiscard]] std::string phase(u64 s, u64 steps, const char* core) const
+    {
+        if (s >= steps)
+            return {};
+        if (rem && (s == 0 || s + 1 == steps))
+            return s == 0 ? "fold in" : "fold out";
+        return core;
+    }
 };
 
 class EmptyGen final : public Generator {
@@ -78,12 +97,7 @@ class FlatGen final : public WholeBufferGen {
 public:
     FlatGen(const ScheduleSpec& spec, bool reduce, bool broadcast) : WholeBufferGen(spec), m_reduce(reduce), m_bcast(broadcast) {}
     u64 stepCount() const override { return (m_reduce + m_bcast) * (m_n - 1); }
-    std::string phaseOf(u64 s) const override
-    {
-        if (s >= stepCount())
-            return {};
-        return m_reduce && s < m_n - 1 ? "reduce" : "broadcast";
-    }
+    std::string phaseOf(u64 s) const override { return twoPhases(s, m_n, m_reduce, m_bcast, "reduce", "broadcast"); }
 
 protected:
     void emit(u64 s, std::vector<Transfer>& out) const override
@@ -131,16 +145,7 @@ class RecursiveDoublingGen final : public WholeBufferGen {
 public:
     explicit RecursiveDoublingGen(const ScheduleSpec& spec) : WholeBufferGen(spec), m_f(m_n) {}
     u64 stepCount() const override { return m_f.lg + (m_f.rem ? 2 : 0); }
-    std::string phaseOf(u64 s) const override
-    {
-        if (s >= stepCount())
-            return {};
-        if (m_f.rem && s == 0)
-            return "fold in";
-        if (m_f.rem && s + 1 == stepCount())
-            return "fold out";
-        return "recursive doubling";
-    }
+    std::string phaseOf(u64 s) const override { return m_f.phase(s, stepCount(), "recursive doubling"); }
 
 protected:
     void emit(u64 s, std::vector<Transfer>& out) const override
@@ -170,12 +175,7 @@ class RingGen final : public Generator {
 public:
     RingGen(const ScheduleSpec& spec, bool rs, bool ag) : Generator(spec), m_rs(rs), m_ag(ag) {}
     u64 stepCount() const override { return (m_rs + m_ag) * (m_n - 1); }
-    std::string phaseOf(u64 s) const override
-    {
-        if (s >= stepCount())
-            return {};
-        return m_rs && s < m_n - 1 ? "reduce-scatter" : "all-gather";
-    }
+    std::string phaseOf(u64 s) const override { return twoPhases(s, m_n, m_rs, m_ag, "reduce-scatter", "all-gather"); }
     u32 atomCount() const override { return U(m_n); }
     u32 chunkCount() const override { return U(m_n); }
     AtomRange atoms(u32 c) const override { return {c, 1}; }
@@ -220,15 +220,9 @@ public:
     }
     std::string phaseOf(u64 s) const override
     {
-        if (s >= stepCount())
-            return {};
-        if (m_f.rem && s == 0)
-            return "fold in";
-        if (m_f.rem && s + 1 == stepCount())
-            return "fold out";
-        const u64 k = s - (m_f.rem ? 1 : 0);
+        const u64 k = s - (m_f.rem && s > 0 ? 1 : 0);
         const bool halving = m_mode == Mode::ReduceScatter || (m_mode == Mode::Rabenseifner && k < m_f.lg);
-        return halving ? "reduce-scatter (recursive halving)" : "all-gather (recursive doubling)";
+        return m_f.phase(s, stepCount(), halving ? "reduce-scatter (recursive halving)" : "all-gather (recursive doubling)");
     }
     u32 atomCount() const override { return U(m_mode == Mode::Rabenseifner ? m_f.p : m_n); }
     u32 chunkCount() const override { return U(2 * m_f.p - 1 + (m_mode == Mode::Rabenseifner ? 0 : m_n)); }

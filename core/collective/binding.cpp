@@ -199,17 +199,19 @@ Result<nccl::System> groupSystem(const NcclFabric& fabric, const parallel::Clust
     return s;
 }
 
+// parallel::CollectiveKind is Op without Reduce, value for value (core/parallel/plan.h).
+template <parallel::CollectiveKind K, Op O>
+constexpr bool kSameValue = static_cast<int>(K) == static_cast<int>(O);
+static_assert(kSameValue<parallel::CollectiveKind::AllReduce, Op::AllReduce>
+              && kSameValue<parallel::CollectiveKind::ReduceScatter, Op::ReduceScatter>
+              && kSameValue<parallel::CollectiveKind::AllGather, Op::AllGather>
+              && kSameValue<parallel::CollectiveKind::Broadcast, Op::Broadcast>
+              && kSameValue<parallel::CollectiveKind::AllToAll, Op::AllToAll>
+              && kSameValue<parallel::CollectiveKind::SendRecv, Op::SendRecv>);
+
 Op opFor(parallel::CollectiveKind kind)
 {
-    switch (kind) {
-    case parallel::CollectiveKind::AllReduce: return Op::AllReduce;
-    case parallel::CollectiveKind::ReduceScatter: return Op::ReduceScatter;
-    case parallel::CollectiveKind::AllGather: return Op::AllGather;
-    case parallel::CollectiveKind::AllToAll: return Op::AllToAll;
-    case parallel::CollectiveKind::SendRecv: return Op::SendRecv;
-    case parallel::CollectiveKind::Broadcast: return Op::Broadcast;
-    }
-    return Op::AllReduce;
+    return static_cast<Op>(static_cast<int>(kind));
 }
 
 std::pair<int, int> groupShape(const std::vector<std::uint32_t>& members, const parallel::Cluster& cluster)

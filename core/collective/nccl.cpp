@@ -1,5 +1,6 @@
 #include "nccl.h"
 
+#include "base/enumnames.h"
 #include "collective/ncclgraph.h"
 
 #include <algorithm>
@@ -11,10 +12,16 @@ namespace tw::nccl {
 
 namespace {
 
-constexpr std::array<std::string_view, kAlgorithmCount> kAlgorithmNames = {
-    "tree", "ring", "collnet-direct", "collnet-chain", "nvls", "nvls-tree", "pat"};
-constexpr std::array<std::string_view, kProtocolCount> kProtocolNames = {"ll", "ll128", "simple"};
-constexpr std::array<std::string_view, 4> kCompCapNames = {"volta", "ampere", "hopper", "blackwell"};
+constexpr std::array kAlgorithmNames{
+    EnumName{Algorithm::Tree, "tree"}, EnumName{Algorithm::Ring, "ring"}, EnumName{Algorithm::CollNetDirect, "collnet-direct"},
+    EnumName{Algorithm::CollNetChain, "collnet-chain"}, EnumName{Algorithm::Nvls, "nvls"},
+    EnumName{Algorithm::NvlsTree, "nvls-tree"}, EnumName{Algorithm::Pat, "pat"}};
+static_assert(kAlgorithmNames.size() == kAlgorithmCount);
+constexpr std::array kProtocolNames{EnumName{Protocol::LL, "ll"}, EnumName{Protocol::LL128, "ll128"},
+                                    EnumName{Protocol::Simple, "simple"}};
+static_assert(kProtocolNames.size() == kProtocolCount);
+constexpr std::array kCompCapNames{EnumName{CompCap::Volta, "volta"}, EnumName{CompCap::Ampere, "ampere"},
+                                   EnumName{CompCap::Hopper, "hopper"}, EnumName{CompCap::Blackwell, "blackwell"}};
 
 // ncclTunerConstantsDefaults, src/graph/tuning.cc @ NVIDIA/nccl 5067397c (v2.30.7-1).
 constexpr TunerConstants kConstants = {
@@ -99,23 +106,11 @@ std::string listNames(const std::vector<Algorithm>& list)
 
 } // namespace
 
-std::string_view toString(Algorithm a) { return kAlgorithmNames[static_cast<std::size_t>(a)]; }
-std::optional<Algorithm> algorithmFromString(std::string_view s)
-{
-    for (std::size_t i = 0; i < kAlgorithmNames.size(); ++i)
-        if (kAlgorithmNames[i] == s)
-            return static_cast<Algorithm>(i);
-    return std::nullopt;
-}
-std::string_view toString(Protocol p) { return kProtocolNames[static_cast<std::size_t>(p)]; }
-std::optional<Protocol> protocolFromString(std::string_view s)
-{
-    for (std::size_t i = 0; i < kProtocolNames.size(); ++i)
-        if (kProtocolNames[i] == s)
-            return static_cast<Protocol>(i);
-    return std::nullopt;
-}
-std::string_view toString(CompCap c) { return kCompCapNames[static_cast<std::size_t>(c)]; }
+std::string_view toString(Algorithm a) { return nameOf(kAlgorithmNames, a); }
+std::optional<Algorithm> algorithmFromString(std::string_view s) { return valueOf(kAlgorithmNames, s); }
+std::string_view toString(Protocol p) { return nameOf(kProtocolNames, p); }
+std::optional<Protocol> protocolFromString(std::string_view s) { return valueOf(kProtocolNames, s); }
+std::string_view toString(CompCap c) { return nameOf(kCompCapNames, c); }
 CompCap compCapOf(int sm)
 {
     // tuning.cc: sm ≥ 100 Blackwell, ≥ 90 Hopper, ≥ 80 Ampere, else Volta.

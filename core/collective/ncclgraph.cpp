@@ -1,5 +1,6 @@
 #include "ncclgraph.h"
 
+#include "base/enumnames.h"
 #include "base/units.h"
 
 #include <algorithm>
@@ -326,9 +327,13 @@ Graph searchNvls(const System& s)
 
 std::string_view toString(PathType t)
 {
-    static constexpr std::array<std::string_view, 11> kNames = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB",
-                                                                "P2C", "PXN", "PHB", "SYS", "NET"};
-    return kNames[static_cast<std::size_t>(t)];
+    // NCCL's names of its path types (src/graph/topo.h).
+    static constexpr std::array kNames{
+        EnumName{PathType::Loc, "LOC"}, EnumName{PathType::Nvl, "NVL"}, EnumName{PathType::Nvb, "NVB"},
+        EnumName{PathType::C2c, "C2C"}, EnumName{PathType::Pix, "PIX"}, EnumName{PathType::Pxb, "PXB"},
+        EnumName{PathType::P2c, "P2C"}, EnumName{PathType::Pxn, "PXN"}, EnumName{PathType::Phb, "PHB"},
+        EnumName{PathType::Sys, "SYS"}, EnumName{PathType::Net, "NET"}};
+    return nameOf(kNames, t);
 }
 
 std::string describeFabric(const System& s)

@@ -6,6 +6,7 @@
 #include "schedule.h"
 
 #include "algorithms_p.h"
+#include "base/enumnames.h"
 #include "base/units.h"
 
 #include <algorithm>
@@ -31,37 +32,29 @@ constexpr u64 kMaxRanks = u64(1) << 14;
 constexpr u64 kMaxPipelineChunks = 4096;
 constexpr double kMaxBytes = 9007199254740992.0; // 2^53
 
-struct OpName {
-    Op op;
-    std::string_view id, display;
-};
 constexpr std::array kOps{
-    OpName{Op::AllReduce, "allreduce", "AllReduce"},       OpName{Op::ReduceScatter, "reducescatter", "ReduceScatter"},
-    OpName{Op::AllGather, "allgather", "AllGather"},       OpName{Op::Broadcast, "broadcast", "Broadcast"},
-    OpName{Op::Reduce, "reduce", "Reduce"},                OpName{Op::AllToAll, "alltoall", "All-to-All"},
-    OpName{Op::SendRecv, "sendrecv", "Send/Recv"},
+    EnumName{Op::AllReduce, "allreduce", "AllReduce"},   EnumName{Op::ReduceScatter, "reducescatter", "ReduceScatter"},
+    EnumName{Op::AllGather, "allgather", "AllGather"},   EnumName{Op::Broadcast, "broadcast", "Broadcast"},
+    EnumName{Op::Reduce, "reduce", "Reduce"},            EnumName{Op::AllToAll, "alltoall", "All-to-All"},
+    EnumName{Op::SendRecv, "sendrecv", "Send/Recv"},
 };
 
-struct AlgName {
-    Algorithm a;
-    std::string_view id;
-};
 constexpr std::array kAlgs{
-    AlgName{Algorithm::Naive, "naive"},
-    AlgName{Algorithm::ReduceBroadcast, "reduce-broadcast"},
-    AlgName{Algorithm::Ring, "flat-ring"},
-    AlgName{Algorithm::RecursiveDoubling, "recursive-doubling"},
-    AlgName{Algorithm::Rabenseifner, "rabenseifner"},
-    AlgName{Algorithm::BinaryTree, "binary-tree"},
-    AlgName{Algorithm::DoubleBinaryTree, "double-binary-tree"},
-    AlgName{Algorithm::Hierarchical, "hierarchical"},
-    AlgName{Algorithm::RecursiveHalving, "recursive-halving"},
-    AlgName{Algorithm::Bruck, "bruck"},
-    AlgName{Algorithm::Pairwise, "pairwise"},
-    AlgName{Algorithm::Flat, "flat"},
-    AlgName{Algorithm::Binomial, "binomial"},
-    AlgName{Algorithm::Chain, "chain"},
-    AlgName{Algorithm::Direct, "direct"},
+    EnumName{Algorithm::Naive, "naive"},
+    EnumName{Algorithm::ReduceBroadcast, "reduce-broadcast"},
+    EnumName{Algorithm::Ring, "flat-ring"},
+    EnumName{Algorithm::RecursiveDoubling, "recursive-doubling"},
+    EnumName{Algorithm::Rabenseifner, "rabenseifner"},
+    EnumName{Algorithm::BinaryTree, "binary-tree"},
+    EnumName{Algorithm::DoubleBinaryTree, "double-binary-tree"},
+    EnumName{Algorithm::Hierarchical, "hierarchical"},
+    EnumName{Algorithm::RecursiveHalving, "recursive-halving"},
+    EnumName{Algorithm::Bruck, "bruck"},
+    EnumName{Algorithm::Pairwise, "pairwise"},
+    EnumName{Algorithm::Flat, "flat"},
+    EnumName{Algorithm::Binomial, "binomial"},
+    EnumName{Algorithm::Chain, "chain"},
+    EnumName{Algorithm::Direct, "direct"},
 };
 
 std::string I(u64 v) { return formatInteger(static_cast<std::int64_t>(v)); }
@@ -99,54 +92,25 @@ std::string where(u64 step) { return "step " + I(step) + ": "; }
 
 } // namespace
 
-std::string_view toString(Op op)
-{
-    for (const auto& o : kOps)
-        if (o.op == op)
-            return o.id;
-    return "?";
-}
-
-std::optional<Op> opFromString(std::string_view s)
-{
-    for (const auto& o : kOps)
-        if (o.id == s)
-            return o.op;
-    return std::nullopt;
-}
+std::string_view toString(Op op) { return nameOf(kOps, op); }
+std::optional<Op> opFromString(std::string_view s) { return valueOf(kOps, s); }
 
 const std::vector<Op>& allOps()
 {
     static const std::vector<Op> ops = [] {
-        std::vector<Op> out;
-        for (const auto& o : kOps)
-            out.push_back(o.op);
-        return out;
+        const auto all = valuesOf(kOps);
+        return std::vector<Op>(all.begin(), all.end());
     }();
     return ops;
 }
 
-std::string_view displayName(Op op)
-{
-    for (const auto& o : kOps)
-        if (o.op == op)
-            return o.display;
-    return "?";
-}
-
-std::string_view toString(Algorithm a)
-{
-    for (const auto& x : kAlgs)
-        if (x.a == a)
-            return x.id;
-    return "?";
-}
+std::string_view displayName(Op op) { return displayOf(kOps, op); }
+std::string_view toString(Algorithm a) { return nameOf(kAlgs, a); }
 
 std::optional<Algorithm> algorithmFromString(std::string_view s)
 {
-    for (const auto& x : kAlgs)
-        if (x.id == s)
-            return x.a;
+    if (const auto a = valueOf(kAlgs, s))
+        return a;
     if (s == "ring") // the textbook ring's name before NCCL's ring took it (tokenwire-cli collective, Open MPI rows)
         return Algorithm::Ring;
     return std::nullopt;

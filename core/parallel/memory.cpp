@@ -1,6 +1,7 @@
 #include "memory.h"
 
 #include "base/units.h"
+#include "planbuilder_p.h"
 
 #include <algorithm>
 #include <cmath>
@@ -154,27 +155,12 @@ PlanMemory derivePlanMemory(const ParallelPlan& plan, const Cluster& cluster, co
     const double t = static_cast<double>(Tt);
     const double sg = model::bytesPerElement(m.gradients), sa = model::bytesPerElement(m.activations);
     const model::ParameterBreakdown pb = model::parameterBreakdown(m);
-    const double bOut = static_cast<double>(pb.rowParallelBiasesPerLayer) / 2;
     const double emb = static_cast<double>(pb.embedding);
     const bool moe = m.moe.experts > 0 && m.moeLayers() > 0;
 
-    // Parameters of one layer on one TP (and EP) rank, as stage 3 counts them (plan.cpp, Megatron TP
-    // arXiv 2104.04473 §3): matrices and column-parallel biases ÷ t; norms, row-parallel biases and the
-    // router replicated; each EP rank E/ep experts, each split over t like a dense MLP.
-    auto expertOf = [&](std::uint64_t l) {
-        if (!m.isMoeLayer(l))
-            return 0.0;
-        return static_cast<double>(m.moe.experts / EP) * ((static_cast<double>(pb.mlpPerLayer) - bOut) / t + bOut);
-    };
-    auto mainOf = [&](std::uint64_t l) {
-        const double attn = static_cast<double>(pb.attentionPerLayer), mlp = static_cast<double>(pb.mlpPerLayer);
-        const double norms = static_cast<double>(pb.normsPerLayer);
-        if (m.isMoeLayer(l)) {
-            const double part = (attn - bOut) / t + bOut + norms + static_cast<double>(pb.routerPerMoeLayer);
-            return EP > 1 ? part : part + expertOf(l);
-        }
-        return (attn + mlp - 2 * bOut) / t + 2 * bOut + norms;
-    };
+    // Parameters of one layer on one TP (and EP) rank, as stage 3 counts them.
+    auto expertOf = [&](std::uint64_t l) { return detail::layerExpertParamsOf(m, pb, Tt, EP, l); };
+    auto mainOf = [&](std::uint64_t l) { return detail::layerMainParamsOf(m, pb, Tt, EP, l); };
 
     std::vector<std::uint64_t> partition = plan.layerPartition;
     if (partition.size() != chunks)

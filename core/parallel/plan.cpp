@@ -46,9 +46,9 @@ constexpr std::array kScheduleNames{EnumName{PipelineSchedule::GPipe, "gpipe"}, 
 constexpr std::array kStrategyNames{EnumName{Strategy::DP, "DP"}, EnumName{Strategy::PP, "PP"}, EnumName{Strategy::TP, "TP"},
                                     EnumName{Strategy::EP, "EP"}};
 constexpr std::array kCollectiveKindNames{
-    EnumName{CollectiveKind::AllReduce, "AllReduce"},   EnumName{CollectiveKind::ReduceScatter, "ReduceScatter"},
-    EnumName{CollectiveKind::AllGather, "AllGather"},   EnumName{CollectiveKind::AllToAll, "All-to-All"},
-    EnumName{CollectiveKind::SendRecv, "Send/Recv"},    EnumName{CollectiveKind::Broadcast, "Broadcast"}};
+    EnumName{CollectiveKind::AllReduce, "AllReduce"}, EnumName{CollectiveKind::ReduceScatter, "ReduceScatter"},
+    EnumName{CollectiveKind::AllGather, "AllGather"}, EnumName{CollectiveKind::Broadcast, "Broadcast"},
+    EnumName{CollectiveKind::AllToAll, "All-to-All"}, EnumName{CollectiveKind::SendRecv, "Send/Recv"}};
 
 } // namespace
 
@@ -67,27 +67,40 @@ std::string_view toString(CollectiveKind k) { return nameOf(kCollectiveKindNames
 
 namespace detail {
 
-double Builder::layerMainParams(std::uint64_t l) const
+double layerMainParamsOf(const model::ModelConfig& m, const model::ParameterBreakdown& pb, std::uint64_t tp,
+                         std::uint64_t ep, std::uint64_t l)
 {
     // Megatron TP (arXiv 2104.04473 §3): attention and MLP weights and column-parallel biases are split
-    // over t; norms and the row-parallel biases b_o, b_proj are replicated.
-    const double t = static_cast<double>(Tt);
+    // over t; norms, the row-parallel biases b_o, b_proj (one of them: bOut) and the router are replicated.
+    const double t = static_cast<double>(tp), bOut = static_cast<double>(pb.rowParallelBiasesPerLayer) / 2;
     const double attn = static_cast<double>(pb.attentionPerLayer), mlp = static_cast<double>(pb.mlpPerLayer);
     const double norms = static_cast<double>(pb.normsPerLayer);
     if (m.isMoeLayer(l)) {
         const double mainPart = (attn - bOut) / t + bOut + norms + static_cast<double>(pb.routerPerMoeLayer);
-        return EP > 1 ? mainPart : mainPart + layerExpertParams(l);
+        return ep > 1 ? mainPart : mainPart + layerExpertParamsOf(m, pb, tp, ep, l);
     }
     return (attn + mlp - 2 * bOut) / t + 2 * bOut + norms;
 }
 
-double Builder::layerExpertParams(std::uint64_t l) const
+double layerExpertParamsOf(const model::ModelConfig& m, const model::ParameterBreakdown& pb, std::uint64_t tp,
+                           std::uint64_t ep, std::uint64_t l)
 {
     if (!m.isMoeLayer(l))
         return 0;
     // Each EP rank holds E/ep experts, each split over t like a dense MLP.
-    const double t = static_cast<double>(Tt), mlp = static_cast<double>(pb.mlpPerLayer);
-    return static_cast<double>(m.moe.experts / EP) * ((mlp - bOut) / t + bOut);
+    const double t = static_cast<double>(tp), mlp = static_cast<double>(pb.mlpPerLayer);
+    const double bOut = static_cast<double>(pb.rowParallelBiasesPerLayer) / 2;
+    return static_cast<double>(m.moe.experts / ep) * ((mlp - bOut) / t + bOut);
+}
+
+double Builder::layerMainParams(std::uint64_t l) const
+{
+    return layerMainParamsOf(m, pb, Tt, EP, l);
+}
+
+double Builder::layerExpertParams(std::uint64_t l) const
+{
+    return layerExpertParamsOf(m, pb, Tt, EP, l);
 }
 
 void Builder::buildParams()

@@ -38,14 +38,16 @@ struct Cluster {
 enum class Sharding { Ddp, Zero1, Zero2, Zero3, FsdpFull, FsdpHybrid };
 enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
 enum class Strategy { DP, PP, TP, EP };
-enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, AllToAll, SendRecv, Broadcast };
+// The operations a plan calls: stage 4's collective::Op (core/collective/schedule.h) without Reduce, in
+// its order and with its values, so that collective::opFor is a cast (checked there at compile time).
+enum class CollectiveKind { AllReduce = 0, ReduceScatter = 1, AllGather = 2, Broadcast = 3, AllToAll = 5, SendRecv = 6 };
 
 [[nodiscard]] std::string_view toString(Sharding s);         // "ddp","zero1","zero2","zero3","fsdp-full","fsdp-hybrid"
 [[nodiscard]] std::optional<Sharding> shardingFromString(std::string_view s);
 [[nodiscard]] std::string_view toString(PipelineSchedule s); // "gpipe","1f1b","interleaved"
 [[nodiscard]] std::optional<PipelineSchedule> scheduleFromString(std::string_view s);
 [[nodiscard]] std::string_view toString(Strategy s);         // "DP","PP","TP","EP"
-[[nodiscard]] std::string_view toString(CollectiveKind k);   // "AllReduce","ReduceScatter","AllGather","All-to-All","Send/Recv","Broadcast"
+[[nodiscard]] std::string_view toString(CollectiveKind k);   // "AllReduce","ReduceScatter","AllGather","Broadcast","All-to-All","Send/Recv"
 
 // A GPU's place in the mesh. ep is not a coordinate of its own: EP is carved out of DP, and a
 // GPU's expert-parallel rank is dp % ep (EP groups are blocks of ep consecutive DP ranks).

@@ -30,6 +30,14 @@ inline std::string Bytes(double v) { return formatCount(v, 2) + " B"; }
 
 inline std::size_t strategyIndex(Strategy s) { return static_cast<std::size_t>(s); }
 
+// Parameters of block l on one TP (and EP) rank under tp × ep (plan.cpp; memory.cpp counts the same).
+// Main: all but the experts, plus the experts when ep = 1; expert: the EP rank's experts (0 outside
+// MoE blocks).
+[[nodiscard]] double layerMainParamsOf(const model::ModelConfig& m, const model::ParameterBreakdown& pb,
+                                       std::uint64_t tp, std::uint64_t ep, std::uint64_t l);
+[[nodiscard]] double layerExpertParamsOf(const model::ModelConfig& m, const model::ParameterBreakdown& pb,
+                                         std::uint64_t tp, std::uint64_t ep, std::uint64_t l);
+
 // The divisors of n in increasing order (plan_validate.cpp).
 [[nodiscard]] std::vector<std::uint64_t> divisorsOf(std::uint64_t n);
 

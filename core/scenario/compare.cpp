@@ -1,10 +1,12 @@
 #include "compare.h"
 
+#include "base/enumnames.h"
 #include "network/simulate.h"
 #include "scenario/derive.h"
 #include "scenario/scenario.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -101,6 +103,12 @@ Series series(std::string title, std::string unit, const std::vector<std::pair<c
     }
     return s;
 }
+
+// toString's names (string literals: .data() is their NUL-terminated text).
+constexpr std::array kBetterNames{EnumName{Better::Lower, "lower is better"}, EnumName{Better::Higher, "higher is better"},
+                                  EnumName{Better::Neither, "neither way is better"}};
+constexpr std::array kVerdictNames{EnumName{Verdict::Better, "better"}, EnumName{Verdict::Worse, "worse"},
+                                   EnumName{Verdict::Neutral, "neutral"}};
 
 } // namespace
 
@@ -328,22 +336,12 @@ std::string formatRelativeDelta(const FigureDelta& row)
 
 const char* toString(Better better)
 {
-    switch (better) {
-    case Better::Lower: return "lower is better";
-    case Better::Higher: return "higher is better";
-    case Better::Neither: break;
-    }
-    return "neither way is better";
+    return nameOf(kBetterNames, better, "neither way is better").data();
 }
 
 const char* toString(Verdict verdict)
 {
-    switch (verdict) {
-    case Verdict::Better: return "better";
-    case Verdict::Worse: return "worse";
-    case Verdict::Neutral: break;
-    }
-    return "neutral";
+    return nameOf(kVerdictNames, verdict, "neutral").data();
 }
 
 } // namespace tw::scenario

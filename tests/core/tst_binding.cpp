@@ -49,6 +49,7 @@ private slots:
     void ncclAutoOneNode();
     void ncclGroupShapes();
     void ncclPairTheFabricLacks();
+    void planCallsMapOntoOperations();
 };
 
 void TestBinding::ringGradientAllReduce()
@@ -187,6 +188,23 @@ void TestBinding::hierarchicalFollowsTheNodes()
 }
 
 QTEST_APPLESS_MAIN(TestBinding)
+void TestBinding::planCallsMapOntoOperations()
+{
+    // A plan's collective kinds are stage 4's operations (Reduce is never a plan's call), one for one,
+    // and both tables name each the same way.
+    using tw::parallel::CollectiveKind;
+    const std::vector<std::pair<CollectiveKind, Op>> expected{
+        {CollectiveKind::AllReduce, Op::AllReduce}, {CollectiveKind::ReduceScatter, Op::ReduceScatter},
+        {CollectiveKind::AllGather, Op::AllGather}, {CollectiveKind::Broadcast, Op::Broadcast},
+        {CollectiveKind::AllToAll, Op::AllToAll},   {CollectiveKind::SendRecv, Op::SendRecv}};
+    for (const auto& [kind, op] : expected) {
+        QVERIFY(tw::collective::opFor(kind) == op);
+        QCOMPARE(tw::parallel::toString(kind), tw::collective::displayName(op));
+    }
+    QCOMPARE(tw::parallel::toString(CollectiveKind::AllToAll), std::string_view("All-to-All"));
+    QCOMPARE(tw::parallel::toString(CollectiveKind::SendRecv), std::string_view("Send/Recv"));
+}
+
 #include "tst_binding.moc"
 
 void TestBinding::namesAndMigration()

@@ -8,6 +8,7 @@
 #include "mainwindow.h"
 #include "panes/collectivepane.h"
 #include "panes/parallelpane.h"
+#include "panes/stagepane.h"
 #include "panes/tensorpane.h"
 #include "panes/textpane.h"
 #include "panes/wirepane.h"
@@ -57,6 +58,7 @@ private slots:
     void navigatorFollowsAndCtrlDigitsGo();
     void narrationFollowsTheModel();
     void hoveringANumberShowsItsFormula();
+    void stagesAreOneTypeAndEachPaneAStagePane();
     void settingsFontWhilePresenting(); // last: it turns the settings' appearance on for the process
 
 private:
@@ -403,6 +405,41 @@ void TestPresentation::settingsFontWhilePresenting()
     settings->setTheme(tw::ui::AppSettings::Theme::Light);
     settings->setFontScale(1.0);
     QCOMPARE(QApplication::font(), settingsFont);
+}
+
+void TestPresentation::stagesAreOneTypeAndEachPaneAStagePane()
+{
+    using tw::ui::Stage;
+    // ui/stage.h: widgets count 0–4, people and the command line 1–5.
+    QCOMPARE(tw::ui::stageNumbered(1), std::optional<Stage>(Stage::Text));
+    QCOMPARE(tw::ui::stageNumbered(5), std::optional<Stage>(Stage::Wire));
+    QVERIFY(!tw::ui::stageNumbered(0) && !tw::ui::stageNumbered(6));
+    QVERIFY(!tw::ui::stageAtIndex(-1) && !tw::ui::stageAtIndex(5));
+    QCOMPARE(tw::ui::indexOf(Stage::Wire), 4);
+    QCOMPARE(tw::ui::numberOf(Stage::Gpus), 3);
+    // Each stage's pane, its drawing (what presentation mode keeps and zooms) and its animation.
+    const QList<QWidget*> drawings{m_window->textPane()->chipView(), m_window->tensorPane()->diagram(),
+                                   m_window->parallelPane()->meshView(), m_window->collectivePane()->view(),
+                                   m_window->wirePane()->view()};
+    for (int i = 0; i < 5; ++i) {
+        const Stage stage = *tw::ui::stageAtIndex(i);
+        m_window->setStage(stage);
+        QCOMPARE(m_window->stage(), i);
+        QCOMPARE(m_window->currentStage(), stage);
+        tw::ui::StagePane* pane = m_window->currentPane();
+        QCOMPARE(dynamic_cast<QWidget*>(pane), m_window->panes()[i]);
+        QCOMPARE(pane->drawing(), drawings[i]);
+        QVERIFY(!pane->isPlaying());
+    }
+    QCOMPARE(m_window->stagePane(Stage::Text)->drawingCompanion(), m_window->textPane()->idStrip());
+    QVERIFY(!m_window->stagePane(Stage::Wire)->drawingCompanion());
+    // Stages 1–3 have no animation: setPlaying does nothing there; stage 4's schedule plays.
+    m_window->stagePane(Stage::Gpus)->setPlaying(true);
+    QVERIFY(!m_window->stagePane(Stage::Gpus)->isPlaying());
+    m_window->stagePane(Stage::Collectives)->setPlaying(true);
+    QVERIFY(m_window->collectivePane()->view()->isPlaying());
+    m_window->stagePane(Stage::Collectives)->setPlaying(false);
+    QVERIFY(!m_window->collectivePane()->view()->isPlaying());
 }
 
 QTEST_MAIN(TestPresentation)

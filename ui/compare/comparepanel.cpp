@@ -4,6 +4,7 @@
 #include "document/document.h"
 #include "settings/appsettings.h"
 #include "settings/theme.h"
+#include "stage.h"
 #include "views/palette.h"
 #include "workers/backgroundjob.h"
 
@@ -617,7 +618,7 @@ void ComparePanel::updateSides()
 
 void ComparePanel::fillTable()
 {
-    const int stage = m_all->isChecked() ? 0 : m_stage + 1;
+    const int stage = m_all->isChecked() ? 0 : numberAtIndex(m_stage);
     const QString noteA = m_aPending ? QString() : qs(m_a.stage5Note);
     const QString noteB = m_bPending ? QString() : qs(m_b.stage5Note);
     m_model->setComparison(m_comparison ? &*m_comparison : nullptr, stage, m_aPending, m_bPending, noteA, noteB);

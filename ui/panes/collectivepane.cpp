@@ -768,4 +768,26 @@ void CollectivePane::updateFollow()
     m_tabs->setTabText(m_tokenTab, tr("Token #%1: %2 calls").arg(index).arg(byEntry.size()));
 }
 
+// StagePane: the schedule, its animation and its steps.
+QWidget* CollectivePane::drawing() const { return m_view; }
+bool CollectivePane::isPlaying() const { return m_view->isPlaying(); }
+void CollectivePane::setPlaying(bool playing) { playing ? m_view->play() : m_view->pause(); }
+bool CollectivePane::canStepBack() const { return m_view->currentStep() > 0; }
+
+bool CollectivePane::stepForward()
+{
+    const bool can = m_view->currentStep() < m_view->stepCount();
+    if (can)
+        m_view->stepForward();
+    return can;
+}
+
+bool CollectivePane::stepBack()
+{
+    const bool can = canStepBack();
+    if (can)
+        m_view->stepBack();
+    return can;
+}
+
 } // namespace tw::ui

@@ -13,6 +13,8 @@
 #include "collective/ncclgraph.h"
 #include "collective/schedule.h"
 
+#include "panes/stagepane.h"
+
 #include <QWidget>
 
 #include <memory>
@@ -48,7 +50,7 @@ class FigureTableModel;
 class ScheduleView;
 class StepListModel;
 
-class CollectivePane : public QWidget {
+class CollectivePane : public QWidget, public StagePane {
     Q_OBJECT
 public:
     [[nodiscard]] MeasuredChart* measuredChart() const { return m_measured; }
@@ -59,7 +61,13 @@ public:
     // Picks the plan's call at `index` of the "Call" list (0 = the plan's largest), false when out of range.
     bool choosePlanCall(int index);
     // Selects a figure of the plan's traffic and shows its derivation chain (false when unknown).
-    bool showFigure(const QString& id);
+    bool showFigure(const QString& id) override;
+    [[nodiscard]] QWidget* drawing() const override; // the schedule
+    [[nodiscard]] bool isPlaying() const override;   // the schedule's animation
+    void setPlaying(bool playing) override;
+    bool stepForward() override;                     // and its steps
+    bool stepBack() override;
+    [[nodiscard]] bool canStepBack() const override;
 
     [[nodiscard]] ScheduleView* view() const { return m_view; }
     [[nodiscard]] QComboBox* callBox() const { return m_call; }

@@ -739,4 +739,9 @@ bool ParallelPane::showFigure(const QString& id)
     return true;
 }
 
+QWidget* ParallelPane::drawing() const
+{
+    return m_mesh;
+}
+
 } // namespace tw::ui

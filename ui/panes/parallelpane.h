@@ -11,6 +11,8 @@
 
 #include <QHash>
 #include <QStringList>
+#include "panes/stagepane.h"
+
 #include <QWidget>
 
 #include <cstdint>
@@ -43,13 +45,14 @@ class PartitionEditor;
 class PipelineChart;
 class SignatureModel;
 
-class ParallelPane : public QWidget {
+class ParallelPane : public QWidget, public StagePane {
     Q_OBJECT
 public:
     explicit ParallelPane(Document* document, QWidget* parent = nullptr);
 
     // Selects a figure in the table and shows its derivation chain (false when unknown).
-    bool showFigure(const QString& id);
+    bool showFigure(const QString& id) override;
+    [[nodiscard]] QWidget* drawing() const override; // the mesh
     // Follows token `index` of the text to its replica, micro-batch and GPUs: the document's followed
     // token becomes `index` (false when out of range).
     bool followToken(std::uint64_t index);

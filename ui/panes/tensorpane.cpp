@@ -73,13 +73,6 @@ QString capacityText(double bytes, const DisplayUnits& units)
     return text;
 }
 
-QString numbers(const model::TensorInfo& t)
-{
-    QStringList parts;
-    for (std::uint64_t n : t.shape)
-        parts << QString::number(n);
-    return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
-}
 } // namespace
 
 TensorPane::TensorPane(Document* document, QWidget* parent)
@@ -383,7 +376,7 @@ bool TensorPane::showTensor(const QString& name)
         return QStringLiteral("<tr><td style='color:%3;padding-right:10px'>%1</td><td>%2</td></tr>").arg(k, v, muted);
     };
     QString html = QStringLiteral("<h3 style='margin:0'>%1</h3><table>").arg(name.toHtmlEscaped());
-    html += row(tr("shape"), QStringLiteral("<b>%1 = %2</b>").arg(qs(t->shapeSymbols).toHtmlEscaped(), numbers(*t)));
+    html += row(tr("shape"), QStringLiteral("<b>%1 = %2</b>").arg(qs(t->shapeSymbols).toHtmlEscaped(), shapeNumbers(*t)));
     html += row(tr("type"), qs(t->dtypeName));
     html += row(tr("bytes"), QStringLiteral("%1 (%2 B)").arg(qs(formatBytes(t->bytes, units())), count(t->bytes)));
     html += row(tr("kind"), tr(kindName(t->kind)) + QStringLiteral(" · ") + qs(t->component));
@@ -518,6 +511,11 @@ void TensorPane::updateFollow()
                                 link("trace.replica", QString::number(tt.placement.dpReplica)),
                                 link("trace.micro_batch", QString::number(tt.placement.microBatch)));
     m_diagram->setFollowedRow(row);
+}
+
+QWidget* TensorPane::drawing() const
+{
+    return m_diagram;
 }
 
 } // namespace tw::ui

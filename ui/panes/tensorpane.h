@@ -5,6 +5,7 @@
 // wires widgets to the Document; every number comes from the Derivation.
 
 #include "document/scenariofield.h"
+#include "panes/stagepane.h"
 
 #include "base/figure.h"
 #include "base/units.h"
@@ -32,7 +33,7 @@ class ModelCharts;
 class ModelForm;
 class TransformerView;
 
-class TensorPane : public QWidget {
+class TensorPane : public QWidget, public StagePane {
     Q_OBJECT
 public:
     explicit TensorPane(Document* document, QWidget* parent = nullptr);
@@ -40,7 +41,8 @@ public:
     // Shows a tensor's details (false when the derivation has no tensor of that name).
     bool showTensor(const QString& name);
     // Selects a figure in the table and shows its derivation chain (false when unknown).
-    bool showFigure(const QString& id);
+    bool showFigure(const QString& id) override;
+    [[nodiscard]] QWidget* drawing() const override; // the transformer
 
     [[nodiscard]] Document* document() const { return m_document; }
     [[nodiscard]] TransformerView* diagram() const { return m_diagram; }

@@ -704,4 +704,39 @@ QString TextPane::messageText() const
     return m_message->text();
 }
 
+QWidget* TextPane::drawing() const
+{
+    return m_chips;
+}
+
+QWidget* TextPane::drawingCompanion() const
+{
+    return m_ids; // what the model reads
+}
+
+void TextPane::zoomDrawing(double factor)
+{
+    if (!m_chipFontBeforeZoom) {
+        m_chipFontBeforeZoom = m_chips->font();
+        m_chipFontWasSet = m_chips->testAttribute(Qt::WA_SetFont);
+    }
+    const QFont now = m_chips->font();
+    const double base = m_chipFontBeforeZoom->pointSizeF() > 0 ? m_chipFontBeforeZoom->pointSizeF() : 10;
+    if (now.pointSizeF() > 0) {
+        QFont f = now;
+        f.setPointSizeF(std::clamp(now.pointSizeF() * factor, base * 0.5, base * 4));
+        m_chips->setFont(f);
+    }
+}
+
+void TextPane::restoreDrawing()
+{
+    if (!m_chipFontBeforeZoom)
+        return;
+    m_chips->setFont(m_chipFontWasSet ? *m_chipFontBeforeZoom : QFont());
+    if (!m_chipFontWasSet)
+        m_chips->setAttribute(Qt::WA_SetFont, false);
+    m_chipFontBeforeZoom.reset();
+}
+
 } // namespace tw::ui

@@ -17,6 +17,9 @@
 #include "scenario/scenario.h"
 #include "text/bpe.h"
 
+#include "panes/stagepane.h"
+
+#include <QFont>
 #include <QWidget>
 
 #include <cstdint>
@@ -66,7 +69,7 @@ struct ShownTokens {
     std::size_t mergeLimit = SIZE_MAX;                         // SIZE_MAX: every merge (the document's tokens)
 };
 
-class TextPane : public QWidget {
+class TextPane : public QWidget, public StagePane {
     Q_OBJECT
 public:
     static constexpr std::size_t kMaxChips = 20000;            // chips drawn at most
@@ -92,6 +95,13 @@ public:
     void flushTyping();
     // Selects a figure by id and explains it in the detail label (false when there is none).
     bool selectFigure(const QString& id);
+    // StagePane: the chips (the token ids kept beside them), zoomed by their font, 0.5× to 4×.
+    bool showFigure(const QString& id) override { return selectFigure(id); }
+    [[nodiscard]] QWidget* drawing() const override;
+    [[nodiscard]] QWidget* drawingCompanion() const override;
+    void zoomDrawing(double factor) override;
+    void fitDrawing() override { restoreDrawing(); }
+    void restoreDrawing() override;
 
     [[nodiscard]] Document* document() const { return m_doc; }
     [[nodiscard]] bool isBusy() const;
@@ -209,6 +219,8 @@ private:
     TokenCharts* m_charts = nullptr;
     QString m_selectedFigure;
     bool m_replayAtEnd = true;
+    std::optional<QFont> m_chipFontBeforeZoom; // the chips' font before the first zoom
+    bool m_chipFontWasSet = false;             // whether it was the chips' own
     QWidget* m_followChip = nullptr;
     bool m_followPinned = false;   // clicked, or chosen elsewhere: hovering does not move it
     bool m_followingHover = false; // the document's change comes from our own hover

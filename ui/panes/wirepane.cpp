@@ -689,4 +689,28 @@ bool WirePane::runSweep(const QString& gpus)
     return true;
 }
 
+QWidget* WirePane::drawing() const
+{
+    return m_view;
+}
+
+void WirePane::zoomDrawing(double factor)
+{
+    if (!m_zoomBeforeZoom)
+        m_zoomBeforeZoom = m_view->zoom();
+    m_view->setZoom(m_view->zoom() * factor);
+}
+
+void WirePane::fitDrawing()
+{
+    m_view->fitToView(); // the zoom from before stays remembered for restoreDrawing
+}
+
+void WirePane::restoreDrawing()
+{
+    if (m_zoomBeforeZoom)
+        m_view->setZoom(*m_zoomBeforeZoom);
+    m_zoomBeforeZoom.reset();
+}
+
 } // namespace tw::ui

@@ -17,6 +17,8 @@
 #include "scenario/sweep.h"
 #include "scenario/tokentrace.h"
 
+#include "panes/stagepane.h"
+
 #include <QWidget>
 
 #include <memory>
@@ -61,7 +63,7 @@ struct WireResult {
 [[nodiscard]] WireResult simulateWire(const scenario::Scenario& scenario,
                                       std::shared_ptr<const scenario::Derivation> derivation, const Progress& progress);
 
-class WirePane : public QWidget {
+class WirePane : public QWidget, public StagePane {
     Q_OBJECT
 public:
     explicit WirePane(Document* document, QWidget* parent = nullptr);
@@ -102,13 +104,18 @@ public:
     // The animation: the time in the step (s), playing or not, the step's wall-clock duration.
     void setTime(double seconds);
     [[nodiscard]] double time() const;
-    void setPlaying(bool playing);
-    [[nodiscard]] bool isPlaying() const;
+    void setPlaying(bool playing) override;
+    [[nodiscard]] bool isPlaying() const override;
 
     // Starts a sweep over the GPU list ("1-7", "1,2,4,8"); false with the reason shown under the field.
     bool runSweep(const QString& gpus);
     // Selects a figure and shows its derivation chain (false when unknown).
-    bool showFigure(const QString& id);
+    bool showFigure(const QString& id) override;
+    // StagePane: the wire, zoomed by its own zoom (0 fits it).
+    [[nodiscard]] QWidget* drawing() const override;
+    void zoomDrawing(double factor) override;
+    void fitDrawing() override;
+    void restoreDrawing() override;
     // The time in the step when the most links carry traffic (for pictures and the first frame).
     [[nodiscard]] double busiestTime() const;
     // The link the throughput chart shows (the hovered one, else the most utilized).
@@ -144,6 +151,7 @@ private:
 
     Document* m_document;
     WireView* m_view = nullptr;
+    std::optional<double> m_zoomBeforeZoom; // the wire's zoom before presentation mode's first
     WireCharts* m_charts = nullptr;
     QTabWidget* m_tabs = nullptr;
     QLabel* m_caption = nullptr;

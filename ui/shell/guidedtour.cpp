@@ -5,6 +5,7 @@
 #include "panes/collectivepane.h"
 #include "panes/panekit.h"
 #include "panes/parallelpane.h"
+#include "panes/stagepane.h"
 #include "panes/tensorpane.h"
 #include "panes/textpane.h"
 #include "panes/wirepane.h"
@@ -118,7 +119,7 @@ void GuidedTour::buildSteps()
         return d ? d->figures.valueOf(id) : 0.0;
     };
     m_steps = {
-        {0, tr("The text"),
+        {Stage::Text, tr("The text"),
          [w] {
              TextPane* t = w->textPane();
              return firstVisible({t->editor(), t->pagedView(), t->chipView()});
@@ -129,7 +130,7 @@ void GuidedTour::buildSteps()
                  .arg(number(figure("tokens.count")), QLocale().toString(figure("tokens.per_word"), 'f', 2));
          },
          {}},
-        {0, tr("A token"), [w] { return static_cast<QWidget*>(w->textPane()->chipView()); },
+        {Stage::Text, tr("A token"), [w] { return static_cast<QWidget*>(w->textPane()->chipView()); },
          [doc] {
              return tr("Each coloured chip is one token and its id. We follow %1 from here on: every stage shows where it "
                        "goes (the yellow chip), down to the GPUs that train it and the bytes it causes.")
@@ -141,7 +142,7 @@ void GuidedTour::buildSteps()
              if (doc->followedToken() < 0 && tokens > 0)
                  doc->setFollowedToken(qint64(std::min<std::size_t>(70, tokens - 1)));
          }},
-        {1, tr("Its tensors"), [w] { return static_cast<QWidget*>(w->tensorPane()->diagram()); },
+        {Stage::Tensors, tr("Its tensors"), [w] { return static_cast<QWidget*>(w->tensorPane()->diagram()); },
          [figure] {
              return tr("The token ids [B,T] become activations [B,T,d] = [%1, %2, %3] that flow through the L = %4 blocks. "
                        "The model holds P = %5 parameters; the memory and the FLOPs follow from these shapes.")
@@ -149,7 +150,7 @@ void GuidedTour::buildSteps()
                       number(figure("model.layers")), number(figure("model.parameters")));
          },
          {}},
-        {2, tr("The strategies on the GPUs"), [w] { return static_cast<QWidget*>(w->parallelPane()->meshView()); },
+        {Stage::Gpus, tr("The strategies on the GPUs"), [w] { return static_cast<QWidget*>(w->parallelPane()->meshView()); },
          [doc] {
              const scenario::Scenario& s = doc->scenario();
              return tr("%1 GPUs share the work three ways: data parallelism copies the model (dp = %2), pipeline "
@@ -163,7 +164,7 @@ void GuidedTour::buildSteps()
                  .arg(s.parallel.tp);
          },
          {}},
-        {3, tr("The AllReduce, step by step"), [w] { return static_cast<QWidget*>(w->collectivePane()->view()); },
+        {Stage::Collectives, tr("The AllReduce, step by step"), [w] { return static_cast<QWidget*>(w->collectivePane()->view()); },
          [w] {
              ScheduleView* v = w->collectivePane()->view();
              return tr("The plan's largest collective over %1 ranks, played one step per →: in each step every rank "
@@ -177,7 +178,7 @@ void GuidedTour::buildSteps()
              w->collectivePane()->choosePlanCall(0);
              w->collectivePane()->view()->setStep(0);
          }},
-        {4, tr("The wire"), [w] { return static_cast<QWidget*>(w->wirePane()->view()); },
+        {Stage::Wire, tr("The wire"), [w] { return static_cast<QWidget*>(w->wirePane()->view()); },
          [doc] {
              return tr("Those bytes leave the GPUs over NVLink, PCIe and the network: the fabric under the %1 GPUs with one "
                        "training step simulated on it. Space plays it; hover a link for its bytes.")
@@ -189,7 +190,7 @@ void GuidedTour::buildSteps()
 
 int GuidedTour::stageOfStep(int step) const
 {
-    return step >= 0 && step < stepCount() ? m_steps[std::size_t(step)].stage : -1;
+    return step >= 0 && step < stepCount() ? indexOf(m_steps[std::size_t(step)].stage) : -1;
 }
 
 QString GuidedTour::title(int step) const
@@ -283,13 +284,10 @@ void GuidedTour::next()
 {
     if (!m_active)
         return;
-    if (m_steps[std::size_t(m_current)].stage == 3) {
-        ScheduleView* v = m_window->collectivePane()->view();
-        if (v->currentStep() < v->stepCount()) {
-            v->stepForward();
-            place();
-            return;
-        }
+    // A stage with steps of its own (stage 4's schedule) walks them first.
+    if (m_window->stagePane(m_steps[std::size_t(m_current)].stage)->stepForward()) {
+        place();
+        return;
     }
     if (m_current + 1 < stepCount())
         show(m_current + 1);
@@ -301,13 +299,9 @@ void GuidedTour::back()
 {
     if (!m_active)
         return;
-    if (m_steps[std::size_t(m_current)].stage == 3) {
-        ScheduleView* v = m_window->collectivePane()->view();
-        if (v->currentStep() > 0) {
-            v->stepBack();
-            place();
-            return;
-        }
+    if (m_window->stagePane(m_steps[std::size_t(m_current)].stage)->stepBack()) {
+        place();
+        return;
     }
     if (m_current > 0)
         show(m_current - 1);
@@ -343,7 +337,7 @@ void GuidedTour::place()
                         .arg(s.title.toHtmlEscaped(), s.text())
                         .arg(m_current + 1)
                         .arg(stepCount()));
-    m_back->setEnabled(m_current > 0 || (s.stage == 3 && m_window->collectivePane()->view()->currentStep() > 0));
+    m_back->setEnabled(m_current > 0 || m_window->stagePane(s.stage)->canStepBack());
     // The card: a third of the window wide, beside the outline — below, right, left (narrowed to the room
     // there, down to kNarrowest), above (over the narration: last) — and inside the outline's bottom-right
     // corner only when no side has room.

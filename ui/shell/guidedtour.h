@@ -7,6 +7,8 @@
 // stage's numbers. The keys are presentation mode's (→ / PgDn / space next, ← / PgUp back, Esc ends),
 // and they work with or without presentation mode; the card has Back, Next and End buttons.
 
+#include "stage.h"
+
 #include <QObject>
 #include <QPointer>
 #include <QRect>
@@ -57,7 +59,7 @@ protected:
 
 private:
     struct Step {
-        int stage = 0;
+        Stage stage = Stage::Text;
         QString title;
         std::function<QWidget*()> target;
         std::function<QString()> text; // the card's words, with the live numbers

@@ -4,6 +4,7 @@
 #include "panes/wirepane.h"
 #include "settings/appsettings.h"
 #include "settings/theme.h"
+#include "stage.h"
 #include "workers/backgroundjob.h"
 
 #include "scenario/derive.h"
@@ -89,7 +90,7 @@ void NarrationBar::setLarge(bool large)
 
 QString NarrationBar::text() const
 {
-    const scenario::StageNarration* s = m_narration.stage(m_stage + 1);
+    const scenario::StageNarration* s = m_narration.stage(numberAtIndex(m_stage));
     return s ? qs(s->text()) : QString();
 }
 
@@ -129,7 +130,7 @@ void NarrationBar::refresh()
 
 void NarrationBar::render()
 {
-    const scenario::StageNarration* s = m_narration.stage(m_stage + 1);
+    const scenario::StageNarration* s = m_narration.stage(numberAtIndex(m_stage));
     const QString link = theme::linkColor().name(); // readable on the window in either theme
     QString html;
     if (s) {

@@ -2,21 +2,11 @@
 
 #include "mainwindow.h"
 #include "narrationbar.h"
-#include "panes/collectivepane.h"
-#include "panes/parallelpane.h"
-#include "panes/tensorpane.h"
-#include "panes/textpane.h"
-#include "panes/wirepane.h"
+#include "panes/stagepane.h"
 #include "settings/appsettings.h"
-#include "views/meshview.h"
-#include "views/scheduleview.h"
-#include "views/tokenchipview.h"
-#include "views/transformerview.h"
-#include "views/wireview.h"
 
 #include <QAction>
 #include <QApplication>
-#include <QGraphicsView>
 #include <QKeyEvent>
 #include <QMenuBar>
 #include <QProgressBar>
@@ -31,8 +21,6 @@
 namespace tw::ui {
 
 namespace {
-
-constexpr double kMinViewScale = 0.1, kMaxViewScale = 12.0;
 
 QFont scaled(QFont font, double factor)
 {
@@ -146,18 +134,6 @@ void Presentation::setActive(bool active)
     emit activeChanged(active);
 }
 
-QWidget* Presentation::mainDrawing(int stage) const
-{
-    switch (stage) {
-    case 0: return m_window->textPane()->chipView();
-    case 1: return m_window->tensorPane()->diagram();
-    case 2: return m_window->parallelPane()->meshView();
-    case 3: return m_window->collectivePane()->view();
-    case 4: return m_window->wirePane()->view();
-    default: return nullptr;
-    }
-}
-
 std::vector<QWidget*> Presentation::putAway() const
 {
     // Around each stage's drawing: every splitter on the way from the drawing up to its pane keeps only
@@ -166,12 +142,13 @@ std::vector<QWidget*> Presentation::putAway() const
     // chip, message bars and progress rows stay.
     std::vector<QWidget*> out;
     const QList<QWidget*> panes = m_window->panes();
-    for (int stage = 0; stage < panes.size(); ++stage) {
-        QWidget* pane = panes[stage];
-        QWidget* drawing = mainDrawing(stage);
+    for (int i = 0; i < panes.size(); ++i) {
+        QWidget* pane = panes[i];
+        const StagePane* stage = m_window->stagePane(*stageAtIndex(i));
+        QWidget* drawing = stage->drawing();
         if (!drawing || !pane->isAncestorOf(drawing))
             continue;
-        QWidget* keep = stage == 0 ? m_window->textPane()->idStrip() : nullptr;
+        QWidget* keep = stage->drawingCompanion();
         for (QWidget* w = drawing; w && w != pane; w = w->parentWidget()) {
             auto* split = qobject_cast<QSplitter*>(w->parentWidget());
             if (!split)
@@ -228,115 +205,29 @@ void Presentation::previousStage()
 
 bool Presentation::isPlaying() const
 {
-    switch (m_window->stage()) {
-    case 3: return m_window->collectivePane()->view()->isPlaying();
-    case 4: return m_window->wirePane()->isPlaying();
-    default: return false;
-    }
+    return m_window->currentPane()->isPlaying();
 }
 
 void Presentation::togglePlaying()
 {
-    switch (m_window->stage()) {
-    case 3: {
-        ScheduleView* view = m_window->collectivePane()->view();
-        view->isPlaying() ? view->pause() : view->play();
-        break;
-    }
-    case 4: m_window->wirePane()->setPlaying(!m_window->wirePane()->isPlaying()); break;
-    default: break;
-    }
+    StagePane* pane = m_window->currentPane();
+    pane->setPlaying(!pane->isPlaying());
 }
 
 void Presentation::zoomBy(double factor)
 {
-    auto scaleView = [this, factor](QGraphicsView* view) {
-        const bool known = std::any_of(m_viewTransforms.begin(), m_viewTransforms.end(),
-                                       [view](const auto& saved) { return saved.first == view; });
-        if (!known)
-            m_viewTransforms.emplace_back(view, view->transform());
-        const double now = view->transform().m11();
-        const double target = std::clamp(now * factor, kMinViewScale, kMaxViewScale);
-        if (now > 0)
-            view->scale(target / now, target / now);
-    };
-    switch (m_window->stage()) {
-    case 0: {
-        TokenChipView* chips = m_window->textPane()->chipView();
-        if (!m_chipFont) {
-            m_chipFont = chips->font();
-            m_chipFontWasSet = chips->testAttribute(Qt::WA_SetFont);
-        }
-        const QFont now = chips->font();
-        const double base = m_chipFont->pointSizeF() > 0 ? m_chipFont->pointSizeF() : 10;
-        if (now.pointSizeF() > 0) {
-            const double size = std::clamp(now.pointSizeF() * factor, base * 0.5, base * 4);
-            QFont f = now;
-            f.setPointSizeF(size);
-            chips->setFont(f);
-        }
-        break;
-    }
-    case 1: scaleView(m_window->tensorPane()->diagram()); break;
-    case 2: scaleView(m_window->parallelPane()->meshView()); break;
-    case 3: scaleView(m_window->collectivePane()->view()); break;
-    case 4: {
-        WireView* wire = m_window->wirePane()->view();
-        if (!m_wireZoom)
-            m_wireZoom = wire->zoom();
-        wire->setZoom(wire->zoom() * factor);
-        break;
-    }
-    default: break;
-    }
+    m_window->currentPane()->zoomDrawing(factor);
 }
 
 void Presentation::resetZoom()
 {
-    switch (m_window->stage()) {
-    case 0:
-        if (m_chipFont) {
-            TokenChipView* chips = m_window->textPane()->chipView();
-            chips->setFont(m_chipFontWasSet ? *m_chipFont : QFont());
-            if (!m_chipFontWasSet)
-                chips->setAttribute(Qt::WA_SetFont, false);
-            m_chipFont.reset();
-        }
-        break;
-    case 4: m_window->wirePane()->view()->fitToView(); break;
-    default: {
-        QGraphicsView* view = m_window->stage() == 1   ? static_cast<QGraphicsView*>(m_window->tensorPane()->diagram())
-                              : m_window->stage() == 2 ? static_cast<QGraphicsView*>(m_window->parallelPane()->meshView())
-                                                       : static_cast<QGraphicsView*>(m_window->collectivePane()->view());
-        for (auto it = m_viewTransforms.begin(); it != m_viewTransforms.end(); ++it) {
-            if (it->first == view) {
-                view->setTransform(it->second);
-                m_viewTransforms.erase(it);
-                break;
-            }
-        }
-        break;
-    }
-    }
+    m_window->currentPane()->fitDrawing();
 }
 
 void Presentation::restoreZoom()
 {
-    if (m_chipFont) {
-        TokenChipView* chips = m_window->textPane()->chipView();
-        chips->setFont(m_chipFontWasSet ? *m_chipFont : QFont());
-        if (!m_chipFontWasSet)
-            chips->setAttribute(Qt::WA_SetFont, false);
-        m_chipFont.reset();
-    }
-    if (m_wireZoom) {
-        m_window->wirePane()->view()->setZoom(*m_wireZoom);
-        m_wireZoom.reset();
-    }
-    for (const auto& [view, transform] : m_viewTransforms)
-        if (view)
-            view->setTransform(transform);
-    m_viewTransforms.clear(); // and they fit themselves again when the window leaves full screen
+    for (int i = 0; i < kStageCount; ++i)
+        m_window->stagePane(*stageAtIndex(i))->restoreDrawing(); // the views fit themselves again when the window leaves full screen
 }
 
 bool isEventOfWindow(const QObject* watched, const QWidget* window)

@@ -12,13 +12,10 @@
 #include <QPointer>
 #include <QRect>
 #include <QSizePolicy>
-#include <QTransform>
 
-#include <optional>
 #include <vector>
 
 class QAction;
-class QGraphicsView;
 class QWidget;
 
 namespace tw::ui {
@@ -63,7 +60,6 @@ private:
     void restoreZoom();
     void restoreGeometrySoon(QRect geometry, int tries);
     [[nodiscard]] bool isOurs(QObject* watched) const;
-    [[nodiscard]] QWidget* mainDrawing(int stage) const;
     [[nodiscard]] std::vector<QWidget*> putAway() const;
 
     MainWindow* m_window;
@@ -76,12 +72,6 @@ private:
     std::vector<QPointer<QWidget>> m_hidden; // put away while presenting, shown again on leave
     std::vector<std::pair<QPointer<QWidget>, QSizePolicy>> m_policies; // changed while presenting
     bool m_narrationWasHidden = false;
-    // Stage 1's chips before the first zoom (their font; whether it was the widget's own).
-    std::optional<QFont> m_chipFont;
-    bool m_chipFontWasSet = false;
-    std::optional<double> m_wireZoom; // stage 5's zoom before the first zoom
-    // Stages 2–4's drawings before their first zoom.
-    std::vector<std::pair<QPointer<QGraphicsView>, QTransform>> m_viewTransforms;
 };
 
 // Whether an application event filter's `watched` (a widget or the QWindow under it) belongs to `window`:

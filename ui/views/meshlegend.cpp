@@ -82,38 +82,36 @@ void MeshView::updateLegend()
         place(t, fmBold.horizontalAdvance(t->text()));
     }
     const qreal sw = fm.height() * 1.4, sh = fm.height() * 0.9;
-    for (const auto& [label, color] : swatches) {
+    // One entry: a swatch `draw` puts into the entry's group, and its label beside it.
+    auto entry = [&](const QString& label, const QColor& ink, const auto& draw) {
         auto* group = new QGraphicsRectItem(0, 0, 0, 0);
-        auto* box = new QGraphicsRectItem(0, (fm.height() - sh) / 2, sw, sh, group);
-        box->setBrush(color);
-        box->setPen(QPen(QColor(0x37, 0x41, 0x51), 1));
-        auto* t = text(label, font, kInk);
+        group->setPen(Qt::NoPen);
+        draw(group);
+        auto* t = text(label, font, ink);
         t->setParentItem(group);
         t->setPos(sw + 5, 0);
-        group->setPen(Qt::NoPen);
         place(group, sw + 5 + fm.horizontalAdvance(label));
         m_legendEntries << label;
-    }
+    };
+    auto box = [&](QGraphicsItem* group, const QBrush& brush, const QPen& pen) {
+        auto* b = new QGraphicsRectItem(0, (fm.height() - sh) / 2, sw, sh, group);
+        b->setBrush(brush);
+        b->setPen(pen);
+    };
+    for (const auto& [label, color] : swatches)
+        entry(label, kInk, [&](QGraphicsItem* g) { box(g, color, QPen(QColor(0x37, 0x41, 0x51), 1)); });
     if (categories > shown) {
         const QString more = tr("… %1 in all (colours repeat in lighter/darker tints)").arg(categories);
         place(text(more, font, kMuted), fm.horizontalAdvance(more));
         m_legendEntries << more;
     }
-    {
-        const QString band = tr("top band = TP group");
-        auto* group = new QGraphicsRectItem(0, 0, 0, 0);
-        group->setPen(Qt::NoPen);
+    entry(tr("top band = TP group"), kInk, [&](QGraphicsItem* g) {
         for (int i = 0; i < 3; ++i) {
-            auto* b = new QGraphicsRectItem(qreal(i) * sw / 3, fm.height() * 0.3, sw / 3, fm.height() * 0.4, group);
+            auto* b = new QGraphicsRectItem(qreal(i) * sw / 3, fm.height() * 0.3, sw / 3, fm.height() * 0.4, g);
             b->setBrush(bandColor(i));
             b->setPen(Qt::NoPen);
         }
-        auto* t = text(band, font, kInk);
-        t->setParentItem(group);
-        t->setPos(sw + 5, 0);
-        place(group, sw + 5 + fm.horizontalAdvance(band));
-        m_legendEntries << band;
-    }
+    });
     std::size_t overGpus = 0;
     double worstOver = 0;
     if (m_colorBy == ColorBy::Memory && m_capacity > 0)
@@ -122,31 +120,11 @@ void MeshView::updateLegend()
                 ++overGpus;
                 worstOver = std::max(worstOver, m_memory[g] - m_capacity);
             }
-    if (overGpus > 0) {
-        const QString label = tr("red outline = does not fit");
-        auto* group = new QGraphicsRectItem(0, 0, 0, 0);
-        group->setPen(Qt::NoPen);
-        auto* b = new QGraphicsRectItem(0, (fm.height() - sh) / 2, sw, sh, group);
-        b->setBrush(kMemOver);
-        b->setPen(QPen(kWarn, 2.5));
-        auto* t = text(label, font, kWarn);
-        t->setParentItem(group);
-        t->setPos(sw + 5, 0);
-        place(group, sw + 5 + fm.horizontalAdvance(label));
-        m_legendEntries << label;
-    }
-    if (!m_crossing.empty()) {
-        const QString dashed = tr("red dashed = TP group spans nodes");
-        auto* group = new QGraphicsRectItem(0, 0, 0, 0);
-        group->setPen(Qt::NoPen);
-        auto* b = new QGraphicsRectItem(0, (fm.height() - sh) / 2, sw, sh, group);
-        b->setPen(QPen(kWarn, 2, Qt::DashLine));
-        auto* t = text(dashed, font, kWarn);
-        t->setParentItem(group);
-        t->setPos(sw + 5, 0);
-        place(group, sw + 5 + fm.horizontalAdvance(dashed));
-        m_legendEntries << dashed;
-    }
+    if (overGpus > 0)
+        entry(tr("red outline = does not fit"), kWarn, [&](QGraphicsItem* g) { box(g, kMemOver, QPen(kWarn, 2.5)); });
+    if (!m_crossing.empty())
+        entry(tr("red dashed = TP group spans nodes"), kWarn,
+              [&](QGraphicsItem* g) { box(g, QBrush(), QPen(kWarn, 2, Qt::DashLine)); });
 
     // The warning line, under the legend.
     std::size_t crossingGroups = 0;

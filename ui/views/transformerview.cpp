@@ -66,6 +66,8 @@ struct Row {
     bool blockEnd = false;
 };
 
+} // namespace
+
 QString shapeNumbers(const model::TensorInfo& t)
 {
     QStringList parts;
@@ -73,8 +75,6 @@ QString shapeNumbers(const model::TensorInfo& t)
         parts << QString::number(n);
     return QLatin1Char('[') + parts.join(QStringLiteral(", ")) + QLatin1Char(']');
 }
-
-} // namespace
 
 TransformerView::TransformerView(QWidget* parent)
     : QGraphicsView(parent)

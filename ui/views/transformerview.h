@@ -16,6 +16,9 @@
 
 class QLabel;
 
+namespace tw::model {
+struct TensorInfo;
+}
 namespace tw::scenario {
 struct Derivation;
 }
@@ -80,5 +83,8 @@ private:
     QStringList m_marked;
     QLabel* m_caption = nullptr;
 };
+
+// A tensor's shape as numbers, "[8, 1024, 768]" (its symbols, "[b, s, d]", are shapeSymbols).
+[[nodiscard]] QString shapeNumbers(const model::TensorInfo& t);
 
 } // namespace tw::ui
