@@ -21,7 +21,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
@@ -77,7 +76,7 @@ private slots:
     void customGpuSetsCapacityAndFit();
     void greyedVocabularyShowsTheTokenizersV();
     void familiesAndMoeDrawTheirBlocks();
-    void largestPresetOpensQuickly();
+    void largestPresetOpens();
     void openedInvalidFileIsFixedAndSaved();
 
 private:
@@ -440,13 +439,12 @@ void TestTensorPane::familiesAndMoeDrawTheirBlocks()
     }
 }
 
-void TestTensorPane::largestPresetOpensQuickly()
+void TestTensorPane::largestPresetOpens()
 {
-    // Issue 3: opening the GUI with the largest preset shows the pane in under 1 s.
+    // Issue 3: the GUI opens on the largest preset with stage 2 showing its tensors. How fast it does so
+    // (the 1 s target) is measured by bench_shell, not here: a unit test does not time itself.
     m_pane.reset();
     m_doc.reset();
-    QElapsedTimer clock;
-    clock.start();
     tw::ui::MainWindow window;
     QVERIFY(window.document()->loadPreset(QStringLiteral("gpt3-175b")));
     window.setStage(1);
@@ -455,10 +453,8 @@ void TestTensorPane::largestPresetOpensQuickly()
     QVERIFY(window.document()->waitForDerivation());
     QApplication::processEvents();
     (void)window.grab();
-    const qint64 ms = clock.elapsed();
-    qInfo("gpt3-175b: stage 2 shown with its derivation after %lld ms", ms);
+    // GPT-3 175B's hidden size (Brown et al. 2020, Table 2.1): d = 12,288.
     QVERIFY(window.tensorPane()->diagram()->tensorLabel(kHidden).contains(QLatin1String("12288")));
-    QVERIFY2(ms < 1000, qPrintable(QString::number(ms)));
 }
 
 // File → Open of a scenario saved in the middle of an edit (issue 22): d = 770 with GPT-2 small's 12
