@@ -474,7 +474,7 @@ void TestScenario::malformed_data()
     row("unknown attention kernel", withModel(R"("attention": "flash")"), "model.attention", "unknown attention kernel \"flash\" (expected auto, fused or unfused)", true);
     row("reserve as a string", withTop(R"("parallel": {"memory_reserve_bytes": "1 GiB"})"), "parallel.memory_reserve_bytes", "expected a number, got string", true);
     row("ddp_overlap as a string", withTop(R"("parallel": {"ddp_overlap": "no"})"), "parallel.ddp_overlap", "expected true or false, got string", true);
-    row("tp_overlap as a number", withTop(R"("parallel": {"tp_overlap": 1})"), "parallel.tp_overlap", "expected true or false, got number", true);
+    row("tp_overlap as a number", withTop(R"("parallel": {"tp_overlap": 1})"), "parallel.tp_overlap", "expected true or false, got integer", true);
     row("unknown text source", withTop(R"("text": {"source": "web"})"), "text.source", "unknown text source \"web\" (expected sample, file or inline)", true);
     row("unknown tokenizer kind", withTop(R"("tokenizer": {"kind": "wordpiece"})"), "tokenizer.kind", "unknown tokenizer kind \"wordpiece\" (expected gpt2, trained or file)", true);
     row("unknown sample", withTop(R"("text": {"sample": "paradiso"})"), "text.sample", "unknown sample \"paradiso\" (expected inferno-canto1-it or inferno-canto1-en)", true);
