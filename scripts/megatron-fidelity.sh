@@ -2,7 +2,9 @@
 # Published Megatron-LM runs (tests/data/megatron/*.tokenwire.json) against `tokenwire-cli simulate`:
 # predicted vs published iteration time, and the TFLOP/s per GPU of Megatron's count (Narayanan et al.
 # 2021, arXiv 2104.04473, Eq. 3: 96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h)) FLOPs per iteration, which counts
-# the recomputed forward). docs/compute.md ("End to end") holds the table this prints.
+# the recomputed forward); then each row's simulated step split into compute (mean per GPU), idle
+# (pipeline bubble), exposed TP, PP and DP communication and the optimizer step (plan.optimizer_step_seconds).
+# docs/compute.md ("End to end") holds the tables this prints.
 # Usage: scripts/megatron-fidelity.sh [path/to/tokenwire-cli]   (the 1,536- and 3,072-GPU rows take minutes)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -15,11 +17,21 @@ rows=(
   "korthikanti-175b-full 96 12288 64 64 t 18.13"
   "korthikanti-175b-selective 96 12288 64 64 t 13.75"
 )
+breakdown=()
 printf '%-28s %12s %12s %8s %14s %14s\n' run published_s predicted_s error published_TF predicted_TF
 for row in "${rows[@]}"; do
   read -r name L h B gpus kind value <<<"$row"
-  step=$("$cli" simulate --scenario "$here/tests/data/megatron/$name.tokenwire.json" --json |
-         python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_s"])')
+  file="$here/tests/data/megatron/$name.tokenwire.json"
+  sim=$("$cli" simulate --scenario "$file" --json)
+  opt=$("$cli" plan --scenario "$file" --json |
+        python3 -c 'import json,sys; print(next(f["value"] for f in json.load(sys.stdin)["figures"] if f["id"] == "plan.optimizer_step_seconds"))')
+  step=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["step_time_s"])' <<<"$sim")
+  breakdown+=("$(python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read()); e = d["exposed_comm_by_strategy_s"]
+v = [d["step_time_s"], d["compute_s"], d["idle_s"], e["tp"], e["pp"], e["dp"], float(sys.argv[2])]
+print(f"{sys.argv[1]:<28} " + " ".join(f"{x:9.3f}" for x in v))
+' "$name" "$opt" <<<"$sim")")
   python3 - "$name" "$L" "$h" "$B" "$gpus" "$kind" "$value" "$step" <<'PY'
 import sys
 name, L, h, B, gpus, kind, value, step = sys.argv[1], *map(float, sys.argv[2:6]), sys.argv[6], float(sys.argv[7]), float(sys.argv[8])
@@ -32,3 +44,7 @@ tf = (f"{flops / (gpus * published) / 1e12:14.1f} {flops / (gpus * step) / 1e12:
 print(f"{name:<28} {published:12.2f} {step:12.2f} {100 * (step / published - 1):+7.1f}% {tf}")
 PY
 done
+echo
+echo "Simulated step, s (compute: mean per GPU, optimizer step included; idle: bubble and waits for peers):"
+printf '%-28s %9s %9s %9s %9s %9s %9s %9s\n' run step compute idle TP_exp PP_exp DP_exp optimizer
+printf '%s\n' "${breakdown[@]}"

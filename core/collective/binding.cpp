@@ -3,6 +3,7 @@
 #include "base/units.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -327,6 +328,7 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
     std::map<Key, BoundCall> memo;
     std::map<std::pair<int, int>, GroupModel> models; // NCCL's view of a group shape
     out.calls.reserve(plan.calls.size());
+    std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, double> rangeSeconds; // (strategy, groups): s
     for (std::uint32_t i = 0; i < plan.calls.size(); ++i) {
         const parallel::CollectiveCall& c = plan.calls[i];
         BoundCall b;
@@ -456,8 +458,26 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
         // All groups of a call run side by side: bytes add up over groups, time does not.
         b.stepWireBytes = b.wireBytes * c.groupCount * static_cast<double>(c.repeat);
         out.wireBytesPerStep[st] += b.stepWireBytes;
-        out.secondsPerStep[st] += b.timeSeconds * static_cast<double>(c.repeat);
+        rangeSeconds[{st, c.firstGroup, c.groupCount}] += b.timeSeconds * static_cast<double>(c.repeat);
         out.calls.push_back(b);
+    }
+    // Time per step: the busiest GPU's Σ over the calls it takes part in. Calls of different groups —
+    // the DP reductions of different pipeline stages, the TP calls of other stages — run side by side
+    // on other GPUs and do not add up (a plain Σ over calls would count every stage's DP AllReduce).
+    {
+        std::vector<std::array<double, 4>> perGpu;
+        for (const auto& [range, seconds] : rangeSeconds) {
+            const auto& [st, first, count] = range;
+            for (std::uint32_t gi = first; gi < first + count && gi < plan.groups.size(); ++gi)
+                for (std::uint32_t gpu : plan.groups[gi].members) {
+                    if (gpu >= perGpu.size())
+                        perGpu.resize(gpu + 1, std::array<double, 4>{});
+                    perGpu[gpu][st] += seconds;
+                }
+        }
+        for (const auto& g : perGpu)
+            for (std::size_t st = 0; st < 4; ++st)
+                out.secondsPerStep[st] = std::max(out.secondsPerStep[st], g[st]);
     }
 
     FigureSet& f = out.figures;
@@ -506,9 +526,10 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
                                      ? "(NCCL's predicted time, or Σ over the schedule's steps of (α + largest message / β))"
                                  : ncclCalls ? "NCCL's predicted time on the group's fabric"
                                              : "Σ over the schedule's steps of (α + largest message / β)";
-        f.add({p + ".seconds_per_step", std::string(labels[st]) + " communication time per step (" + how + ")",
+        f.add({p + ".seconds_per_step", std::string(labels[st]) + " communication time per step, busiest GPU (" + how + ")",
                out.secondsPerStep[st], "s",
-               "Σ over the " + std::string(labels[st]) + " calls of repeat × " + each + ", groups side by side = "
+               "max over GPUs of Σ over the " + std::string(labels[st]) + " calls it takes part in of repeat × " + each
+                   + " (groups and pipeline stages side by side) = "
                    + formatSeconds(out.secondsPerStep[st]),
                textbook ? std::vector<std::string>{"collective.alpha", "collective.bandwidth"} : std::vector<std::string>{}});
         wire += out.wireBytesPerStep[st];
@@ -519,7 +540,7 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
     f.add({"collective.wire_bytes_per_step", "Bytes on the wire per optimizer step (all strategies)", wire, "B",
            "Σ of the strategies' schedule bytes = " + Bytes(wire), wireIds});
     f.add({"collective.seconds_per_step", "Communication time per step if nothing overlaps", time, "s",
-           "Σ of the strategies' times (NCCL's model, α–β for textbook schedules) = " + formatSeconds(time), timeIds});
+           "Σ of the strategies' busiest-GPU times (NCCL's model, α–β for textbook schedules) = " + formatSeconds(time), timeIds});
     f.add({"collective.distinct_schedules", "Distinct schedules generated", static_cast<double>(out.distinctSchedules), "",
            I(out.calls.size()) + " calls share " + I(out.distinctSchedules) + " distinct schedules (same collective, "
                                                                                  "algorithm, group size and payload)",

@@ -21,17 +21,20 @@ struct Generation {
     double gemmFraction, memoryFraction, flashForward, flashBackward;
 };
 // Ampere (A100), measured:
-//  - GEMM ceiling 0.79: the "maximum achievable matmul FLOPS" search finds 0.869 on A100 SXM (271.2 of
-//    312 TFLOP/s, torch 2.6) and 0.811 on A100 PCIe (252.9) (stas00/ml-engineering @ 744d01e1,
-//    compute/accelerator/README.md); LLMCompass's 8192×2048×2048 runs at 0.78. 0.79 is the value that
-//    puts Korthikanti et al. 2022 Table 4 (A100 SXM, Megatron 2022) within 5 % per layer (docs/compute.md).
+//  - GEMM ceiling 0.70: the value that puts Korthikanti et al. 2022 Table 4 (A100 SXM, Megatron 2022; times
+//    that include the layer's TP communication, the backward's input-gradient AllReduces overlapped with
+//    the weight-gradient GEMMs, §6.2) within 5 % per layer, forward and backward (docs/compute.md). It is
+//    a 2022 software stack's GEMM rate: below today's best shapes, the "maximum achievable matmul FLOPS"
+//    search's 0.869 on A100 SXM (271.2 of 312 TFLOP/s, torch 2.6) and 0.811 on A100 PCIe (252.9)
+//    (stas00/ml-engineering @ 744d01e1, compute/accelerator/README.md), and LLMCompass's
+//    8192×2048×2048 (0.78).
 //  - streaming 0.77: torch.compile'd GeLU on 2^29 fp16 elements, 390.3 Gelem/s · 4 B = 1.56 TB/s, and
 //    LayerNorm 32768×4096, 385.9 Gelem/s · 4 B = 1.54 TB/s, of 2.039 TB/s (PrincetonUniversity/LLMCompass
 //    @ 2e015fd2, ae/figure5/g and ae/figure5/ef real_hardware CSVs).
 //  - flash attention 0.497 forward and backward: FlashAttention-2 fwd+bwd, causal, head dim 128, T = 2048,
 //    155 of 312 TFLOP/s (Dao-AILab/flash-attention @ 4f285b35, assets/flash2_a100_fwd_bwd_benchmark.png;
 //    arXiv 2307.08691 Fig. 4).
-constexpr Generation kAmpere{0.79, 0.77, 0.497, 0.497};
+constexpr Generation kAmpere{0.70, 0.77, 0.497, 0.497};
 // Hopper (H100, H200), measured:
 //  - GEMM ceiling 0.803: the same search on H100 SXM, 794.5 of 989 TFLOP/s (ml-engineering, as above);
 //    XLA's H100 table (openxla/xla matmul_perf_table_gen) tops out at 0.82 for > 128 GFLOP.

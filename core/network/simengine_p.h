@@ -104,7 +104,9 @@ struct Instance {
     double lastArrival = 0;  // latest arrival so far: waiting before it is waiting for peers (idle)
 };
 
-enum class OpKind : std::uint8_t { Compute, Blocking, Stream, Send, Recv };
+// Async issues a blocking-stream collective and lets compute go on; Join waits for it (parallel.tpOverlap:
+// the input-gradient TP collective during its linear's weight-gradient GEMM, simulate.h).
+enum class OpKind : std::uint8_t { Compute, Blocking, Stream, Send, Recv, Async, Join };
 struct Op {
     OpKind kind = OpKind::Compute;
     double seconds = 0;

@@ -256,6 +256,21 @@ Status Engine::buildGpus()
         }
     }
     const auto& lf = plan.layerForwardSeconds;
+    // parallel.tpOverlap (simulate.h): the share of a layer's backward (recompute included) that the
+    // weight-gradient GEMM of the linear behind an input-gradient TP collective takes (MLP up or QKV).
+    auto weightGradientShare = [&](std::uint32_t call) {
+        const parallel::CollectiveCall& c = plan.comm.calls[call];
+        const model::KernelList& list = plan.kernels.dense;
+        const double total = list.backwardSeconds();
+        if (!plan.plan.tpOverlap || !c.overlapsWeightGradient || total <= 0)
+            return 0.0;
+        const bool mlp = c.what.find("MLP") != std::string::npos;
+        for (const model::Kernel& k : list.kernels)
+            if (k.pass == model::KernelPass::Backward && k.name.ends_with(" ∂weight")
+                && (mlp ? k.name.starts_with("MLP up") || k.name.starts_with("gate + up") : k.name.starts_with("QKV")))
+                return k.seconds / total;
+        return 0.0;
+    };
     for (std::size_t g = 0; g < gpus.size(); ++g) {
         if (sym.gpuRep[g] != g)
             continue;
@@ -325,9 +340,30 @@ Status Engine::buildGpus()
                             tmpl.push_back({OpKind::Compute, seconds, 0, 0, 0});
                     } else {
                         for (std::size_t j = 0; j < n; ++j) {
-                            if (seconds > 0)
-                                tmpl.push_back({OpKind::Compute, seconds / static_cast<double>(n), 0, 0, 0});
-                            tmpl.push_back(mid[u][j]);
+                            const double share = seconds / static_cast<double>(n);
+                            const Op& op = mid[u][j];
+                            const double w = bw && op.call < coll.calls.size()
+                                                 ? std::min(share, weightGradientShare(op.call) * seconds)
+                                                 : 0.0;
+                            if (w <= 0) {
+                                if (seconds > 0)
+                                    tmpl.push_back({OpKind::Compute, share, 0, 0, 0});
+                                tmpl.push_back(op);
+                                continue;
+                            }
+                            // Issued after the ∂input GEMM, waited for after the ∂weight GEMM (w); the NCCL
+                            // kernel holds c of the GPU's SMs while it runs, so the GEMM beside it runs on
+                            // SMs − c: + min(w, t)·c/(SMs − c) (docs/compute.md, "Check per layer").
+                            const collective::BoundCall& bc = coll.calls[op.call];
+                            const double t = bc.nccl ? bc.prediction.time : bc.timeSeconds;
+                            const double c = bc.nccl ? static_cast<double>(bc.prediction.channels) : 0.0;
+                            const double sms = static_cast<double>(plan.kernels.smCount);
+                            const double stretch = sms > c ? std::min(w, t) * c / (sms - c) : 0.0;
+                            if (share - w > 0)
+                                tmpl.push_back({OpKind::Compute, share - w, 0, 0, 0});
+                            tmpl.push_back({OpKind::Async, 0, op.call, op.group, op.rank});
+                            tmpl.push_back({OpKind::Compute, w + stretch, 0, 0, 0});
+                            tmpl.push_back({OpKind::Join, 0, op.call, op.group, op.rank});
                         }
                     }
                     tmpl.insert(tmpl.end(), after[u].begin(), after[u].end());

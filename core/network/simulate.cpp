@@ -537,6 +537,19 @@ void Engine::runGpu(std::uint32_t g)
                 if (gpu.blockingDone && gpu.wait == Wait::Blocking)
                     gpu.wait = Wait::Running;
                 continue;
+            case OpKind::Async: // the collective runs while the next compute op does (Join waits for it)
+                ++gpu.op;
+                gpu.blockingDone = false;
+                arrive(key, o.rank, Role::Blocking, false);
+                continue;
+            case OpKind::Join:
+                ++gpu.op;
+                if (!gpu.blockingDone) {
+                    gpu.wait = Wait::Blocking;
+                    gpu.waitKey = key;
+                    gpu.waitStart = now;
+                }
+                continue;
             case OpKind::Stream:
                 ++gpu.op;
                 gpu.stream.push_back({key, o.rank});

@@ -67,6 +67,11 @@
 //   - Megatron TP and MoE EP collectives block compute on their GPU (arXiv 2104.04473 §3): a layer's
 //     forward (backward) time is cut into n equal segments for its n TP/EP calls, each call after its
 //     segment (e.g. "after attention" at half the layer, "after the MLP" at its end).
+//   - parallel.tp_overlap (Megatron-LM since late 2021; Korthikanti et al. 2022 §6.2): in the backward, the
+//     input-gradient TP collective of a column-parallel linear (flagged overlapsWeightGradient in the plan)
+//     is issued after its segment's compute minus w and waited for after w, w = the share of the layer's
+//     backward that the linear's ∂weight GEMM takes (plan.kernels.dense); the GEMM beside the NCCL kernel
+//     runs on SMs − c SMs: w grows by min(w, t)·c/(SMs − c), t and c NCCL's predicted time and channels.
 //   - Calls outside the layers (layer −1) belong to the embedding (first chunk: start of the forward,
 //     end of the backward) or, when the call's description names the head, to the head (last chunk: end
 //     of the forward, start of the backward). The head's compute is a segment of its own.

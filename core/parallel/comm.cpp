@@ -251,6 +251,7 @@ void Builder::tpLayerBackward(std::uint64_t stage, int layer, bool moeLayer)
             call(bwd, CollectiveKind::ReduceScatter, Strategy::TP, Phase::Backward, first, count, tpM, nAcc, layer,
                  "sequence-parallel ReduceScatter of the MLP input gradient (backward of the AllGather before the MLP)",
                  tpFormula);
+            bwd.back().overlapsWeightGradient = true; // MLP up's ∂weight GEMM (parallel.tpOverlap)
             call(bwd, CollectiveKind::AllGather, Strategy::TP, Phase::Backward, first, count, tpM, nAcc, layer,
                  "sequence-parallel AllGather of the attention output gradient (backward of the ReduceScatter after "
                  "attention)",
@@ -259,11 +260,14 @@ void Builder::tpLayerBackward(std::uint64_t stage, int layer, bool moeLayer)
                  "sequence-parallel ReduceScatter of the attention input gradient (backward of the AllGather before "
                  "attention)",
                  tpFormula);
+            bwd.back().overlapsWeightGradient = true; // QKV's ∂weight GEMM
         } else {
             call(bwd, CollectiveKind::AllReduce, Strategy::TP, Phase::Backward, first, count, tpM, nAcc, layer,
                  "MLP input-gradient AllReduce", tpFormula);
+            bwd.back().overlapsWeightGradient = true; // MLP up's ∂weight GEMM (parallel.tpOverlap)
             call(bwd, CollectiveKind::AllReduce, Strategy::TP, Phase::Backward, first, count, tpM, nAcc, layer,
                  "attention input-gradient AllReduce", tpFormula);
+            bwd.back().overlapsWeightGradient = true; // QKV's ∂weight GEMM
         }
     }
 }

@@ -167,6 +167,7 @@ void Builder::buildTiming()
         }
     }
     k.timed = p.layerForwardSeconds.empty() && p.computeEfficiency == 0;
+    k.smCount = gpu.smCount;
 
     // Fixed-rate model: FLOPs / achieved FLOP/s with FLOPs = 2·P_layer·B·T + 4·B·T²·d (docs/model.md §2.4), /t.
     const double rate = gpu.peak(m.weights) * p.computeEfficiency;

@@ -71,6 +71,10 @@ struct ParallelPlan {
     double bucketBytes = 25.0 * 1024 * 1024; // DDP gradient bucket (PyTorch default 25 MiB)
     bool ddpOverlap = true;                // stage 5: true = PyTorch DDP's buckets overlap the backward; false =
                                            // Megatron-LM 2021: one reduction after the last backward (docs/model.md §7)
+    bool tpOverlap = false;                // stage 5: true = the backward's input-gradient TP collective of a
+                                           // column-parallel linear overlaps its weight-gradient GEMM (Megatron-LM
+                                           // since late 2021, Korthikanti et al. 2022 §6.2); false = synchronous
+                                           // (Megatron-LM 2021, Narayanan et al. 2021). docs/compute.md
     // Memory per GPU (parallel/memory.h, docs/memory.md): the framework reserve (CUDA context, cuBLAS
     // workspace, allocator slack) counted against the capacity, and the NCCL buffers of one communicator
     // (16 channels × NCCL_BUFFSIZE, 4 MiB by default).
@@ -129,6 +133,9 @@ struct CollectiveCall {
     int microBatch = -1;      // -1 = every micro-batch (then repeat counts them) or once per step
     std::string what;         // "gradient AllReduce (non-expert parameters)", "attention output AllReduce"
     std::string formula;      // how payloadBytes was computed, with the numbers
+    // TP backward: the input-gradient collective of a column-parallel linear (QKV, MLP up), which
+    // parallel.tpOverlap runs alongside that linear's weight-gradient GEMM in stage 5.
+    bool overlapsWeightGradient = false;
     // Bytes one member sends for one call with the bandwidth-optimal algorithm (ring / pairwise):
     // AllReduce 2(N−1)/N·M, ReduceScatter/AllGather/All-to-All (N−1)/N·M, Send/Recv M (sender), Broadcast M.
     [[nodiscard]] double bytesSentPerMember(std::uint64_t groupSize) const;
@@ -199,6 +206,7 @@ struct ComputeKernels {
     model::KernelSetup setup;
     model::KernelList dense, moe, embedding, head;
     model::Kernel optimizer;
+    std::uint64_t smCount = 0; // the GPU's SMs (stage 5: the SMs an overlapped NCCL kernel takes from a GEMM)
 };
 
 struct PlanDerivation {

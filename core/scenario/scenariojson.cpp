@@ -33,7 +33,7 @@
 //   "parallel": {"dp", "pp", "tp", "ep", "sharding": "ddp"|"zero1"|"zero2"|"zero3"|"fsdp-full"|"fsdp-hybrid",
 //                "shard_group_size", "sequence_parallel", "schedule": "gpipe"|"1f1b"|"interleaved",
 //                "virtual_stages", "layer_partition": [..], "layer_forward_time_s": [..],
-//                "compute_efficiency" (a number, or "auto" = absent = the kernel model), "bucket_bytes", "ddp_overlap",
+//                "compute_efficiency" (a number, or "auto" = absent = the kernel model), "bucket_bytes", "ddp_overlap", "tp_overlap",
 //                "memory_reserve_bytes", "comm_buffer_bytes", "assignment": [[dp, pp, tp] per GPU]},
 //   "collectives": {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast" (algorithm names),
 //                   "alpha_s", "bandwidth" (B/s)},
@@ -561,6 +561,7 @@ Scenario readScenario(const Json& root, Reader& r)
     }
     par.real("bucket_bytes", p.bucketBytes);
     par.boolean("ddp_overlap", p.ddpOverlap);
+    par.boolean("tp_overlap", p.tpOverlap);
     par.real("memory_reserve_bytes", p.memoryReserveBytes);
     par.real("comm_buffer_bytes", p.commBufferBytes);
     par.array("assignment", [&](Reader::Object& o, const Json& v, const std::string& path) {
@@ -896,6 +897,8 @@ std::string scenarioToJson(const Scenario& s)
         par["bucket_bytes"] = numberJson(p.bucketBytes);
     if (p.ddpOverlap != dp.ddpOverlap)
         par["ddp_overlap"] = p.ddpOverlap;
+    if (p.tpOverlap != dp.tpOverlap)
+        par["tp_overlap"] = p.tpOverlap;
     if (p.memoryReserveBytes != dp.memoryReserveBytes)
         par["memory_reserve_bytes"] = numberJson(p.memoryReserveBytes);
     if (p.commBufferBytes != dp.commBufferBytes)

@@ -9,6 +9,9 @@
 
 #include <QTest>
 
+#include <algorithm>
+#include <vector>
+
 using tw::collective::Algorithm;
 using tw::collective::AlgorithmChoice;
 using tw::collective::Op;
@@ -40,6 +43,7 @@ class TestBinding : public QObject {
 private slots:
     void ringGradientAllReduce();
     void naiveSendsMore();
+    void pipelinedDpIsPerStage();
     void everyCallIsBound();
     void choiceValidation();
     void jsonRoundTripAndMigration();
@@ -87,6 +91,30 @@ void TestBinding::naiveSendsMore()
     const auto rb = deriveOrFail(s);
     QCOMPARE(rb->figures.valueOf("collective.dp.wire_bytes_per_step"), 14 * kM);
     QVERIFY(qAbs(rb->figures.valueOf("collective.dp.seconds_per_step") - 14 * (1e-5 + kM / 1.25e9)) < 1e-12);
+}
+
+void TestBinding::pipelinedDpIsPerStage()
+{
+    // paper-dp's 8 GPUs as dp = 4 × pp = 2: each stage AllReduces its own gradients over its 4 DP ranks,
+    // the two stages side by side on different GPUs. A GPU takes part in one of them, so the DP time per
+    // step is the larger stage's, not their sum. Ring over N = 4 with α = 10 µs, β = 1.25 GB/s:
+    // 2(N−1) = 6 steps of (α + (M/4)/β) for the stage's M (stage 3's payload).
+    auto s = preset("paper-dp");
+    s.parallel.dp = 4;
+    s.parallel.pp = 2;
+    const auto d = deriveOrFail(s);
+    QVERIFY(d && d->stage3 && d->stage4);
+    std::vector<double> stageSeconds;
+    for (const auto& c : d->stage3->comm.calls)
+        if (c.strategy == tw::parallel::Strategy::DP) {
+            QVERIFY(c.kind == tw::parallel::CollectiveKind::AllReduce);
+            QCOMPARE(d->stage3->comm.groups[c.firstGroup].members.size(), std::size_t{4});
+            stageSeconds.push_back(6 * (1e-5 + c.payloadBytes / 4 / 1.25e9));
+        }
+    QCOMPARE(stageSeconds.size(), std::size_t{2});
+    const double busiest = std::max(stageSeconds[0], stageSeconds[1]);
+    QVERIFY(qAbs(d->figures.valueOf("collective.dp.seconds_per_step") - busiest) < 1e-12);
+    QVERIFY(d->figures.valueOf("collective.dp.seconds_per_step") < 0.75 * (stageSeconds[0] + stageSeconds[1]));
 }
 
 void TestBinding::everyCallIsBound()

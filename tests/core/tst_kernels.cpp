@@ -19,6 +19,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -172,13 +173,13 @@ void TestKernels::memoryBoundGemm()
 {
     // M = 64 tokens against a 12,288² weight (LLMCompass's A100 sweep): bytes 2·(64·12,288 + 12,288² +
     // 64·12,288) = 305,135,616 B at 2.039 TB/s · 0.77 = 194.35 µs. Compute: the 64×128 tile gives 96 tiles,
-    // one wave of 108 SMs: 108·2·64·128·12,288 / (312·0.79 TFLOP/s) = 88.2 µs < 194 µs → memory-bound.
+    // one wave of 108 SMs: 108·2·64·128·12,288 / (312·0.70 TFLOP/s) = 99.5 µs < 194 µs → memory-bound.
     const GpuSpec a100 = gpu("a100-80gb");
     const GemmTime g = gemmTime(1, 64, 12288, 12288, Precision::Bf16, a100);
     QCOMPARE(g.bytes, 305135616.0);
     QVERIFY(!g.computeBound);
     QVERIFY(near(g.memorySeconds, 305135616.0 / (2.039e12 * 0.77), 1e-12));
-    QVERIFY(near(g.computeSeconds, 108.0 * 2 * 64 * 128 * 12288 / (312e12 * 0.79), 1e-12));
+    QVERIFY(near(g.computeSeconds, 108.0 * 2 * 64 * 128 * 12288 / (312e12 * 0.70), 1e-12));
     QVERIFY(near(g.seconds, g.memorySeconds + 3.7e-6, 1e-12));
     // LLMCompass measured 0.190 ms (median wall time with host overhead; PrincetonUniversity/LLMCompass
     // @ 2e015fd2, ae/figure5/ab/real_hardware/matmul_A100.csv): within 10 %.
@@ -188,36 +189,37 @@ void TestKernels::memoryBoundGemm()
 void TestKernels::computeBoundGemm()
 {
     // 8,192³: 2·8,192³ = 1,099,511,627,776 FLOP. 256×128 tiles: 32·64 = 2,048 tiles, ⌈2,048/108⌉ = 19
-    // waves; L2 bound 7.2 TB/s·2·256·128/(384·2 B) = 614 TFLOP/s > ceiling 312·0.79 = 246.48 → one wave
-    // 108·2·256·128·8,192 FLOP at 246.48 TFLOP/s; 19 waves = 4.4696 ms. Memory: 3·8,192²·2 B / 1.57 TB/s
+    // waves; L2 bound 7.2 TB/s·2·256·128/(384·2 B) = 614 TFLOP/s > ceiling 312·0.70 = 218.4 → one wave
+    // 108·2·256·128·8,192 FLOP at 218.4 TFLOP/s; 19 waves = 5.0444 ms. Memory: 3·8,192²·2 B / 1.57 TB/s
     // = 256 µs → compute-bound.
     const GemmTime g = gemmTime(1, 8192, 8192, 8192, Precision::Bf16, gpu("a100-80gb"));
     QCOMPARE(g.flops, 1099511627776.0);
     QVERIFY(g.computeBound);
     QCOMPARE(g.waves, 19.0);
-    const double expected = 19.0 * 108 * 2 * 256 * 128 * 8192 / (312e12 * 0.79);
+    const double expected = 19.0 * 108 * 2 * 256 * 128 * 8192 / (312e12 * 0.70);
     QVERIFY(near(g.computeSeconds, expected, 1e-12));
     QVERIFY(near(g.seconds, expected + 3.7e-6, 1e-12));
-    // Its rate, 246 TFLOP/s, sits between LLMCompass's 277.5 and the A100 PCIe's best 252.9 (docs/compute.md).
-    QVERIFY(g.flops / g.seconds > 240e12 && g.flops / g.seconds < 280e12);
+    // Its rate, 218 TFLOP/s (the 2022 stack Table 4 implies), sits below LLMCompass's 277.5 and the A100
+    // PCIe's best 252.9 on today's software (docs/compute.md).
+    QVERIFY(g.flops / g.seconds > 210e12 && g.flops / g.seconds < 230e12);
 }
 
 void TestKernels::waveQuantization()
 {
     // M = 108·128 = 13,824, N = 128, K = 4,096: 108 tiles of 128×128 fill the 108 SMs once:
-    // 108·2·128·128·4,096 / 246.48 TFLOP/s = 58.8 µs. One tile more (M = 13,952): 128×128 needs 2 waves
-    // (2×), 64×128 3 waves of half tiles (1.5×), 64×64 436 tiles = 5 waves of quarter tiles at its L2
-    // bound 7.2 TB/s·2·64·64/(128·2 B) = 230.4 TFLOP/s: 5/4·246.48/230.4 = 1.3372× — the best, so the
-    // time jumps by 33.7 % for 0.93 % more FLOPs.
+    // 108·2·128·128·4,096 / 218.4 TFLOP/s = 66.4 µs. One tile more (M = 13,952): 128×128 needs 2 waves
+    // (2×), 64×128 3 waves of half tiles (1.5×), 64×64 436 tiles = 5 waves of quarter tiles at the
+    // ceiling (its L2 bound 7.2 TB/s·2·64·64/(128·2 B) = 230.4 TFLOP/s is above 218.4): 5/4 = 1.25× — the
+    // best, so the time jumps by 25 % for 0.93 % more FLOPs.
     const GpuSpec a100 = gpu("a100-80gb");
     const GemmTime full = gemmTime(1, 13824, 128, 4096, Precision::Bf16, a100);
     const GemmTime past = gemmTime(1, 13952, 128, 4096, Precision::Bf16, a100);
     QCOMPARE(full.waves, 1.0);
-    QVERIFY(near(full.computeSeconds, 108.0 * 2 * 128 * 128 * 4096 / (312e12 * 0.79), 1e-12));
+    QVERIFY(near(full.computeSeconds, 108.0 * 2 * 128 * 128 * 4096 / (312e12 * 0.70), 1e-12));
     QCOMPARE(past.tileM, std::uint64_t(64));
     QCOMPARE(past.tileN, std::uint64_t(64));
     QCOMPARE(past.waves, 5.0);
-    QVERIFY(near(past.computeSeconds / full.computeSeconds, 1.25 * 312 * 0.79 / 230.4, 1e-9));
+    QVERIFY(near(past.computeSeconds / full.computeSeconds, 1.25, 1e-9));
 }
 
 void TestKernels::fixedRateOverride()
@@ -262,12 +264,10 @@ void TestKernels::korthikantiTable4_data()
     QTest::addColumn<double>("backwardMs");
     QTest::addColumn<double>("forwardTolerance");
     QTest::newRow("baseline, no recompute") << "none" << false << 7.7 << 11.9 << 0.05;
-    // Sequence parallelism's forward: the model saves 0.63 ms of norms and dropouts where Megatron saved
-    // 0.5 ms; the forward is 6–7 % short (reported in docs/compute.md), the backward within 5 %.
-    QTest::newRow("sequence parallelism") << "none" << true << 7.2 << 11.8 << 0.08;
+    QTest::newRow("sequence parallelism") << "none" << true << 7.2 << 11.8 << 0.05;
     QTest::newRow("baseline with recompute") << "full" << false << 7.7 << 19.5 << 0.05;
     QTest::newRow("selective recompute") << "selective" << false << 7.7 << 13.2 << 0.05;
-    QTest::newRow("selective + sequence") << "selective" << true << 7.2 << 13.1 << 0.08;
+    QTest::newRow("selective + sequence") << "selective" << true << 7.2 << 13.1 << 0.05;
 }
 
 void TestKernels::korthikantiTable4()
@@ -308,7 +308,31 @@ void TestKernels::korthikantiTable4()
                           : time(tw::collective::Op::AllReduce);
     const double comm = 2 * one;
     const double forward = l.forwardSeconds() + comm;
-    const double backward = l.backwardSeconds() + comm + (m.recompute == Recompute::Full ? comm : 0.0);
+    // Backward (Korthikanti et al. 2022 §6.2: "we overlap all-reduce communication with the linear weight's
+    // gradient computation"): the input-gradient collective of QKV and of MLP up (AllReduce; with SP their
+    // ReduceScatter) runs beside that linear's ∂weight GEMM of w seconds; NCCL's kernel holds c of the 108
+    // SMs meanwhile, so the pair takes max(t, w + min(w, t)·c/(108 − c)): w + max(t − w, min(w, t)·c/(108 − c)).
+    // SP's backward AllGathers stay blocking; full recomputation re-runs the forward's collectives, blocking.
+    auto overlapped = [&](tw::collective::Op op, const char* gemm) {
+        tw::nccl::Request r;
+        r.op = op;
+        r.bytes = 100663296;
+        const auto p = tw::nccl::predict(tuning, system.value(), graphs, r);
+        if (!p)
+            qFatal("no prediction");
+        double w = -1;
+        for (const Kernel& k : l.kernels)
+            if (k.name == std::string(gemm) + " ∂weight")
+                w = k.seconds;
+        if (w < 0)
+            qFatal("no ∂weight GEMM");
+        const double c = p.value().channels;
+        return std::max(p.value().time - w, std::min(w, p.value().time) * c / (108 - c));
+    };
+    const tw::collective::Op inputGradient = sp ? tw::collective::Op::ReduceScatter : tw::collective::Op::AllReduce;
+    const double backwardComm = (sp ? 2 * time(tw::collective::Op::AllGather) : 0.0)
+                                + overlapped(inputGradient, "MLP up (h→4h)") + overlapped(inputGradient, "QKV projection");
+    const double backward = l.backwardSeconds() + backwardComm + (m.recompute == Recompute::Full ? comm : 0.0);
     qInfo("%s: forward %.2f ms (published %.1f, %+.1f %%), backward %.2f ms (published %.1f, %+.1f %%)",
           QTest::currentDataTag(), forward * 1e3, forwardMs, (forward * 1e3 / forwardMs - 1) * 100, backward * 1e3,
           backwardMs, (backward * 1e3 / backwardMs - 1) * 100);

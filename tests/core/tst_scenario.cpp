@@ -343,6 +343,7 @@ void TestScenario::roundTripEveryField()
     s.parallel.computeEfficiency = 0.375;
     s.parallel.bucketBytes = 1234567;
     s.parallel.ddpOverlap = false; // Megatron-LM 2021's DDP (default true, written only when false)
+    s.parallel.tpOverlap = true;   // Megatron-LM 2022's overlapped TP backward (default false, written only when true)
     for (std::uint32_t g = 0; g < 14; ++g)
         s.parallel.assignment.push_back({g % 7, g / 7, 0});
     s.collectives.allReduce = tw::collective::Algorithm::DoubleBinaryTree;
@@ -371,6 +372,10 @@ void TestScenario::roundTripEveryField()
     d.parallel.ddpOverlap = true;
     QVERIFY(!nlohmann::json::parse(scenarioToJson(d))["parallel"].contains("ddp_overlap"));
     QVERIFY(loadScenario(scenarioToJson(d), "y.json").scenario->parallel.ddpOverlap);
+    QCOMPARE(j["parallel"]["tp_overlap"].get<bool>(), true);
+    d.parallel.tpOverlap = false; // absent = false (synchronous TP, Megatron-LM 2021): not written
+    QVERIFY(!nlohmann::json::parse(scenarioToJson(d))["parallel"].contains("tp_overlap"));
+    QVERIFY(!loadScenario(scenarioToJson(d), "y.json").scenario->parallel.tpOverlap);
 }
 
 void TestScenario::unknownPreset()
@@ -469,6 +474,7 @@ void TestScenario::malformed_data()
     row("unknown attention kernel", withModel(R"("attention": "flash")"), "model.attention", "unknown attention kernel \"flash\" (expected auto, fused or unfused)", true);
     row("reserve as a string", withTop(R"("parallel": {"memory_reserve_bytes": "1 GiB"})"), "parallel.memory_reserve_bytes", "expected a number, got string", true);
     row("ddp_overlap as a string", withTop(R"("parallel": {"ddp_overlap": "no"})"), "parallel.ddp_overlap", "expected true or false, got string", true);
+    row("tp_overlap as a number", withTop(R"("parallel": {"tp_overlap": 1})"), "parallel.tp_overlap", "expected true or false, got integer", true);
     row("unknown text source", withTop(R"("text": {"source": "web"})"), "text.source", "unknown text source \"web\" (expected sample, file or inline)", true);
     row("unknown tokenizer kind", withTop(R"("tokenizer": {"kind": "wordpiece"})"), "tokenizer.kind", "unknown tokenizer kind \"wordpiece\" (expected gpt2, trained or file)", true);
     row("unknown sample", withTop(R"("text": {"sample": "paradiso"})"), "text.sample", "unknown sample \"paradiso\" (expected inferno-canto1-it or inferno-canto1-en)", true);
