@@ -26,7 +26,7 @@ constexpr double kPadX = 22, kPadTop = 16, kRowGap = 48, kTitleH = 34;
 constexpr double kGpuW = 80, kGpuH = 54, kNicW = 74, kNicH = 34, kRcW = 82, kRcH = 40, kHostW = 82, kHostH = 34;
 constexpr double kSwH = 40, kNvH = 30, kSwitchRowH = 46;
 constexpr double kCompactW = 180, kCompactH = 104;
-constexpr double kGroupW = 300, kGroupH = 150, kGroupGapX = 60, kGroupGapY = 90, kTopRowH = 70;
+constexpr double kGroupW = 300, kGroupH = 150, kGroupGapX = 60, kGroupGapY = 90, kTopRowH = 70, kOpenTitleH = 150;
 
 // The trailing number of a node name ("n0.gpu3" → 3, "leaf12" → 12), -1 when none.
 int trailingNumber(const std::string& name)
@@ -126,7 +126,7 @@ double placeGroups(WireLayout& L, const std::vector<NodeId>& topRow, double grid
     }
     if (rows > 0)
         y += rows * (kGroupH + kGroupGapY) - kGroupGapY;
-    return L.openGroup >= 0 ? y + 260 * gapScale : y;
+    return L.openGroup >= 0 ? y + 260 * gapScale + kOpenTitleH : y;
 }
 
 // One pass at a given gap scale.
@@ -533,10 +533,10 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         for (NodeId id = 0; id < t.nodes().size(); ++id)
             if (grouping.of(id) == L.openGroup) {
                 const auto s = t.node(id).server;
-                frame = frame.united(s >= 0 && L.servers[std::size_t(s)].compact ? L.servers[std::size_t(s)].rect
-                                                                                 : L.nodes[id].rect);
+                frame = frame.united(s >= 0 ? L.servers[std::size_t(s)].rect : L.nodes[id].rect);
             }
-        L.groups[std::size_t(L.openGroup)].rect = frame.adjusted(-40, -60, 40, 30);
+        // Room above its parts for its title.
+        L.groups[std::size_t(L.openGroup)].rect = frame.adjusted(-40, -kOpenTitleH, 40, 30);
         L.groups[std::size_t(L.openGroup)].open = true;
     }
     for (const auto& gg : L.groups)
