@@ -155,32 +155,25 @@ int main(int argc, char** argv)
 
     // Issue 21: 16,384 GPUs drawn (the llama3-405b preset: 2,048 servers on a rail-optimized leaf–spine),
     // collapsed into 64 server groups (views/wiregroups.h), then with one group open; the same for the
-    // 98,304-GPU what-if (32 pods of a three-tier fabric). The steps are not simulated here (minutes at
-    // this size before the symmetry work): lines and boxes are coloured from the step's link loads, so
-    // a frame is the drawing without packets.
+    // 98,304-GPU what-if (32 pods of a three-tier fabric). The fabric alone, without the step's loads or a
+    // simulation (mapping and simulating take minutes at this size before the symmetry work): every line
+    // and box is drawn, idle, so a frame is the drawing without packets.
     for (const char* name : {"llama3-405b", "llama3-405b-98k"}) {
-        auto big = tw::scenario::preset(name).value();
-        big.tokenizer.kind = tw::scenario::TokenizerChoice::Kind::Trained;
-        big.tokenizer.trainedVocab = 512;
-        auto d = tw::scenario::derive(big);
-        if (!d.ok()) {
-            std::fprintf(stderr, "derive: %s\n", d.error().toString().c_str());
-            return 1;
-        }
+        const auto big = tw::scenario::preset(name).value();
         const auto n0 = tw::bench::Clock::now();
-        auto net = tw::scenario::deriveNetwork(big, *d.value());
-        if (!net.ok()) {
-            std::fprintf(stderr, "deriveNetwork: %s\n", net.error().toString().c_str());
+        auto built = tw::network::build(tw::scenario::resolvedTopology(big), big.hardware.cluster());
+        if (!built.ok()) {
+            std::fprintf(stderr, "build: %s\n", built.error().toString().c_str());
             return 1;
         }
+        const auto topology = std::make_shared<const tw::network::Topology>(std::move(built).value());
         const double networkMs = tw::bench::msSince(n0);
         tw::ui::WireView bigView;
         bigView.resize(1280, 720);
         const auto t0 = tw::bench::Clock::now();
-        bigView.setNetwork(net.value()->topology,
-                           std::shared_ptr<const tw::network::LinkLoads>(net.value(), &net.value()->loads), nullptr);
+        bigView.setNetwork(topology, nullptr, nullptr);
         const double layoutMs = tw::bench::msSince(t0);
-        const std::uint64_t gpus = net.value()->topology->gpuCount();
+        const std::uint64_t gpus = topology->gpuCount();
         for (const int open : {-1, 0}) {
             const auto o0 = tw::bench::Clock::now();
             bigView.openGroup(open);
@@ -196,9 +189,9 @@ int main(int argc, char** argv)
             }
             const auto st = tw::bench::stats(ms);
             const auto cs = tw::bench::stats(cpu);
-            std::printf("%s: %llu GPUs, %zu links, %d groups, %s (deriveNetwork %.0f ms, setNetwork %.1f ms, open %.1f ms): "
+            std::printf("%s: %llu GPUs, %zu links, %d groups, %s (build %.0f ms, setNetwork %.1f ms, open %.1f ms): "
                         "%d frames 1280x720: wall median %.3f ms, worst %.3f ms (budget 16); CPU median %.3f ms\n",
-                        name, static_cast<unsigned long long>(gpus), net.value()->topology->links().size(),
+                        name, static_cast<unsigned long long>(gpus), topology->links().size(),
                         bigView.groupCount(), open < 0 ? "all collapsed" : "group 0 open", networkMs, layoutMs, openMs,
                         frames, st.median, st.max, cs.median);
             std::printf("RESULT name=wire_frame_%llu_%s median_ms=%.4f max_ms=%.4f target_ms=16 %s\n",

@@ -172,8 +172,12 @@ void paintGroupBoxes(QPainter& p, const WireLayout& geo, const WireViewport& vp)
             p.setPen(QPen(kServerLine, 1.2));
             p.setBrush(kSwitchFill);
             p.drawRoundedRect(r, radius, radius);
-            drawFittedLabel(p, r.adjusted(0, 0, 0, -r.height() * 0.38), info.titles, kInk, true, 16);
-            drawFittedLabel(p, r.adjusted(0, r.height() * 0.5, 0, 0), {info.subtitle}, kMuted, false, 13);
+            if (r.height() * 0.62 * 0.52 >= 7.5) {
+                drawFittedLabel(p, r.adjusted(0, 0, 0, -r.height() * 0.38), info.titles, kInk, true, 16);
+                drawFittedLabel(p, r.adjusted(0, r.height() * 0.5, 0, 0), {info.subtitle}, kMuted, false, 13);
+            } else {
+                drawFittedLabel(p, r, info.titles, kInk, true, 14); // too small for two lines
+            }
             continue;
         }
         p.setPen(QPen(gg.highlighted ? kInk : kServerLine, gg.highlighted ? 3 : 1.4));

@@ -36,6 +36,7 @@ constexpr double kLegendPx = 34;          // the legend strip at the bottom of t
 constexpr double kMinSpacingPx = 9;       // packet spacing at a strategy rate equal to the bandwidth
 constexpr double kTravelPxPerStep = 2917; // how far the packet phase moves over the whole step
 constexpr int kMaxPackets = 4000;
+constexpr std::size_t kMaxSmoothLines = 800; // beyond this many lines a frame draws them aliased
 constexpr double kHitPx = 6;
 
 // Distance from p to the segment ab.
@@ -674,6 +675,8 @@ void WireView::paintEvent(QPaintEvent*)
                     traced[i] = 2;
             }
     auto drawLines = [&](bool between) {
+        // Thousands of lines (a large fabric's collapsed groups): aliased, several times cheaper to draw.
+        p.setRenderHint(QPainter::Antialiasing, n <= kMaxSmoothLines);
         for (std::size_t i = 0; i < n; ++i) {
             if (!visible[i] || L.geo.segments[i].between != between)
                 continue;
@@ -768,6 +771,7 @@ void WireView::paintEvent(QPaintEvent*)
 
     // 1. Lines between servers and switches (under the server boxes: in a grid they pass behind).
     drawLines(true);
+    p.setRenderHint(QPainter::Antialiasing, true);
     drawPackets(true);
 
     // Collapsed pods and server groups: filled with the load inside them (their outlines and labels are
@@ -808,6 +812,7 @@ void WireView::paintEvent(QPaintEvent*)
     }
     p.drawImage(QPointF(0, 0), L.serverLayer);
     drawLines(false);
+    p.setRenderHint(QPainter::Antialiasing, true);
     p.drawImage(QPointF(0, 0), L.nodeLayer);
     drawPackets(false);
     std::optional<QString> token;
