@@ -156,12 +156,12 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
     std::vector<char> hiddenServer(parts.size(), 0);
     for (NodeId id = 0; id < t.nodes().size(); ++id) {
         const network::Node& n = t.node(id);
-        L.nodes[id].labels = labelsOf(n);
-        if (L.collapsedGroupOf(id) >= 0) {
+        if (L.collapsedGroupOf(id) >= 0) { // not drawn: no labels
             if (n.server >= 0)
                 hiddenServer[std::size_t(n.server)] = 1;
             continue;
         }
+        L.nodes[id].labels = labelsOf(n);
         if (n.server < 0 && !grouping.empty() && grouping.of(id) < 0) {
             topRow.push_back(id);
             continue;
