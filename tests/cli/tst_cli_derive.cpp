@@ -134,7 +134,8 @@ void TestCliDerive::deriveJsonEveryPreset()
     const CliRun list = runCli(args({"presets"}));
     QVERIFY(list.finished && list.exitCode == 0);
     const QStringList names = QString::fromUtf8(list.out).split(QStringLiteral("\n\n")).front().split(QLatin1Char('\n'));
-    QCOMPARE(names.size(), 15); // ten presets of issue 2, paper-testbed of issue 6, four DGX presets of issue 17
+    QCOMPARE(names.size(), 17); // ten presets of issue 2, paper-testbed of issue 6, four DGX presets of issue 17,
+                                // the two Llama 3 405B presets of issue 21
     for (const QString& name : names) {
         const CliRun r = runCli({QStringLiteral("derive"), QStringLiteral("--preset"), name, QStringLiteral("--json")});
         QVERIFY2(r.finished && r.exitCode == 0, qPrintable(name + r.describe()));
@@ -178,7 +179,7 @@ void TestCliDerive::presetsListing()
                                QStringLiteral("llama2-7b"),       QStringLiteral("llama3-70b"), QStringLiteral("gpt3-175b"),
                                QStringLiteral("mixtral-8x7b"),    QStringLiteral("paper-testbed"),
                                QStringLiteral("dgx-a100"),        QStringLiteral("dgx-h100"),   QStringLiteral("dgx-a100-4node"),
-                               QStringLiteral("dgx-h100-4node")};
+                               QStringLiteral("dgx-h100-4node"),  QStringLiteral("llama3-405b"), QStringLiteral("llama3-405b-98k")};
     QVERIFY(lines.size() >= 2 * names.size() + 1);
     for (int i = 0; i < names.size(); ++i)
         QCOMPARE(lines[i], names[i]);

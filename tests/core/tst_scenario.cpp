@@ -62,6 +62,7 @@ private slots:
     void roundTripEveryPreset();
     void presetsMatchPublishedShapes_data();
     void presetsMatchPublishedShapes();
+    void llama3LayoutIsPublished();
     void paperReferenceInputs();
     void roundTripEveryField();
     void unknownPreset();
@@ -159,7 +160,8 @@ void TestScenario::presetNamesAreTheIssues()
     const std::vector<std::string> expected = {"paper-reference", "paper-dp",   "paper-pp",  "paper-tp",
                                                "paper-moe",       "gpt2-xl",    "llama2-7b", "llama3-70b",
                                                "gpt3-175b",       "mixtral-8x7b", "paper-testbed",
-                                               "dgx-a100",        "dgx-h100",   "dgx-a100-4node", "dgx-h100-4node"};
+                                               "dgx-a100",        "dgx-h100",   "dgx-a100-4node", "dgx-h100-4node",
+                                               "llama3-405b",     "llama3-405b-98k"};
     QCOMPARE(presetNames(), expected);
     const auto list = presetList();
     QCOMPARE(list.size(), expected.size());
@@ -228,6 +230,12 @@ void TestScenario::presetsMatchPublishedShapes_data()
     // Mixtral 8x7B (Jiang et al. 2024): 32 layers, 4,096, 32 heads, 8 KV, 8 experts of 14,336, top-2.
     QTest::newRow("mixtral-8x7b") << std::string("mixtral-8x7b") << "llama" << 32ull << 4096ull << 32ull << 8ull
                                   << 14336ull << 32000ull << false << 8ull << 2ull << 4096ull << false;
+    // Llama 3 405B (Dubey et al. 2024, arXiv 2407.21783, Table 3): 126 layers, 16,384, 128 heads, 8 KV heads,
+    // d_ff 53,248, V 128,256; pre-trained at T = 8,192 (§3.3.2, Table 4). The what-if keeps the model.
+    QTest::newRow("llama3-405b") << std::string("llama3-405b") << "llama" << 126ull << 16384ull << 128ull << 8ull
+                                 << 53248ull << 128256ull << false << 0ull << 1ull << 8192ull << false;
+    QTest::newRow("llama3-405b-98k") << std::string("llama3-405b-98k") << "llama" << 126ull << 16384ull << 128ull << 8ull
+                                     << 53248ull << 128256ull << false << 0ull << 1ull << 8192ull << false;
 }
 
 void TestScenario::presetsMatchPublishedShapes()
@@ -273,6 +281,40 @@ void TestScenario::presetsMatchPublishedShapes()
     QCOMPARE(p->batch.globalBatchTokens % p->batch.sequenceLength, 0ull);
     if (!vocabFromTokenizer)
         QVERIFY2(p->description.find("tokenized with GPT-2") != std::string::npos, p->description.c_str());
+}
+
+// Llama 3 405B's 3D layout at 16,384 GPUs (Dubey et al. 2024, arXiv 2407.21783, §3.3.2, Table 4): tp 8,
+// pp 16, dp 128 (8·16·128 = 16,384 = 2,048 servers × 8), 16 sequences of 8,192 per DP group =
+// 16·8,192·128 = 16,777,216 tokens, interleaved; the first and the last chunk one layer lighter (3 + 30·4 + 3
+// = 126). The what-if: dp 768 (8·16·768 = 98,304 = 12,288 servers), the same 16 sequences per group
+// (16·8,192·768 = 100,663,296 tokens), on 32 pods of 3,072 GPUs (98,304 / 3,072) with 1:7 above the pods.
+void TestScenario::llama3LayoutIsPublished()
+{
+    struct Row { const char* name; std::uint64_t dp, nodes, tokens; };
+    for (const Row& r : {Row{"llama3-405b", 128, 2048, 16777216}, Row{"llama3-405b-98k", 768, 12288, 100663296}}) {
+        const auto p = preset(r.name);
+        QVERIFY(p.ok());
+        QCOMPARE(p->parallel.tp, std::uint64_t(8));
+        QCOMPARE(p->parallel.pp, std::uint64_t(16));
+        QCOMPARE(p->parallel.dp, r.dp);
+        QCOMPARE(p->hardware.nodes, r.nodes);
+        QCOMPARE(p->hardware.gpusPerNode, std::uint64_t(8));
+        QCOMPARE(p->batch.microBatch, std::uint64_t(1));
+        QCOMPARE(p->batch.globalBatchTokens, r.tokens);
+        QVERIFY(p->parallel.schedule == tw::parallel::PipelineSchedule::Interleaved);
+        QCOMPARE(p->parallel.layerPartition.size(), std::size_t(32));
+        QCOMPARE(p->parallel.layerPartition.front(), std::uint64_t(3));
+        QCOMPARE(p->parallel.layerPartition.back(), std::uint64_t(3));
+        QVERIFY(p->model.weights == tw::model::Precision::Bf16);
+        QVERIFY(p->topology.nicBandwidth.has_value());
+        QCOMPARE(*p->topology.nicBandwidth, 400e9 / 8); // 400 Gb/s RoCE per GPU (§3.3.1)
+        QVERIFY(p->description.find("2407.21783") != std::string::npos);
+    }
+    const auto w = preset("llama3-405b-98k");
+    QVERIFY(w->topology.kind == tw::network::TopologyKind::ThreeTier);
+    QCOMPARE(w->topology.gpusPerPod, std::uint64_t(3072));
+    QCOMPARE(w->topology.coreOversubscription, 7.0);
+    QVERIFY(w->description.find("What-if") != std::string::npos);
 }
 
 void TestScenario::paperReferenceInputs()
@@ -384,7 +426,8 @@ void TestScenario::unknownPreset()
     QVERIFY(!p.ok());
     QCOMPARE(str(p.error().message),
              QStringLiteral("unknown preset \"gpt5\" (expected one of paper-reference, paper-dp, paper-pp, paper-tp, paper-moe, gpt2-xl, llama2-7b, "
-                            "llama3-70b, gpt3-175b, mixtral-8x7b, paper-testbed, dgx-a100, dgx-h100, dgx-a100-4node, dgx-h100-4node)"));
+                            "llama3-70b, gpt3-175b, mixtral-8x7b, paper-testbed, dgx-a100, dgx-h100, dgx-a100-4node, dgx-h100-4node, "
+                            "llama3-405b, llama3-405b-98k)"));
 }
 
 void TestScenario::malformed_data()

@@ -29,7 +29,10 @@
 #include <QStyleOptionSlider>
 #include <QTabWidget>
 #include <QTextBrowser>
+#include <QElapsedTimer>
+#include <QSignalSpy>
 #include <QTest>
+#include <QTimer>
 #include <QUndoStack>
 
 #include <algorithm>
@@ -118,6 +121,7 @@ private slots:
     void defaultSweepSizesFollowThePlan();
     void cancelKeepsTheLastStep();
     void overheadNoteShowsTheModelAndTheLoopbackMeasurement();
+    void tokenTraceRunsOffTheGuiThread();
 
 private:
     void loadPreset(const char* name);
@@ -449,3 +453,75 @@ void TestWirePane::overheadNoteShowsTheModelAndTheLoopbackMeasurement()
 }
 
 #include "tst_wirepane.moc"
+
+// Issue #21: following a token into stage 5 routes its traffic off the GUI thread. On mixtral-8x7b (256
+// GPUs: tp 2 × dp 128 with 8-way expert parallelism, on 32 servers) the first trace routes the token's TP
+// pair and its EP All-to-All across servers through a fresh router: long enough (hundreds of ms in a debug
+// build) that a 5 ms timer fires repeatedly before the trace's finished(), and the event loop never stands
+// still for half of it, as it would if the trace ran on the GUI thread. A second token supersedes the
+// first (one finished(), the second token's trace); Cancel stops a trace and leaves no links drawn.
+void TestWirePane::tokenTraceRunsOffTheGuiThread()
+{
+    loadPreset("mixtral-8x7b");
+    tw::ui::BackgroundJob* job = m_pane->traceJob();
+    QSignalSpy finished(job, &tw::ui::BackgroundJob::finished);
+    QSignalSpy cancelled(job, &tw::ui::BackgroundJob::cancelled);
+    int ticks = 0, ticksAtFinish = -1;
+    QTimer timer;
+    timer.setInterval(5);
+    QElapsedTimer sinceTick;
+    qint64 longestGap = 0;
+    connect(&timer, &QTimer::timeout, this, [&] {
+        ++ticks;
+        if (sinceTick.isValid())
+            longestGap = std::max(longestGap, sinceTick.restart());
+        else
+            sinceTick.start();
+    });
+    connect(job, &tw::ui::BackgroundJob::finished, this, [&] { ticksAtFinish = ticks; });
+    timer.start();
+    QElapsedTimer clock;
+    clock.start();
+    m_doc->setFollowedToken(100);
+    // Not traced on the spot: the job runs, the caption says so and offers Cancel.
+    QVERIFY(job->isBusy());
+    QVERIFY(!m_pane->tokenTrace());
+    QVERIFY(m_pane->traceCancelButton()->isVisible());
+    QVERIFY2(m_pane->tokenCaption()->text().contains(QStringLiteral("Routing")), qPrintable(m_pane->tokenCaption()->text()));
+    QVERIFY(finished.wait(120000));
+    const qint64 took = clock.elapsed();
+    QVERIFY2(took >= 50, qPrintable(QStringLiteral("the trace took %1 ms: too quick to show responsiveness").arg(took)));
+    QVERIFY2(ticksAtFinish >= 2, qPrintable(QStringLiteral("%1 timer ticks during a %2 ms trace").arg(ticksAtFinish).arg(took)));
+    // Never blocked for most of it (a trace on the GUI thread would be one gap as long as the trace).
+    QVERIFY2(longestGap < took / 2, qPrintable(QStringLiteral("the event loop stood still %1 ms of a %2 ms trace")
+                                                   .arg(longestGap).arg(took)));
+    qInfo("first trace: %lld ms, %d timer ticks meanwhile, the longest gap between two %lld ms", took, ticksAtFinish,
+          longestGap);
+    QVERIFY(m_pane->tokenTrace());
+    QCOMPARE(m_pane->tokenTrace()->token, std::uint64_t(100));
+    QVERIFY(!m_pane->view()->tracedLinks().empty());
+    QVERIFY(m_pane->traceCancelButton()->isHidden());
+
+    // Latest wins: two tokens in a row, one result, the second's.
+    finished.clear();
+    m_doc->setFollowedToken(200);
+    m_doc->setFollowedToken(210);
+    QVERIFY(!m_pane->tokenTrace());
+    QVERIFY(job->waitUntilIdle(120000));
+    QCOMPARE(finished.size(), 1);
+    QVERIFY(m_pane->tokenTrace());
+    QCOMPARE(m_pane->tokenTrace()->token, std::uint64_t(210));
+
+    // Cancel: no trace, no links, the caption says why; nothing arrives later.
+    finished.clear();
+    m_doc->setFollowedToken(250); // the text has 298 tokens
+    QVERIFY(m_pane->traceCancelButton()->isVisible());
+    QTest::mouseClick(m_pane->traceCancelButton(), Qt::LeftButton);
+    QCOMPARE(cancelled.size(), 1);
+    QVERIFY(job->waitUntilIdle(120000));
+    QCOMPARE(finished.size(), 0);
+    QVERIFY(!m_pane->tokenTrace());
+    QVERIFY(m_pane->view()->tracedLinks().empty());
+    QVERIFY(m_pane->traceCancelButton()->isHidden());
+    QVERIFY2(m_pane->tokenCaption()->text().contains(QStringLiteral("cancelled")), qPrintable(m_pane->tokenCaption()->text()));
+}

@@ -160,7 +160,7 @@ WirePane::WirePane(Document* document, QWidget* parent)
     auto* topLayout = new QVBoxLayout(top);
     topLayout->setContentsMargins(0, 0, 0, 0);
     topLayout->addWidget(m_view, 1);
-    topLayout->addWidget(m_tokenCaption);
+    topLayout->addWidget(buildTraceRow(top));
     topLayout->addWidget(transport);
 
     m_charts = new WireCharts(this);
@@ -523,7 +523,8 @@ bool WirePane::waitForSimulation(int timeoutMs)
 {
     const bool a = m_job->waitUntilIdle(timeoutMs);
     const bool b = m_sweepJob->waitUntilIdle(timeoutMs);
-    return a && b;
+    const bool c = m_traceJob->waitUntilIdle(timeoutMs); // the followed token, traced once the step is drawn
+    return a && b && c;
 }
 
 void WirePane::setTime(double seconds)
@@ -600,67 +601,6 @@ void WirePane::applyUnits()
     const QString shown = m_chain->property("figureId").toString();
     if (!shown.isEmpty())
         showFigure(shown);
-}
-
-void WirePane::updateTrace()
-{
-    m_traceStale = false;
-    const qint64 index = m_document->followedToken();
-    m_trace.reset();
-    const bool ready = m_result.network && m_result.derivation && m_result.scenario && m_result.derivation->stage3;
-    if (index < 0 || !ready || std::size_t(index) >= m_result.derivation->tokens().size()) {
-        m_view->clearTracedLinks();
-        m_view->setHighlightedGpus({});
-        m_tokenCaption->hide();
-        fillFigures();
-        return;
-    }
-    if (!m_router)
-        m_router = std::make_unique<network::Router>(*m_result.network->topology);
-    auto trace = scenario::traceToken(*m_result.derivation, *m_result.scenario, std::uint64_t(index),
-                                      m_result.network->topology.get(), {}, m_router.get());
-    if (!trace) {
-        m_view->clearTracedLinks();
-        m_tokenCaption->setText(tr("The followed token cannot be traced on this fabric: %1")
-                                    .arg(qs(trace.error().toString()).toHtmlEscaped()));
-        m_tokenCaption->show();
-        return;
-    }
-    m_trace = std::move(trace).value();
-    fillFigures();
-    const scenario::TokenTrace& t = *m_trace;
-    std::vector<std::pair<network::LinkId, double>> row;
-    std::vector<network::LinkId> gradient;
-    for (const scenario::TokenTraceLink& l : t.links) {
-        if (l.rowBytes > 0)
-            row.emplace_back(l.link, l.rowBytes);
-        else if (l.gradients)
-            gradient.push_back(l.link);
-    }
-    const QString name = panekit::followedTokenCaption(m_document);
-    m_view->setTracedLinks(row, gradient, name);
-    m_view->setHighlightedGpus(std::vector<int>(t.placement.gpus.begin(), t.placement.gpus.end()));
-    const FigureSet& f = m_allFigures;
-    auto link = [&](const char* id, const QString& text) { // on the caption's light paper in either theme
-        return panekit::figureLink(f, id, text, theme::paperLinkColor());
-    };
-    QString text;
-    if (!row.empty())
-        text = tr("<b>%1</b> (its GPUs in yellow): its row crosses %2 link directions (glowing), %3 on the wire in the "
-                  "step, %4 summed over the links.")
-                   .arg(name.toHtmlEscaped(), link("trace.links", QString::number(row.size())),
-                        link("trace.wire_bytes", qs(formatBytes(f.valueOf("trace.wire_bytes"), units()))),
-                        link("trace.link_bytes", qs(formatBytes(f.valueOf("trace.link_bytes"), units()))));
-    else
-        text = tr("<b>%1</b> (its GPUs in yellow): no collective moves its row between GPUs in this plan (pure data "
-                  "parallelism keeps it on one GPU).")
-                   .arg(name.toHtmlEscaped());
-    if (!gradient.empty())
-        text += tr(" The gradient reductions it feeds (with every other token: no byte is its own) cross %1 more "
-                   "(dashed).")
-                    .arg(link("trace.gradient_links", QString::number(gradient.size())));
-    m_tokenCaption->setText(text);
-    m_tokenCaption->show();
 }
 
 void WirePane::updateTimeLabel()

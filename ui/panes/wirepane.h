@@ -9,7 +9,8 @@
 // The simulation (core's deriveNetwork + simulateStep) and the sweep run off the GUI thread with
 // progress and cancel; the view keeps showing the last result until the new one is ready. The step
 // is simulated only while the pane is visible (a hidden pane marks itself stale and simulates when
-// shown), so big scenarios cost nothing elsewhere.
+// shown), so big scenarios cost nothing elsewhere. Following a token routes its traffic off the GUI
+// thread too (wirepanetrace.cpp): progress in the caption, Cancel, the latest token wins.
 
 #include "network/routing.h"
 #include "network/simulate.h"
@@ -21,6 +22,7 @@
 
 #include <QWidget>
 
+#include <any>
 #include <memory>
 #include <optional>
 
@@ -126,6 +128,10 @@ public:
     [[nodiscard]] const scenario::TokenTrace* tokenTrace() const { return m_trace ? &*m_trace : nullptr; }
     [[nodiscard]] QLabel* tokenCaption() const { return m_tokenCaption; }
     [[nodiscard]] QWidget* followChip() const { return m_followChip; }
+    // The trace's job (routing thousands of GPUs' transfers takes a second on the largest presets) and
+    // the button that cancels it (shown while it runs).
+    [[nodiscard]] BackgroundJob* traceJob() const { return m_traceJob; }
+    [[nodiscard]] QPushButton* traceCancelButton() const { return m_traceCancel; }
     // The animation's pace: one step plays in (the speed box's seconds) / (the settings' animation speed).
     [[nodiscard]] double playSeconds() const;
 
@@ -146,6 +152,8 @@ private:
     void fillFigures();
     void tick();
     void updateTrace();
+    void showTrace(const std::any& result);
+    [[nodiscard]] QWidget* buildTraceRow(QWidget* parent);
     void applyUnits();
     [[nodiscard]] DisplayUnits units() const;
 
@@ -210,7 +218,10 @@ private:
     bool m_stale = true;
     bool m_updating = false;
     std::optional<scenario::TokenTrace> m_trace;
-    std::unique_ptr<network::Router> m_router; // routes of m_result's topology, kept across traces
+    struct TraceRouter; // routes of m_result's topology, kept across traces (one trace at a time uses it)
+    std::shared_ptr<TraceRouter> m_router;
+    BackgroundJob* m_traceJob = nullptr;
+    QPushButton* m_traceCancel = nullptr;
     bool m_traceStale = false; // the followed token changed while the pane was hidden
     QLabel* m_tokenCaption = nullptr;
     QWidget* m_followChip = nullptr;

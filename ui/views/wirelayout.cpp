@@ -26,6 +26,7 @@ constexpr double kPadX = 22, kPadTop = 16, kRowGap = 48, kTitleH = 34;
 constexpr double kGpuW = 80, kGpuH = 54, kNicW = 74, kNicH = 34, kRcW = 82, kRcH = 40, kHostW = 82, kHostH = 34;
 constexpr double kSwH = 40, kNvH = 30, kSwitchRowH = 46;
 constexpr double kCompactW = 180, kCompactH = 104;
+constexpr double kGroupW = 300, kGroupH = 150, kGroupGapX = 60, kGroupGapY = 90, kTopRowH = 70, kOpenTitleH = 150;
 
 // The trailing number of a node name ("n0.gpu3" → 3, "leaf12" → 12), -1 when none.
 int trailingNumber(const std::string& name)
@@ -54,7 +55,10 @@ QStringList labelsOf(const network::Node& n)
         if (k < 0)
             return {QStringLiteral("Ethernet switch"), QStringLiteral("switch"), QStringLiteral("sw")};
         return {QStringLiteral("leaf %1").arg(k), QStringLiteral("L%1").arg(k), num};
-    case NodeKind::SpineSwitch: return {QStringLiteral("spine %1").arg(k), QStringLiteral("S%1").arg(k), num};
+    case NodeKind::SpineSwitch:
+        if (n.name.rfind("core", 0) == 0) // a three-tier fabric's core switch
+            return {QStringLiteral("core %1").arg(k), QStringLiteral("C%1").arg(k), num};
+        return {QStringLiteral("spine %1").arg(k), QStringLiteral("S%1").arg(k), num};
     }
     return {qs(n.name)};
 }
@@ -81,13 +85,64 @@ struct ServerParts {
     std::int64_t gpuLo = -1, gpuHi = -1;
 };
 
+// The grouped part of a large fabric, from y = 0 down: the top row (the switches in no group and the
+// core planes) and the collapsed pods or server groups in a grid under it, about twice as wide as
+// high. Returns the y where the open group's parts (or nothing) start.
+double placeGroups(WireLayout& L, const std::vector<NodeId>& topRow, double gridW,
+                   double gapScale)
+{
+    std::vector<int> boxes, planes;
+    for (std::size_t g = 0; g < L.grouping.groups.size(); ++g) {
+        if (int(g) == L.openGroup)
+            continue;
+        (L.grouping.groups[g].openable() ? boxes : planes).push_back(int(g));
+    }
+    const std::size_t n = boxes.size();
+    const int cols = n <= 8 ? int(std::max<std::size_t>(n, 1))
+                            : int(std::ceil(std::sqrt(2.0 * double(n))));
+    const int rows = n == 0 ? 0 : int((n + std::size_t(cols) - 1) / std::size_t(cols));
+    const std::size_t top = topRow.size() + planes.size();
+    const double width = std::max({gridW, cols * (kGroupW + kGroupGapX) - kGroupGapX, double(top) * 2.4 * kU});
+    // The top row, in node order with the planes after.
+    if (top > 0) {
+        const double pitch = width / double(top);
+        const double w = std::min(2.6 * kU, pitch * 0.86);
+        for (std::size_t i = 0; i < top; ++i) {
+            const QRectF r((double(i) + 0.5) * pitch - w / 2, 0, w, kTopRowH);
+            if (i < topRow.size())
+                L.nodes[topRow[i]].rect = r;
+            else
+                L.groups[std::size_t(planes[i - topRow.size()])].rect = r;
+        }
+    }
+    double y = top > 0 ? kTopRowH + 220 * gapScale : 0;
+    // The boxes, centred under the row.
+    const double gridWidth = cols * (kGroupW + kGroupGapX) - kGroupGapX;
+    const double x0 = (width - gridWidth) / 2;
+    for (std::size_t i = 0; i < n; ++i) {
+        const int c = int(i % std::size_t(cols)), r = int(i / std::size_t(cols));
+        L.groups[std::size_t(boxes[i])].rect =
+            QRectF(x0 + c * (kGroupW + kGroupGapX), y + r * (kGroupH + kGroupGapY), kGroupW, kGroupH);
+    }
+    if (rows > 0)
+        y += rows * (kGroupH + kGroupGapY) - kGroupGapY;
+    return L.openGroup >= 0 ? y + 260 * gapScale + kOpenTitleH : y;
+}
+
 // One pass at a given gap scale.
-WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServer, double gapScale)
+WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServer, double gapScale,
+                      const WireGroups& grouping, int openGroup)
 {
     WireLayout L;
     L.gapScale = gapScale;
     L.openServer = openServer;
     L.nodes.resize(t.nodes().size());
+    L.grouping = grouping;
+    L.groups.resize(grouping.groups.size());
+    L.openGroup = openGroup >= 0 && std::size_t(openGroup) < grouping.groups.size()
+                          && grouping.groups[std::size_t(openGroup)].openable()
+                      ? openGroup
+                      : -1;
 
     // Parts per server; switches outside servers.
     std::int64_t serverCount = 0;
@@ -95,9 +150,22 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         serverCount = std::max(serverCount, n.server + 1);
     std::vector<ServerParts> parts(static_cast<std::size_t>(serverCount));
     std::vector<NodeId> leaves, spines;
+    // With groups: the switches in no group (spines of a leaf–spine, cores of a three-tier) form the top
+    // row, the collapsed groups' boxes sit under it; an open group's parts are laid out below as usual.
+    std::vector<NodeId> topRow;
+    std::vector<char> hiddenServer(parts.size(), 0);
     for (NodeId id = 0; id < t.nodes().size(); ++id) {
         const network::Node& n = t.node(id);
+        if (L.collapsedGroupOf(id) >= 0) { // not drawn: no labels
+            if (n.server >= 0)
+                hiddenServer[std::size_t(n.server)] = 1;
+            continue;
+        }
         L.nodes[id].labels = labelsOf(n);
+        if (n.server < 0 && !grouping.empty() && grouping.of(id) < 0) {
+            topRow.push_back(id);
+            continue;
+        }
         if (n.server < 0) {
             (n.kind == NodeKind::SpineSwitch ? spines : leaves).push_back(id);
             continue;
@@ -119,8 +187,13 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         case NodeKind::SpineSwitch: spines.push_back(id); break;
         }
     }
-    const bool compact = parts.size() > std::size_t(WireLayout::kMaxDetailedServers);
-    if (!compact || L.openServer >= int(parts.size()))
+    std::vector<std::size_t> shown; // the servers drawn (not inside a collapsed group)
+    for (std::size_t s = 0; s < parts.size(); ++s)
+        if (!hiddenServer[s])
+            shown.push_back(s);
+    const bool compact = shown.size() > std::size_t(WireLayout::kMaxDetailedServers);
+    L.compactServers = compact;
+    if (!compact || L.openServer >= int(parts.size()) || L.openServer < 0 || hiddenServer[std::size_t(L.openServer)])
         L.openServer = -1;
 
     // The in-server neighbour a part hangs from (its PCIe switch or the root complex).
@@ -136,7 +209,7 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
     // A detailed server: rows NICs, (host memory), root complex, PCIe switches, GPUs, NVSwitch; title at
     // the bottom. place = false only measures.
     const double kRowGap = ::tw::ui::kRowGap * L.gapScale;
-    const double kTitleH = parts.size() > std::size_t(WireLayout::kMaxDetailedServers) ? 44 : parts.size() > 8 ? 100 : ::tw::ui::kTitleH;
+    const double kTitleH = shown.size() > std::size_t(WireLayout::kMaxDetailedServers) ? 44 : shown.size() > 8 ? 100 : ::tw::ui::kTitleH;
     L.titleH = kTitleH;
     auto layoutServer = [&](const ServerParts& p, QPointF origin, bool place) -> QSizeF {
         const int g = int(p.gpus.size());
@@ -226,10 +299,11 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
     };
 
     // Server sizes (compact ones except the opened one).
-    const std::size_t S = parts.size();
+    // Indices below run over the servers shown (server shown[s]).
+    const std::size_t S = shown.size();
     std::vector<QSizeF> size(S);
     for (std::size_t s = 0; s < S; ++s)
-        size[s] = compact && int(s) != L.openServer ? QSizeF(kCompactW, kCompactH) : layoutServer(parts[s], {}, false);
+        size[s] = compact && int(shown[s]) != L.openServer ? QSizeF(kCompactW, kCompactH) : layoutServer(parts[shown[s]], {}, false);
 
     // Grid: one row up to 8 servers (no link crosses a server), else the column count that frames best.
     const double aw = std::max(200.0, areaSize.width()), ah = std::max(150.0, areaSize.height());
@@ -295,6 +369,8 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         }
     };
     double y = 0;
+    if (!grouping.empty())
+        y = placeGroups(L, topRow, gridW, gapScale);
     if (!spines.empty()) {
         placeRow(spines, y);
         y += sh + 130 * L.gapScale + sh;
@@ -303,7 +379,9 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         placeRow(leaves, y);
         y += sh + 150 * L.gapScale + sh;
     }
-    L.servers.resize(S);
+    L.servers.resize(parts.size());
+    for (std::size_t s = 0; s < parts.size(); ++s)
+        L.servers[s].compact = hiddenServer[s] != 0; // inside a collapsed group: not drawn
     {
         std::vector<double> colX(colW.size()), rowY(rowH.size());
         double x = 0;
@@ -316,11 +394,12 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
             rowY[r] = ry;
             ry += rowH[r] + gy;
         }
-        for (std::size_t s = 0; s < S; ++s) {
-            const std::size_t c = s % std::size_t(bestCols), r = s / std::size_t(bestCols);
-            const QPointF origin(colX[c] + (colW[c] - size[s].width()) / 2, rowY[r]);
+        for (std::size_t i = 0; i < S; ++i) {
+            const std::size_t c = i % std::size_t(bestCols), r = i / std::size_t(bestCols);
+            const std::size_t s = shown[i];
+            const QPointF origin(colX[c] + (colW[c] - size[i].width()) / 2, rowY[r]);
             WireLayout::ServerGeom& sg = L.servers[s];
-            sg.rect = QRectF(origin, size[s]);
+            sg.rect = QRectF(origin, size[i]);
             sg.compact = compact && int(s) != L.openServer;
             const ServerParts& p = parts[s];
             const QString range = p.gpuLo < 0 ? QString()
@@ -344,16 +423,22 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
 
     // Segments: each drawn link direction; links of a compact server to the same outside node merge into
     // one line, links inside a compact server are not drawn.
+    // Objects: nodes, then compact servers, then collapsed groups.
     L.segmentOf.assign(t.links().size(), -1);
     const auto objects = NodeId(t.nodes().size());
+    const auto groupObjects = objects + NodeId(parts.size());
     auto objectOf = [&](NodeId n) -> NodeId {
+        if (const int g = L.collapsedGroupOf(n); g >= 0)
+            return groupObjects + NodeId(g);
         const auto s = t.node(n).server;
-        if (s >= 0 && std::size_t(s) < S && L.servers[std::size_t(s)].compact)
+        if (s >= 0 && std::size_t(s) < parts.size() && L.servers[std::size_t(s)].compact)
             return objects + NodeId(s);
         return n;
     };
     auto rectOf = [&](NodeId obj) -> QRectF {
-        return obj >= objects ? L.servers[obj - objects].rect : L.nodes[obj].rect;
+        return obj >= groupObjects ? L.groups[obj - groupObjects].rect
+               : obj >= objects    ? L.servers[obj - objects].rect
+                                   : L.nodes[obj].rect;
     };
     auto barOf = [&](NodeId obj) { return obj < objects && L.nodes[obj].bar; };
     // A leaf or spine spreads its links along its top and bottom edges, in the order of their other ends.
@@ -436,13 +521,26 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         seg.bandwidth = link.bandwidth;
         seg.width = WireLayout::capacityWidth(link.bandwidth);
         seg.hash = l * 2654435761u;
-        seg.between = t.node(link.from).server != t.node(link.to).server;
+        seg.between = t.node(link.from).server != t.node(link.to).server || a >= groupObjects || b >= groupObjects;
         L.segmentOf[l] = int(L.segments.size());
         L.segments.push_back(std::move(seg));
     }
 
     // World bounds.
     QRectF world;
+    if (L.openGroup >= 0) { // the open group's frame: around its parts
+        QRectF frame;
+        for (NodeId id = 0; id < t.nodes().size(); ++id)
+            if (grouping.of(id) == L.openGroup) {
+                const auto s = t.node(id).server;
+                frame = frame.united(s >= 0 ? L.servers[std::size_t(s)].rect : L.nodes[id].rect);
+            }
+        // Room above its parts for its title.
+        L.groups[std::size_t(L.openGroup)].rect = frame.adjusted(-40, -kOpenTitleH, 40, 30);
+        L.groups[std::size_t(L.openGroup)].open = true;
+    }
+    for (const auto& gg : L.groups)
+        world = world.united(gg.rect);
     for (const auto& sg : L.servers)
         world = world.united(sg.rect);
     for (const auto& ng : L.nodes)
@@ -454,21 +552,22 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
 
 } // namespace
 
-WireLayout WireLayout::compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted)
+WireLayout WireLayout::compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted, int openGroup)
 {
+    const WireGroups grouping = groupNodes(topology);
     // One row of servers: the row gaps grow so that the drawing fills the area's height too.
-    WireLayout L = layoutOnce(topology, area, openServer, 1);
-    if (!fitted || L.servers.empty() || L.servers.size() > 8 || L.world.isEmpty())
+    WireLayout L = layoutOnce(topology, area, openServer, 1, grouping, openGroup);
+    if (!fitted || L.servers.empty() || L.servers.size() > 8 || L.world.isEmpty() || !grouping.empty())
         return L;
     // The other way round when the height limits the scale: the gaps shrink (down to 0.45).
     const double h1 = L.world.height(), w1 = L.world.width();
     const double target = w1 * area.height() / area.width();
     if (std::abs(target - h1) < 0.02 * h1)
         return L;
-    const WireLayout twice = layoutOnce(topology, area, L.openServer, 2);
+    const WireLayout twice = layoutOnce(topology, area, L.openServer, 2, grouping, L.openGroup);
     const double slope = twice.world.height() - h1;
     const double g = slope > 0 ? std::clamp(1 + (target - h1) / slope, 0.45, 2.6) : 1.0;
-    return layoutOnce(topology, area, L.openServer, g);
+    return layoutOnce(topology, area, L.openServer, g, grouping, L.openGroup);
 }
 
 bool WireLayout::nodeDrawn(const network::Topology& topology, NodeId node) const

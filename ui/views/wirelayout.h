@@ -5,7 +5,10 @@
 // (then a single row of up to 8 servers stretches or shrinks its vertical gaps to fill the area).
 // Output: node and server rectangles, and one segment per drawn link direction (the NIC links of a
 // compact server to one outside node merged into one). The view transform, hover and painting stay
-// in WireView.
+// in WireView. Large fabrics draw groups of nodes collapsed (pods, server groups, core planes:
+// wiregroups.h) above the rest; one of them can be drawn open.
+
+#include "wiregroups.h"
 
 #include "network/topology.h"
 
@@ -48,6 +51,12 @@ public:
         bool between = false;                 // joins two servers or a server and a switch (drawn under the boxes)
     };
 
+    struct GroupGeom {
+        QRectF rect;          // the collapsed box; for the open group the frame around its parts
+        bool open = false;
+        bool highlighted = false; // set by the view (a highlighted GPU inside)
+    };
+
     std::vector<NodeGeom> nodes;     // per NodeId
     std::vector<ServerGeom> servers; // per server
     std::vector<Segment> segments;
@@ -57,11 +66,23 @@ public:
     int openServer = -1;             // the compact server drawn in full (-1 when none or not compact)
     double titleH = 34;              // a detailed server's title band
     double gapScale = 1;             // vertical gaps × this
+    WireGroups grouping;             // which nodes are drawn collapsed (empty for small fabrics)
+    std::vector<GroupGeom> groups;   // per grouping.groups
+    int openGroup = -1;              // the group drawn open (-1: none)
+    bool compactServers = false;     // the servers shown are drawn compact
 
     // Lays out `topology` for a drawing area of `area` (widget px; only its shape and size matter).
-    [[nodiscard]] static WireLayout compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted);
+    // `openGroup`: the pod or server group drawn open (-1 or one that cannot open: none).
+    [[nodiscard]] static WireLayout compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted,
+                                            int openGroup = -1);
 
-    [[nodiscard]] bool compact() const { return servers.size() > std::size_t(kMaxDetailedServers); }
+    [[nodiscard]] bool compact() const { return compactServers; }
+    // The collapsed group a node is drawn in (-1: drawn on its own or inside a compact server).
+    [[nodiscard]] int collapsedGroupOf(network::NodeId node) const
+    {
+        const int g = grouping.of(node);
+        return g >= 0 && g != openGroup ? g : -1;
+    }
     // Drawn as its own box (placed, and not inside a compact server).
     [[nodiscard]] bool nodeDrawn(const network::Topology& topology, network::NodeId node) const;
 

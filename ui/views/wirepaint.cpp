@@ -133,6 +133,71 @@ void paintServerBoxes(QPainter& p, const WireLayout& geo, const network::Topolog
 
 }
 
+void paintGroupBoxes(QPainter& p, const WireLayout& geo, const WireViewport& vp)
+{
+    // One title form for every box (the longest that fits all of them): "group 3" next to "servers 0–31"
+    // would read as two kinds of box.
+    int form = 1;
+    for (std::size_t g = 0; g < geo.groups.size(); ++g) {
+        const WireGroups::Group& info = geo.grouping.groups[g];
+        if (geo.groups[g].open || !info.openable() || geo.groups[g].rect.isNull())
+            continue;
+        const QRectF r = vp.toScreen(geo.groups[g].rect);
+        const QFontMetricsF fm(pixelFont(std::min(18.0, r.height() * 0.42 * 0.52), true));
+        while (form + 1 < int(info.titles.size()) && fm.horizontalAdvance(info.titles[form]) > r.width() - 12)
+            ++form;
+    }
+    for (std::size_t g = 0; g < geo.groups.size(); ++g) {
+        const WireLayout::GroupGeom& gg = geo.groups[g];
+        const WireGroups::Group& info = geo.grouping.groups[g];
+        const QRectF r = vp.toScreen(gg.rect);
+        if (gg.rect.isNull() || !r.intersects(vp.view))
+            continue;
+        const double radius = std::min(10.0, r.height() * 0.1);
+        if (gg.open) {
+            // The open group: a dashed frame around its parts, its title above them.
+            p.setPen(QPen(kInk, 1.5, Qt::DashLine));
+            p.setBrush(Qt::NoBrush);
+            p.drawRoundedRect(r, radius, radius);
+            const double th = std::min(vp.scale * 150 * 0.6, 30.0); // the frame's title band (kOpenTitleH)
+            QStringList titles;
+            for (const QString& c : info.titles)
+                titles << QCoreApplication::translate("WireView", "%1 · %2 — double-click here or Esc to collapse")
+                              .arg(c, info.subtitle)
+                       << c;
+            drawFittedLabel(p, QRectF(r.left() + 8, r.top() + 6, r.width() - 16, th), titles, kInk, true, 22);
+            continue;
+        }
+        if (!info.openable()) { // a core plane: a switch box
+            p.setPen(QPen(kServerLine, 1.2));
+            p.setBrush(kSwitchFill);
+            p.drawRoundedRect(r, radius, radius);
+            if (r.height() * 0.62 * 0.52 >= 7.5) {
+                drawFittedLabel(p, r.adjusted(0, 0, 0, -r.height() * 0.38), info.titles, kInk, true, 16);
+                drawFittedLabel(p, r.adjusted(0, r.height() * 0.5, 0, 0), {info.subtitle}, kMuted, false, 13);
+            } else {
+                drawFittedLabel(p, r, info.titles, kInk, true, 14); // too small for two lines
+            }
+            continue;
+        }
+        p.setPen(QPen(gg.highlighted ? kInk : kServerLine, gg.highlighted ? 3 : 1.4));
+        p.setBrush(Qt::NoBrush); // the load fill is drawn under this layer
+        p.drawRoundedRect(r, radius, radius);
+        if (gg.highlighted) { // a yellow band: the followed token's GPUs are inside
+            const QRectF band(r.left() + 3, r.top() + 3, r.width() - 6, std::max(3.0, r.height() * 0.08));
+            p.fillRect(band, kGpuHighlight);
+        }
+        const QRectF top(r.left(), r.top() + r.height() * 0.12, r.width(), r.height() * 0.42);
+        const QRectF bottom(r.left(), r.top() + r.height() * 0.54, r.width(), r.height() * 0.34);
+        if (top.height() * 0.52 >= 7.5) {
+            drawFittedLabel(p, top, info.titles.mid(std::min<int>(form, int(info.titles.size()) - 1)), kInk, true, 18);
+            drawFittedLabel(p, bottom, {info.subtitle, QString::number(info.gpus)}, kInk, false, 16);
+        } else {
+            drawFittedLabel(p, r, info.titles.mid(1), kInk, true, 14);
+        }
+    }
+}
+
 void paintNodeBoxes(QPainter& p, const WireLayout& geo, const network::Topology& t, const WireViewport& vp,
                     const std::vector<int>& highlightedGpus)
 {

@@ -38,6 +38,9 @@ inline const QColor kWireTokenGlow{0xF0, 0xE4, 0x42}; // the followed token's li
 // Server boxes (compact ones with their GPU range) and their titles; `openServer` is outlined.
 void paintServerBoxes(QPainter& p, const WireLayout& geo, const network::Topology& t, const WireViewport& vp,
                       int openServer);
+// Collapsed groups (wiregroups.h): the outlines, titles and GPU counts of the pods and server groups
+// (their load fill is the moving layer's), the core planes as switch boxes, the open group's frame.
+void paintGroupBoxes(QPainter& p, const WireLayout& geo, const WireViewport& vp);
 // Node boxes and labels; the GPUs in `highlightedGpus` (ascending) yellow.
 void paintNodeBoxes(QPainter& p, const WireLayout& geo, const network::Topology& t, const WireViewport& vp,
                     const std::vector<int>& highlightedGpus);

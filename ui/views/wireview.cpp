@@ -36,6 +36,7 @@ constexpr double kLegendPx = 34;          // the legend strip at the bottom of t
 constexpr double kMinSpacingPx = 9;       // packet spacing at a strategy rate equal to the bandwidth
 constexpr double kTravelPxPerStep = 2917; // how far the packet phase moves over the whole step
 constexpr int kMaxPackets = 4000;
+constexpr std::size_t kMaxSmoothLines = 800; // beyond this many lines a frame draws them aliased
 constexpr double kHitPx = 6;
 
 // Distance from p to the segment ab.
@@ -61,6 +62,8 @@ struct WireView::ViewState {
     WireLayout geo;                  // world coordinates (wirelayout.h)
     network::LinkRateLookup rates;   // the simulation's rate samples by link
     double maxPayload = 0;           // busiest line's payload (colour without a simulation)
+    std::vector<double> groupPayload; // per group: its internal links' payload
+    double maxGroupPayload = 0;
 
     // World → widget: screen = world · scale + offset.
     double scale = 1, fitScale = 1;
@@ -132,6 +135,7 @@ void WireView::setNetwork(std::shared_ptr<const network::Topology> topology, std
     m_simulation = std::move(simulation);
     if (!sameShape) {
         m_openServer = -1;
+        m_openGroup = -1;
         L.fitted = true;
     }
     if (m_callers.size() != (m_topology ? m_topology->links().size() : 0))
@@ -153,6 +157,7 @@ void WireView::clear()
     m_simulation.reset();
     m_callers.clear();
     m_openServer = -1;
+    m_openGroup = -1;
     *m_state = ViewState{};
     update();
 }
@@ -220,12 +225,16 @@ void WireView::setHighlightedGpus(std::vector<int> gpus)
     ++L.generation;
     for (std::size_t s = 0; s < L.geo.servers.size(); ++s)
         L.geo.servers[s].highlighted = false;
+    for (auto& g : L.geo.groups)
+        g.highlighted = false;
     if (m_topology)
         for (const int g : m_highlighted)
             if (g >= 0 && std::uint64_t(g) < m_topology->gpuCount() && m_topology->gpuNode(std::uint64_t(g)) != network::kNoNode) {
                 const auto server = m_topology->node(m_topology->gpuNode(std::uint64_t(g))).server;
                 if (server >= 0 && std::size_t(server) < L.geo.servers.size())
                     L.geo.servers[std::size_t(server)].highlighted = true;
+                if (const int grp = L.geo.collapsedGroupOf(m_topology->gpuNode(std::uint64_t(g))); grp >= 0)
+                    L.geo.groups[std::size_t(grp)].highlighted = true;
             }
     update();
 }
@@ -243,8 +252,10 @@ void WireView::rebuildLayout()
     ViewState& L = *m_state;
     ++L.generation;
     L.hoveredSegment = -1;
-    L.geo = m_topology ? WireLayout::compute(*m_topology, contentArea().size(), m_openServer, L.fitted) : WireLayout{};
+    L.geo = m_topology ? WireLayout::compute(*m_topology, contentArea().size(), m_openServer, L.fitted, m_openGroup)
+                       : WireLayout{};
     m_openServer = L.geo.openServer;
+    m_openGroup = L.geo.openGroup;
     L.rates = network::LinkRateLookup(m_topology.get(), m_simulation.get(), m_loads.get());
     // The busiest line's payload.
     L.maxPayload = 0;
@@ -258,6 +269,18 @@ void WireView::rebuildLayout()
         }
         L.maxPayload = std::max(L.maxPayload, payload);
     }
+    L.groupPayload.assign(L.geo.groups.size(), 0);
+    L.maxGroupPayload = 0;
+    for (std::size_t g = 0; g < L.geo.groups.size(); ++g) {
+        for (const LinkId l : L.geo.grouping.groups[g].internal)
+            L.groupPayload[g] += m_loads && l < m_loads->links.size() ? m_loads->links[l].payload()
+                                 : m_simulation && l < m_simulation->linkPayloadBytes.size() ? m_simulation->linkPayloadBytes[l]
+                                                                                              : 0.0;
+        L.maxGroupPayload = std::max(L.maxGroupPayload, L.groupPayload[g]);
+    }
+    // The highlight survives a new layout.
+    if (!m_highlighted.empty())
+        setHighlightedGpus(m_highlighted);
     if (m_topology) {
         L.nodeCount = m_topology->nodes().size();
         L.linkCount = m_topology->links().size();
@@ -343,6 +366,102 @@ void WireView::openServer(int server)
     }
     update();
     emit serverOpened(server);
+}
+
+void WireView::openGroup(int group)
+{
+    const auto& groups = m_state->geo.grouping.groups;
+    if (group < -1 || group >= int(groups.size()) || (group >= 0 && !groups[std::size_t(group)].openable()))
+        group = -1;
+    if (group == m_openGroup)
+        return;
+    m_openGroup = group;
+    m_openServer = -1;
+    ViewState& L = *m_state;
+    L.fitted = true;
+    rebuildLayout();
+    // Frame the open group's parts (the boxes stay in view above them at the fitted zoom).
+    if (group >= 0) {
+        const QRectF r = L.geo.groups[std::size_t(group)].rect;
+        const QRectF area = contentArea();
+        const double scale = std::min({L.fitScale * 40, 0.95 * area.width() / r.width(), 0.9 * area.height() / r.height()});
+        if (scale > L.scale) {
+            L.scale = scale;
+            L.offset = area.center() - r.center() * scale;
+            L.fitted = false;
+        }
+    }
+    update();
+    emit groupOpened(group);
+}
+
+const WireLayout& WireView::layout() const
+{
+    return m_state->geo;
+}
+
+int WireView::groupCount() const
+{
+    return int(m_state->geo.grouping.groups.size());
+}
+
+const WireGroups::Group* WireView::group(int group) const
+{
+    const auto& groups = m_state->geo.grouping.groups;
+    return group >= 0 && group < int(groups.size()) ? &groups[std::size_t(group)] : nullptr;
+}
+
+std::optional<int> WireView::groupAt(QPoint pos) const
+{
+    const QPointF w = toWorld(QPointF(pos));
+    const auto& groups = m_state->geo.groups;
+    for (std::size_t g = 0; g < groups.size(); ++g)
+        if (int(g) != m_openGroup && groups[g].rect.contains(w))
+            return int(g);
+    if (m_openGroup >= 0 && groups[std::size_t(m_openGroup)].rect.contains(w))
+        return m_openGroup;
+    return std::nullopt;
+}
+
+std::optional<QRectF> WireView::groupRect(int group) const
+{
+    const auto& groups = m_state->geo.groups;
+    if (group < 0 || std::size_t(group) >= groups.size() || groups[std::size_t(group)].rect.isNull())
+        return std::nullopt;
+    const QRectF& r = groups[std::size_t(group)].rect;
+    return QRectF(toScreen(r.topLeft()), toScreen(r.bottomRight()));
+}
+
+QString WireView::groupToolTip(int g) const
+{
+    const WireGroups::Group* info = group(g);
+    if (!info)
+        return {};
+    QString tip = tr("<b>%1</b> (%2): %3 switches inside.").arg(info->titles.value(1), info->titles.value(0), QString::number(info->switches));
+    if (info->openable()) {
+        tip += m_simulation ? tr(" Its network links carry %1 % of their capacity now.")
+                                  .arg(QString::number(100 * drawnGroupUtilization(g), 'f', 1))
+                            : tr(" Its network links carry %1 % of the busiest group's payload.")
+                                  .arg(QString::number(100 * drawnGroupUtilization(g), 'f', 1));
+        tip += tr(" Double-click to open it.");
+    }
+    return tip;
+}
+
+double WireView::drawnGroupUtilization(int group) const
+{
+    const ViewState& L = *m_state;
+    if (group < 0 || std::size_t(group) >= L.geo.groups.size())
+        return 0;
+    if (!m_simulation)
+        return L.maxGroupPayload > 0 ? L.groupPayload[std::size_t(group)] / L.maxGroupPayload : 0;
+    const network::LinkRates r = L.rates.sum(L.geo.grouping.groups[std::size_t(group)].internal, m_time);
+    return r.bandwidth > 0 ? r.total / r.bandwidth : 0;
+}
+
+QColor WireView::drawnGroupColor(int group) const
+{
+    return loadColor(drawnGroupUtilization(group));
 }
 
 QPointF WireView::toScreen(QPointF world) const
@@ -556,6 +675,8 @@ void WireView::paintEvent(QPaintEvent*)
                     traced[i] = 2;
             }
     auto drawLines = [&](bool between) {
+        // Thousands of lines (a large fabric's collapsed groups): aliased, several times cheaper to draw.
+        p.setRenderHint(QPainter::Antialiasing, n <= kMaxSmoothLines);
         for (std::size_t i = 0; i < n; ++i) {
             if (!visible[i] || L.geo.segments[i].between != between)
                 continue;
@@ -650,7 +771,22 @@ void WireView::paintEvent(QPaintEvent*)
 
     // 1. Lines between servers and switches (under the server boxes: in a grid they pass behind).
     drawLines(true);
+    p.setRenderHint(QPainter::Antialiasing, true);
     drawPackets(true);
+
+    // Collapsed pods and server groups: filled with the load inside them (their outlines and labels are
+    // in the static layer).
+    for (std::size_t g = 0; g < L.geo.groups.size(); ++g) {
+        if (int(g) == m_openGroup || !L.geo.grouping.groups[g].openable())
+            continue;
+        const QRectF r = QRectF(toScreen(L.geo.groups[g].rect.topLeft()), toScreen(L.geo.groups[g].rect.bottomRight()));
+        if (!r.intersects(view))
+            continue;
+        p.setPen(Qt::NoPen);
+        p.setBrush(palette::mix(drawnGroupColor(int(g)), Qt::white, 0.55));
+        const double radius = std::min(10.0, r.height() * 0.1);
+        p.drawRoundedRect(r, radius, radius);
+    }
 
     // 2. Server boxes, 3. lines inside servers, then the nodes and their labels (both static layers are
     // cached images, redrawn when the view moves), then those lines' packets.
@@ -668,6 +804,7 @@ void WireView::paintEvent(QPaintEvent*)
             QPainter q(&L.serverLayer);
             q.setRenderHint(QPainter::Antialiasing, true);
             paintServerBoxes(q, L.geo, *m_topology, viewport(), m_openServer);
+            paintGroupBoxes(q, L.geo, viewport());
         }
         QPainter q(&L.nodeLayer);
         q.setRenderHint(QPainter::Antialiasing, true);
@@ -675,6 +812,7 @@ void WireView::paintEvent(QPaintEvent*)
     }
     p.drawImage(QPointF(0, 0), L.serverLayer);
     drawLines(false);
+    p.setRenderHint(QPainter::Antialiasing, true);
     p.drawImage(QPointF(0, 0), L.nodeLayer);
     drawPackets(false);
     std::optional<QString> token;
@@ -738,6 +876,20 @@ void WireView::mouseReleaseEvent(QMouseEvent* event)
 
 void WireView::mouseDoubleClickEvent(QMouseEvent* event)
 {
+    // A collapsed group opens; a double-click on the open group's frame (not on one of its servers) closes it.
+    if (const auto g = groupAt(event->position().toPoint())) {
+        const auto s = serverAt(event->position().toPoint());
+        if (*g != m_openGroup) {
+            openGroup(*g);
+            event->accept();
+            return;
+        }
+        if (!s) {
+            openGroup(-1);
+            event->accept();
+            return;
+        }
+    }
     if (compactServers()) {
         const auto s = serverAt(event->position().toPoint());
         if (s && *s == m_openServer)
@@ -760,6 +912,8 @@ void WireView::keyPressEvent(QKeyEvent* event)
     case Qt::Key_Escape:
         if (m_openServer >= 0)
             openServer(-1);
+        else if (m_openGroup >= 0)
+            openGroup(-1);
         else
             QWidget::keyPressEvent(event);
         return;
@@ -794,6 +948,8 @@ bool WireView::event(QEvent* event)
         auto* help = static_cast<QHelpEvent*>(event);
         if (const auto link = linkAt(help->pos()))
             QToolTip::showText(help->globalPos(), linkToolTip(*link), this);
+        else if (const auto g = groupAt(help->pos()); g && *g != m_openGroup)
+            QToolTip::showText(help->globalPos(), groupToolTip(*g), this);
         else
             QToolTip::hideText();
         return true;

@@ -10,7 +10,11 @@
 // packets, so the animation holds 60 fps with 64 GPUs. Zoom (wheel, +/−) around the cursor and pan
 // (drag); fitToView() frames everything. Beyond kMaxDetailedServers servers, servers are drawn
 // compact (one box with its GPU count, its NIC links merged into one line per leaf); double-clicking
-// a compact server opens it (drawn in full in place of its box); openServer(-1) closes it.
+// a compact server opens it (drawn in full in place of its box); openServer(-1) closes it. Larger
+// fabrics collapse groups (wiregroups.h): a three-tier fabric's pods, or the servers under one set of
+// leaves beyond 128 servers, each one box with its GPU count, filled with the load of the network links
+// inside it; double-clicking a box opens that group (its parts drawn under the boxes, framed),
+// double-clicking its frame (or Esc) closes it.
 //
 // The time is set from outside (the pane's play/scrub controls). Hovering a link emits linkHovered
 // and shows a tooltip (payload and wire bytes, utilization over the step, the rate now, the
@@ -95,6 +99,19 @@ public:
     void openServer(int server);
     [[nodiscard]] int openedServer() const { return m_openServer; }
     [[nodiscard]] bool compactServers() const;
+    // The pod or server group drawn open (-1: none; see wiregroups.h); groups drawn collapsed.
+    void openGroup(int group);
+    [[nodiscard]] int openedGroup() const { return m_openGroup; }
+    [[nodiscard]] int groupCount() const;
+    [[nodiscard]] const WireGroups::Group* group(int group) const;
+    [[nodiscard]] std::optional<int> groupAt(QPoint pos) const;     // a collapsed box, or the open group's frame
+    [[nodiscard]] std::optional<QRectF> groupRect(int group) const; // widget coordinates (the frame when open)
+    // A collapsed group's load: Σ rate now / Σ bandwidth of the network links inside it; without a
+    // simulation, its payload over the busiest group's.
+    [[nodiscard]] double drawnGroupUtilization(int group) const;
+    [[nodiscard]] QColor drawnGroupColor(int group) const;
+    [[nodiscard]] QString groupToolTip(int group) const;
+    [[nodiscard]] const WireLayout& layout() const; // the geometry drawn now (world units)
 
     // Geometry and what the last paint drew, for tests and the pane (widget coordinates).
     [[nodiscard]] std::optional<QPointF> nodeCenter(network::NodeId node) const; // nullopt: not drawn
@@ -120,6 +137,7 @@ public:
 signals:
     void linkHovered(int link); // -1 when the pointer leaves the links
     void serverOpened(int server);
+    void groupOpened(int group); // -1 when closed
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -157,6 +175,7 @@ private:
     DisplayUnits m_units;
     double m_time = 0;
     int m_openServer = -1;
+    int m_openGroup = -1;
 };
 
 } // namespace tw::ui
