@@ -246,6 +246,7 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
     for (int s = 0; s < stages; s += every)
         ticker->addTick(s, tr("stage %1").arg(s));
     m_plot->yAxis->setTicker(ticker);
+    m_plot->yAxis->setLabel(tr("pipeline stage"));
     m_plot->yAxis->setRange(-0.6, stages - 0.4);
     m_plot->xAxis->setRange(0, stepEnd * m_scale * 1.01);
     m_plot->xAxis->setLabel(tr("time in one optimizer step (%1)").arg(unit));

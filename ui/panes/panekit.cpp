@@ -1,6 +1,7 @@
 #include "panekit.h"
 
 #include "document/document.h"
+#include "settings/fontfollow.h"
 #include "settings/theme.h"
 #include "views/figuretablemodel.h"
 #include "views/tokenchipview.h"
@@ -21,6 +22,8 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QTextBrowser>
+#include <QToolButton>
+#include <QEvent>
 #include <QVBoxLayout>
 
 namespace tw::ui::panekit {
@@ -31,9 +34,8 @@ QLabel* caption(QWidget* pane, const char* objectName)
     label->setObjectName(QString::fromLatin1(objectName));
     label->setWordWrap(true);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    QFont big = pane->font();
-    big.setPointSizeF(big.pointSizeF() * 1.15);
-    label->setFont(big);
+    label->setProperty("stageCaption", true); // gives way to the narration band (MainWindow)
+    fontfollow::followAppFont(label, 1.15); // presentation mode and the font scale enlarge it too
     return label;
 }
 
@@ -105,6 +107,59 @@ QSplitter* figurePage(QWidget* pane, QAbstractItemModel* figures, const char* pr
     return split;
 }
 
+namespace {
+
+// Keeps the toggle's check and text on the form's visibility.
+class FormToggleSync : public QObject {
+public:
+    FormToggleSync(QToolButton* button, QWidget* form)
+        : QObject(button)
+        , m_button(button)
+        , m_form(form)
+    {
+        form->installEventFilter(this);
+        sync();
+    }
+    void sync()
+    {
+        const bool shown = !m_form->isHidden();
+        const QSignalBlocker block(m_button);
+        m_button->setChecked(shown);
+        m_button->setText(shown ? QCoreApplication::translate("tw::ui::panekit", "◂ Form")
+                                : QCoreApplication::translate("tw::ui::panekit", "▸ Form"));
+        m_button->setToolTip(shown ? QCoreApplication::translate("tw::ui::panekit", "Fold the form away: the drawing gets the room")
+                                   : QCoreApplication::translate("tw::ui::panekit", "Show the form again"));
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override
+    {
+        if (watched == m_form && (event->type() == QEvent::ShowToParent || event->type() == QEvent::HideToParent))
+            sync();
+        return QObject::eventFilter(watched, event);
+    }
+
+private:
+    QToolButton* m_button;
+    QWidget* m_form;
+};
+
+} // namespace
+
+QWidget* formToggle(QWidget* pane, QWidget* form)
+{
+    auto* button = new QToolButton(pane);
+    button->setObjectName(QStringLiteral("formToggle"));
+    button->setCheckable(true);
+    button->setAutoRaise(true);
+    auto* sync = new FormToggleSync(button, form);
+    QObject::connect(button, &QToolButton::toggled, form, [form, sync](bool on) {
+        form->setVisible(on);
+        sync->sync();
+    });
+    return button;
+}
+
 void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,
                  int tabsHeight, QWidget* chip)
 {
@@ -122,14 +177,12 @@ void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawin
     split->setStretchFactor(1, 1);
     split->setSizes({330, 1070});
     auto* layout = new QVBoxLayout(pane);
-    if (chip) {
-        auto* top = new QHBoxLayout;
-        top->addWidget(caption, 1);
+    auto* top = new QHBoxLayout;
+    top->addWidget(formToggle(pane, form), 0, Qt::AlignTop);
+    top->addWidget(caption, 1);
+    if (chip)
         top->addWidget(chip, 0, Qt::AlignTop);
-        layout->addLayout(top);
-    } else {
-        layout->addWidget(caption);
-    }
+    layout->addLayout(top);
     layout->addWidget(split, 1);
 }
 
@@ -156,9 +209,7 @@ QWidget* followChip(QWidget* pane, Document* document)
                                        "#followChip QLabel { color: #111827; }"));
     auto* label = new QLabel(chip);
     label->setObjectName(QStringLiteral("followChipLabel"));
-    QFont bold = label->font();
-    bold.setBold(true);
-    label->setFont(bold);
+    fontfollow::followAppFont(label, 1.0, true);
     auto* stop = new QPushButton(QCoreApplication::translate("tw::ui::panekit", "✕ Stop following"), chip);
     stop->setObjectName(QStringLiteral("stopFollowing"));
     stop->setToolTip(QCoreApplication::translate("tw::ui::panekit", "Stop following the token through the stages"));
