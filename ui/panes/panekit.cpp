@@ -10,6 +10,7 @@
 
 #include <QCursor>
 #include <QFormLayout>
+#include <QLayout>
 #include <QHBoxLayout>
 #include <QPushButton>
 #include <QToolTip>
@@ -39,8 +40,42 @@ QLabel* caption(QWidget* pane, const char* objectName)
     return label;
 }
 
+namespace {
+
+// A scroll area sizes its widget by the minimum size, which knows nothing of word-wrapped labels that
+// grow taller as the form gets narrower: the form is kept as tall as its layout needs at its width.
+class FormHeight : public QObject {
+public:
+    explicit FormHeight(QWidget* form)
+        : QObject(form)
+        , m_form(form)
+    {
+        form->installEventFilter(this);
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override
+    {
+        if (watched == m_form && (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest)) {
+            QLayout* layout = m_form->layout();
+            if (layout && layout->hasHeightForWidth()) {
+                const int need = layout->totalHeightForWidth(m_form->width());
+                if (need > 0 && need != m_form->minimumHeight())
+                    m_form->setMinimumHeight(need);
+            }
+        }
+        return QObject::eventFilter(watched, event);
+    }
+
+private:
+    QWidget* m_form;
+};
+
+} // namespace
+
 QScrollArea* formScroll(QWidget* form, QWidget* pane, int minWidth)
 {
+    new FormHeight(form);
     auto* scroll = new QScrollArea(pane);
     scroll->setWidget(form);
     scroll->setWidgetResizable(true);
@@ -205,6 +240,8 @@ QWidget* followChip(QWidget* pane, Document* document)
 {
     auto* chip = new QFrame(pane);
     chip->setObjectName(QStringLiteral("followChip"));
+    // Its own width, also when the caption beside it gives way to the narration.
+    chip->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Preferred);
     chip->setStyleSheet(QStringLiteral("#followChip { background: #fff7d6; border: 2px solid #111827; border-radius: 12px; }"
                                        "#followChip QLabel { color: #111827; }"));
     auto* label = new QLabel(chip);

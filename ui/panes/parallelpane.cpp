@@ -151,7 +151,7 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
 
     // The mesh on top across the full width (it is what a drag changes), the tables and charts below.
     m_followChip = panekit::followChip(this, m_document);
-    panekit::stageLayout(this, m_caption, formScroll, m_mesh, m_tabs, 400, 420, m_followChip);
+    panekit::stageLayout(this, m_caption, formScroll, m_mesh, m_tabs, 540, 280, m_followChip);
 
     // The drawing asks; the document decides (an undoable command) and the new mesh comes back.
     connect(m_mesh, &MeshView::swapRequested, this, [this](int a, int b) { m_document->swapGpus(a, b); });
