@@ -255,6 +255,7 @@ void TestLayout::holds(const QString& preset)
     m_window->resize(size);
     settle();
     QStringList found;
+    QStringList grew;
     for (int stage = 0; stage < m_window->stageCount(); ++stage) {
         m_window->setStage(stage);
         settle();
@@ -280,9 +281,16 @@ void TestLayout::holds(const QString& preset)
         }
         if (!anyTabs)
             found << problems(QStringLiteral("stage %1").arg(stage + 1));
+        // The projector's size holds: no stage asks for a larger window (which a screen cannot give).
+        if (m_window->size() != size)
+            grew << QStringLiteral("stage %1: the window grew to %2×%3").arg(stage + 1).arg(m_window->width()).arg(m_window->height());
     }
     found.removeDuplicates();
     QVERIFY2(found.isEmpty(), qPrintable(QStringLiteral("\n") + found.join(QLatin1Char('\n'))));
+    // Known: with GPT-3 175B at 1280 px the window's minimum width is ~1333 px (what sets it is not found yet).
+    if (preset == QLatin1String("gpt3-175b") && size == QSize(1280, 720))
+        QEXPECT_FAIL("1280x720", "the window's minimum width on gpt3-175b is ~1333 px (issue 22, left open)", Continue);
+    QVERIFY2(grew.isEmpty(), qPrintable(QStringLiteral("\n") + grew.join(QLatin1Char('\n'))));
     m_window->presentation()->leave();
 }
 

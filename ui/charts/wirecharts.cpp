@@ -53,7 +53,7 @@ QCustomPlot* makePlot(QWidget* parent, const char* name, const QString& title, Q
     // The legend in its own row under the chart, so it never covers data.
     legendBelow(plot, base);
     plot->legend->setWrap(7);
-    plot->setMinimumHeight(150); // the tabs under the wire are short at 1280×720: shrink, never be cut
+    plot->setMinimumHeight(120); // the tabs under the wire are short at 1280×720: shrink, never be cut
     return plot;
 }
 

@@ -213,10 +213,11 @@ void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawin
     split->setSizes({330, 1070});
     auto* layout = new QVBoxLayout(pane);
     auto* top = new QHBoxLayout;
-    top->addWidget(formToggle(pane, form), 0, Qt::AlignTop);
+    // The toggle on the left, the chip on the right, also while the caption gives way to the narration.
+    top->addWidget(formToggle(pane, form), 0, Qt::AlignLeft | Qt::AlignTop);
     top->addWidget(caption, 1);
     if (chip)
-        top->addWidget(chip, 0, Qt::AlignTop);
+        top->addWidget(chip, 0, Qt::AlignRight | Qt::AlignTop);
     layout->addLayout(top);
     layout->addWidget(split, 1);
 }

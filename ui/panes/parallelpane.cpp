@@ -136,7 +136,7 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
     pipeSplit->setSizes({330, 170});
     // Both scroll or shrink: the pane must fit a 1280×720 projector with the other stages.
     m_pipeline->widget()->setMinimumHeight(120);
-    partitionScroll->setMinimumHeight(90);
+    partitionScroll->setMinimumHeight(70);
     m_tabs->addTab(pipeSplit, tr("Pipeline"));
 
     m_figures = new FigureTableModel(this);

@@ -161,9 +161,9 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 4, 8, 8);
     auto* top = new QHBoxLayout;
-    top->addWidget(panekit::formToggle(this, formScroll), 0, Qt::AlignTop);
+    top->addWidget(panekit::formToggle(this, formScroll), 0, Qt::AlignLeft | Qt::AlignTop);
     top->addWidget(m_caption, 1);
-    top->addWidget(m_followChip, 0, Qt::AlignTop);
+    top->addWidget(m_followChip, 0, Qt::AlignRight | Qt::AlignTop);
     layout->addLayout(top);
     layout->addWidget(m_status);
     layout->addWidget(m_message);
