@@ -16,6 +16,7 @@
 #include "shell/modelhelp.h"
 #include "shell/narrationbar.h"
 #include "shell/presentation.h"
+#include "settings/fontfollow.h"
 #include "settings/settingsdialog.h"
 #include "shell/scenariotoolbar.h"
 #include "stagenavigator.h"
@@ -34,12 +35,16 @@
 #include <QLineEdit>
 #include <QPainter>
 #include <QTabWidget>
+#include <QHBoxLayout>
+#include <QToolButton>
+#include <QLabel>
 #include <QTextBrowser>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QVBoxLayout>
+#include <qcustomplot.h>
 
 namespace tw::ui {
 
@@ -73,7 +78,16 @@ MainWindow::MainWindow(QWidget* parent)
     auto* layout = new QVBoxLayout(central);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
-    layout->addWidget(m_navigator);
+    // One band above the stage: the navigator with the narration's fold button, the narration under it.
+    auto* head = new QHBoxLayout;
+    head->setContentsMargins(0, 0, 8, 0);
+    head->addWidget(m_navigator, 1);
+    m_narrationToggle = new QToolButton(central);
+    m_narrationToggle->setObjectName(QStringLiteral("narrationToggle"));
+    m_narrationToggle->setCheckable(true);
+    m_narrationToggle->setAutoRaise(true);
+    head->addWidget(m_narrationToggle);
+    layout->addLayout(head);
     layout->addWidget(m_narration);
     layout->addWidget(m_stages, 1);
     setCentralWidget(central);
@@ -101,7 +115,20 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(m_navigator, &StageNavigator::stageSelected, this, qOverload<int>(&MainWindow::setStage));
     connect(m_narration, &NarrationBar::figureActivated, this, &MainWindow::showFigure);
+    // One band tells the stage's story: while the narration shows, the panes' captions (which repeat
+    // its numbers) give way and the drawing gets their room; folded, the captions come back.
+    auto giveWay = [this](bool shown) {
+        for (QWidget* pane : panes())
+            for (QLabel* caption : pane->findChildren<QLabel*>())
+                if (caption->property("stageCaption").toBool())
+                    caption->setHidden(shown);
+    };
+    connect(m_narration, &NarrationBar::shownChanged, this, giveWay);
+    giveWay(!m_narration->isHidden());
     buildMenus();
+    // Chart text grows with presentation mode and the settings' font scale (settings/fontfollow.h).
+    for (QCustomPlot* plot : findChildren<QCustomPlot*>())
+        fontfollow::followAppFontChart(plot);
     // Figure chains link to their docs/model.md section (views/figuretablemodel.h): opened in Help.
     for (QTextBrowser* chain : findChildren<QTextBrowser*>())
         if (chain->objectName().endsWith(QLatin1String("Chain"))) {
@@ -155,6 +182,17 @@ void MainWindow::buildMenus()
     m_showNarration->setCheckable(true);
     m_showNarration->setChecked(true);
     connect(m_showNarration, &QAction::toggled, m_narration, &QWidget::setVisible);
+    // The band's fold button is the action's: the drawing gets the room the sentences took.
+    auto syncToggle = [this](bool shown) {
+        const QSignalBlocker block(m_narrationToggle);
+        m_narrationToggle->setChecked(shown);
+        m_narrationToggle->setText(shown ? tr("Narration ▴") : tr("Narration ▾"));
+        m_narrationToggle->setToolTip(shown ? tr("Fold the narration away (View → Show narration)")
+                                            : tr("Show the narration (View → Show narration)"));
+    };
+    connect(m_showNarration, &QAction::toggled, m_narrationToggle, syncToggle);
+    connect(m_narrationToggle, &QToolButton::toggled, m_showNarration, &QAction::setChecked);
+    syncToggle(true);
     view->addAction(m_toolbar->toggleViewAction());
     view->addAction(m_compareAction);
     view->addSeparator();
@@ -322,7 +360,11 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
     for (int i = 0; i < kStageCount; ++i) {
         const Stage stage = *stageAtIndex(i);
         window.setStage(stage);
-        QApplication::processEvents();
+        // A few rounds: the narration's height follows its text, and its band's layout follows that.
+        for (int round = 0; round < 4; ++round) {
+            QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+            QApplication::processEvents();
+        }
         if (stage == Stage::Wire) {
             // The wire simulates when shown: wait for the step, stop where the most links carry traffic.
             WirePane* wire = window.wirePane();

@@ -13,6 +13,7 @@
 
 class QAction;
 class QStackedWidget;
+class QToolButton;
 class QUrl;
 
 namespace tw::ui {
@@ -63,6 +64,7 @@ public:
     [[nodiscard]] Document* document() const { return m_document; }
     [[nodiscard]] DocumentActions* actions() const { return m_actions; }
     [[nodiscard]] QAction* showNarrationAction() const { return m_showNarration; }
+    [[nodiscard]] QToolButton* narrationToggle() const { return m_narrationToggle; } // folds the narration
     [[nodiscard]] ComparePanel* comparePanel() const { return m_comparePanel; }
     [[nodiscard]] QAction* compareAction() const { return m_compareAction; }
     // Autosave of the open scenario (the GUI's main turns it on; tests and --screenshot do not):
@@ -98,6 +100,7 @@ private:
     ScenarioToolbar* m_toolbar = nullptr;
     Presentation* m_presentation = nullptr;
     QAction* m_showNarration = nullptr;
+    QToolButton* m_narrationToggle = nullptr;
     QAction* m_compareAction = nullptr;
     ComparePanel* m_comparePanel = nullptr;
     Autosave* m_autosave = nullptr;

@@ -26,7 +26,7 @@ MeasuredChart::MeasuredChart(QWidget* parent)
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_plot = new QCustomPlot(this);
     m_plot->setObjectName(QStringLiteral("measuredPlot"));
-    m_plot->setMinimumHeight(200);
+    m_plot->setMinimumHeight(120); // shrinks with the tab at 1280×720 rather than being cut
     m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
     m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
     m_plot->xAxis->setLabel(tr("ranks N"));

@@ -29,6 +29,8 @@ QCustomPlot* makePlot(const QString& title, QWidget* parent)
         axis->setLabelFont(base);
     }
     plot->setMinimumHeight(200);
+    // One series of bars, each named on its axis: no legend to read (tests/ui/tst_layout.cpp).
+    plot->setProperty("singleSeries", true);
     plot->setInteraction(QCP::iSelectPlottables, true);
     return plot;
 }
@@ -153,6 +155,7 @@ void ModelCharts::setDerivation(const scenario::Derivation* d)
         text->setText(qs(formatCount(parts[std::size_t(i)].value)));
     }
     m_params->yAxis->setTicker(ticker);
+    m_params->yAxis->setLabel(tr("component"));
     m_params->yAxis->setRange(-0.6, double(parts.size()) - 0.4);
     m_params->xAxis->setRange(0, maxValue * 1.45);
     m_params->xAxis->setLabel(billions ? tr("billions of parameters (P = %1)").arg(qs(formatCount(total)))
@@ -217,6 +220,7 @@ void ModelCharts::setDerivation(const scenario::Derivation* d)
         m_capacityGb = 0;
     }
     m_memory->xAxis->setTicker(mticker);
+    m_memory->xAxis->setLabel(tr("kind of memory"));
     m_memory->xAxis->setRange(-0.6, double(m_memoryIds.size()) - 0.4);
     m_memory->yAxis->setRange(0, top * 1.18);
     m_memory->yAxis->setLabel(binary ? tr("GiB per GPU (2³⁰ B)") : tr("GB per GPU (10⁹ B)"));

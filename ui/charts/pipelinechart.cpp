@@ -246,10 +246,13 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
     for (int s = 0; s < stages; s += every)
         ticker->addTick(s, tr("stage %1").arg(s));
     m_plot->yAxis->setTicker(ticker);
+    m_plot->yAxis->setLabel(tr("pipeline stage"));
     m_plot->yAxis->setRange(-0.6, stages - 0.4);
     m_plot->xAxis->setRange(0, stepEnd * m_scale * 1.01);
     m_plot->xAxis->setLabel(tr("time in one optimizer step (%1)").arg(unit));
-    m_plot->setMinimumHeight(std::clamp(110 + 24 * stages, 220, 420));
+    // Its wish, not its minimum: at 1280×720 the tab is shorter, and the rows' labels give way when the
+    // rows get too thin (tallEnough below); a minimum this tall would make the window grow past the screen.
+    m_plot->setMinimumHeight(170);
 
     QString title = tr("Pipeline schedule — makespan %1 · bubble %2 % (idle share of %3 stages × makespan)")
                         .arg(qs(formatSeconds(t.makespan)))

@@ -34,6 +34,8 @@ QCustomPlot* makePlot(const QString& title, const QString& xLabel, const QString
     plot->xAxis->setLabel(xLabel);
     plot->yAxis->setLabel(yLabel);
     plot->setMinimumHeight(180);
+    // One series, named by the axis titles: no legend to read (tests/ui/tst_layout.cpp checks the titles).
+    plot->setProperty("singleSeries", true);
     return plot;
 }
 } // namespace

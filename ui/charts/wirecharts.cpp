@@ -53,7 +53,7 @@ QCustomPlot* makePlot(QWidget* parent, const char* name, const QString& title, Q
     // The legend in its own row under the chart, so it never covers data.
     legendBelow(plot, base);
     plot->legend->setWrap(7);
-    plot->setMinimumHeight(240);
+    plot->setMinimumHeight(120); // the tabs under the wire are short at 1280×720: shrink, never be cut
     return plot;
 }
 
@@ -111,6 +111,9 @@ void WireCharts::clear()
     m_throughputTitle->setText(tr("Link throughput: hover or click a link of the fabric"));
     m_breakdownTitle->setText(tr("Where the step goes: no simulation yet"));
     m_scalingTitle->setText(tr("Scaling: run a sweep"));
+    // Empty, the scaling chart still says what its axes will hold.
+    m_scaling->xAxis->setLabel(tr("GPUs"));
+    m_scaling->yAxis->setLabel(tr("efficiency (%)"));
     for (QCustomPlot* p : {m_throughput, m_breakdown, m_scaling})
         p->replot();
 }
@@ -357,7 +360,7 @@ void WireCharts::setSweep(const scenario::Sweep& sweep)
     measured(mx, my, palette::kCategorical[0], tr("paper: efficiency"));
     measured(sx, sy, palette::kCategorical[5], tr("paper: share"));
     m_scaling->xAxis->setLabel(tr("GPUs"));
-    m_scaling->yAxis->setLabel(tr("%"));
+    m_scaling->yAxis->setLabel(tr("efficiency (%)"));
     m_scaling->yAxis2->setVisible(true);
     m_scaling->yAxis2->setLabel(tr("step time (%1)").arg(unit.name));
     m_scaling->xAxis->setRange(0, maxGpus * 1.08);

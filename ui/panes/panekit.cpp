@@ -1,6 +1,7 @@
 #include "panekit.h"
 
 #include "document/document.h"
+#include "settings/fontfollow.h"
 #include "settings/theme.h"
 #include "views/figuretablemodel.h"
 #include "views/tokenchipview.h"
@@ -9,6 +10,7 @@
 
 #include <QCursor>
 #include <QFormLayout>
+#include <QLayout>
 #include <QHBoxLayout>
 #include <QPushButton>
 #include <QToolTip>
@@ -21,6 +23,8 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QTextBrowser>
+#include <QToolButton>
+#include <QEvent>
 #include <QVBoxLayout>
 
 namespace tw::ui::panekit {
@@ -31,14 +35,47 @@ QLabel* caption(QWidget* pane, const char* objectName)
     label->setObjectName(QString::fromLatin1(objectName));
     label->setWordWrap(true);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    QFont big = pane->font();
-    big.setPointSizeF(big.pointSizeF() * 1.15);
-    label->setFont(big);
+    label->setProperty("stageCaption", true); // gives way to the narration band (MainWindow)
+    fontfollow::followAppFont(label, 1.15); // presentation mode and the font scale enlarge it too
     return label;
 }
 
+namespace {
+
+// A scroll area sizes its widget by the minimum size, which knows nothing of word-wrapped labels that
+// grow taller as the form gets narrower: the form is kept as tall as its layout needs at its width.
+class FormHeight : public QObject {
+public:
+    explicit FormHeight(QWidget* form)
+        : QObject(form)
+        , m_form(form)
+    {
+        form->installEventFilter(this);
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override
+    {
+        if (watched == m_form && (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest)) {
+            QLayout* layout = m_form->layout();
+            if (layout && layout->hasHeightForWidth()) {
+                const int need = layout->totalHeightForWidth(m_form->width());
+                if (need > 0 && need != m_form->minimumHeight())
+                    m_form->setMinimumHeight(need);
+            }
+        }
+        return QObject::eventFilter(watched, event);
+    }
+
+private:
+    QWidget* m_form;
+};
+
+} // namespace
+
 QScrollArea* formScroll(QWidget* form, QWidget* pane, int minWidth)
 {
+    new FormHeight(form);
     auto* scroll = new QScrollArea(pane);
     scroll->setWidget(form);
     scroll->setWidgetResizable(true);
@@ -105,6 +142,59 @@ QSplitter* figurePage(QWidget* pane, QAbstractItemModel* figures, const char* pr
     return split;
 }
 
+namespace {
+
+// Keeps the toggle's check and text on the form's visibility.
+class FormToggleSync : public QObject {
+public:
+    FormToggleSync(QToolButton* button, QWidget* form)
+        : QObject(button)
+        , m_button(button)
+        , m_form(form)
+    {
+        form->installEventFilter(this);
+        sync();
+    }
+    void sync()
+    {
+        const bool shown = !m_form->isHidden();
+        const QSignalBlocker block(m_button);
+        m_button->setChecked(shown);
+        m_button->setText(shown ? QCoreApplication::translate("tw::ui::panekit", "◂ Form")
+                                : QCoreApplication::translate("tw::ui::panekit", "▸ Form"));
+        m_button->setToolTip(shown ? QCoreApplication::translate("tw::ui::panekit", "Fold the form away: the drawing gets the room")
+                                   : QCoreApplication::translate("tw::ui::panekit", "Show the form again"));
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override
+    {
+        if (watched == m_form && (event->type() == QEvent::ShowToParent || event->type() == QEvent::HideToParent))
+            sync();
+        return QObject::eventFilter(watched, event);
+    }
+
+private:
+    QToolButton* m_button;
+    QWidget* m_form;
+};
+
+} // namespace
+
+QWidget* formToggle(QWidget* pane, QWidget* form)
+{
+    auto* button = new QToolButton(pane);
+    button->setObjectName(QStringLiteral("formToggle"));
+    button->setCheckable(true);
+    button->setAutoRaise(true);
+    auto* sync = new FormToggleSync(button, form);
+    QObject::connect(button, &QToolButton::toggled, form, [form, sync](bool on) {
+        form->setVisible(on);
+        sync->sync();
+    });
+    return button;
+}
+
 void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,
                  int tabsHeight, QWidget* chip)
 {
@@ -122,14 +212,13 @@ void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawin
     split->setStretchFactor(1, 1);
     split->setSizes({330, 1070});
     auto* layout = new QVBoxLayout(pane);
-    if (chip) {
-        auto* top = new QHBoxLayout;
-        top->addWidget(caption, 1);
-        top->addWidget(chip, 0, Qt::AlignTop);
-        layout->addLayout(top);
-    } else {
-        layout->addWidget(caption);
-    }
+    auto* top = new QHBoxLayout;
+    // The toggle on the left, the chip on the right, also while the caption gives way to the narration.
+    top->addWidget(formToggle(pane, form), 0, Qt::AlignLeft | Qt::AlignTop);
+    top->addWidget(caption, 1);
+    if (chip)
+        top->addWidget(chip, 0, Qt::AlignRight | Qt::AlignTop);
+    layout->addLayout(top);
     layout->addWidget(split, 1);
 }
 
@@ -152,13 +241,13 @@ QWidget* followChip(QWidget* pane, Document* document)
 {
     auto* chip = new QFrame(pane);
     chip->setObjectName(QStringLiteral("followChip"));
+    // Its own width, also when the caption beside it gives way to the narration.
+    chip->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Preferred);
     chip->setStyleSheet(QStringLiteral("#followChip { background: #fff7d6; border: 2px solid #111827; border-radius: 12px; }"
                                        "#followChip QLabel { color: #111827; }"));
     auto* label = new QLabel(chip);
     label->setObjectName(QStringLiteral("followChipLabel"));
-    QFont bold = label->font();
-    bold.setBold(true);
-    label->setFont(bold);
+    fontfollow::followAppFont(label, 1.0, true);
     auto* stop = new QPushButton(QCoreApplication::translate("tw::ui::panekit", "✕ Stop following"), chip);
     stop->setObjectName(QStringLiteral("stopFollowing"));
     stop->setToolTip(QCoreApplication::translate("tw::ui::panekit", "Stop following the token through the stages"));

@@ -53,6 +53,11 @@ QSplitter* figurePage(QWidget* pane, QAbstractItemModel* figures, const char* pr
 void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,
                  int tabsHeight, QWidget* chip = nullptr);
 
+// The button that folds the pane's form away so the drawing gets the room, and brings it back
+// ("◂ Form" / "▸ Form", object name "formToggle"); it follows the form's visibility whoever changes it
+// (presentation mode puts forms away too).
+QWidget* formToggle(QWidget* pane, QWidget* form);
+
 // The story's live thread. "token #12 “·che”" for the document's followed token (its piece as the chips
 // show it); empty when none is followed or the derivation has no such token.
 QString followedTokenCaption(const Document* document);

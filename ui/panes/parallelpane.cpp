@@ -125,11 +125,18 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
     m_partition = new PartitionEditor(this);
     auto* pipeSplit = new QSplitter(Qt::Vertical, this);
     pipeSplit->addWidget(m_pipeline->widget());
-    pipeSplit->addWidget(m_partition);
+    // The editor scrolls rather than being cut when the tab is short (1280×720, presentation mode).
+    auto* partitionScroll = new QScrollArea(this);
+    partitionScroll->setObjectName(QStringLiteral("partitionScroll"));
+    partitionScroll->setWidget(m_partition);
+    partitionScroll->setWidgetResizable(true);
+    partitionScroll->setFrameShape(QFrame::NoFrame);
+    partitionScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    pipeSplit->addWidget(partitionScroll);
     pipeSplit->setSizes({330, 170});
     // Both scroll or shrink: the pane must fit a 1280×720 projector with the other stages.
     m_pipeline->widget()->setMinimumHeight(120);
-    m_partition->setMinimumHeight(90);
+    partitionScroll->setMinimumHeight(70);
     m_tabs->addTab(pipeSplit, tr("Pipeline"));
 
     m_figures = new FigureTableModel(this);
@@ -144,7 +151,7 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
 
     // The mesh on top across the full width (it is what a drag changes), the tables and charts below.
     m_followChip = panekit::followChip(this, m_document);
-    panekit::stageLayout(this, m_caption, formScroll, m_mesh, m_tabs, 400, 420, m_followChip);
+    panekit::stageLayout(this, m_caption, formScroll, m_mesh, m_tabs, 540, 280, m_followChip);
 
     // The drawing asks; the document decides (an undoable command) and the new mesh comes back.
     connect(m_mesh, &MeshView::swapRequested, this, [this](int a, int b) { m_document->swapGpus(a, b); });

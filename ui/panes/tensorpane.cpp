@@ -5,6 +5,7 @@
 #include "document/document.h"
 #include "panes/panekit.h"
 #include "settings/appsettings.h"
+#include "settings/fontfollow.h"
 #include "settings/theme.h"
 #include "views/figuretablemodel.h"
 #include "views/messagebar.h"
@@ -83,9 +84,8 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
     m_caption = new QLabel(this);
     m_caption->setObjectName(QStringLiteral("tensorCaption"));
     m_caption->setWordWrap(true);
-    QFont big = font();
-    big.setPointSizeF(big.pointSizeF() * 1.15);
-    m_caption->setFont(big);
+    fontfollow::followAppFont(m_caption, 1.15);
+    m_caption->setProperty("stageCaption", true); // gives way to the narration band (MainWindow)
     m_caption->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("tensorStatus"));
@@ -154,8 +154,9 @@ TensorPane::TensorPane(Document* document, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 4, 8, 8);
     auto* top = new QHBoxLayout;
+    top->addWidget(panekit::formToggle(this, formScroll), 0, Qt::AlignLeft | Qt::AlignTop);
     top->addWidget(m_caption, 1);
-    top->addWidget(m_followChip, 0, Qt::AlignTop);
+    top->addWidget(m_followChip, 0, Qt::AlignRight | Qt::AlignTop);
     layout->addLayout(top);
     layout->addWidget(m_status);
     layout->addWidget(m_message);

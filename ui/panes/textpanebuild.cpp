@@ -7,6 +7,7 @@
 #include "panes/panekit.h"
 #include "panes/vocabslider.h"
 #include "settings/appsettings.h"
+#include "settings/fontfollow.h"
 #include "scenario/derive.h"
 #include "text/bpetrainer.h"
 #include "text/gpt2.h"
@@ -149,20 +150,16 @@ QWidget* TextPane::buildSourceAndTokens()
     // One history: the document's (see the header). Ctrl+Z / Ctrl+Y here are the document's.
     m_editor->setUndoRedoEnabled(false);
     m_editor->installEventFilter(this);
-    QFont editorFont = m_editor->font();
-    editorFont.setPointSizeF(editorFont.pointSizeF() * 1.25);
-    m_editor->setFont(editorFont);
+    fontfollow::followAppFont(m_editor, 1.25); // presentation mode and the font scale enlarge it too
     m_paged = new PagedTextView(m_source);
     m_paged->setObjectName(QStringLiteral("pagedView"));
-    m_paged->textView()->setFont(editorFont);
+    fontfollow::followAppFont(m_paged->textView(), 1.25);
     m_source->addWidget(m_editor);
     m_source->addWidget(m_paged);
 
     m_chips = new TokenChipView(TokenChipView::Mode::Pieces, this);
     m_chips->setObjectName(QStringLiteral("tokenChips"));
-    QFont chipFont = m_chips->font();
-    chipFont.setPointSizeF(chipFont.pointSizeF() * 1.25);
-    m_chips->setFont(chipFont);
+    fontfollow::followAppFont(m_chips, 1.25);
     m_chips->setPlaceholderText(tr("Type some text above: its tokens appear here."));
     m_ids = new TokenChipView(TokenChipView::Mode::Ids, this);
     m_ids->setObjectName(QStringLiteral("idStrip"));

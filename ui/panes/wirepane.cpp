@@ -121,7 +121,7 @@ WirePane::WirePane(Document* document, QWidget* parent)
 
     m_view = new WireView(this);
     m_view->setObjectName(QStringLiteral("wireView"));
-    m_view->setMinimumHeight(260);
+    m_view->setMinimumHeight(200); // with the transport and the tabs, it fits 1280×720 unsqueezed
 
     // The transport under the drawing: play, the step's time line, the playing speed.
     auto* transport = new QWidget(this);

@@ -197,6 +197,13 @@ bool NarrationBar::eventFilter(QObject* watched, QEvent* event)
     return QFrame::eventFilter(watched, event);
 }
 
+bool NarrationBar::event(QEvent* event)
+{
+    if (event->type() == QEvent::ShowToParent || event->type() == QEvent::HideToParent)
+        emit shownChanged(event->type() == QEvent::ShowToParent);
+    return QFrame::event(event);
+}
+
 void NarrationBar::changeEvent(QEvent* event)
 {
     QFrame::changeEvent(event);

@@ -46,10 +46,14 @@ public:
 
 signals:
     void figureActivated(const QString& id);
+    // Shown or hidden (View → Show narration, its fold button, presentation mode): the panes' own
+    // captions give way to it (MainWindow), so the stage's story is told in one band, not two.
+    void shownChanged(bool shown);
 
 protected:
     void resizeEvent(QResizeEvent* event) override;
     bool eventFilter(QObject* watched, QEvent* event) override;
+    bool event(QEvent* event) override;
     void changeEvent(QEvent* event) override;
 
 private:

@@ -110,6 +110,7 @@ void Presentation::setActive(bool active)
         qApp->installEventFilter(this);
     } else {
         qApp->removeEventFilter(this);
+        restoreZoom(); // before the font: the chips' zoomed font gives way to the font they follow
         // The settings' font exactly, unless someone (the settings dialog) replaced ours meanwhile.
         if (QApplication::font() == m_presentingFont)
             QApplication::setFont(m_baseFont);
@@ -123,7 +124,6 @@ void Presentation::setActive(bool active)
             if (w)
                 w->setSizePolicy(policy);
         m_policies.clear();
-        restoreZoom();
         m_window->setWindowState(m_savedState);
         // The window's size from before, once the normal font has reached every widget and the layouts
         // have shrunk (posted events, some panes relayout later): until then the minimum size is still

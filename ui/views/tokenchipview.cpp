@@ -1,7 +1,8 @@
 #include "tokenchipview.h"
 
+#include "settings/fontfollow.h"
+
 #include <QEvent>
-#include <QFontDatabase>
 #include <QHelpEvent>
 #include <QLocale>
 #include <QMouseEvent>
@@ -106,9 +107,7 @@ TokenChipView::TokenChipView(Mode mode, QWidget* parent)
     viewport()->setMouseTracking(true);
     viewport()->setBackgroundRole(QPalette::Base);
     if (m_mode == Mode::Ids) {
-        QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-        mono.setPointSizeF(font().pointSizeF());
-        setFont(mono);
+        fontfollow::followAppFont(this, 1.0, false, fontfollow::Face::FixedPitch);
     }
 }
 

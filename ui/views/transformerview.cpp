@@ -428,7 +428,8 @@ void TransformerView::placeCaption()
     const int width = std::max(160, viewport()->width() - 16);
     m_caption->setFixedWidth(width);
     m_caption->setText(m_follow->caption);
-    m_caption->adjustSize();
+    // As tall as its wrapped text at this width (adjustSize undercounts the style sheet's padding).
+    m_caption->setFixedHeight(std::max(m_caption->heightForWidth(width), m_caption->sizeHint().height()));
     m_caption->move(8, std::max(4, viewport()->height() - m_caption->height() - 6));
     m_caption->show();
     m_caption->raise();
