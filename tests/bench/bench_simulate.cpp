@@ -2,8 +2,8 @@
 // 8-GPU reference in under 10 ms; a 3D-parallel GPT-3 175B step on 1,024 GPUs — 128 DGX-like nodes,
 // tp 8 × pp 8 × dp 16, rail-optimized NDR leaf–spine — in under 1 s and 1 GB). Per case: simulateStep
 // (cold: every schedule generated, every path routed; the 1,024-GPU cases at most 3 runs), median, min
-// and max of the runs with link timelines off (as the CLI runs it), then one run with them on; the step
-// time, flows (of the full step, and those actually simulated), collective instances, rate updates, the
+// and max of the runs with link bins off (as the CLI runs it), then one run with them on (its time and the
+// bins' memory against SimulationOptions::maxLinkBinBytes); the step time, flows (of the full step, and those actually simulated), collective instances, rate updates, the
 // symmetry used and the peak RSS (getrusage) after the row.
 // Usage: bench_simulate [--runs N] [--no-link-run]   (Release build)
 
