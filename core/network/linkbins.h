@@ -1,6 +1,6 @@
 #pragma once
 // Stage 5: the payload each link carried over the step as a binned time series (StepSimulation::linkBins),
-// what the animation, the link-throughput chart and the scrubber read (docs/model.md §5, "Link rates").
+// what the animation, the link-throughput chart and the scrubber read (docs/model.md §5.4, "Link rates over the step").
 //
 // Every link shares one grid: bin k covers [k·w, (k+1)·w) of the step and holds the bytes the link moved
 // in it (all strategies in double, by strategy in float), so a rate is bytes / w and the sum of a link's

@@ -161,7 +161,7 @@ int main(int argc, char** argv)
     std::printf("paper reference (8 GPUs): setNetwork on a new fabric to the first frame: median %.3f ms, worst %.3f ms (budget 100)\n",
                 fs.median, fs.max);
 
-    // A long step drawn late: GPT-3 175B (1,024 GPUs, a step of seconds) at 90 % of its step, where the
+    // A long step drawn late: the GPT-3 175B preset (768 GPUs, a step of seconds) at 90 % of its step, where the
     // link bins still carry the gradient traffic (they cover the whole step).
     Simulated gpt3;
     if (!simulate(tw::scenario::preset("gpt3-175b").value(), gpt3))

@@ -158,7 +158,7 @@ void TestLinkBins::stepsIntegrateToThePayload_data()
         QTest::addRow("dgx-a100-4node, three-tier%s", tag) << "dgx-a100-4node" << int(TopologyKind::ThreeTier) << sym;
         QTest::addRow("mixtral-8x7b%s", tag) << "mixtral-8x7b" << -1 << sym;
     }
-    // 1,024 GPUs and a step of seconds: the bins must reach its end (the old sample budget stopped at 0.3 s).
+    // 768 GPUs and a step of seconds: the bins must reach its end (the old sample budget stopped at 0.3 s).
     QTest::addRow("gpt3-175b, symmetry") << "gpt3-175b" << -1 << true;
 }
 

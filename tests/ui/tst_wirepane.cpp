@@ -203,7 +203,7 @@ void TestWirePane::testbedScrubDrawsTheSimulatedLoads()
 
 void TestWirePane::longStepAnimatedToItsEnd()
 {
-    // GPT-3 175B on 1,024 GPUs: a step of seconds, thousands of links (the case whose animation used to
+    // The GPT-3 175B preset (768 GPUs): a step of seconds, thousands of links (the case whose animation used to
     // stop at 0.3 s). The link bins cover the whole step, so scrubbed to 90 % of it the view draws the
     // links that carry traffic then (the simulation's bins, looked up here) with their rate, no
     // "recorded up to" notice, and the throughput chart of a busy link shows its rate at that time.
