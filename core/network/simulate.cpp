@@ -72,8 +72,16 @@ void Engine::evaluateClosedForm(std::uint32_t slot)
             if (!(s.transfers[t].bytes > 0))
                 continue;
             const double latency = gs.latency[t], bottleneck = gs.rate[t];
-            for (LinkId l : *gs.route[t])
-                links->add(l, spans[t].first + latency, spans[t].second, bottleneck, strategy);
+            for (LinkId l : *gs.route[t]) {
+                if (!sym.reduced) {
+                    links->add(l, spans[t].first + latency, spans[t].second, bottleneck, strategy);
+                } else if (sym.linkRep[l] != kNone) {
+                    // The orbit's instances run at the same times: the representative link gets this
+                    // link's rate with ClosedForm::foldedPayload's weight |Γ| / (|orbit(l)| · |Stab(group)|).
+                    const double weight = double(sym.order) / (double(sym.linkOrbitSize[l]) * sym.stabilizer[inst.key.group]);
+                    links->add(sym.linkRep[l], spans[t].first + latency, spans[t].second, bottleneck * weight, strategy);
+                }
+            }
         }
     }
     events.push({inst.doneAt.front().first, seq++, EventType::ClosedFormRanksDone, slot});
@@ -206,10 +214,9 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
             inst.transferRep = gs.transferRep.empty() ? nullptr : &gs.transferRep;
             inst.groupSched = &gs;
         }
-        // Under symmetry the retroactive link bins would have to be folded onto link orbits: closed form
-        // only without them.
-        const bool samplesWanted = opt.recordLinks && opt.communication;
-        inst.closedForm = !(sym.reduced && samplesWanted) && priv.analyzed() && (role == Role::Blocking || role == Role::Optimizer)
+        // With link bins under symmetry the closed form folds its bins onto the link orbits
+        // (evaluateClosedForm), as its payload.
+        inst.closedForm = priv.analyzed() && (role == Role::Blocking || role == Role::Optimizer)
                           && decideClosedForm(key.group, *inst.sched, *inst.groupSched);
         inst.arrivals = 0;
         inst.doneNext = 0;

@@ -129,8 +129,9 @@
 // `collectiveInstances` count the full step's, simulatedFlows what was simulated. maxFlows bounds the
 // simulated flows. The reference engine (simulate_p.h) never reduces.
 //
-// Private collectives (SimulationOptions::collapsePrivateCollectives, on by default; with symmetry only when
-// link bins are not recorded, as their retroactive bins would have to be folded onto link orbits). A link
+// Private collectives (SimulationOptions::collapsePrivateCollectives, on by default; with symmetry the
+// instance's link bins folded onto the link orbits as its payload is, and the one-rank shortcut only when
+// link bins are not recorded). A link
 // is private when every flow that can ever cross it (every transfer of every simulated call,
 // routed) belongs to a blocking call (TP/EP, ZeRO-3 parameter AllGather, optimizer phase) and enters it as
 // the first link out of one GPU, or the last link into one GPU — the same GPU for all — and no schedule

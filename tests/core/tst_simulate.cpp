@@ -671,7 +671,7 @@ void TestSimulate::symmetryMatchesFull_data()
     QTest::addColumn<int>("expectReduced"); // 1 must reduce, −1 either (ECMP decides)
     QTest::addColumn<bool>("symmetry");     // false: symmetry off, private collectives in closed form only
     QTest::addColumn<bool>("expectClosedForm");
-    QTest::addColumn<bool>("recordLinks");  // false: no link timelines (closed form combines with symmetry)
+    QTest::addColumn<bool>("recordLinks");  // false: no link bins (the one-rank closed form shortcut runs)
     QTest::newRow("ddp 16, 2 nodes, leaf-spine") << 0 << 1 << true << false << true;
     QTest::newRow("tp 2 x pp 2 x dp 4, leaf-spine") << 1 << 1 << true << false << true;
     QTest::newRow("tp 8 x pp 2 x dp 4, 64 GPUs") << 2 << 1 << true << false << true;
@@ -692,6 +692,10 @@ void TestSimulate::symmetryMatchesFull_data()
     QTest::newRow("symmetry and closed form: tp 8 x pp 2 x dp 4, 64 GPUs") << 2 << 1 << true << true << false;
     QTest::newRow("symmetry and closed form: tp 8 x dp 2, 2 nodes") << 11 << 1 << true << true << false;
     QTest::newRow("sequence parallel, tp 8 x pp 2 x dp 4") << 12 << 1 << true << true << false;
+    // The same with link bins: the closed forms' bins folded onto the link orbits as their payload.
+    QTest::newRow("symmetry, closed form and link bins: tp 8 x pp 2 x dp 4, 64 GPUs") << 2 << 1 << true << true << true;
+    QTest::newRow("symmetry, closed form and link bins: tp 8 x dp 2, 2 nodes") << 11 << 1 << true << true << true;
+    QTest::newRow("symmetry, closed form and link bins: sequence parallel") << 12 << 1 << true << true << true;
     QTest::newRow("sequence parallel, closed form only") << 12 << 0 << false << true << true;
     QTest::newRow("interleaved, tp 2 x pp 2 (v 2) x dp 4") << 13 << 1 << true << false << true;
     QTest::newRow("no closed form: tp 2 x pp 2 x dp 4") << 1 << 0 << false << false << true;
