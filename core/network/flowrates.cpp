@@ -437,30 +437,27 @@ void ComponentRates::settle(double now)
 
 } // namespace
 
-LinkRates::LinkRates(std::size_t n, const SimulationOptions& options, StepSimulation& out)
-    : rate(n, 0.0), strategyRate(n, {0, 0, 0, 0}), m_opt(options), m_out(out), m_timeline(n, -1)
+LinkRates::LinkRates(std::size_t n, const SimulationOptions& options)
+    : rate(n, 0.0), strategyRate(n, {0, 0, 0, 0}), m_record(options.recordLinks),
+      m_bins(options.recordLinks ? n : 0, options.maxLinkBinBytes, options.maxLinkBins)
 {
 }
 
 void LinkRates::record(LinkId l, double time)
 {
-    if (!m_opt.recordLinks || m_out.linkTimelineTruncated)
-        return;
-    if (samples >= m_opt.maxLinkSamples) {
-        m_out.linkTimelineTruncated = true;
-        return;
-    }
-    if (m_timeline[l] < 0) {
-        m_timeline[l] = static_cast<int>(m_out.linkTimelines.size());
-        m_out.linkTimelines.push_back({l, {}});
-    }
-    auto& s = m_out.linkTimelines[std::size_t(m_timeline[l])].samples;
-    const auto& by = strategyRate[l];
-    if (s.empty() || s.back().time != time) {
-        s.emplace_back();
-        ++samples;
-    }
-    s.back() = {time, rate[l], {by[0], by[1], by[2], by[3]}};
+    if (m_record)
+        m_bins.change(l, time, rate[l], strategyRate[l]);
+}
+
+void LinkRates::add(LinkId l, double start, double end, double r, std::size_t strategy)
+{
+    if (m_record)
+        m_bins.add(l, start, end, r, strategy);
+}
+
+LinkBins LinkRates::finish(double end)
+{
+    return m_bins.finish(end);
 }
 
 std::unique_ptr<FlowRates> makeFlowRates(bool reference, FlowSet& flows, const std::vector<double>& capacity,

@@ -9,8 +9,8 @@
 //     components cannot change; finish times in a heap with lazy invalidation; remaining bytes and link
 //     payloads advanced lazily. Under symmetry its paths are PathEntry lists (links weighted by the
 //     flows of an orbit crossing them, symmetry.h).
-// The per-link rates and their samples (StepSimulation::linkTimelines) are LinkRates, shared with the
-// engine's closed-form collectives (closedform.h), which write their samples retroactively.
+// The per-link rates and their bins (StepSimulation::linkBins, linkbins.h) are LinkRates, shared with the
+// engine's closed-form collectives (closedform.h), which write their bins retroactively.
 
 #include "simsched.h"
 #include "simulate.h"
@@ -51,21 +51,22 @@ struct FlowSet {
     bool changed = false;
 };
 
-// Per-link payload rates as last allocated (all strategies, and by strategy) and their samples.
+// Per-link payload rates as last allocated (all strategies, and by strategy) and their bins.
 class LinkRates {
 public:
-    LinkRates(std::size_t links, const SimulationOptions& options, StepSimulation& out);
+    LinkRates(std::size_t links, const SimulationOptions& options);
     std::vector<double> rate;
     std::vector<std::array<double, 4>> strategyRate;
-    std::uint64_t samples = 0; // recorded over all links
-    // Appends link l's current rate at `time` to its timeline (one sample per change; the last one
-    // replaced when the rate changes twice at the same instant), up to options.maxLinkSamples.
+    // Link l's current rate holds from `time` on (its previous one filled the bins up to `time`).
     void record(LinkId l, double time);
+    // A lone flow's `rate` on link l over [start, end) (closed forms; the link's rate is not changed).
+    void add(LinkId l, double start, double end, double rate, std::size_t strategy);
+    // Every link's bins up to `end` (options.recordLinks; else empty).
+    [[nodiscard]] LinkBins finish(double end);
 
 private:
-    const SimulationOptions& m_opt;
-    StepSimulation& m_out;
-    std::vector<int> m_timeline; // per link: index into out.linkTimelines or −1
+    bool m_record;
+    LinkBinner m_bins;
 };
 
 // The solvers' interface. The engine owns `now`: advance(now, t) moves the flows from now to t.

@@ -1,6 +1,7 @@
 #include "network/simresults.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace tw::network {
@@ -18,13 +19,6 @@ LinkRates& LinkRates::operator+=(const LinkRates& o)
 LinkRateLookup::LinkRateLookup(const Topology* topology, const StepSimulation* simulation, const LinkLoads* loads)
     : m_topology(topology), m_simulation(simulation), m_loads(loads)
 {
-    if (!m_topology)
-        return;
-    m_timeline.assign(m_topology->links().size(), -1);
-    if (m_simulation)
-        for (std::size_t i = 0; i < m_simulation->linkTimelines.size(); ++i)
-            if (m_simulation->linkTimelines[i].link < m_timeline.size())
-                m_timeline[m_simulation->linkTimelines[i].link] = int(i);
 }
 
 LinkRates LinkRateLookup::at(LinkId link, double time) const
@@ -33,32 +27,36 @@ LinkRates LinkRateLookup::at(LinkId link, double time) const
     if (!m_topology || link >= m_topology->links().size())
         return r;
     r.bandwidth = m_topology->link(link).bandwidth;
-    if (!m_simulation || link >= m_timeline.size() || m_timeline[link] < 0)
+    if (!m_simulation)
         return r;
-    const auto& samples = m_simulation->linkTimelines[std::size_t(m_timeline[link])].samples;
-    const auto it = std::upper_bound(samples.begin(), samples.end(), time,
-                                     [](double t, const RateSample& s) { return t < s.time; });
-    if (it == samples.begin())
+    const LinkBins& bins = m_simulation->linkBins;
+    const LinkSeries* series = bins.of(link);
+    if (!series || !(bins.binSeconds > 0) || !(time >= 0))
         return r;
-    const RateSample& s = *(it - 1);
-    if (!(s.rate > 0))
+    const double k = std::floor(time / bins.binSeconds);
+    if (k >= double(series->bins.size()))
         return r;
-    r.total = s.rate;
-    const double known = s.strategyRate[0] + s.strategyRate[1] + s.strategyRate[2] + s.strategyRate[3];
+    const LinkBin& bin = series->bins[std::size_t(k)];
+    if (!(bin.bytes > 0))
+        return r;
+    // The bin's mean rate; its split by strategy scaled to the total (the split is kept in float).
+    r.total = bin.bytes / bins.binSeconds;
+    double known = 0;
+    for (float b : bin.byStrategy)
+        known += std::max(0.0f, b);
     if (known > 0) {
-        for (std::size_t k = 0; k < 4; ++k)
-            r.byStrategy[k] = std::max(0.0, s.strategyRate[k]);
-        r.unknown = std::max(0.0, s.rate - known) > 1e-6 * s.rate ? s.rate - known : 0;
+        for (std::size_t s = 0; s < 4; ++s)
+            r.byStrategy[s] = r.total * std::max(0.0f, bin.byStrategy[s]) / known;
         return r;
     }
-    // No split in the sample: the link's share of payload by strategy over the whole step.
+    // No split in the bin: the link's share of payload by strategy over the whole step.
     if (m_loads && link < m_loads->links.size() && m_loads->links[link].payload() > 0) {
         const LinkLoad& load = m_loads->links[link];
-        for (std::size_t k = 0; k < 4; ++k)
-            r.byStrategy[k] = s.rate * load.payloadBytes[k] / load.payload();
+        for (std::size_t s = 0; s < 4; ++s)
+            r.byStrategy[s] = r.total * load.payloadBytes[s] / load.payload();
         return r;
     }
-    r.unknown = s.rate;
+    r.unknown = r.total;
     return r;
 }
 
@@ -74,28 +72,32 @@ LinkRates LinkRateLookup::sum(const std::vector<LinkId>& links, double time) con
 
 double busiestTime(const StepSimulation& simulation)
 {
-    // Sweep line over the links' busy intervals: +1 when a link's rate turns positive, −1 when it ends.
-    std::vector<std::pair<double, int>> events;
-    for (const LinkTimeline& t : simulation.linkTimelines) {
-        bool busy = false;
-        for (const RateSample& s : t.samples) {
-            if ((s.rate > 0) != busy) {
-                busy = s.rate > 0;
-                events.emplace_back(s.time, busy ? 1 : -1);
-            }
-        }
+    // Links busy per bin (a series counts once per link reading it: an orbit's members under symmetry);
+    // the middle of the first bin with the most.
+    const LinkBins& bins = simulation.linkBins;
+    if (!(bins.binSeconds > 0))
+        return 0;
+    std::vector<std::uint64_t> readers(bins.series.size(), 0);
+    for (std::uint32_t i : bins.seriesOf)
+        if (i < readers.size())
+            ++readers[i];
+    std::vector<std::uint64_t> busy;
+    for (std::size_t i = 0; i < bins.series.size(); ++i) {
+        const auto& b = bins.series[i].bins;
+        if (busy.size() < b.size())
+            busy.resize(b.size(), 0);
+        for (std::size_t k = 0; k < b.size(); ++k)
+            if (b[k].bytes > 0)
+                busy[k] += readers[i];
     }
-    std::sort(events.begin(), events.end()); // ends (−1) before starts (+1) at the same time
-    int now = 0, most = 0;
+    std::uint64_t most = 0;
     double at = 0;
-    for (std::size_t i = 0; i < events.size(); ++i) {
-        now += events[i].second;
-        const double next = i + 1 < events.size() ? events[i + 1].first : simulation.stepSeconds;
-        if (now > most && next > events[i].first) {
-            most = now;
-            at = 0.5 * (events[i].first + next); // the middle of the busiest stretch
+    for (std::size_t k = 0; k < busy.size(); ++k)
+        if (busy[k] > most) {
+            most = busy[k];
+            const double start = double(k) * bins.binSeconds;
+            at = std::min(start + 0.5 * bins.binSeconds, 0.5 * (start + std::max(start, simulation.stepSeconds)));
         }
-    }
     return at;
 }
 

@@ -16,23 +16,24 @@ namespace tw::network {
 struct LinkRates {
     double total = 0;                        // B/s
     std::array<double, 4> byStrategy{};      // B/s by strategy (DP, PP, TP, EP)
-    double unknown = 0;                      // B/s of no known strategy (neither the sample nor the loads say)
+    double unknown = 0;                      // B/s of no known strategy (neither the bin nor the loads say)
     double bandwidth = 0;                    // B/s of the link (Σ when summed)
 
     LinkRates& operator+=(const LinkRates& o);
     bool operator==(const LinkRates&) const = default;
 };
 
-// The rate samples of a simulated step by link. Holds pointers: the topology, simulation and loads
-// must outlive it. Any of simulation and loads may be null (rates are then 0; the bandwidth is known).
+// The binned rates of a simulated step by link (StepSimulation::linkBins). Holds pointers: the topology,
+// simulation and loads must outlive it. Any of simulation and loads may be null (rates are then 0; the
+// bandwidth is known).
 class LinkRateLookup {
 public:
     LinkRateLookup() = default;
     LinkRateLookup(const Topology* topology, const StepSimulation* simulation, const LinkLoads* loads);
 
-    // The rate on `link` at `time` (the last sample at or before it; 0 before the first). When the
-    // sample has no split by strategy, its rate is split as the link's payload over the whole step is
-    // (LinkLoads), else counted as unknown.
+    // The rate on `link` at `time`: the mean over the bin holding `time` (bytes / bin width; 0 outside
+    // the bins). When the bin has no split by strategy, its rate is split as the link's payload over the
+    // whole step is (LinkLoads), else counted as unknown.
     [[nodiscard]] LinkRates at(LinkId link, double time) const;
     // Σ over `links` (a merged line).
     [[nodiscard]] LinkRates sum(const std::vector<LinkId>& links, double time) const;
@@ -41,11 +42,10 @@ private:
     const Topology* m_topology = nullptr;
     const StepSimulation* m_simulation = nullptr;
     const LinkLoads* m_loads = nullptr;
-    std::vector<int> m_timeline; // per link: index in linkTimelines, -1 without one
 };
 
-// The middle of the first stretch of the step with the most links busy at once (a sweep over the
-// links' busy intervals); 0 when no link carries traffic.
+// The middle of the first bin of the step with the most links busy (carrying bytes in it), clipped to
+// the step; 0 when no link carries traffic.
 [[nodiscard]] double busiestTime(const StepSimulation& simulation);
 
 } // namespace tw::network

@@ -49,7 +49,7 @@ Status Engine::prepare()
         capacity[l] = k.bandwidth * (opt.protocolOverhead ? efficiency(k.protocol) : 1.0);
     }
     out.linkPayloadBytes.assign(topo.links().size(), 0.0);
-    links = std::make_unique<LinkRates>(topo.links().size(), opt, out);
+    links = std::make_unique<LinkRates>(topo.links().size(), opt);
     rates = makeFlowRates(reference, fs, capacity, *links, out.linkPayloadBytes, out.rateUpdates);
     return Ok{};
 }

@@ -59,23 +59,13 @@ void Engine::summarize()
         for (LinkId l = 0; l < sym.linkRep.size(); ++l)
             if (sym.linkRep[l] != kNone && sym.linkRep[l] != l)
                 out.linkPayloadBytes[l] = out.linkPayloadBytes[sym.linkRep[l]];
-        const std::size_t recordedLinks = out.linkTimelines.size();
-        for (std::size_t i = 0; i < recordedLinks && !out.linkTimelineTruncated; ++i) {
-            const LinkId l = out.linkTimelines[i].link;
-            if (sym.linkRep[l] != l)
-                continue;
-            for (LinkId m : sym.linkOrbitMembers[l]) {
-                if (m == l)
-                    continue;
-                if (links->samples + out.linkTimelines[i].samples.size() > opt.maxLinkSamples) {
-                    out.linkTimelineTruncated = true;
-                    break;
-                }
-                links->samples += out.linkTimelines[i].samples.size();
-                out.linkTimelines.push_back({m, out.linkTimelines[i].samples});
-            }
-        }
     }
+    // Link bins over the whole step; under symmetry an orbit's members read their representative's series.
+    out.linkBins = links->finish(out.stepSeconds);
+    if (sym.reduced)
+        for (LinkId l = 0; l < sym.linkRep.size() && l < out.linkBins.seriesOf.size(); ++l)
+            if (sym.linkRep[l] != kNone && sym.linkRep[l] != l)
+                out.linkBins.seriesOf[l] = out.linkBins.seriesOf[sym.linkRep[l]];
     for (int s = 0; s < 4; ++s)
         out.exposedCommSeconds += out.exposedByStrategy[s];
     out.commShare = out.stepSeconds > 0 ? out.exposedCommSeconds / out.stepSeconds : 0.0;

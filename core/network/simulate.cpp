@@ -35,7 +35,7 @@ void Engine::evaluateClosedForm(std::uint32_t slot)
     std::vector<double>& ready = cfReady;
     ready.assign(inst.arrivedAt.begin(), inst.arrivedAt.end());
     std::vector<std::pair<double, double>>& spans = cfSpans;
-    const bool sample = opt.recordLinks && opt.communication && !out.linkTimelineTruncated;
+    const bool sample = opt.recordLinks && opt.communication;
     if (sample)
         spans.assign(s.transfers.size(), {0.0, 0.0});
     if (together && !sample) {
@@ -68,22 +68,21 @@ void Engine::evaluateClosedForm(std::uint32_t slot)
     if (sample) {
         // Each flow alone on its links: the bottleneck rate from the end of its latency to its end.
         const std::size_t strategy = sIdx(inst.strategy);
-        const double saved = now;
         for (std::uint32_t t = 0; t < s.transfers.size(); ++t) {
             if (!(s.transfers[t].bytes > 0))
                 continue;
             const double latency = gs.latency[t], bottleneck = gs.rate[t];
             for (LinkId l : *gs.route[t]) {
-                for (auto [time, rate] : {std::pair{spans[t].first + latency, bottleneck}, std::pair{spans[t].second, 0.0}}) {
-                    now = time;
-                    links->rate[l] = rate;
-                    links->strategyRate[l] = {0, 0, 0, 0};
-                    links->strategyRate[l][strategy] = rate;
-                    links->record(l, now);
+                if (!sym.reduced) {
+                    links->add(l, spans[t].first + latency, spans[t].second, bottleneck, strategy);
+                } else if (sym.linkRep[l] != kNone) {
+                    // The orbit's instances run at the same times: the representative link gets this
+                    // link's rate with ClosedForm::foldedPayload's weight |Γ| / (|orbit(l)| · |Stab(group)|).
+                    const double weight = double(sym.order) / (double(sym.linkOrbitSize[l]) * sym.stabilizer[inst.key.group]);
+                    links->add(sym.linkRep[l], spans[t].first + latency, spans[t].second, bottleneck * weight, strategy);
                 }
             }
         }
-        now = saved;
     }
     events.push({inst.doneAt.front().first, seq++, EventType::ClosedFormRanksDone, slot});
 }
@@ -135,7 +134,7 @@ void Engine::addFoldedPayload(GroupSched& gs, std::uint32_t group)
 bool Engine::arriveAlone(const Key& key, std::uint32_t rank, Role role)
 {
     if (!sym.reduced || (role != Role::Blocking && role != Role::Optimizer) || classes[key.call].end || !priv.analyzed()
-        || (opt.recordLinks && opt.communication && !out.linkTimelineTruncated) || sym.rankOrbits[key.group] != 1)
+        || (opt.recordLinks && opt.communication) || sym.rankOrbits[key.group] != 1)
         return false;
     const CollectiveCall& c = plan.comm.calls[key.call];
     if (aloneCall.empty()) {
@@ -215,10 +214,9 @@ void Engine::arrive(const Key& key, std::uint32_t rank, Role role, bool ppBoth)
             inst.transferRep = gs.transferRep.empty() ? nullptr : &gs.transferRep;
             inst.groupSched = &gs;
         }
-        // Under symmetry the retroactive link samples could interleave on a link orbit: closed form only
-        // without them.
-        const bool samplesWanted = opt.recordLinks && opt.communication && !out.linkTimelineTruncated;
-        inst.closedForm = !(sym.reduced && samplesWanted) && priv.analyzed() && (role == Role::Blocking || role == Role::Optimizer)
+        // With link bins under symmetry the closed form folds its bins onto the link orbits
+        // (evaluateClosedForm), as its payload.
+        inst.closedForm = priv.analyzed() && (role == Role::Blocking || role == Role::Optimizer)
                           && decideClosedForm(key.group, *inst.sched, *inst.groupSched);
         inst.arrivals = 0;
         inst.doneNext = 0;

@@ -13,7 +13,7 @@
 //     (Bertsekas & Gallager, Data Networks, §6.5.2). Each direction of a link is its own resource.
 //   - Protocol overhead: with protocolOverhead (default) a link's capacity for payload is
 //     bandwidth · efficiency(protocol) (overhead.h, full packets; the partial last packet is ignored);
-//     rates and the per-link samples are payload bytes per second.
+//     rates and the per-link bins (linkbins.h) are payload bytes (per second).
 // Collectives
 //   - Each call runs the schedule of its BoundCall::spec: for a call under NCCL (auto or an NCCL
 //     algorithm) the textbook stand-in of the algorithm NCCL picked (collective::textbookStandIn: ring,
@@ -134,8 +134,9 @@
 // `collectiveInstances` count the full step's, simulatedFlows what was simulated. maxFlows bounds the
 // simulated flows. The reference engine (simulate_p.h) never reduces.
 //
-// Private collectives (SimulationOptions::collapsePrivateCollectives, on by default; with symmetry only when
-// link timelines are not recorded, as their retroactive samples could interleave on a link orbit). A link
+// Private collectives (SimulationOptions::collapsePrivateCollectives, on by default; with symmetry the
+// instance's link bins folded onto the link orbits as its payload is, and the one-rank shortcut only when
+// link bins are not recorded). A link
 // is private when every flow that can ever cross it (every transfer of every simulated call,
 // routed) belongs to a blocking call (TP/EP, ZeRO-3 parameter AllGather, optimizer phase) and enters it as
 // the first link out of one GPU, or the last link into one GPU — the same GPU for all — and no schedule
@@ -146,9 +147,10 @@
 // rank's arrival (AllReduce, AllGather, ReduceScatter rings…), is computed once its last rank arrives:
 // each transfer runs alone at its bottleneck capacity (Σ latency + bytes / bottleneck, as a lone flow),
 // starting when both ends finished their earlier steps — the engine's own rules, without flows, rate
-// updates or events. Its flows count in `flows`, not in simulatedFlows; link samples are written
+// updates or events. Its flows count in `flows`, not in simulatedFlows; its link bins are written
 // retroactively (a private link has no other traffic).
 
+#include "linkbins.h"
 #include "routing.h"
 #include "topology.h"
 
@@ -173,8 +175,9 @@ struct SimulationOptions {
     double modelFlopsPerStep = 0;         // "compute.flops_per_step" (6·P·tokens + attention); 0: no MFU
     double peakFlopsPerGpu = 0;           // "compute.gpu_peak_flops"
     std::vector<std::uint32_t> recordGpus; // GPUs whose intervals to keep; empty: all when ≤ kMaxRecordedGpus
-    bool recordLinks = true;              // per-link rate samples (a sample only when the rate changes)
-    std::uint64_t maxLinkSamples = std::uint64_t{1} << 20; // over all links; beyond it recording stops (truncated)
+    bool recordLinks = true;              // per-link payload in time bins over the whole step (linkbins.h)
+    std::uint64_t maxLinkBinBytes = std::uint64_t{64} << 20; // the bins' memory for the whole step (linkbins.h)
+    std::uint32_t maxLinkBins = 4096;     // bins per link at most (fewer when the budget says so)
     std::uint64_t maxFlows = std::uint64_t{1} << 31;       // refuse larger simulations with an error
     bool exploitSymmetry = true;          // simulate one GPU per orbit when exact (see "Symmetry" above)
     bool collapsePrivateCollectives = true; // private blocking collectives in closed form ("Private collectives")
@@ -202,18 +205,6 @@ struct GpuTimeline {
     std::vector<GpuInterval> intervals;   // in time order; gaps are idle
 };
 
-// The payload rate on one link direction from `time` until the next sample.
-struct RateSample {
-    double time = 0;
-    double rate = 0;                      // B/s, all strategies
-    double strategyRate[4] = {0, 0, 0, 0}; // B/s by the strategy of the flows (DP, PP, TP, EP); sums to rate
-};
-
-struct LinkTimeline {
-    LinkId link = 0;
-    std::vector<RateSample> samples;      // first sample when the link first carries a flow
-};
-
 struct GpuSummary {
     double compute = 0;                   // s of compute blocks
     double exposed[4] = {0, 0, 0, 0};     // s waiting on communication, per strategy (DP, PP, TP, EP)
@@ -232,8 +223,7 @@ struct StepSimulation {
     double mfu = 0;                       // model FLOPs / (GPUs · peak · step); 0 without the inputs
     std::vector<GpuSummary> gpus;         // every GPU
     std::vector<GpuTimeline> gpuTimelines; // the recorded GPUs
-    std::vector<LinkTimeline> linkTimelines; // links that carried traffic (when recordLinks)
-    bool linkTimelineTruncated = false;
+    LinkBins linkBins;                    // per link: payload in time bins over the whole step (when recordLinks)
     std::vector<double> linkPayloadBytes; // per LinkId: payload carried during the step
     std::uint64_t flows = 0, collectiveInstances = 0, rateUpdates = 0; // flows, instances: of the full step
     std::uint64_t simulatedFlows = 0;     // flows the engine simulated (flows / symmetryFactor when reduced)

@@ -554,6 +554,12 @@ int main(int argc, char** argv)
        << " | "
        << verdict(sim1024 && sim1024Mib ? std::optional<bool>(*sim1024 < 1000 && *sim1024Mib * 1048576.0 < 1e9) : std::nullopt)
        << " |\n";
+    // The whole step animated (#21): the link bins of that step stay within their budget.
+    const std::optional<double> binsMib = num("sim.simulate_gpt3_1024_link_bins.bins_mib");
+    const std::optional<double> binsBudget = num("sim.simulate_gpt3_1024_link_bins.budget_mib");
+    md << "| The GPT-3 175B step's link rates binned over the whole step within the bins' budget (#21) | "
+       << (binsMib ? fmt(binsMib, 1) + " MiB of bins (budget " + fmt(binsBudget, 0) + " MiB)" : std::string("not run"))
+       << " | " << verdict(binsMib && binsBudget ? std::optional<bool>(*binsMib <= *binsBudget) : std::nullopt) << " |\n";
     // The shell (#8, bench_shell): cold start, the slowest stage switch, the peak with the whole poem.
     const std::optional<double> coldStart = num("shell.cold_start.shown_median_ms");
     const std::optional<double> switchWorst = num("shell.switch.worst_ms");

@@ -2,8 +2,8 @@
 // 8-GPU reference in under 10 ms; a 3D-parallel GPT-3 175B step on 1,024 GPUs — 128 DGX-like nodes,
 // tp 8 × pp 8 × dp 16, rail-optimized NDR leaf–spine — in under 1 s and 1 GB). Per case: simulateStep
 // (cold: every schedule generated, every path routed; the 1,024-GPU cases at most 3 runs), median, min
-// and max of the runs with link timelines off (as the CLI runs it), then one run with them on; the step
-// time, flows (of the full step, and those actually simulated), collective instances, rate updates, the
+// and max of the runs with link bins off (as the CLI runs it), then one run with them on (its time and the
+// bins' memory against SimulationOptions::maxLinkBinBytes); the step time, flows (of the full step, and those actually simulated), collective instances, rate updates, the
 // symmetry used and the peak RSS (getrusage) after the row.
 // Usage: bench_simulate [--runs N] [--no-link-run]   (Release build)
 
@@ -126,12 +126,16 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "%s: %s\n", c.name, withLinks.error().toString().c_str());
             return 1;
         }
-        std::size_t samples = 0;
-        for (const auto& lt : withLinks.value().linkTimelines)
-            samples += lt.samples.size();
-        std::printf("  with link timelines: %.3f ms, %zu links, %zu samples%s; RSS %.1f MiB\n", linkMs,
-                    withLinks.value().linkTimelines.size(), samples,
-                    withLinks.value().linkTimelineTruncated ? " (truncated at maxLinkSamples)" : "", peakRssMiB());
+        // The link bins (linkbins.h): bounded by SimulationOptions::maxLinkBinBytes whatever the step's length.
+        const tw::network::LinkBins& bins = withLinks.value().linkBins;
+        std::printf("  with link bins: %.3f ms, %zu links binned, %llu bins of %.4g ms (%llu per link at most), "
+                    "%.2f MiB of bins (budget %.0f MiB); RSS %.1f MiB\n",
+                    linkMs, bins.series.size(), static_cast<unsigned long long>(bins.binCount()), bins.binSeconds * 1e3,
+                    static_cast<unsigned long long>(o.maxLinkBins), double(bins.memoryBytes()) / 1048576.0,
+                    double(o.maxLinkBinBytes) / 1048576.0, peakRssMiB());
+        std::printf("RESULT name=simulate_%s_link_bins ms=%.4f bins_mib=%.3f budget_mib=%.0f %s\n", c.key, linkMs,
+                    double(bins.memoryBytes()) / 1048576.0, double(o.maxLinkBinBytes) / 1048576.0,
+                    bins.memoryBytes() <= o.maxLinkBinBytes ? "PASS" : "FAIL");
     }
     return 0;
 }

@@ -2,9 +2,10 @@
 // 8 GPUs on a rail-optimized leaf–spine, a simulated 3D-parallel step (Llama 2 7B, tp 8 × pp 2 × dp 4),
 // drawn at 1280×720 into a QImage (WireView::render) at advancing times over the step: median and worst
 // frame, budget 16.7 ms, and the packets drawn. Then the paper's 8-GPU reference: the time from
-// setNetwork on a new fabric to the first painted frame (budget 100 ms). Issue 21: a frame with 16,384
-// GPUs drawn (llama3-405b, groups collapsed, and one open) and at 98,304 (llama3-405b-98k), budget 16 ms
-// median. --shots DIR saves those frames as PNG.
+// setNetwork on a new fabric to the first painted frame (budget 100 ms). A long step (GPT-3 175B) drawn
+// at 90 % of its step, where the link bins still show traffic. Issue 21: a frame with 16,384 GPUs drawn
+// (llama3-405b, groups collapsed, and one open) and at 98,304 (llama3-405b-98k), budget 16 ms median.
+// --shots DIR saves those frames as PNG.
 // Usage: QT_QPA_PLATFORM=offscreen bench_wireview [--runs FRAMES] [--shots DIR]   (Release build; scripts/bench.sh)
 
 #include "panes/wirepane.h"
@@ -120,16 +121,17 @@ int main(int argc, char** argv)
     view.resize(1280, 720);
     view.setNetwork(s.topology, s.loads, s.simulation);
     std::size_t busyLinks = 0;
-    for (const auto& tl : s.simulation->linkTimelines)
-        busyLinks += !tl.samples.empty();
+    for (std::uint32_t i : s.simulation->linkBins.seriesOf)
+        busyLinks += i != tw::network::kNoSeries;
     (void)renderMs(view, image);
     // Two passes of `frames` frames: times evenly over the step, and times while links carry traffic
-    // (just after the rate samples, spread over the step) — the frames with packets.
+    // (the middles of busy link bins, spread over the step) — the frames with packets.
     std::vector<double> busy;
-    for (const auto& tl : s.simulation->linkTimelines)
-        for (const auto& smp : tl.samples)
-            if (smp.rate > 0)
-                busy.push_back(smp.time);
+    const double w = s.simulation->linkBins.binSeconds;
+    for (const auto& ls : s.simulation->linkBins.series)
+        for (std::size_t k = 0; k < ls.bins.size(); ++k)
+            if (ls.bins[k].bytes > 0)
+                busy.push_back((double(k) + 0.5) * w);
     std::sort(busy.begin(), busy.end());
     std::printf("64 GPUs (8 nodes x 8, leaf-spine; llama2-7b tp 8 x pp 2 x dp 4; %zu links, %zu with traffic; step %.4g s)\n",
                 s.topology->links().size(), busyLinks, s.simulation->stepSeconds);
@@ -137,7 +139,7 @@ int main(int argc, char** argv)
         std::vector<double> ms, cpu, packets;
         for (int f = 0; f < frames; ++f) {
             const double t = traffic && !busy.empty()
-                ? busy[std::size_t(f) * busy.size() / std::size_t(frames)] * (1 + 1e-9) + 1e-9
+                ? busy[std::size_t(f) * busy.size() / std::size_t(frames)]
                 : s.simulation->stepSeconds * (f + 0.5) / frames;
             view.setTime(t);
             ms.push_back(renderMs(view, image));
@@ -219,6 +221,29 @@ int main(int argc, char** argv)
     const auto fs = tw::bench::stats(first);
     std::printf("paper reference (8 GPUs): setNetwork on a new fabric to the first frame: median %.3f ms, worst %.3f ms (budget 100)\n",
                 fs.median, fs.max);
+
+    // A long step drawn late: the GPT-3 175B preset (768 GPUs, a step of seconds) at 90 % of its step, where the
+    // link bins still carry the gradient traffic (they cover the whole step).
+    Simulated gpt3;
+    if (!simulate(tw::scenario::preset("gpt3-175b").value(), gpt3))
+        return 1;
+    view.setNetwork(gpt3.topology, gpt3.loads, gpt3.simulation);
+    std::vector<double> late, lateCpu;
+    int latePackets = 0;
+    for (int f = 0; f < std::max(10, frames / 10); ++f) {
+        view.setTime(gpt3.simulation->stepSeconds * (0.9 + 0.0001 * f));
+        late.push_back(renderMs(view, image));
+        lateCpu.push_back(lastCpuMs);
+        latePackets = std::max(latePackets, view.packetsDrawn());
+    }
+    const auto ls = tw::bench::stats(late);
+    const auto lc = tw::bench::stats(lateCpu);
+    std::printf("gpt3-175b (%zu links, step %.4g s, bins of %.4g ms) at 90 %% of the step: %zu frames, wall median %.3f ms, "
+                "worst %.3f ms; CPU median %.3f ms; packets max %d\n",
+                gpt3.topology->links().size(), gpt3.simulation->stepSeconds, gpt3.simulation->linkBins.binSeconds * 1e3,
+                late.size(), ls.median, ls.max, lc.median, latePackets);
+    std::printf("RESULT name=wire_late_frame_gpt3 median_ms=%.4f max_ms=%.4f packets=%d %s\n", ls.median, ls.max,
+                latePackets, latePackets > 0 ? "PASS" : "FAIL");
 
     // Switching the fabric as the pane does: the edited scenario derived (stages 1–4 memoized), the
     // new fabric built, the step's loads mapped and simulated (WirePane's simulateWire, the job's

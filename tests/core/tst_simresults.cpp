@@ -1,11 +1,14 @@
 // Queries on a simulated step (network/simresults.h) on a hand-made three-node chain a ↔ b ↔ c at
-// 100 B/s per direction and hand-made rate samples: the rate in force at a time (the last sample at or
-// before it), its split by strategy (from the sample, else from the link loads' payload shares, else
-// unknown), sums over a merged line, and the middle of the first stretch with the most busy links.
+// 100 B/s per direction and hand-made link bins of 0.5 s: the rate at a time (the bytes of the bin
+// holding it / 0.5 s), its split by strategy (from the bin, else from the link loads' payload shares,
+// else unknown), sums over a merged line, links sharing a series (symmetry), and the middle of the
+// first bin with the most busy links.
 
 #include "network/simresults.h"
 
 #include <QTest>
+
+#include <array>
 
 using tw::network::busiestTime;
 using tw::network::LinkLoads;
@@ -14,7 +17,10 @@ using tw::network::LinkRates;
 using tw::network::Node;
 using tw::network::NodeKind;
 using tw::network::Protocol;
-using tw::network::RateSample;
+using tw::network::LinkBin;
+using tw::network::LinkBins;
+using tw::network::LinkId;
+using tw::network::kNoSeries;
 using tw::network::StepSimulation;
 using tw::network::Topology;
 
@@ -32,27 +38,36 @@ Topology chain()
     return t;
 }
 
-RateSample sample(double time, double rate, double dp = 0, double pp = 0, double tp = 0, double ep = 0)
+// Link `link` busy on [from, to) (multiples of 0.5 s) at `rate` B/s split `by` (B/s): each 0.5 s bin
+// holds rate · 0.5 bytes.
+void busy(LinkBins& b, LinkId link, double from, double to, double rate, std::array<float, 4> by = {})
 {
-    RateSample s;
-    s.time = time;
-    s.rate = rate;
-    s.strategyRate[0] = dp;
-    s.strategyRate[1] = pp;
-    s.strategyRate[2] = tp;
-    s.strategyRate[3] = ep;
-    return s;
+    if (b.seriesOf[link] == kNoSeries) {
+        b.seriesOf[link] = std::uint32_t(b.series.size());
+        b.series.push_back({link, {}});
+    }
+    auto& bins = b.series[b.seriesOf[link]].bins;
+    const auto last = std::size_t(to / 0.5);
+    if (bins.size() < last)
+        bins.resize(last);
+    for (auto k = std::size_t(from / 0.5); k < last; ++k) {
+        bins[k].bytes += rate * 0.5;
+        for (std::size_t j = 0; j < 4; ++j)
+            bins[k].byStrategy[j] += by[j] * 0.5f;
+    }
 }
 
 // Link 0 busy on [1, 3) at 60 B/s (DP 40 + TP 20); link 1 busy on [0, 2) at 50 B/s with no split;
-// link 2 busy on [2.5, 4) at 50 B/s of which 30 DP. Step 5 s.
+// link 2 busy on [2.5, 4) at 50 B/s (DP 30 + PP 20). Step 5 s, bins of 0.5 s.
 StepSimulation simulation()
 {
     StepSimulation s;
     s.stepSeconds = 5;
-    s.linkTimelines.push_back({0, {sample(1, 60, 40, 0, 20), sample(3, 0)}});
-    s.linkTimelines.push_back({1, {sample(0, 50), sample(2, 0)}});
-    s.linkTimelines.push_back({2, {sample(2.5, 50, 30), sample(4, 0)}});
+    s.linkBins.binSeconds = 0.5;
+    s.linkBins.seriesOf.assign(4, kNoSeries);
+    busy(s.linkBins, 0, 1, 3, 60, {40, 0, 20, 0});
+    busy(s.linkBins, 1, 0, 2, 50);
+    busy(s.linkBins, 2, 2.5, 4, 50, {30, 20, 0, 0});
     return s;
 }
 
@@ -65,6 +80,8 @@ private slots:
     void splitWithoutSample();
     void mergedLine();
     void busiest();
+    void meanOverBin();
+    void sharedSeries();
 };
 
 void TestSimResults::rateInForce()
@@ -72,7 +89,7 @@ void TestSimResults::rateInForce()
     const Topology t = chain();
     const StepSimulation s = simulation();
     const LinkRateLookup rates(&t, &s, nullptr);
-    // Before the first sample: idle, the bandwidth known.
+    // Before the first busy bin: idle, the bandwidth known.
     LinkRates idle;
     idle.bandwidth = 100;
     QCOMPARE(rates.at(0, 0.5), idle);
@@ -86,9 +103,13 @@ void TestSimResults::rateInForce()
         QCOMPARE(r.bandwidth, 100.0);
     }
     QCOMPARE(rates.at(0, 3), idle);
-    // A partial split: 50 − 30 DP = 20 B/s unknown.
+    QCOMPARE(rates.at(0, -1), idle);
+    // Link 2: 50 B/s = DP 30 + PP 20.
     QCOMPARE(rates.at(2, 3).byStrategy[0], 30.0);
-    QCOMPARE(rates.at(2, 3).unknown, 20.0);
+    QCOMPARE(rates.at(2, 3).byStrategy[1], 20.0);
+    QCOMPARE(rates.at(2, 3).unknown, 0.0);
+    // Past the last bin (t = 4.5; link 2's bins end at 4 s): idle.
+    QCOMPARE(rates.at(2, 4.5).total, 0.0);
     // A link without a timeline, and one that does not exist.
     QCOMPARE(rates.at(3, 3), idle);
     QCOMPARE(rates.at(17, 3), LinkRates{});
@@ -96,7 +117,7 @@ void TestSimResults::rateInForce()
     QCOMPARE(LinkRateLookup(&t, nullptr, nullptr).at(0, 2), idle);
 }
 
-// Link 1's sample has no split: with link loads of DP 300 B and PP 100 B over the step, its 50 B/s
+// Link 1's bins have no split: with link loads of DP 300 B and PP 100 B over the step, its 50 B/s
 // split 3 : 1 = 37.5 DP + 12.5 PP; without loads all 50 B/s are unknown.
 void TestSimResults::splitWithoutSample()
 {
@@ -128,18 +149,52 @@ void TestSimResults::mergedLine()
     QCOMPARE(r.unknown, 50.0);
 }
 
-// Busy links over time: [0,1) 1, [1,2) 2, [2,2.5) 1, [2.5,3) 2, [3,4) 1: the first stretch with 2 is
-// [1, 2), its middle 1.5. A link busy until the end of the step: its stretch ends at stepSeconds.
+// Busy links per 0.5 s bin: [0,1) 1, [1,2) 2, [2,2.5) 1, [2.5,3) 2, [3,4) 1: the first bin with 2 is
+// [1, 1.5), its middle 1.25. A bin past the end of the step is clipped: a link busy only in [4.5, 5)
+// of a 4.8 s step gives the middle of [4.5, 4.8), 4.65.
 void TestSimResults::busiest()
 {
-    QCOMPARE(busiestTime(simulation()), 1.5);
+    QCOMPARE(busiestTime(simulation()), 1.25);
     StepSimulation tail;
-    tail.stepSeconds = 5;
-    tail.linkTimelines.push_back({0, {sample(4, 10)}});
-    QCOMPARE(busiestTime(tail), 4.5);
+    tail.stepSeconds = 4.8;
+    tail.linkBins.binSeconds = 0.5;
+    tail.linkBins.seriesOf.assign(4, kNoSeries);
+    busy(tail.linkBins, 0, 4.5, 5, 10);
+    QCOMPARE(busiestTime(tail), 4.65);
     StepSimulation idle;
     idle.stepSeconds = 5;
     QCOMPARE(busiestTime(idle), 0.0);
+}
+
+// A bin holds bytes, not a rate: 10 B moved somewhere in [4.5, 5) read as 10 / 0.5 = 20 B/s anywhere in it.
+void TestSimResults::meanOverBin()
+{
+    const Topology t = chain();
+    StepSimulation s = simulation();
+    s.linkBins.seriesOf[3] = std::uint32_t(s.linkBins.series.size());
+    s.linkBins.series.push_back({3, std::vector<LinkBin>(10)});
+    s.linkBins.series.back().bins[9].bytes = 10;
+    const LinkRateLookup rates(&t, &s, nullptr);
+    QCOMPARE(rates.at(3, 4.5).total, 20.0);
+    QCOMPARE(rates.at(3, 4.99).total, 20.0);
+    QCOMPARE(rates.at(3, 4.49).total, 0.0);
+    QCOMPARE(rates.at(3, 4.5).unknown, 20.0);
+    QCOMPARE(s.linkBins.bytes(3), 10.0);
+    QCOMPARE(s.linkBins.bytes(0), 60.0 * 2);
+}
+
+// Under symmetry a link reads its orbit representative's series: link 3 pointing at link 2's reads
+// link 2's rates, and the busiest bin counts both: [2.5, 3) now has links 0, 2, 3 busy (3), the first
+// bin with the most; its middle 2.75.
+void TestSimResults::sharedSeries()
+{
+    const Topology t = chain();
+    StepSimulation s = simulation();
+    s.linkBins.seriesOf[3] = s.linkBins.seriesOf[2];
+    const LinkRateLookup rates(&t, &s, nullptr);
+    QCOMPARE(rates.at(3, 3), rates.at(2, 3));
+    QCOMPARE(rates.at(3, 3).total, 50.0);
+    QCOMPARE(busiestTime(s), 2.75);
 }
 
 QTEST_MAIN(TestSimResults)

@@ -423,15 +423,8 @@ void TestSimulate::deterministic()
     QCOMPARE(a.stepSeconds, b.stepSeconds);
     QCOMPARE(a.flows, b.flows);
     QCOMPARE(a.linkPayloadBytes, b.linkPayloadBytes);
-    QCOMPARE(a.linkTimelines.size(), b.linkTimelines.size());
-    for (std::size_t i = 0; i < a.linkTimelines.size(); ++i) {
-        QCOMPARE(a.linkTimelines[i].link, b.linkTimelines[i].link);
-        QCOMPARE(a.linkTimelines[i].samples.size(), b.linkTimelines[i].samples.size());
-        for (std::size_t k = 0; k < a.linkTimelines[i].samples.size(); ++k) {
-            QCOMPARE(a.linkTimelines[i].samples[k].time, b.linkTimelines[i].samples[k].time);
-            QCOMPARE(a.linkTimelines[i].samples[k].rate, b.linkTimelines[i].samples[k].rate);
-        }
-    }
+    QVERIFY(!a.linkBins.series.empty());
+    QVERIFY(a.linkBins == b.linkBins);
 }
 
 void TestSimulate::timelinesAreConsistent()
@@ -468,15 +461,23 @@ void TestSimulate::timelinesAreConsistent()
         QVERIFY(std::abs(compute - g.compute) <= 1e-9 * r.stepSeconds);
         QVERIFY(std::abs(comm - g.exposedTotal()) <= 1e-9 * r.stepSeconds);
     }
-    QVERIFY(!r.linkTimelineTruncated);
-    for (const LinkTimeline& lt : r.linkTimelines) {
-        double integral = 0;
-        for (std::size_t k = 0; k < lt.samples.size(); ++k) {
-            const double end = k + 1 < lt.samples.size() ? lt.samples[k + 1].time : r.stepSeconds;
-            integral += lt.samples[k].rate * (end - lt.samples[k].time);
-        }
-        QVERIFY(std::abs(integral - r.linkPayloadBytes[lt.link]) <= 1e-6 * std::max(1.0, r.linkPayloadBytes[lt.link]));
+    // Each bin holds bytes (rate × time integrated exactly), so a link's bins sum to its payload; every
+    // link with payload has a series, the bins cover the step, and the bin count stays bounded.
+    const LinkBins& bins = r.linkBins;
+    QCOMPARE(bins.seriesOf.size(), t.links().size());
+    QVERIFY(bins.binSeconds > 0);
+    for (LinkId l = 0; l < t.links().size(); ++l) {
+        const double payload = r.linkPayloadBytes[l];
+        QCOMPARE(bins.of(l) != nullptr, payload > 0);
+        QVERIFY2(std::abs(bins.bytes(l) - payload) <= 1e-9 * std::max(1.0, payload),
+                 qPrintable(QStringLiteral("link %1: %2 vs %3").arg(l).arg(bins.bytes(l), 0, 'g', 17).arg(payload, 0, 'g', 17)));
     }
+    for (const LinkSeries& ls : bins.series) {
+        QVERIFY(ls.bins.size() <= SimulationOptions{}.maxLinkBins);
+        QVERIFY(double(ls.bins.size()) * bins.binSeconds <= 2 * r.stepSeconds); // no bin past the step's
+    }
+    // The width adapts: the step fills more than half of the bins a link may hold (else it would be halved).
+    QVERIFY(r.stepSeconds > 0.5 * SimulationOptions{}.maxLinkBins * bins.binSeconds);
 }
 
 void TestSimulate::disconnected()
@@ -567,7 +568,9 @@ void TestSimulate::matchesReference()
         QVERIFY2(std::abs(a.linkPayloadBytes[l] - b.linkPayloadBytes[l]) <= 1e-9 * std::max(1.0, b.linkPayloadBytes[l]),
                  qPrintable(QStringLiteral("link %1: %2 vs %3").arg(l).arg(a.linkPayloadBytes[l]).arg(b.linkPayloadBytes[l])));
     QCOMPARE(a.gpuTimelines.size(), b.gpuTimelines.size());
-    QCOMPARE(a.linkTimelines.size(), b.linkTimelines.size());
+    QCOMPARE(a.linkBins.series.size(), b.linkBins.series.size());
+    for (LinkId l = 0; l < a.linkPayloadBytes.size(); ++l)
+        QVERIFY(std::abs(a.linkBins.bytes(l) - b.linkBins.bytes(l)) <= 1e-9 * std::max(1.0, b.linkPayloadBytes[l]));
 }
 
 namespace {
@@ -669,7 +672,7 @@ void TestSimulate::symmetryMatchesFull_data()
     QTest::addColumn<int>("expectReduced"); // 1 must reduce, −1 either (ECMP decides)
     QTest::addColumn<bool>("symmetry");     // false: symmetry off, private collectives in closed form only
     QTest::addColumn<bool>("expectClosedForm");
-    QTest::addColumn<bool>("recordLinks");  // false: no link timelines (closed form combines with symmetry)
+    QTest::addColumn<bool>("recordLinks");  // false: no link bins (the one-rank closed form shortcut runs)
     QTest::newRow("ddp 16, 2 nodes, leaf-spine") << 0 << 1 << true << false << true;
     QTest::newRow("tp 2 x pp 2 x dp 4, leaf-spine") << 1 << 1 << true << false << true;
     QTest::newRow("tp 8 x pp 2 x dp 4, 64 GPUs") << 2 << 1 << true << false << true;
@@ -690,6 +693,10 @@ void TestSimulate::symmetryMatchesFull_data()
     QTest::newRow("symmetry and closed form: tp 8 x pp 2 x dp 4, 64 GPUs") << 2 << 1 << true << true << false;
     QTest::newRow("symmetry and closed form: tp 8 x dp 2, 2 nodes") << 11 << 1 << true << true << false;
     QTest::newRow("sequence parallel, tp 8 x pp 2 x dp 4") << 12 << 1 << true << true << false;
+    // The same with link bins: the closed forms' bins folded onto the link orbits as their payload.
+    QTest::newRow("symmetry, closed form and link bins: tp 8 x pp 2 x dp 4, 64 GPUs") << 2 << 1 << true << true << true;
+    QTest::newRow("symmetry, closed form and link bins: tp 8 x dp 2, 2 nodes") << 11 << 1 << true << true << true;
+    QTest::newRow("symmetry, closed form and link bins: sequence parallel") << 12 << 1 << true << true << true;
     QTest::newRow("sequence parallel, closed form only") << 12 << 0 << false << true << true;
     QTest::newRow("interleaved, tp 2 x pp 2 (v 2) x dp 4") << 13 << 1 << true << false << true;
     QTest::newRow("no closed form: tp 2 x pp 2 x dp 4") << 1 << 0 << false << false << true;
@@ -775,8 +782,28 @@ void TestSimulate::symmetryMatchesFull()
             cb += iv.activity == Activity::Communication ? iv.end - iv.start : 0;
         QVERIFY(near(ca, cb, T));
     }
-    QVERIFY(!a.linkTimelineTruncated && !b.linkTimelineTruncated);
-    QCOMPARE(a.linkTimelines.size(), recordLinks ? b.linkTimelines.size() : std::size_t(0));
+    // Bins: every link's (its orbit representative's under symmetry) sum to the full run's payload, and
+    // on the same grid bin by bin.
+    QCOMPARE(a.linkBins.series.empty(), !recordLinks);
+    if (recordLinks) {
+        for (LinkId l = 0; l < a.linkPayloadBytes.size(); ++l) {
+            QVERIFY2(near(a.linkBins.bytes(l), b.linkPayloadBytes[l], most),
+                     qPrintable(QStringLiteral("link %1: %2 vs %3").arg(l).arg(a.linkBins.bytes(l), 0, 'g', 17)
+                                    .arg(b.linkPayloadBytes[l], 0, 'g', 17)));
+            QVERIFY(near(b.linkBins.bytes(l), b.linkPayloadBytes[l], most));
+        }
+        if (a.linkBins.binSeconds == b.linkBins.binSeconds)
+            for (LinkId l = 0; l < a.linkPayloadBytes.size(); ++l) {
+                const LinkSeries* x = a.linkBins.of(l);
+                const LinkSeries* y = b.linkBins.of(l);
+                const std::size_t n = std::max(x ? x->bins.size() : 0, y ? y->bins.size() : 0);
+                for (std::size_t k = 0; k < n; ++k) {
+                    const double u = x && k < x->bins.size() ? x->bins[k].bytes : 0;
+                    const double v = y && k < y->bins.size() ? y->bins[k].bytes : 0;
+                    QVERIFY2(near(u, v, most), qPrintable(QStringLiteral("link %1 bin %2: %3 vs %4").arg(l).arg(k).arg(u).arg(v)));
+                }
+            }
+    }
 }
 
 void TestSimulate::symmetryRefused_data()
@@ -865,18 +892,28 @@ void TestSimulate::strategyRates()
         auto run = simulateStep(t, c.plan, c.coll, o);
         QVERIFY2(run.ok(), run.ok() ? "" : run.error().toString().c_str());
         const StepSimulation& sim = run.value();
+        // Bins: by strategy (kept in float) sums to the bytes; on the NIC → leaf link DP and PP move the
+        // same bytes in every bin, never more than 2r · w, and a bin wholly inside the overlap holds 2r · w.
+        const LinkBins& bins = sim.linkBins;
+        QVERIFY(bins.binSeconds > 0);
         bool both = false;
-        for (const LinkTimeline& lt : sim.linkTimelines)
-            for (const RateSample& x : lt.samples) {
-                const double sum = x.strategyRate[0] + x.strategyRate[1] + x.strategyRate[2] + x.strategyRate[3];
-                QVERIFY(std::abs(sum - x.rate) <= 1e-12 * std::max(1.0, x.rate));
-                if (lt.link == nicUp && x.strategyRate[0] > 0 && x.strategyRate[1] > 0) {
-                    QVERIFY2(std::abs(x.strategyRate[0] - r) <= 1e-12 * r, qPrintable(QStringLiteral("%1 vs %2").arg(x.strategyRate[0]).arg(r)));
-                    QVERIFY(std::abs(x.strategyRate[1] - r) <= 1e-12 * r);
-                    QVERIFY(std::abs(x.rate - 2 * r) <= 1e-12 * r);
+        double fullest = 0;
+        const LinkSeries* nic = bins.of(nicUp); // under symmetry its orbit representative's
+        QVERIFY(nic);
+        for (const LinkSeries& ls : bins.series)
+            for (const LinkBin& x : ls.bins) {
+                const double sum = double(x.byStrategy[0]) + x.byStrategy[1] + x.byStrategy[2] + x.byStrategy[3];
+                QVERIFY(std::abs(sum - x.bytes) <= 1e-6 * std::max(1.0, x.bytes));
+                if (&ls == nic && x.byStrategy[0] > 0 && x.byStrategy[1] > 0) {
+                    QVERIFY2(std::abs(x.byStrategy[0] - x.byStrategy[1]) <= 1e-6 * x.bytes,
+                             qPrintable(QStringLiteral("%1 vs %2").arg(x.byStrategy[0]).arg(x.byStrategy[1])));
+                    QVERIFY(x.bytes <= 2 * r * bins.binSeconds * (1 + 1e-9));
+                    fullest = std::max(fullest, x.bytes);
                     both = true;
                 }
             }
+        QVERIFY2(both && std::abs(fullest - 2 * r * bins.binSeconds) <= 1e-9 * fullest,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(fullest).arg(2 * r * bins.binSeconds)));
         QVERIFY(both);
     }
 }

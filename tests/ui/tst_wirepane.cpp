@@ -1,7 +1,8 @@
 // The stage 5 pane driven like a user: real widgets offscreen, QTest mouse and key events. The
 // testbed preset simulated off the GUI thread; scrubbing the time line moves the drawing, whose link
-// loads are checked against the simulation's own rate samples (looked up here, independently of the
-// view's code); a GPU dragged across nodes in stage 3 makes tensor-parallel bytes leave the node
+// loads are checked against the simulation's own link bins (looked up here, independently of the
+// view's code); GPT-3 175B's long step scrubbed to 90 % still draws and charts its traffic (the bins
+// cover the whole step); a GPU dragged across nodes in stage 3 makes tensor-parallel bytes leave the node
 // here; choosing a fabric reshapes the cluster as one undoable step; bad sweep input says what is
 // wrong; cancelling keeps the last step drawn.
 
@@ -17,6 +18,7 @@
 #include "scenario/derive.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -34,6 +36,7 @@
 #include <QTest>
 #include <QTimer>
 #include <QUndoStack>
+#include <qcustomplot.h>
 
 #include <algorithm>
 #include <cmath>
@@ -46,22 +49,16 @@ using tw::ui::WirePane;
 
 namespace {
 
-// The payload rate on a link direction at time t from the simulation's samples (a sample holds until
-// the next one; before the first, the link is idle).
+// The payload rate on a link direction at time t from the simulation's bins (the bytes of the bin
+// holding t / the bin's width; the link's orbit representative's series under symmetry).
 double rateAt(const tw::network::StepSimulation& sim, LinkId link, double t)
 {
-    for (const tw::network::LinkTimeline& tl : sim.linkTimelines) {
-        if (tl.link != link)
-            continue;
-        double rate = 0;
-        for (const tw::network::RateSample& s : tl.samples) {
-            if (s.time > t)
-                break;
-            rate = s.rate;
-        }
-        return rate;
-    }
-    return 0;
+    const tw::network::LinkBins& b = sim.linkBins;
+    const tw::network::LinkSeries* series = b.of(link);
+    if (!series || !(b.binSeconds > 0))
+        return 0;
+    const auto k = static_cast<std::size_t>(std::floor(t / b.binSeconds));
+    return k < series->bins.size() ? series->bins[k].bytes / b.binSeconds : 0.0;
 }
 
 // Where the slider's handle is, and the x of a value along its groove.
@@ -112,6 +109,7 @@ private slots:
     void init();
     void cleanup();
     void testbedScrubDrawsTheSimulatedLoads();
+    void longStepAnimatedToItsEnd();
     void gpuMovedAcrossNodesSendsTensorTrafficOverTheNetwork();
     void choosingAFabricReshapesTheClusterAndUndoes();
     void playingAdvancesTime();
@@ -205,6 +203,70 @@ void TestWirePane::testbedScrubDrawsTheSimulatedLoads()
     QVERIFY(m_pane->charts()->throughputTitle().contains(QStringLiteral("payload rate")));
     // The breakdown has one bar per GPU (7 single-GPU servers).
     QCOMPARE(m_pane->charts()->breakdownBars(), 7);
+}
+
+void TestWirePane::longStepAnimatedToItsEnd()
+{
+    // The GPT-3 175B preset (768 GPUs): a step of seconds, thousands of links (the case whose animation used to
+    // stop at 0.3 s). The link bins cover the whole step, so scrubbed to 90 % of it the view draws the
+    // links that carry traffic then (the simulation's bins, looked up here) with their rate, no
+    // "recorded up to" notice, and the throughput chart of a busy link shows its rate at that time.
+    // About 40 s of CPU in a Debug build: generous timeouts for a shared machine.
+    QVERIFY(m_doc->loadPreset(QStringLiteral("gpt3-175b")));
+    QVERIFY(m_doc->waitForDerivation(300000));
+    QVERIFY(m_pane->waitForSimulation(500000));
+    QVERIFY2(m_pane->isCurrent(), qPrintable(m_pane->statusLabel()->text()));
+    const auto& sim = *m_pane->result().simulation;
+    const tw::network::Topology& topology = *m_pane->result().network->topology;
+    QVERIFY(sim.stepSeconds > 1);
+    QVERIFY(!m_pane->statusLabel()->text().contains(QStringLiteral("recorded up to")));
+    scrubTo(m_pane->timeSlider(), 0.9);
+    QCoreApplication::processEvents();
+    const double t = m_pane->time();
+    QVERIFY2(std::abs(t / sim.stepSeconds - 0.9) < 0.05, qPrintable(QStringLiteral("time %1 of %2").arg(t).arg(sim.stepSeconds)));
+    std::vector<LinkId> busy;
+    for (LinkId l = 0; l < topology.links().size(); ++l)
+        if (rateAt(sim, l, t) > 0)
+            busy.push_back(l);
+    QVERIFY2(!busy.empty(), "no link carries traffic at 90 % of the step");
+    for (LinkId l : busy) {
+        const double expected = rateAt(sim, l, t) / topology.link(l).bandwidth;
+        QVERIFY2(std::abs(m_pane->view()->drawnUtilization(l) - expected) < 1e-9,
+                 qPrintable(QStringLiteral("link %1: drawn %2, simulated %3")
+                                .arg(QString::fromStdString(topology.link(l).id))
+                                .arg(m_pane->view()->drawnUtilization(l))
+                                .arg(expected)));
+    }
+    (void)m_pane->view()->grab();
+    QVERIFY(m_pane->view()->packetsDrawn() > 0);
+    // Hover busy links until one is charted (a drawn midpoint may belong to a merged line).
+    std::optional<LinkId> charted;
+    for (LinkId l : busy) {
+        const auto mid = m_pane->view()->linkMidpoint(l);
+        if (!mid)
+            continue;
+        QTest::mouseMove(m_pane->view(), mid->toPoint());
+        QCoreApplication::processEvents();
+        if (m_pane->chartedLink() == l) {
+            charted = l;
+            break;
+        }
+    }
+    if (!charted)
+        QSKIP("no busy link could be hovered alone at this zoom");
+    // The chart's stacked top at t: the last point at or before t of the topmost graph, in GB/s.
+    QCustomPlot* plot = m_pane->charts()->throughputPlot();
+    QVERIFY(plot->graphCount() > 0);
+    const double scale = plot->property("timeScale").toDouble();
+    const QCPGraph* top = plot->graph(plot->graphCount() - 1);
+    double shown = -1;
+    for (auto it = top->data()->constBegin(); it != top->data()->constEnd() && it->key <= t * scale; ++it)
+        shown = it->value;
+    QVERIFY2(shown > 0, qPrintable(QStringLiteral("charted %1 GB/s at t = %2").arg(shown).arg(t)));
+    // With TOKENWIRE_SHOTS_DIR set, the pane at 90 % of the step is saved there for a look.
+    const QString dir = qEnvironmentVariable("TOKENWIRE_SHOTS_DIR");
+    if (!dir.isEmpty() && QDir().mkpath(dir))
+        m_pane->grab().save(dir + QStringLiteral("/wirepane-gpt3-175b-90pct.png"));
 }
 
 void TestWirePane::gpuMovedAcrossNodesSendsTensorTrafficOverTheNetwork()
@@ -395,7 +457,7 @@ void TestWirePane::cancelKeepsTheLastStep()
     // GPT-3 175B on 768 GPUs takes a while to simulate: Cancel stops it, the previous step stays drawn
     // and the pane says it is not the current scenario's.
     QVERIFY(m_doc->loadPreset(QStringLiteral("gpt3-175b")));
-    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_doc->waitForDerivation(300000));
     QTRY_VERIFY_WITH_TIMEOUT(m_pane->cancelButton()->isVisible(), 5000);
     QTest::mouseClick(m_pane->cancelButton(), Qt::LeftButton);
     QVERIFY(m_pane->waitForSimulation());

@@ -1,6 +1,6 @@
 // Stage 5's fabric drawing driven offscreen: every link of an 8-GPU NVSwitch node and of a 2-node
-// leaf–spine drawn where linkAt finds it; the colour and the packets follow hand-made rate samples
-// (utilization = rate / bandwidth of the sample in force, no packets on idle links, more with more
+// leaf–spine drawn where linkAt finds it; the colour and the packets follow hand-made rate changes (binned)
+// (utilization = rate / bandwidth of the bin in force, no packets on idle links, more with more
 // rate, the link loads' strategy split when a sample has none); hover, zoom, pan and fit; 256 GPUs
 // detailed and 512 GPUs compact without overlapping server boxes, a double-click opening a server; a
 // real simulated step from the paper's presets.
@@ -24,7 +24,6 @@
 
 using tw::network::LinkId;
 using tw::network::NodeKind;
-using tw::network::RateSample;
 using tw::network::StepSimulation;
 using tw::network::Topology;
 using tw::network::TopologyKind;
@@ -52,15 +51,25 @@ std::shared_ptr<const Topology> fabric(TopologyKind kind, std::uint64_t nodes, s
     return std::make_shared<const Topology>(std::move(t).value());
 }
 
-// One link's samples: (time, rate, DP, PP, TP, EP).
+// A rate from `time` on (until the link's next one), all strategies and by strategy (DP, PP, TP, EP).
+struct RateSample {
+    double time = 0;
+    double rate = 0;
+    double strategyRate[4] = {0, 0, 0, 0};
+};
+
+// The step's link bins from hand-made rate changes (core's binner: each bin holds rate × time).
 StepSimulation simulationOf(const Topology& t, double step,
                             const std::vector<std::pair<LinkId, std::vector<RateSample>>>& timelines)
 {
     StepSimulation s;
     s.stepSeconds = step;
     s.linkPayloadBytes.assign(t.links().size(), 0);
+    tw::network::LinkBinner binner(t.links().size(), std::uint64_t{64} << 20, 4096);
     for (const auto& [link, samples] : timelines)
-        s.linkTimelines.push_back({link, samples});
+        for (const RateSample& x : samples)
+            binner.change(link, x.time, x.rate, {x.strategyRate[0], x.strategyRate[1], x.strategyRate[2], x.strategyRate[3]});
+    s.linkBins = binner.finish(step);
     return s;
 }
 
@@ -158,20 +167,21 @@ private:
         return *m_view;
     }
 
-    // Moves to the time with the most packets on screen (tried just after sample times); returns their count.
+    // Moves to the time with the most packets on screen (tried at the middle of busy bins); returns their count.
     static int busiest(WireView& v, const StepSimulation& sim)
     {
         std::vector<double> times;
-        for (const auto& tl : sim.linkTimelines)
-            for (const auto& smp : tl.samples)
-                if (smp.rate > 0)
-                    times.push_back(smp.time);
+        const double w = sim.linkBins.binSeconds;
+        for (const auto& ls : sim.linkBins.series)
+            for (std::size_t k = 0; k < ls.bins.size(); ++k)
+                if (ls.bins[k].bytes > 0)
+                    times.push_back((double(k) + 0.5) * w);
         std::sort(times.begin(), times.end());
         const std::size_t stride = std::max<std::size_t>(1, times.size() / 80);
         int most = 0;
         double best = 0;
         for (std::size_t i = 0; i < times.size(); i += stride) {
-            v.setTime(times[i] * (1 + 1e-9) + 1e-12);
+            v.setTime(times[i]);
             (void)v.grab();
             if (v.packetsDrawn() > most) {
                 most = v.packetsDrawn();
@@ -266,11 +276,12 @@ private slots:
         const LinkId nv = linkNamed(*t, "n0.gpu3-nvswitch"), back = t->link(nv).reverse;
         const double bw = t->link(nv).bandwidth;
         auto sim = std::make_shared<const StepSimulation>(simulationOf(
-            *t, 1.0, {{nv, {sample(0.1, 0.25 * bw), sample(0.5, 0.5 * bw, 0, 0.25 * bw), sample(0.8, 0)}}}));
+            *t, 1.0, {{nv, {sample(0.125, 0.25 * bw), sample(0.5, 0.5 * bw, 0, 0.25 * bw), sample(0.75, 0)}}}));
         v.setNetwork(t, nullptr, sim);
+        // The changes fall on bin edges (powers of two), so each bin holds one rate.
         const struct {
             double time, expected;
-        } rows[] = {{0.0, 0.0}, {0.1, 0.25}, {0.3, 0.25}, {0.5, 0.75}, {0.79, 0.75}, {0.8, 0.0}, {1.0, 0.0}};
+        } rows[] = {{0.0, 0.0}, {0.125, 0.25}, {0.3, 0.25}, {0.5, 0.75}, {0.749, 0.75}, {0.75, 0.0}, {1.0, 0.0}};
         for (const auto& r : rows) {
             v.setTime(r.time);
             QCOMPARE(v.time(), r.time);

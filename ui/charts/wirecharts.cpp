@@ -130,12 +130,8 @@ void WireCharts::setThroughput(const network::Topology* topology, const network:
     }
     const network::Link& l = topology->link(*link);
     const TimeUnit unit = timeUnitFor(simulation->stepSeconds);
-    const network::LinkTimeline* timeline = nullptr;
-    for (const network::LinkTimeline& t : simulation->linkTimelines)
-        if (t.link == *link) {
-            timeline = &t;
-            break;
-        }
+    const network::LinkSeries* series = simulation->linkBins.of(*link); // its orbit's under symmetry
+    const double width = simulation->linkBins.binSeconds;
     const double step = simulation->stepSeconds;
     m_throughputTitle->setText(
         tr("%1 (%2, %3/s per direction): payload rate over the step")
@@ -145,32 +141,32 @@ void WireCharts::setThroughput(const network::Topology* topology, const network:
     const double toGB = binary ? 1.0 / 1073741824.0 : 1e-9;
     QCPGraph* below = nullptr;
     std::vector<double> cumulative;
-    std::vector<double> xs;
-    if (timeline)
-        for (const network::RateSample& s : timeline->samples)
-            xs.push_back(s.time);
-    if (timeline && !timeline->samples.empty()) {
-        cumulative.assign(xs.size(), 0.0);
+    // One step per bin: the bin's bytes / its width (the mean rate in it), up to the end of the step.
+    std::size_t n = 0;
+    if (series && width > 0)
+        n = std::min(series->bins.size(), static_cast<std::size_t>(std::ceil(step / width)));
+    if (n > 0) {
+        cumulative.assign(n, 0.0);
         bool anyStrategy = false;
-        for (const network::RateSample& s : timeline->samples)
-            for (double r : s.strategyRate)
-                anyStrategy = anyStrategy || r > 0;
+        for (std::size_t k = 0; k < n; ++k)
+            for (float b : series->bins[k].byStrategy)
+                anyStrategy = anyStrategy || b > 0;
         for (int st = 0; st < 4; ++st) {
             QVector<double> x, y;
             bool used = false;
-            for (std::size_t i = 0; i < xs.size(); ++i) {
-                const network::RateSample& s = timeline->samples[i];
-                // Without per-strategy rates (older simulations) the whole rate is drawn as one series.
-                const double r = anyStrategy ? s.strategyRate[st] : (st == 0 ? s.rate : 0.0);
+            for (std::size_t k = 0; k < n; ++k) {
+                const network::LinkBin& b = series->bins[k];
+                // Without a split by strategy the whole rate is drawn as one series.
+                const double r = (anyStrategy ? double(b.byStrategy[std::size_t(st)]) : (st == 0 ? b.bytes : 0.0)) / width;
                 used = used || r > 0;
-                cumulative[i] += r;
-                x << s.time * unit.scale;
-                y << cumulative[i] * toGB;
+                cumulative[k] += r;
+                x << double(k) * width * unit.scale;
+                y << cumulative[k] * toGB;
             }
             if (!used)
                 continue;
-            x << step * unit.scale;
-            y << y.back();
+            x << std::min(double(n) * width, step) * unit.scale;
+            y << 0.0;
             QCPGraph* g = m_throughput->addGraph();
             g->setLineStyle(QCPGraph::lsStepLeft);
             QColor c = anyStrategy ? palette::kStrategy[st] : palette::kMuted;
@@ -203,7 +199,7 @@ void WireCharts::setThroughput(const network::Topology* topology, const network:
     m_throughput->yAxis->setLabel(binary ? tr("payload rate (GiB/s)") : tr("payload rate (GB/s)"));
     m_throughput->xAxis->setRange(0, std::max(step, 1e-12) * unit.scale);
     m_throughput->yAxis->setRange(0, l.bandwidth * toGB * 1.15);
-    if (!timeline)
+    if (!series)
         m_throughputTitle->setText(m_throughputTitle->text() + tr(" — idle during the step"));
     m_throughput->setProperty("timeScale", unit.scale);
     m_throughput->replot();

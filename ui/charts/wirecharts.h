@@ -1,7 +1,7 @@
 #pragma once
 // Stage 5's charts (QCustomPlot):
 //  - throughput: one link direction's payload rate over the step, stacked by strategy (DP, PP, TP,
-//    EP, from the simulation's rate samples; a sample holds until the next), its capacity dashed and
+//    EP, from the simulation's link bins: each bin's mean rate over its width), its capacity dashed and
 //    the animation's current time as a vertical line;
 //  - breakdown: where each GPU's step goes — compute, exposed DP/PP/TP/EP communication, idle
 //    (pipeline bubble and tail) — one stacked bar per GPU up to kMaxBars GPUs, else one per pipeline

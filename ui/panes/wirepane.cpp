@@ -446,22 +446,7 @@ void WirePane::applyResult(WireResult result)
                        .arg(qs(formatInteger(std::int64_t(sim.simulatedFlows))));
     summary += QLatin1Char('.');
     m_summary->setText(summary);
-    if (sim.linkTimelineTruncated) {
-        // The rate samples have a budget (SimulationOptions::maxLinkSamples); past it the totals are still
-        // exact but the animation has nothing to draw. Say where that is rather than show idle links.
-        double until = 0;
-        for (const network::LinkTimeline& t : sim.linkTimelines)
-            if (!t.samples.empty())
-                until = std::max(until, t.samples.back().time);
-        showStatus(tr("Simulated. The link rates are recorded up to t = %1 of %2 (%3 rate changes, the recording "
-                      "budget): later traffic is in every total and chart of bytes, but the animation shows the links "
-                      "idle after that time.")
-                       .arg(qs(formatSeconds(until)), qs(formatSeconds(sim.stepSeconds)),
-                            qs(formatInteger(std::int64_t(network::SimulationOptions{}.maxLinkSamples)))),
-                   true);
-    } else {
-        showStatus(tr("Simulated: the drawing is the current scenario's step."), false);
-    }
+    showStatus(tr("Simulated: the drawing is the current scenario's step."), false);
     fillFigures();
     updateTrace();
 }

@@ -1,0 +1,156 @@
+#include "network/linkbins.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tw::network {
+
+const LinkSeries* LinkBins::of(LinkId link) const
+{
+    if (link >= seriesOf.size() || seriesOf[link] == kNoSeries || seriesOf[link] >= series.size())
+        return nullptr;
+    return &series[seriesOf[link]];
+}
+
+std::uint64_t LinkBins::binCount() const
+{
+    std::uint64_t n = 0;
+    for (const LinkSeries& s : series)
+        n += s.bins.size();
+    return n;
+}
+
+std::uint64_t LinkBins::memoryBytes() const
+{
+    std::uint64_t n = seriesOf.capacity() * sizeof(std::uint32_t) + series.capacity() * sizeof(LinkSeries);
+    for (const LinkSeries& s : series)
+        n += s.bins.capacity() * sizeof(LinkBin);
+    return n;
+}
+
+double LinkBins::bytes(LinkId link) const
+{
+    double sum = 0;
+    if (const LinkSeries* s = of(link))
+        for (const LinkBin& b : s->bins)
+            sum += b.bytes;
+    return sum;
+}
+
+LinkBinner::LinkBinner(std::size_t links, std::uint64_t maxBytes, std::uint32_t maxBinsPerLink)
+    : m_maxBytes(maxBytes), m_cap(std::max(kMinBinsPerLink, maxBinsPerLink)), m_since(links, 0.0), m_rate(links, 0.0),
+      m_by(links, {0, 0, 0, 0})
+{
+    m_out.seriesOf.assign(links, kNoSeries);
+}
+
+void LinkBinner::change(LinkId link, double time, double rate, const std::array<double, 4>& byStrategy)
+{
+    if (link >= m_rate.size())
+        return;
+    if (m_rate[link] > 0 && time > m_since[link])
+        spread(link, m_since[link], time, m_rate[link], m_by[link]);
+    m_since[link] = std::max(m_since[link], time);
+    m_rate[link] = rate;
+    m_by[link] = byStrategy;
+}
+
+void LinkBinner::add(LinkId link, double start, double end, double rate, std::size_t strategy)
+{
+    if (link >= m_rate.size() || !(rate > 0) || !(end > start) || strategy > 3)
+        return;
+    std::array<double, 4> by{0, 0, 0, 0};
+    by[strategy] = rate;
+    spread(link, start, end, rate, by);
+}
+
+LinkSeries& LinkBinner::seriesFor(LinkId link)
+{
+    std::uint32_t& i = m_out.seriesOf[link];
+    if (i == kNoSeries) {
+        i = static_cast<std::uint32_t>(m_out.series.size());
+        m_out.series.push_back({link, {}});
+        fitBudget();
+    }
+    return m_out.series[i];
+}
+
+void LinkBinner::fitBudget()
+{
+    // Every series may grow to m_cap bins: keep (series · m_cap · bin) within the budget.
+    const std::uint64_t perLink = std::uint64_t(m_cap) * sizeof(LinkBin);
+    if (m_cap <= kMinBinsPerLink || m_out.series.size() * perLink <= m_maxBytes)
+        return;
+    while (m_cap > kMinBinsPerLink && m_out.series.size() * std::uint64_t(m_cap) * sizeof(LinkBin) > m_maxBytes)
+        m_cap /= 2;
+    m_cap = std::max(m_cap, kMinBinsPerLink);
+    while (m_used > m_cap)
+        coarsen();
+    for (LinkSeries& s : m_out.series)
+        if (s.bins.capacity() > m_cap)
+            s.bins.shrink_to_fit();
+}
+
+void LinkBinner::coarsen()
+{
+    for (LinkSeries& s : m_out.series) {
+        const std::size_t n = (s.bins.size() + 1) / 2;
+        for (std::size_t k = 0; k < n; ++k) {
+            LinkBin merged = s.bins[2 * k];
+            if (2 * k + 1 < s.bins.size()) {
+                const LinkBin& b = s.bins[2 * k + 1];
+                merged.bytes += b.bytes;
+                for (std::size_t j = 0; j < 4; ++j)
+                    merged.byStrategy[j] += b.byStrategy[j];
+            }
+            s.bins[k] = merged;
+        }
+        s.bins.resize(n);
+    }
+    m_used = (m_used + 1) / 2;
+    m_width *= 2;
+}
+
+void LinkBinner::spread(LinkId link, double start, double end, double rate, const std::array<double, 4>& by)
+{
+    LinkSeries& s = seriesFor(link);
+    // The interval must end inside the grid: [0, m_cap · w) (an end on the last edge is inside).
+    while (end > double(m_cap) * m_width)
+        coarsen();
+    const auto first = static_cast<std::size_t>(std::floor(start / m_width));
+    const std::size_t last = std::min<std::size_t>(m_cap - 1, static_cast<std::size_t>(std::ceil(end / m_width)) - 1);
+    if (s.bins.size() <= last) {
+        if (s.bins.capacity() <= last) // grow geometrically but never past the cap (the budget counts m_cap)
+            s.bins.reserve(std::min<std::size_t>(m_cap, std::max<std::size_t>(last + 1, 2 * s.bins.capacity())));
+        s.bins.resize(last + 1);
+    }
+    m_used = std::max<std::uint32_t>(m_used, static_cast<std::uint32_t>(last + 1));
+    for (std::size_t k = first; k <= last; ++k) {
+        const double a = std::max(start, double(k) * m_width), b = std::min(end, double(k + 1) * m_width);
+        if (!(b > a))
+            continue;
+        const double dt = b - a;
+        LinkBin& bin = s.bins[k];
+        bin.bytes += rate * dt;
+        for (std::size_t j = 0; j < 4; ++j)
+            if (by[j] > 0)
+                bin.byStrategy[j] += static_cast<float>(by[j] * dt);
+    }
+}
+
+LinkBins LinkBinner::finish(double end)
+{
+    for (LinkId l = 0; l < m_rate.size(); ++l) {
+        if (m_rate[l] > 0 && end > m_since[l])
+            spread(l, m_since[l], end, m_rate[l], m_by[l]);
+        m_since[l] = std::max(m_since[l], end);
+        m_rate[l] = 0;
+    }
+    m_out.binSeconds = m_out.series.empty() ? 0.0 : m_width;
+    LinkBins out = std::move(m_out);
+    m_out = {};
+    m_out.seriesOf.assign(m_rate.size(), kNoSeries);
+    return out;
+}
+
+} // namespace tw::network
