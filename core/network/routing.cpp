@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 
@@ -56,10 +57,25 @@ std::uint64_t ecmpHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t
     return Fnv1a{}.eat(srcGpu, 4).eat(dstGpu, 4).eat(flowId, 8).eat(node, 4).h;
 }
 
-std::uint64_t podEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t dstPodOffset,
-                          std::uint32_t nodePlace, std::uint32_t nodePodOffset)
+std::uint64_t ecmpMix(std::uint64_t z)
 {
-    return Fnv1a{}.eat(srcPlace, 4).eat(dstPlace, 4).eat(dstPodOffset, 4).eat(nodePlace, 4).eat(nodePodOffset, 4).h;
+    z ^= z >> 30;
+    z *= 0xbf58476d1ce4e5b9ull;
+    z ^= z >> 27;
+    z *= 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+std::uint64_t placeEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t railOffset, std::uint32_t tier,
+                            std::uint32_t relation)
+{
+    return Fnv1a{}.eat(srcPlace, 4).eat(dstPlace, 4).eat(railOffset, 4).eat(tier, 4).eat(relation, 4).h;
+}
+
+std::uint64_t placeEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t railOffset, std::uint32_t tier,
+                            std::uint32_t relation, std::uint64_t flowId)
+{
+    return Fnv1a{placeEcmpHash(srcPlace, dstPlace, railOffset, tier, relation)}.eat(flowId, 8).h;
 }
 
 namespace {
@@ -171,18 +187,81 @@ struct Router::Impl {
         return stub;
     }
 
-    // The value whose remainder picks the next hop at node u (routing.h): the hash of global ids, or the
-    // high half of the hash of places in pods on a fabric with pods.
-    std::uint64_t choiceHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flow, NodeId u) const
+    // Switched fabrics (leaf–spine, three-tier): per GPU its server's place in its group (the servers
+    // whose NICs share leaves), its group (the lowest leaf its server's NICs reach), its pod and its
+    // index in its server; empty elsewhere (the global hash).
+    struct Place {
+        std::uint32_t place = 0, group = 0, pod = Topology::kNoPod, local = 0;
+    };
+    std::vector<Place> places;
+    std::uint32_t perServer = 1; // R: GPUs per server
+
+    void buildPlaces()
     {
-        if (!topo->hasPods())
-            return ecmpHash(srcGpu, dstGpu, flow, u);
-        const std::uint32_t pods = topo->podCount();
-        const Topology::PodPlace s = topo->podPlace(topo->gpuNode(srcGpu));
-        const Topology::PodPlace d = topo->podPlace(topo->gpuNode(dstGpu));
-        const Topology::PodPlace n = topo->podPlace(u);
-        auto offset = [&](std::uint32_t pod) { return pod == Topology::kNoPod ? Topology::kNoPod : (pod + pods - s.pod) % pods; };
-        return podEcmpHash(s.index, d.index, offset(d.pod), n.index, offset(n.pod)) >> 32;
+        const Topology& t = *topo;
+        if (!isSwitchedFabric(t.spec.kind))
+            return;
+        std::unordered_map<std::int64_t, NodeId> leafOf; // server → lowest leaf one of its NICs reaches
+        for (NodeId n = 0; n < t.nodes().size(); ++n) {
+            if (t.node(n).kind != NodeKind::Nic)
+                continue;
+            for (LinkId l : t.outLinks(n)) {
+                const NodeId v = t.link(l).to;
+                if (t.node(v).kind != NodeKind::LeafSwitch)
+                    continue;
+                auto [it, fresh] = leafOf.try_emplace(t.node(n).server, v);
+                if (!fresh)
+                    it->second = std::min(it->second, v);
+            }
+        }
+        std::unordered_map<NodeId, std::vector<std::int64_t>> serversOf; // group → its servers, ascending
+        std::unordered_map<std::int64_t, std::uint32_t> localCount;
+        places.assign(t.gpuCount(), Place{});
+        for (std::uint32_t g = 0; g < t.gpuCount(); ++g) {
+            const NodeId n = t.gpuNode(g);
+            if (n == kNoNode)
+                continue;
+            const std::int64_t server = t.node(n).server;
+            Place& p = places[g];
+            p.local = localCount[server]++;
+            perServer = std::max(perServer, p.local + 1);
+            p.pod = t.podPlace(n).pod;
+            const auto leaf = leafOf.find(server);
+            p.group = leaf == leafOf.end() ? kNoNode : leaf->second;
+            auto& servers = serversOf[p.group];
+            if (servers.empty() || servers.back() != server)
+                servers.push_back(server); // GPUs come server by server, servers in ascending order
+        }
+        for (std::uint32_t g = 0; g < t.gpuCount(); ++g) {
+            if (t.gpuNode(g) == kNoNode)
+                continue;
+            const auto& servers = serversOf[places[g].group];
+            const std::int64_t server = t.node(t.gpuNode(g)).server;
+            places[g].place = static_cast<std::uint32_t>(std::lower_bound(servers.begin(), servers.end(), server)
+                                                         - servers.begin());
+        }
+    }
+
+    // The next hop's index among k equal ones at node u (routing.h "ECMP"): the global hash, or on a
+    // switched fabric the high half of the hash of places plus the rail rotation c·l_s (c = k / gcd(k, R)).
+    std::size_t choice(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flow, NodeId u, std::size_t k) const
+    {
+        if (places.empty())
+            return static_cast<std::size_t>(ecmpHash(srcGpu, dstGpu, flow, u) % k);
+        const Place& s = places[srcGpu];
+        const Place& d = places[dstGpu];
+        const Node& node = topo->node(u);
+        const bool core = topo->hasPods() && topo->podPlace(u).pod == Topology::kNoPod && node.kind == NodeKind::SpineSwitch;
+        const std::uint32_t tier = node.kind == NodeKind::LeafSwitch ? 0u
+                                   : core                             ? 2u
+                                   : node.kind == NodeKind::SpineSwitch ? 1u
+                                                                        : 3u + static_cast<std::uint32_t>(node.kind);
+        const std::uint32_t relation = (s.group == d.group ? 1u : 0u) | (s.pod == d.pod ? 2u : 0u);
+        const std::uint32_t railOffset = (d.local + perServer - s.local) % perServer;
+        const std::uint64_t h = topo->hasPods() ? placeEcmpHash(s.place, d.place, railOffset, tier, relation)
+                                                : placeEcmpHash(s.place, d.place, railOffset, tier, relation, flow);
+        const std::uint64_t c = k / std::gcd<std::uint64_t, std::uint64_t>(k, perServer);
+        return static_cast<std::size_t>(((ecmpMix(h) >> 32) + c * s.local) % k);
     }
 
     // Appends a shortest path from `from` to `target` to `out`, choosing among equal next hops by ECMP.
@@ -220,7 +299,7 @@ struct Router::Impl {
             }
             if (k == 0)
                 return false; // cannot happen when dist[u] is finite
-            const std::size_t pick = k == 1 ? 0 : static_cast<std::size_t>(choiceHash(srcGpu, dstGpu, flow, u) % k);
+            const std::size_t pick = k == 1 ? 0 : choice(srcGpu, dstGpu, flow, u, k);
             const LinkId l = pick < 64 ? choices[pick] : many[pick - 64];
             out.push_back(l);
             u = topo->link(l).to;
@@ -241,6 +320,7 @@ Router::Router(const Topology& topology) : m(std::make_unique<Impl>())
     m->network.reserve(topology.links().size());
     for (const Link& l : topology.links())
         m->network.push_back(isNetwork(l.protocol));
+    m->buildPlaces();
 }
 
 Router::~Router() = default;

@@ -233,7 +233,7 @@ private:
     const std::vector<PathEntry>* entriesFor(const std::vector<LinkId>* path, std::uint32_t srcGpu, std::uint32_t dstGpu,
                                              std::uint32_t group);
     Status buildGpus();
-    const Sched* schedule(const collective::ScheduleSpec& spec, std::uint32_t call);
+    const Sched* schedule(const collective::ScheduleSpec& given, std::uint32_t call); // RS / AG padded to N | bytes
     std::vector<NcclLayout> layouts;
     std::vector<int> callLayout; // per call: index into layouts, −1 for the call's own schedule
     void planChannels();

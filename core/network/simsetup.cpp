@@ -9,8 +9,18 @@
 
 namespace tw::network::sim {
 
-const Sched* Engine::schedule(const collective::ScheduleSpec& spec, std::uint32_t call)
+// ReduceScatter and AllGather move the same count to (from) every rank: NCCL's ncclReduceScatter and
+// ncclAllGather take a per-rank count, and Megatron's distributed optimizer pads each gradient bucket to a
+// multiple of the data-parallel size for this reason (megatron/core/distributed/param_and_grad_buffer.py,
+// _pad_end_of_bucket_if_needed: "a constraint with the reduce_scatter op, which requires all tensors have
+// equal size"). So their bytes are rounded up to a multiple of N (each chunk then ⌈M/N⌉ bytes); without it
+// a bucket of M bytes, N ∤ M, has chunks a byte apart, and the schedule is not invariant under the
+// rotation of the ranks (simulate.h "Symmetry"). docs/model.md §5.
+const Sched* Engine::schedule(const collective::ScheduleSpec& given, std::uint32_t call)
 {
+    collective::ScheduleSpec spec = given;
+    if ((spec.op == collective::Op::ReduceScatter || spec.op == collective::Op::AllGather) && spec.ranks > 1)
+        spec.bytes = std::ceil(spec.bytes / static_cast<double>(spec.ranks)) * static_cast<double>(spec.ranks);
     const int layout = call < callLayout.size() ? callLayout[call] : -1;
     auto [it, fresh] = scheds.try_emplace(specKey(spec, layout));
     if (fresh)
