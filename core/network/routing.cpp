@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 namespace tw::network {
@@ -95,39 +96,80 @@ struct Router::Impl {
     // so it can never satisfy dist[v] + cost = dist[u] for a u at distance ≤ R. Two GPUs of one server
     // thus explore their server, not the whole fabric (a 1,024-GPU simulation spent a fifth of its time in
     // full Dijkstra runs for NVLink pairs).
+    // A search's distances cover a window of node ids: the whole graph, or for a search inside one server
+    // (Scope::Server) only that server's nodes when they are consecutive ids (as every builder adds them):
+    // a fabric has a server-scope search per GPU, and whole-graph arrays for them grew as GPUs² (330 MB
+    // at 2,048 GPUs). Outside the window every distance is infinite (the search never leaves it).
+    // A whole-graph search (Scope::All: two GPUs of one server, staging) keeps its distances in a hash
+    // map while it has reached few nodes (it usually stays in one server), an array once it has reached
+    // an eighth of the graph.
     struct Search {
-        std::vector<std::uint64_t> dist;
+        std::vector<std::uint64_t> dist; // node base + i (dense)
+        NodeId base = 0;
+        bool sparse = false;
+        std::unordered_map<NodeId, std::uint64_t> reached; // sparse
         std::vector<std::pair<std::uint64_t, NodeId>> heap; // min-heap (std::greater) of (distance, node)
         std::int64_t server = -1;
+        [[nodiscard]] std::uint64_t at(NodeId v) const
+        {
+            if (!sparse)
+                return v - base < dist.size() ? dist[v - base] : kInf;
+            const auto hit = reached.find(v);
+            return hit == reached.end() ? kInf : hit->second;
+        }
+        void set(NodeId v, std::uint64_t d)
+        {
+            if (!sparse)
+                dist[v - base] = d;
+            else
+                reached[v] = d;
+        }
+        void densify(std::size_t nodes)
+        {
+            if (!sparse || reached.size() * 8 < nodes)
+                return;
+            dist.assign(nodes, kInf);
+            for (const auto& [v, d] : reached)
+                dist[v] = d;
+            std::unordered_map<NodeId, std::uint64_t>().swap(reached);
+            sparse = false;
+        }
     };
     std::unordered_map<std::uint64_t, Search> distTo; // target | scope << 32
     std::unordered_map<Key, std::vector<LinkId>, KeyHash> paths;
     std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> nicHint; // src << 32 | dst → NIC GPUs
     std::unordered_map<std::uint64_t, char> routedPairs; // pairs routed so far (only tracked once a hint exists)
+    std::unordered_map<std::int64_t, std::pair<NodeId, NodeId>> serverSpan; // server → [first, last] node id, if consecutive
 
     // Runs the search for (target, scope) until `from` is final and every node up to its distance is
-    // settled (or the search is exhausted); returns the distances.
-    const std::vector<std::uint64_t>& distances(NodeId target, Scope scope, NodeId from)
+    // settled (or the search is exhausted); returns it.
+    const Search& distances(NodeId target, Scope scope, NodeId from)
     {
         const std::uint64_t key = std::uint64_t{target} | (std::uint64_t(scope) << 32);
         auto [it, fresh] = distTo.try_emplace(key);
         Search& s = it->second;
         if (fresh) {
-            s.dist.assign(topo->nodes().size(), kInf);
             s.server = topo->node(target).server;
-            s.dist[target] = 0;
+            NodeId first = 0, last = static_cast<NodeId>(topo->nodes().size() - 1);
+            if (scope == Scope::Server)
+                if (auto span = serverSpan.find(s.server); span != serverSpan.end())
+                    std::tie(first, last) = span->second;
+            s.base = first;
+            s.sparse = scope == Scope::All;
+            if (!s.sparse)
+                s.dist.assign(std::size_t(last - first) + 1, kInf);
+            s.set(target, 0);
             s.heap.push_back({0, target});
         }
         auto& heap = s.heap;
-        auto& dist = s.dist;
         const std::greater<> later;
         while (!heap.empty()) {
             const auto [d, u] = heap.front();
-            if (d > dist[from])
+            if (d > s.at(from))
                 break; // every node up to dist[from] is settled (dist[from] final: its entry was popped)
             std::pop_heap(heap.begin(), heap.end(), later);
             heap.pop_back();
-            if (d > dist[u] || (u != target && !transit[u]))
+            if (d > s.at(u) || (u != target && !transit[u]))
                 continue; // stale, or a GPU / host memory: a path may start there but not pass through
             for (LinkId l : topo->inLinks(u)) {
                 if (scope == Scope::Network && !network[l])
@@ -136,8 +178,8 @@ struct Router::Impl {
                 if (scope == Scope::Server && topo->node(v).server != s.server)
                     continue;
                 const std::uint64_t nd = d + cost[l];
-                if (nd < dist[v]) {
-                    dist[v] = nd;
+                if (nd < s.at(v)) {
+                    s.set(v, nd);
                     heap.push_back({nd, v});
                     std::push_heap(heap.begin(), heap.end(), later);
                 }
@@ -145,7 +187,25 @@ struct Router::Impl {
         }
         if (heap.empty())
             std::vector<std::pair<std::uint64_t, NodeId>>().swap(heap);
-        return dist;
+        s.densify(topo->nodes().size());
+        return s;
+    }
+
+    // Each server's node ids, when they are consecutive (a server-scope search then needs only them).
+    void buildServerSpans()
+    {
+        std::unordered_map<std::int64_t, std::uint32_t> count;
+        for (NodeId n = 0; n < topo->nodes().size(); ++n) {
+            const std::int64_t server = topo->node(n).server;
+            if (server < 0)
+                continue;
+            auto [it, fresh] = serverSpan.try_emplace(server, n, n);
+            it->second.first = std::min(it->second.first, n);
+            it->second.second = std::max(it->second.second, n);
+            ++count[server];
+        }
+        for (auto it = serverSpan.begin(); it != serverSpan.end();)
+            it = it->second.second - it->second.first + 1 == count[it->first] ? std::next(it) : serverSpan.erase(it);
     }
 
     // Whether link l is usable by a search to a target of `server` in `scope` (as distances() filters).
@@ -277,8 +337,8 @@ struct Router::Impl {
             out.push_back(stub->link);
             return true;
         }
-        const std::vector<std::uint64_t>& dist = distances(target, scope, from);
-        if (dist[from] == kInf)
+        const Search& dist = distances(target, scope, from);
+        if (dist.at(from) == kInf)
             return false;
         NodeId u = from;
         LinkId choices[64];
@@ -288,8 +348,8 @@ struct Router::Impl {
             many.clear();
             for (LinkId l : topo->outLinks(u)) {
                 const NodeId v = topo->link(l).to;
-                if ((scope == Scope::Network && !network[l]) || (v != target && !transit[v]) || dist[v] == kInf
-                    || dist[v] + cost[l] != dist[u])
+                if ((scope == Scope::Network && !network[l]) || (v != target && !transit[v]) || dist.at(v) == kInf
+                    || dist.at(v) + cost[l] != dist.at(u))
                     continue;
                 if (k < 64)
                     choices[k] = l;
@@ -321,6 +381,7 @@ Router::Router(const Topology& topology) : m(std::make_unique<Impl>())
     for (const Link& l : topology.links())
         m->network.push_back(isNetwork(l.protocol));
     m->buildPlaces();
+    m->buildServerSpans();
 }
 
 Router::~Router() = default;
