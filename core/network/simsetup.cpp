@@ -193,9 +193,28 @@ const std::vector<PathEntry>* Engine::entriesFor(const std::vector<LinkId>* path
                                                  std::uint32_t dstGpu, std::uint32_t group)
 {
     auto [it, fresh] = entryCache.try_emplace(path);
-    if (fresh)
-        it->second = std::make_unique<std::vector<PathEntry>>(sym.pathEntries(plan, paths, *path, srcGpu, dstGpu, group, failure));
+    if (fresh) {
+        auto entries = sym.pathEntries(plan, paths, *path, srcGpu, dstGpu, group, failure);
+        // Without link timelines the exempt links' payload is added at the end (ExemptLoad), so the
+        // allocation's entries keep only the links that constrain: a flow of an orbit of |Γ| images no
+        // longer carries every image's exempt links through each rate change.
+        if (!opt.recordLinks && sym.anyExempt) {
+            auto load = std::make_unique<ExemptLoad>();
+            const auto keep = std::stable_partition(entries.begin(), entries.end(), [](const PathEntry& e) { return e.constrains; });
+            load->links.assign(keep, entries.end());
+            entries.erase(keep, entries.end());
+            if (!load->links.empty())
+                exemptCache.emplace(path, std::move(load));
+        }
+        it->second = std::make_unique<std::vector<PathEntry>>(std::move(entries));
+    }
     return it->second.get();
+}
+
+ExemptLoad* Engine::exemptFor(const std::vector<LinkId>* path)
+{
+    const auto hit = exemptCache.find(path);
+    return hit == exemptCache.end() ? nullptr : hit->second.get();
 }
 
 Status Engine::buildGpus()

@@ -149,11 +149,12 @@ int main(int argc, char** argv)
     const Stats s = stats(ms);
     std::printf("Llama-3-405B-shaped step, %llu GPUs (tp 8 x pp 16 x dp %llu), %s: derive %.0f ms, fabric %.0f ms "
                 "(%zu links)\n  simulateStep %.1f ms [%.1f, %.1f] (%zu runs); step %.6g s, MFU %.4f; %llu flows, "
-                "%llu simulated, %llu GPUs simulated; RSS %.1f MiB\n  symmetry: %s\n",
+                "%llu simulated (+ %llu in closed form), %llu rate updates, %llu GPUs simulated; RSS %.1f MiB\n  symmetry: %s\n",
                 static_cast<unsigned long long>(gpus), static_cast<unsigned long long>(gpus / 128),
                 topoKind == tw::network::TopologyKind::LeafSpine ? "leaf-spine" : "three-tier", deriveMs, buildMs,
                 topo.value().links().size(), s.median, s.min, s.max, ms.size(), last.stepSeconds, last.mfu,
                 static_cast<unsigned long long>(last.flows), static_cast<unsigned long long>(last.simulatedFlows),
+                static_cast<unsigned long long>(last.closedFormInstances), static_cast<unsigned long long>(last.rateUpdates),
                 static_cast<unsigned long long>(last.simulatedGpus), peakRssMiB(), last.reduction.c_str());
     std::printf("RESULT name=scale_%llu gpus=%llu fabric=%s median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%zu "
                 "rss_mib=%.1f total_ms=%.1f\n",
