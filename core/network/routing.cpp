@@ -104,14 +104,19 @@ struct Router::Impl {
     // map while it has reached few nodes (it usually stays in one server), an array once it has reached
     // an eighth of the graph.
     struct Search {
-        std::vector<std::uint64_t> dist; // node base + i (dense)
+        std::vector<std::uint64_t> dist; // node base + i (dense), or compact[node] (Scope::Network)
         NodeId base = 0;
         bool sparse = false;
+        const std::vector<std::uint32_t>* compact = nullptr; // Scope::Network: the switches' own numbering
         std::unordered_map<NodeId, std::uint64_t> reached; // sparse
         std::vector<std::pair<std::uint64_t, NodeId>> heap; // min-heap (std::greater) of (distance, node)
         std::int64_t server = -1;
         [[nodiscard]] std::uint64_t at(NodeId v) const
         {
+            if (compact) {
+                const std::uint32_t i = (*compact)[v];
+                return i < dist.size() ? dist[i] : kInf;
+            }
             if (!sparse)
                 return v - base < dist.size() ? dist[v - base] : kInf;
             const auto hit = reached.find(v);
@@ -119,7 +124,9 @@ struct Router::Impl {
         }
         void set(NodeId v, std::uint64_t d)
         {
-            if (!sparse)
+            if (compact)
+                dist[(*compact)[v]] = d;
+            else if (!sparse)
                 dist[v - base] = d;
             else
                 reached[v] = d;
@@ -156,8 +163,12 @@ struct Router::Impl {
                     std::tie(first, last) = span->second;
             s.base = first;
             s.sparse = scope == Scope::All;
-            if (!s.sparse)
+            if (scope == Scope::Network && netSwitches > 0 && compact[target] != kNone32) {
+                s.compact = &compact;
+                s.dist.assign(netSwitches, kInf);
+            } else if (!s.sparse) {
                 s.dist.assign(std::size_t(last - first) + 1, kInf);
+            }
             s.set(target, 0);
             s.heap.push_back({0, target});
         }
@@ -177,6 +188,8 @@ struct Router::Impl {
                 const NodeId v = topo->link(l).from;
                 if (scope == Scope::Server && topo->node(v).server != s.server)
                     continue;
+                if (s.compact && compact[v] == kNone32)
+                    continue; // a network stub (a NIC): never inside a shortest path, walk() steps out of it
                 const std::uint64_t nd = d + cost[l];
                 if (nd < s.at(v)) {
                     s.set(v, nd);
@@ -189,6 +202,42 @@ struct Router::Impl {
             std::vector<std::pair<std::uint64_t, NodeId>>().swap(heap);
         s.densify(topo->nodes().size());
         return s;
+    }
+
+    // Scope::Network searches number only the switches (nodes with a network link that are not network
+    // stubs); a network stub — a NIC: one network link out, to the node all its network links come from —
+    // is never inside a shortest path (from it the only way on is back), so it is left out of the searches
+    // and a walk from it takes its one link first. With one NIC per GPU a whole-graph array per leaf grew
+    // as GPUs × leaves (7 GB at 98,304 GPUs); the switches alone are a few thousand.
+    static constexpr std::uint32_t kNone32 = 0xffffffffu;
+    std::vector<std::uint32_t> compact; // per node: its index among the switches, kNone32 otherwise
+    std::vector<LinkId> stubOut;        // per node: a network stub's one network link out (kNone32 otherwise)
+    std::uint32_t netSwitches = 0;
+
+    void buildNetworkIndex()
+    {
+        const Topology& t = *topo;
+        compact.assign(t.nodes().size(), kNone32);
+        stubOut.assign(t.nodes().size(), kNone32);
+        for (NodeId v = 0; v < t.nodes().size(); ++v) {
+            LinkId one = kNone32;
+            std::uint32_t outs = 0;
+            for (LinkId l : t.outLinks(v))
+                if (network[l]) {
+                    one = l;
+                    ++outs;
+                }
+            if (outs == 0)
+                continue;
+            bool stub = outs == 1 && t.node(v).kind == NodeKind::Nic;
+            for (LinkId l : t.inLinks(v))
+                if (network[l] && t.link(l).from != t.link(one).to)
+                    stub = false;
+            if (stub)
+                stubOut[v] = one;
+            else
+                compact[v] = netSwitches++;
+        }
     }
 
     // Each server's node ids, when they are consecutive (a server-scope search then needs only them).
@@ -337,6 +386,10 @@ struct Router::Impl {
             out.push_back(stub->link);
             return true;
         }
+        if (scope == Scope::Network && compact[target] != kNone32 && stubOut[from] != kNone32) {
+            out.push_back(stubOut[from]); // out of a network stub: its one link (see buildNetworkIndex)
+            return walk(topo->link(stubOut[from]).to, target, srcGpu, dstGpu, flow, out, scope);
+        }
         const Search& dist = distances(target, scope, from);
         if (dist.at(from) == kInf)
             return false;
@@ -382,6 +435,7 @@ Router::Router(const Topology& topology) : m(std::make_unique<Impl>())
         m->network.push_back(isNetwork(l.protocol));
     m->buildPlaces();
     m->buildServerSpans();
+    m->buildNetworkIndex();
 }
 
 Router::~Router() = default;
