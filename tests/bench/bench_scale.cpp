@@ -7,8 +7,11 @@
 // dp = GPUs / 128. The fabric: a rail-optimized NDR leaf–spine (32 NIC ports per leaf, 8 spines) up to
 // 16,384 GPUs, beyond that a rail-optimized three-tier fat tree with pods of 6,144 GPUs (one pipeline
 // stage's replicas: 192 leaves, 8 spines per pod, 64 cores). One size per process, so the peak RSS
-// (getrusage) is that size's: `bench_scale --gpus N [--kind leaf-spine|three-tier] [--runs R]`; without
-// --gpus it lists the sizes. Prints the simulated step, the reduction used and a RESULT line for
+// (getrusage) is that size's: `bench_scale --gpus N [--kind leaf-spine|three-tier] [--nics-per-leaf P]
+// [--runs R]` (P: a leaf–spine's NIC ports per leaf, 32 by default, as a DGX SuperPOD's 32-server scalable
+// unit on 64-port NDR switches); without --gpus it lists the sizes. The reduction depends on P: a
+// data-parallel shift must move replicas by whole groups of P servers (docs/model.md §5.4), so at dp ≤ P
+// every replica shift is a symmetry, beyond it only shifts by P. Prints the simulated step, the reduction used and a RESULT line for
 // scripts/bench.sh (name=scale_<N>).
 
 #include "network/simulate.h"
@@ -61,13 +64,13 @@ tw::scenario::Scenario llama405b(std::uint64_t gpus)
     return s;
 }
 
-tw::network::TopologySpec fabric(tw::network::TopologyKind kind)
+tw::network::TopologySpec fabric(tw::network::TopologyKind kind, std::uint64_t nicsPerLeaf)
 {
     tw::network::TopologySpec t;
     t.kind = kind;
     t.nicPlacement = tw::network::NicPlacement::PerGpu;
     t.nicProtocol = tw::network::Protocol::InfinibandNdr;
-    t.nicsPerLeaf = 32;
+    t.nicsPerLeaf = nicsPerLeaf;
     t.spines = 8;
     t.gpusPerPod = 6144;
     t.leavesPerPod = 192;
@@ -84,16 +87,19 @@ int main(int argc, char** argv)
     std::uint64_t gpus = 0;
     int runs = 1;
     std::string kind;
+    std::uint64_t nicsPerLeaf = 32;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--gpus" && i + 1 < argc)
             gpus = std::strtoull(argv[++i], nullptr, 10);
         else if (a == "--runs" && i + 1 < argc)
             runs = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--nics-per-leaf" && i + 1 < argc)
+            nicsPerLeaf = std::max<std::uint64_t>(1, std::strtoull(argv[++i], nullptr, 10));
         else if (a == "--kind" && i + 1 < argc)
             kind = argv[++i];
         else {
-            std::fprintf(stderr, "usage: bench_scale [--gpus N] [--kind leaf-spine|three-tier] [--runs R]\n");
+            std::fprintf(stderr, "usage: bench_scale [--gpus N] [--kind leaf-spine|three-tier] [--nics-per-leaf P] [--runs R]\n");
             return 2;
         }
     }
@@ -124,7 +130,7 @@ int main(int argc, char** argv)
     const auto& der = *d.value();
     const double deriveMs = msSince(t0);
     const auto t1 = Clock::now();
-    auto topo = tw::network::build(fabric(topoKind), der.cluster);
+    auto topo = tw::network::build(fabric(topoKind, nicsPerLeaf), der.cluster);
     if (!topo.ok()) {
         std::fprintf(stderr, "%s\n", topo.error().toString().c_str());
         return 1;
@@ -156,10 +162,10 @@ int main(int argc, char** argv)
                 static_cast<unsigned long long>(last.flows), static_cast<unsigned long long>(last.simulatedFlows),
                 static_cast<unsigned long long>(last.closedFormInstances), static_cast<unsigned long long>(last.rateUpdates),
                 static_cast<unsigned long long>(last.simulatedGpus), peakRssMiB(), last.reduction.c_str());
-    std::printf("RESULT name=scale_%llu gpus=%llu fabric=%s median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%zu "
+    std::printf("RESULT name=scale_%llu gpus=%llu fabric=%s nics_per_leaf=%llu median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%zu "
                 "rss_mib=%.1f total_ms=%.1f\n",
                 static_cast<unsigned long long>(gpus), static_cast<unsigned long long>(gpus),
-                topoKind == tw::network::TopologyKind::LeafSpine ? "leaf-spine" : "three-tier", s.median, s.min, s.max,
-                ms.size(), peakRssMiB(), msSince(t0));
+                topoKind == tw::network::TopologyKind::LeafSpine ? "leaf-spine" : "three-tier",
+                static_cast<unsigned long long>(nicsPerLeaf), s.median, s.min, s.max, ms.size(), peakRssMiB(), msSince(t0));
     return 0;
 }
