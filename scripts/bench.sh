@@ -237,7 +237,7 @@ if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
    && cmake --build --preset release --target bench_busbwchart >>"$build_log" 2>&1; then
   QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_busbwchart" | tee -a "$work/plan.txt"
 fi
-echo "== (g) stage 5: link loads and one simulated step (targets 10 ms reference, 1 s and 1 GB for GPT-3 175B on 1,024 GPUs); the drawn wire (60 fps at 64 GPUs, fabric switch < 100 ms) =="
+echo "== (g) stage 5: link loads and one simulated step (targets 10 ms reference, 1 s and 1 GB for GPT-3 175B on 1,024 GPUs; a Llama-3-405B-shaped step 3 s / 1 GB on 16,384 GPUs, 15 s / 3 GB on 98,304); the drawn wire (60 fps at 64 GPUs, fabric switch < 100 ms) =="
 : >"$work/wire.txt"
 for b in bench_network bench_simulate; do
   if cmake --build --preset release --target "$b" >>"$build_log" 2>&1; then
@@ -246,6 +246,22 @@ for b in bench_network bench_simulate; do
     tw_log "$b did not build (log: $build_log)"
   fi
 done
+# The growth of a simulated step (#21): bench_scale, one process per size (its own peak RSS), each size
+# bounded by TOKENWIRE_BENCH_SCALE_TIMEOUT seconds (default 1,200; a size that runs out is "not run").
+: >"$work/scale.txt"
+scale_sizes=()
+if cmake --build --preset release --target bench_scale >>"$build_log" 2>&1; then
+  for n in $("$bin/tests/bench/bench_scale"); do
+    if timeout "${TOKENWIRE_BENCH_SCALE_TIMEOUT:-1200}" "$bin/tests/bench/bench_scale" --gpus "$n" | tee -a "$work/scale.txt"; then
+      scale_sizes+=("$n")
+    else
+      tw_log "bench_scale --gpus $n did not finish"
+    fi
+  done
+  cat "$work/scale.txt" >>"$work/wire.txt"
+else
+  tw_log "bench_scale did not build (log: $build_log)"
+fi
 if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
    && cmake --build --preset release --target bench_wireview >>"$build_log" 2>&1; then
   QT_QPA_PLATFORM=offscreen "$bin/tests/bench/bench_wireview" | tee -a "$work/wire.txt"
@@ -283,6 +299,11 @@ put gui.presets "$(IFS=,; echo "${gui_presets[*]}")"
 while read -r line; do
   put_result "sim.$(tr ' ' '\n' <<<"$line" | sed -n 's/^name=//p')" "$line"
 done < <(grep '^RESULT name=simulate_' "$work/wire.txt" || true)
+# bench_scale's RESULT lines (scale_N) under scale.scale_N, and the sizes that finished.
+while read -r line; do
+  put_result "scale.$(tr ' ' '\n' <<<"$line" | sed -n 's/^name=//p')" "$line"
+done < <(grep '^RESULT name=scale_' "$work/scale.txt" || true)
+put scale.sizes "$(IFS=,; echo "${scale_sizes[*]}")"
 # The shell's RESULT lines (cold_start, switch_stageN, switch, memory) under shell.NAME.
 while read -r line; do
   put_result "shell.$(tr ' ' '\n' <<<"$line" | sed -n 's/^name=//p')" "$line"

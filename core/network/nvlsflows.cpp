@@ -27,8 +27,8 @@ EndpointRouter::EndpointRouter(const Topology& topology, Router& router) : m_top
 
 Result<const std::vector<LinkId>*> EndpointRouter::route(std::uint32_t src, std::uint32_t dst, std::uint64_t flowId)
 {
-    if (src != kSwitch && dst != kSwitch)
-        return m_router.route(src, dst, flowId);
+    if (src != kSwitch && dst != kSwitch) // switched fabrics: one flow id for all (routing.h "ECMP")
+        return m_router.route(src, dst, isSwitchedFabric(m_topo.spec.kind) ? 0 : flowId);
     const std::uint32_t gpu = src == kSwitch ? dst : src;
     if (gpu == kSwitch || gpu >= m_up.size() || m_up[gpu].empty())
         return errorAt("topology", "GPU " + std::to_string(gpu) + " has no link to an NVSwitch for NVLS");

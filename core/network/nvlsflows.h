@@ -54,6 +54,8 @@ inline constexpr std::uint32_t kNvlsChunks = 8;
 
 // Router's paths plus the switch endpoint: GPU → kSwitch is the GPU's link into its server's NVSwitch,
 // kSwitch → GPU the link out of it (one link each).
+// On a switched fabric (leaf–spine, three-tier) every flow of a GPU pair is routed with flow id 0, so a
+// group and its image under a symmetry (another group id) take corresponding paths (routing.h "ECMP").
 class EndpointRouter {
 public:
     EndpointRouter(const Topology& topology, Router& router);

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 namespace tw::network {
@@ -56,10 +58,25 @@ std::uint64_t ecmpHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t
     return Fnv1a{}.eat(srcGpu, 4).eat(dstGpu, 4).eat(flowId, 8).eat(node, 4).h;
 }
 
-std::uint64_t podEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t dstPodOffset,
-                          std::uint32_t nodePlace, std::uint32_t nodePodOffset)
+std::uint64_t ecmpMix(std::uint64_t z)
 {
-    return Fnv1a{}.eat(srcPlace, 4).eat(dstPlace, 4).eat(dstPodOffset, 4).eat(nodePlace, 4).eat(nodePodOffset, 4).h;
+    z ^= z >> 30;
+    z *= 0xbf58476d1ce4e5b9ull;
+    z ^= z >> 27;
+    z *= 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+std::uint64_t placeEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t railOffset, std::uint32_t tier,
+                            std::uint32_t relation)
+{
+    return Fnv1a{}.eat(srcPlace, 4).eat(dstPlace, 4).eat(railOffset, 4).eat(tier, 4).eat(relation, 4).h;
+}
+
+std::uint64_t placeEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t railOffset, std::uint32_t tier,
+                            std::uint32_t relation, std::uint64_t flowId)
+{
+    return Fnv1a{placeEcmpHash(srcPlace, dstPlace, railOffset, tier, relation)}.eat(flowId, 8).h;
 }
 
 namespace {
@@ -79,39 +96,91 @@ struct Router::Impl {
     // so it can never satisfy dist[v] + cost = dist[u] for a u at distance ≤ R. Two GPUs of one server
     // thus explore their server, not the whole fabric (a 1,024-GPU simulation spent a fifth of its time in
     // full Dijkstra runs for NVLink pairs).
+    // A search's distances cover a window of node ids: the whole graph, or for a search inside one server
+    // (Scope::Server) only that server's nodes when they are consecutive ids (as every builder adds them):
+    // a fabric has a server-scope search per GPU, and whole-graph arrays for them grew as GPUs² (330 MB
+    // at 2,048 GPUs). Outside the window every distance is infinite (the search never leaves it).
+    // A whole-graph search (Scope::All: two GPUs of one server, staging) keeps its distances in a hash
+    // map while it has reached few nodes (it usually stays in one server), an array once it has reached
+    // an eighth of the graph.
     struct Search {
-        std::vector<std::uint64_t> dist;
+        std::vector<std::uint64_t> dist; // node base + i (dense), or compact[node] (Scope::Network)
+        NodeId base = 0;
+        bool sparse = false;
+        const std::vector<std::uint32_t>* compact = nullptr; // Scope::Network: the switches' own numbering
+        std::unordered_map<NodeId, std::uint64_t> reached; // sparse
         std::vector<std::pair<std::uint64_t, NodeId>> heap; // min-heap (std::greater) of (distance, node)
         std::int64_t server = -1;
+        [[nodiscard]] std::uint64_t at(NodeId v) const
+        {
+            if (compact) {
+                const std::uint32_t i = (*compact)[v];
+                return i < dist.size() ? dist[i] : kInf;
+            }
+            if (!sparse)
+                return v - base < dist.size() ? dist[v - base] : kInf;
+            const auto hit = reached.find(v);
+            return hit == reached.end() ? kInf : hit->second;
+        }
+        void set(NodeId v, std::uint64_t d)
+        {
+            if (compact)
+                dist[(*compact)[v]] = d;
+            else if (!sparse)
+                dist[v - base] = d;
+            else
+                reached[v] = d;
+        }
+        void densify(std::size_t nodes)
+        {
+            if (!sparse || reached.size() * 8 < nodes)
+                return;
+            dist.assign(nodes, kInf);
+            for (const auto& [v, d] : reached)
+                dist[v] = d;
+            std::unordered_map<NodeId, std::uint64_t>().swap(reached);
+            sparse = false;
+        }
     };
     std::unordered_map<std::uint64_t, Search> distTo; // target | scope << 32
     std::unordered_map<Key, std::vector<LinkId>, KeyHash> paths;
     std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> nicHint; // src << 32 | dst → NIC GPUs
     std::unordered_map<std::uint64_t, char> routedPairs; // pairs routed so far (only tracked once a hint exists)
+    std::unordered_map<std::int64_t, std::pair<NodeId, NodeId>> serverSpan; // server → [first, last] node id, if consecutive
 
     // Runs the search for (target, scope) until `from` is final and every node up to its distance is
-    // settled (or the search is exhausted); returns the distances.
-    const std::vector<std::uint64_t>& distances(NodeId target, Scope scope, NodeId from)
+    // settled (or the search is exhausted); returns it.
+    const Search& distances(NodeId target, Scope scope, NodeId from)
     {
         const std::uint64_t key = std::uint64_t{target} | (std::uint64_t(scope) << 32);
         auto [it, fresh] = distTo.try_emplace(key);
         Search& s = it->second;
         if (fresh) {
-            s.dist.assign(topo->nodes().size(), kInf);
             s.server = topo->node(target).server;
-            s.dist[target] = 0;
+            NodeId first = 0, last = static_cast<NodeId>(topo->nodes().size() - 1);
+            if (scope == Scope::Server)
+                if (auto span = serverSpan.find(s.server); span != serverSpan.end())
+                    std::tie(first, last) = span->second;
+            s.base = first;
+            s.sparse = scope == Scope::All;
+            if (scope == Scope::Network && netSwitches > 0 && compact[target] != kNone32) {
+                s.compact = &compact;
+                s.dist.assign(netSwitches, kInf);
+            } else if (!s.sparse) {
+                s.dist.assign(std::size_t(last - first) + 1, kInf);
+            }
+            s.set(target, 0);
             s.heap.push_back({0, target});
         }
         auto& heap = s.heap;
-        auto& dist = s.dist;
         const std::greater<> later;
         while (!heap.empty()) {
             const auto [d, u] = heap.front();
-            if (d > dist[from])
+            if (d > s.at(from))
                 break; // every node up to dist[from] is settled (dist[from] final: its entry was popped)
             std::pop_heap(heap.begin(), heap.end(), later);
             heap.pop_back();
-            if (d > dist[u] || (u != target && !transit[u]))
+            if (d > s.at(u) || (u != target && !transit[u]))
                 continue; // stale, or a GPU / host memory: a path may start there but not pass through
             for (LinkId l : topo->inLinks(u)) {
                 if (scope == Scope::Network && !network[l])
@@ -119,9 +188,11 @@ struct Router::Impl {
                 const NodeId v = topo->link(l).from;
                 if (scope == Scope::Server && topo->node(v).server != s.server)
                     continue;
+                if (s.compact && compact[v] == kNone32)
+                    continue; // a network stub (a NIC): never inside a shortest path, walk() steps out of it
                 const std::uint64_t nd = d + cost[l];
-                if (nd < dist[v]) {
-                    dist[v] = nd;
+                if (nd < s.at(v)) {
+                    s.set(v, nd);
                     heap.push_back({nd, v});
                     std::push_heap(heap.begin(), heap.end(), later);
                 }
@@ -129,7 +200,61 @@ struct Router::Impl {
         }
         if (heap.empty())
             std::vector<std::pair<std::uint64_t, NodeId>>().swap(heap);
-        return dist;
+        s.densify(topo->nodes().size());
+        return s;
+    }
+
+    // Scope::Network searches number only the switches (nodes with a network link that are not network
+    // stubs); a network stub — a NIC: one network link out, to the node all its network links come from —
+    // is never inside a shortest path (from it the only way on is back), so it is left out of the searches
+    // and a walk from it takes its one link first. With one NIC per GPU a whole-graph array per leaf grew
+    // as GPUs × leaves (7 GB at 98,304 GPUs); the switches alone are a few thousand.
+    static constexpr std::uint32_t kNone32 = 0xffffffffu;
+    std::vector<std::uint32_t> compact; // per node: its index among the switches, kNone32 otherwise
+    std::vector<LinkId> stubOut;        // per node: a network stub's one network link out (kNone32 otherwise)
+    std::uint32_t netSwitches = 0;
+
+    void buildNetworkIndex()
+    {
+        const Topology& t = *topo;
+        compact.assign(t.nodes().size(), kNone32);
+        stubOut.assign(t.nodes().size(), kNone32);
+        for (NodeId v = 0; v < t.nodes().size(); ++v) {
+            LinkId one = kNone32;
+            std::uint32_t outs = 0;
+            for (LinkId l : t.outLinks(v))
+                if (network[l]) {
+                    one = l;
+                    ++outs;
+                }
+            if (outs == 0)
+                continue;
+            bool stub = outs == 1 && t.node(v).kind == NodeKind::Nic;
+            for (LinkId l : t.inLinks(v))
+                if (network[l] && t.link(l).from != t.link(one).to)
+                    stub = false;
+            if (stub)
+                stubOut[v] = one;
+            else
+                compact[v] = netSwitches++;
+        }
+    }
+
+    // Each server's node ids, when they are consecutive (a server-scope search then needs only them).
+    void buildServerSpans()
+    {
+        std::unordered_map<std::int64_t, std::uint32_t> count;
+        for (NodeId n = 0; n < topo->nodes().size(); ++n) {
+            const std::int64_t server = topo->node(n).server;
+            if (server < 0)
+                continue;
+            auto [it, fresh] = serverSpan.try_emplace(server, n, n);
+            it->second.first = std::min(it->second.first, n);
+            it->second.second = std::max(it->second.second, n);
+            ++count[server];
+        }
+        for (auto it = serverSpan.begin(); it != serverSpan.end();)
+            it = it->second.second - it->second.first + 1 == count[it->first] ? std::next(it) : serverSpan.erase(it);
     }
 
     // Whether link l is usable by a search to a target of `server` in `scope` (as distances() filters).
@@ -171,18 +296,81 @@ struct Router::Impl {
         return stub;
     }
 
-    // The value whose remainder picks the next hop at node u (routing.h): the hash of global ids, or the
-    // high half of the hash of places in pods on a fabric with pods.
-    std::uint64_t choiceHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flow, NodeId u) const
+    // Switched fabrics (leaf–spine, three-tier): per GPU its server's place in its group (the servers
+    // whose NICs share leaves), its group (the lowest leaf its server's NICs reach), its pod and its
+    // index in its server; empty elsewhere (the global hash).
+    struct Place {
+        std::uint32_t place = 0, group = 0, pod = Topology::kNoPod, local = 0;
+    };
+    std::vector<Place> places;
+    std::uint32_t perServer = 1; // R: GPUs per server
+
+    void buildPlaces()
     {
-        if (!topo->hasPods())
-            return ecmpHash(srcGpu, dstGpu, flow, u);
-        const std::uint32_t pods = topo->podCount();
-        const Topology::PodPlace s = topo->podPlace(topo->gpuNode(srcGpu));
-        const Topology::PodPlace d = topo->podPlace(topo->gpuNode(dstGpu));
-        const Topology::PodPlace n = topo->podPlace(u);
-        auto offset = [&](std::uint32_t pod) { return pod == Topology::kNoPod ? Topology::kNoPod : (pod + pods - s.pod) % pods; };
-        return podEcmpHash(s.index, d.index, offset(d.pod), n.index, offset(n.pod)) >> 32;
+        const Topology& t = *topo;
+        if (!isSwitchedFabric(t.spec.kind))
+            return;
+        std::unordered_map<std::int64_t, NodeId> leafOf; // server → lowest leaf one of its NICs reaches
+        for (NodeId n = 0; n < t.nodes().size(); ++n) {
+            if (t.node(n).kind != NodeKind::Nic)
+                continue;
+            for (LinkId l : t.outLinks(n)) {
+                const NodeId v = t.link(l).to;
+                if (t.node(v).kind != NodeKind::LeafSwitch)
+                    continue;
+                auto [it, fresh] = leafOf.try_emplace(t.node(n).server, v);
+                if (!fresh)
+                    it->second = std::min(it->second, v);
+            }
+        }
+        std::unordered_map<NodeId, std::vector<std::int64_t>> serversOf; // group → its servers, ascending
+        std::unordered_map<std::int64_t, std::uint32_t> localCount;
+        places.assign(t.gpuCount(), Place{});
+        for (std::uint32_t g = 0; g < t.gpuCount(); ++g) {
+            const NodeId n = t.gpuNode(g);
+            if (n == kNoNode)
+                continue;
+            const std::int64_t server = t.node(n).server;
+            Place& p = places[g];
+            p.local = localCount[server]++;
+            perServer = std::max(perServer, p.local + 1);
+            p.pod = t.podPlace(n).pod;
+            const auto leaf = leafOf.find(server);
+            p.group = leaf == leafOf.end() ? kNoNode : leaf->second;
+            auto& servers = serversOf[p.group];
+            if (servers.empty() || servers.back() != server)
+                servers.push_back(server); // GPUs come server by server, servers in ascending order
+        }
+        for (std::uint32_t g = 0; g < t.gpuCount(); ++g) {
+            if (t.gpuNode(g) == kNoNode)
+                continue;
+            const auto& servers = serversOf[places[g].group];
+            const std::int64_t server = t.node(t.gpuNode(g)).server;
+            places[g].place = static_cast<std::uint32_t>(std::lower_bound(servers.begin(), servers.end(), server)
+                                                         - servers.begin());
+        }
+    }
+
+    // The next hop's index among k equal ones at node u (routing.h "ECMP"): the global hash, or on a
+    // switched fabric the high half of the hash of places plus the rail rotation c·l_s (c = k / gcd(k, R)).
+    std::size_t choice(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flow, NodeId u, std::size_t k) const
+    {
+        if (places.empty())
+            return static_cast<std::size_t>(ecmpHash(srcGpu, dstGpu, flow, u) % k);
+        const Place& s = places[srcGpu];
+        const Place& d = places[dstGpu];
+        const Node& node = topo->node(u);
+        const bool core = topo->hasPods() && topo->podPlace(u).pod == Topology::kNoPod && node.kind == NodeKind::SpineSwitch;
+        const std::uint32_t tier = node.kind == NodeKind::LeafSwitch ? 0u
+                                   : core                             ? 2u
+                                   : node.kind == NodeKind::SpineSwitch ? 1u
+                                                                        : 3u + static_cast<std::uint32_t>(node.kind);
+        const std::uint32_t relation = (s.group == d.group ? 1u : 0u) | (s.pod == d.pod ? 2u : 0u);
+        const std::uint32_t railOffset = (d.local + perServer - s.local) % perServer;
+        const std::uint64_t h = topo->hasPods() ? placeEcmpHash(s.place, d.place, railOffset, tier, relation)
+                                                : placeEcmpHash(s.place, d.place, railOffset, tier, relation, flow);
+        const std::uint64_t c = k / std::gcd<std::uint64_t, std::uint64_t>(k, perServer);
+        return static_cast<std::size_t>(((ecmpMix(h) >> 32) + c * s.local) % k);
     }
 
     // Appends a shortest path from `from` to `target` to `out`, choosing among equal next hops by ECMP.
@@ -198,8 +386,12 @@ struct Router::Impl {
             out.push_back(stub->link);
             return true;
         }
-        const std::vector<std::uint64_t>& dist = distances(target, scope, from);
-        if (dist[from] == kInf)
+        if (scope == Scope::Network && compact[target] != kNone32 && stubOut[from] != kNone32) {
+            out.push_back(stubOut[from]); // out of a network stub: its one link (see buildNetworkIndex)
+            return walk(topo->link(stubOut[from]).to, target, srcGpu, dstGpu, flow, out, scope);
+        }
+        const Search& dist = distances(target, scope, from);
+        if (dist.at(from) == kInf)
             return false;
         NodeId u = from;
         LinkId choices[64];
@@ -209,8 +401,8 @@ struct Router::Impl {
             many.clear();
             for (LinkId l : topo->outLinks(u)) {
                 const NodeId v = topo->link(l).to;
-                if ((scope == Scope::Network && !network[l]) || (v != target && !transit[v]) || dist[v] == kInf
-                    || dist[v] + cost[l] != dist[u])
+                if ((scope == Scope::Network && !network[l]) || (v != target && !transit[v]) || dist.at(v) == kInf
+                    || dist.at(v) + cost[l] != dist.at(u))
                     continue;
                 if (k < 64)
                     choices[k] = l;
@@ -220,7 +412,7 @@ struct Router::Impl {
             }
             if (k == 0)
                 return false; // cannot happen when dist[u] is finite
-            const std::size_t pick = k == 1 ? 0 : static_cast<std::size_t>(choiceHash(srcGpu, dstGpu, flow, u) % k);
+            const std::size_t pick = k == 1 ? 0 : choice(srcGpu, dstGpu, flow, u, k);
             const LinkId l = pick < 64 ? choices[pick] : many[pick - 64];
             out.push_back(l);
             u = topo->link(l).to;
@@ -241,6 +433,9 @@ Router::Router(const Topology& topology) : m(std::make_unique<Impl>())
     m->network.reserve(topology.links().size());
     for (const Link& l : topology.links())
         m->network.push_back(isNetwork(l.protocol));
+    m->buildPlaces();
+    m->buildServerSpans();
+    m->buildNetworkIndex();
 }
 
 Router::~Router() = default;

@@ -19,21 +19,25 @@
 // ECMP: at every node with several next hops on a shortest path (ascending link id), the choice is
 // h mod k, with h = FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3) over the 20 bytes,
 // little-endian, of (source GPU u32, destination GPU u32, flow id u64, current node id u32) — a switch
-// hashing the flow's header with its own seed. Every run picks the same paths.
-// ECMP on a fabric with pods (three-tier, Topology::hasPods): replica-symmetric by construction. The
-// choice is (h >> 32) mod k with h = FNV-1a 64 (same basis and prime) over the 20 bytes, little-endian,
-// of (source's place in its pod u32, destination's place in its pod u32, destination pod − source pod
-// mod pods u32, current node's place u32, current node's pod − source pod mod pods u32, or 0xffffffff
-// at a core switch), a place being a node's index among its pod's nodes (a core's: its index;
-// Topology::PodPlace). The high half, because FNV-1a's low bits mix only the inputs' low bits (its
-// multiplier is odd): h mod 2 at a leaf and at the spine above it would always agree and leave half the
-// cores unused. No global id enters, nor the flow id (a shift maps a group onto another group, whose id
-// differs), so a shift of the GPUs by whole pods — the automorphism of the fabric that moves pod p to
-// pod p + Δ and keeps the cores — maps the route of every pair onto the route of the shifted pair: a
-// data-parallel shift whose replicas fill whole pods maps routes onto routes. All flows of one GPU pair
-// share a path. Shifts inside a pod (tensor-parallel ones permute the rails) are not symmetries by
-// construction: a hash blind to the rail would send every rail's flow of a server pair over one
-// spine–core link.
+// hashing the flow's header with its own seed. Every run picks the same paths. Single-server kinds only.
+// ECMP on a switched fabric (leaf–spine, three-tier): replica-symmetric by construction (docs/model.md
+// §5 "ECMP"). A GPU's group is the set of servers whose NICs reach the same leaves (a rail set, or a
+// top-of-rack leaf), its place the index of its server among its group's servers, its local index l
+// its index in its server (R GPUs per server). The choice among k next hops at node u is
+//     ((mix(h) >> 32) + c · l_src) mod k,   c = k / gcd(k, R),
+// h = FNV-1a 64 (same basis and prime) over the 20 bytes, little-endian, of (source's place u32,
+// destination's place u32, rail offset (l_dst − l_src) mod R u32, u's tier u32 — 0 leaf, 1 spine, 2
+// core, 3 + kind elsewhere — and the pair's relation u32: 1 same group | 2 same pod); on a leaf–spine
+// (no pods) h is then fed the flow id (u64), which the simulation sets to 0 for every flow
+// (EndpointRouter). mix is SplitMix64's finalizer (ecmpMix; Steele, Lea, Flood, "Fast splittable
+// pseudorandom number generators", OOPSLA 2014), and the high half is used: FNV-1a's state for two tiers
+// differs by a nearly constant amount (only the tier byte differs), so without the finalizer the choices
+// at a leaf and at the spine above it are correlated and leave cores unused. No group id, pod id or global id enters, so any
+// permutation of groups (and of pods) that the fabric allows — a data-parallel shift by whole groups,
+// whatever its wrap-around — maps the route of every pair onto the route of the image pair with the
+// switches above in place; a rotation of the GPUs of every server (a tensor-parallel shift by one, l ↦ l
+// + 1 mod R, rails with them) keeps the rail offset and adds c to every choice, R·c ≡ 0 (mod k), so it
+// maps spine s (core s) to s + c mod k: a fabric automorphism. All flows of one GPU pair share a path.
 
 #include "topology.h"
 
@@ -47,9 +51,14 @@ namespace tw::network {
 
 // FNV-1a 64 of the bytes above (exposed for tests and the UI's explanation).
 [[nodiscard]] std::uint64_t ecmpHash(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flowId, NodeId node);
-// FNV-1a 64 of the pod-relative bytes above (fabrics with pods).
-[[nodiscard]] std::uint64_t podEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t dstPodOffset,
-                                        std::uint32_t nodePlace, std::uint32_t nodePodOffset);
+// FNV-1a 64 of the place bytes above (switched fabrics).
+[[nodiscard]] std::uint64_t placeEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t railOffset,
+                                          std::uint32_t tier, std::uint32_t relation);
+// The same 20 bytes followed by the flow id (u64): a leaf–spine's hash.
+// SplitMix64's finalizer (the switched fabrics' choice uses its high half).
+[[nodiscard]] std::uint64_t ecmpMix(std::uint64_t z);
+[[nodiscard]] std::uint64_t placeEcmpHash(std::uint32_t srcPlace, std::uint32_t dstPlace, std::uint32_t railOffset,
+                                          std::uint32_t tier, std::uint32_t relation, std::uint64_t flowId);
 
 // Routes with a cache: distances to each destination node (one reverse Dijkstra per destination, kept
 // and settled only as far as the walks asked so far needed; a destination whose only neighbour is one

@@ -67,9 +67,18 @@ struct CallClass {
 };
 
 // A routed transfer of a schedule in a group: its path and Σ link latency (routed once, on first use).
+// The links no allocation can saturate that an orbit's flows on one path cross (symmetry.h pathEntries,
+// constrains = false), kept apart from the allocation's entries when link timelines are off: their
+// payload is Σ bytes of the flows on the path × the count, added once at the end (Engine::summarize)
+// instead of being summed at every rate change.
+struct ExemptLoad {
+    std::vector<PathEntry> links; // weight: flows of the orbit crossing the link
+    double bytes = 0;             // Σ bytes of the simulated flows on the path
+};
 struct PathInfo {
     const std::vector<LinkId>* path = nullptr;
     const std::vector<PathEntry>* entries = nullptr;
+    ExemptLoad* exempt = nullptr; // see ExemptLoad; null when none or when timelines are recorded
     double latency = 0;
 };
 
@@ -223,6 +232,7 @@ private:
     Symmetry sym;      // simulate.h "Symmetry" (symmetry.h)
     PrivateLinks priv; // simulate.h "Private collectives" (closedform.h); empty when not analyzed
     std::unordered_map<const std::vector<LinkId>*, std::unique_ptr<std::vector<PathEntry>>> entryCache;
+    std::unordered_map<const std::vector<LinkId>*, std::unique_ptr<ExemptLoad>> exemptCache; // ExemptLoad
     std::unique_ptr<LinkRates> links;  // per-link rates and samples
     std::unique_ptr<FlowRates> rates;  // the max-min allocation (flowrates.h)
 
@@ -232,10 +242,11 @@ private:
     void analyzeSymmetry();
     void analyzePrivacy();
     std::vector<const Sched*> schedulesOf(std::uint32_t call);
+    ExemptLoad* exemptFor(const std::vector<LinkId>* path); // after entriesFor; null when none
     const std::vector<PathEntry>* entriesFor(const std::vector<LinkId>* path, std::uint32_t srcGpu, std::uint32_t dstGpu,
                                              std::uint32_t group);
     Status buildGpus();
-    const Sched* schedule(const collective::ScheduleSpec& spec, std::uint32_t call);
+    const Sched* schedule(const collective::ScheduleSpec& given, std::uint32_t call); // RS / AG padded to N | bytes
     std::vector<NcclLayout> layouts;
     std::vector<int> callLayout; // per call: index into layouts, −1 for the call's own schedule
     void planChannels();

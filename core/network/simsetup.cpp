@@ -9,8 +9,18 @@
 
 namespace tw::network::sim {
 
-const Sched* Engine::schedule(const collective::ScheduleSpec& spec, std::uint32_t call)
+// ReduceScatter and AllGather move the same count to (from) every rank: NCCL's ncclReduceScatter and
+// ncclAllGather take a per-rank count, and Megatron's distributed optimizer pads each gradient bucket to a
+// multiple of the data-parallel size for this reason (megatron/core/distributed/param_and_grad_buffer.py,
+// _pad_end_of_bucket_if_needed: "a constraint with the reduce_scatter op, which requires all tensors have
+// equal size"). So their bytes are rounded up to a multiple of N (each chunk then ⌈M/N⌉ bytes); without it
+// a bucket of M bytes, N ∤ M, has chunks a byte apart, and the schedule is not invariant under the
+// rotation of the ranks (simulate.h "Symmetry"). docs/model.md §5.
+const Sched* Engine::schedule(const collective::ScheduleSpec& given, std::uint32_t call)
 {
+    collective::ScheduleSpec spec = given;
+    if ((spec.op == collective::Op::ReduceScatter || spec.op == collective::Op::AllGather) && spec.ranks > 1)
+        spec.bytes = std::ceil(spec.bytes / static_cast<double>(spec.ranks)) * static_cast<double>(spec.ranks);
     const int layout = call < callLayout.size() ? callLayout[call] : -1;
     auto [it, fresh] = scheds.try_emplace(specKey(spec, layout));
     if (fresh)
@@ -183,9 +193,28 @@ const std::vector<PathEntry>* Engine::entriesFor(const std::vector<LinkId>* path
                                                  std::uint32_t dstGpu, std::uint32_t group)
 {
     auto [it, fresh] = entryCache.try_emplace(path);
-    if (fresh)
-        it->second = std::make_unique<std::vector<PathEntry>>(sym.pathEntries(plan, paths, *path, srcGpu, dstGpu, group, failure));
+    if (fresh) {
+        auto entries = sym.pathEntries(plan, paths, *path, srcGpu, dstGpu, group, failure);
+        // Without link timelines the exempt links' payload is added at the end (ExemptLoad), so the
+        // allocation's entries keep only the links that constrain: a flow of an orbit of |Γ| images no
+        // longer carries every image's exempt links through each rate change.
+        if (!opt.recordLinks && sym.anyExempt) {
+            auto load = std::make_unique<ExemptLoad>();
+            const auto keep = std::stable_partition(entries.begin(), entries.end(), [](const PathEntry& e) { return e.constrains; });
+            load->links.assign(keep, entries.end());
+            entries.erase(keep, entries.end());
+            if (!load->links.empty())
+                exemptCache.emplace(path, std::move(load));
+        }
+        it->second = std::make_unique<std::vector<PathEntry>>(std::move(entries));
+    }
     return it->second.get();
+}
+
+ExemptLoad* Engine::exemptFor(const std::vector<LinkId>* path)
+{
+    const auto hit = exemptCache.find(path);
+    return hit == exemptCache.end() ? nullptr : hit->second.get();
 }
 
 Status Engine::buildGpus()

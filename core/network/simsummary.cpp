@@ -55,6 +55,10 @@ void Engine::summarize()
             out.gpuTimelines.push_back(timelines[std::size_t(gpus[sym.gpuRep[g]].timeline)]);
             out.gpuTimelines.back().gpu = g;
         }
+        // Exempt links kept apart (ExemptLoad): each carries its paths' bytes once per orbit flow crossing it.
+        for (const auto& [path, load] : exemptCache)
+            for (const PathEntry& e : load->links)
+                out.linkPayloadBytes[e.link] += load->bytes * e.weight;
         // Links: each orbit's members carry what its representative carried.
         for (LinkId l = 0; l < sym.linkRep.size(); ++l)
             if (sym.linkRep[l] != kNone && sym.linkRep[l] != l)

@@ -360,11 +360,15 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
         }
         cached.path = path.value();
         cached.latency = sum;
-        if (!reference)
+        if (!reference) {
             cached.entries = entriesFor(cached.path, endpointOf(members, tr.src), endpointOf(members, tr.dst), inst.key.group);
+            cached.exempt = exemptFor(cached.path);
+        }
     }
     flow.path = cached.path;
     flow.entries = cached.entries;
+    if (cached.exempt)
+        cached.exempt->bytes += tr.bytes;
     const double latency = cached.latency;
     if (latency > 0)
         events.push({now + latency, seq++, EventType::FlowActivates, f});

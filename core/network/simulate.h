@@ -115,10 +115,10 @@
 //     every call; a pipeline pair maps sender to sender; each schedule the call uses (every DDP bucket
 //     size) is invariant, step by step, under the induced permutation of ranks (same source, destination
 //     and bytes), so e.g. a ring whose chunks differ, a rooted Broadcast or a tree can refuse it;
-//   - every routed path (ECMP included: flow id = group index) maps onto the image transfer's path link by
-//     link with the same capacities and the same total latency, the map being one permutation of links —
-//     except on links no allocation can saturate: a link l is left out of this check (and of the rate
-//     allocation, where it cannot bind) when a set B of kept links of strictly smaller capacity meets
+//   - every routed path (ECMP included: routing.h; flow id 0 on switched fabrics) maps onto the image
+//     transfer's path link by link with the same capacities and the same total latency, the map being
+//     one permutation of links — except on links no allocation can saturate: a link l is left out of
+//     this check (and of the rate allocation, where it cannot bind) when a set B of kept links of strictly smaller capacity meets
 //     every path crossing l and Σ capacity(B) ≤ capacity(l) (B chosen greedily; e.g. a NIC link all of
 //     whose flows cross one GPU's PCIe link). Whatever the rates, l then carries at most Σ capacity(B),
 //     so the max-min allocation without l is the allocation with it. Such links keep their exact rates

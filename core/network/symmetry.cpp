@@ -236,11 +236,23 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
                 uses.insert({gr, s});
         }
     }
+    // Each schedule's distinct (source, destination) rank pairs once (a ring of N ranks has N pairs but
+    // N·(N − 1) transfers per call: listing every transfer of every group took 3.6 GB at 98,304 GPUs).
+    std::unordered_map<const Sched*, std::vector<std::pair<std::uint32_t, std::uint32_t>>> pairsOf;
+    for (const auto& [gr, s] : uses) {
+        auto [it, fresh] = pairsOf.try_emplace(s);
+        if (!fresh)
+            continue;
+        for (const collective::Transfer& t : s->transfers)
+            it->second.emplace_back(t.src, t.dst);
+        std::sort(it->second.begin(), it->second.end());
+        it->second.erase(std::unique(it->second.begin(), it->second.end()), it->second.end());
+    }
     std::vector<std::array<std::uint32_t, 3>> triples;
     for (const auto& [gr, s] : uses) {
         const auto& members = groups[gr].members;
-        for (const collective::Transfer& t : s->transfers)
-            triples.push_back({gr, endpointOf(members, t.src), endpointOf(members, t.dst)});
+        for (const auto& [src, dst] : pairsOf.at(s))
+            triples.push_back({gr, endpointOf(members, src), endpointOf(members, dst)});
     }
     std::sort(triples.begin(), triples.end());
     triples.erase(std::unique(triples.begin(), triples.end()), triples.end());

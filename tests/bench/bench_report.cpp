@@ -21,6 +21,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -383,6 +384,66 @@ bool deriveChart(const std::vector<DerivePoint>& points, const QString& path)
     return plot.savePng(path, 1000, 580, 1.5);
 }
 
+
+// How the Llama-3-405B-shaped step grows with the cluster (bench_scale): time and peak memory against the
+// GPU count, both axes logarithmic, with the targets as points (#21: 16,384 GPUs in 3 s and 1 GB,
+// 98,304 GPUs in 15 s and 3 GB).
+struct ScalePoint {
+    double gpus = 0;
+    std::optional<double> seconds, mib;
+    std::string fabric;
+};
+
+bool scaleChart(const std::vector<ScalePoint>& points, const QString& path)
+{
+    QCustomPlot plot;
+    plot.setFont(QFont(QStringLiteral("DejaVu Sans"), 9));
+    addTitle(plot, QStringLiteral("A Llama-3-405B-shaped step against the cluster size (bench_scale)"),
+             QStringLiteral("simulateStep time and peak resident memory, one process per size, Release; log-log"));
+    QCPGraph* time = plot.addGraph(plot.xAxis, plot.yAxis);
+    time->setName(QStringLiteral("simulateStep (s, left)"));
+    time->setPen(QPen(kSpeed, 1.5));
+    time->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, kSpeed, kSpeed, 7));
+    QCPGraph* memory = plot.addGraph(plot.xAxis, plot.yAxis2);
+    memory->setName(QStringLiteral("peak RSS (MiB, right)"));
+    memory->setPen(QPen(kMemory, 1.5));
+    memory->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, kMemory, kMemory, 7));
+    QCPGraph* targets = plot.addGraph(plot.xAxis, plot.yAxis);
+    targets->setName(QStringLiteral("time targets"));
+    targets->setLineStyle(QCPGraph::lsNone);
+    targets->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, kTarget, kTarget, 10));
+    targets->addData(16384, 3);
+    targets->addData(98304, 15);
+    double lo = 1, hi = 15, mlo = 10, mhi = 3000;
+    for (const ScalePoint& p : points) {
+        if (p.seconds && *p.seconds > 0) {
+            time->addData(p.gpus, *p.seconds);
+            lo = std::min(lo, *p.seconds);
+            hi = std::max(hi, *p.seconds);
+        }
+        if (p.mib && *p.mib > 0) {
+            memory->addData(p.gpus, *p.mib);
+            mlo = std::min(mlo, *p.mib);
+            mhi = std::max(mhi, *p.mib);
+        }
+    }
+    for (QCPAxis* axis : {plot.xAxis, plot.yAxis, plot.yAxis2}) {
+        axis->setScaleType(QCPAxis::stLogarithmic);
+        QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
+        axis->setTicker(ticker);
+        axis->setNumberFormat(QStringLiteral("gb"));
+        axis->setLabelFont(QFont(QStringLiteral("DejaVu Sans"), 10));
+    }
+    plot.yAxis2->setVisible(true);
+    plot.xAxis->setRange(700, 140000);
+    plot.yAxis->setRange(lo / 2, hi * 2);
+    plot.yAxis2->setRange(mlo / 2, mhi * 2);
+    plot.xAxis->setLabel(QStringLiteral("GPUs (log scale)"));
+    plot.yAxis->setLabel(QStringLiteral("simulateStep (s, log scale)"));
+    plot.yAxis2->setLabel(QStringLiteral("peak RSS (MiB, log scale)"));
+    legendBelow(plot);
+    return plot.savePng(path, 1000, 580, 1.5);
+}
 } // namespace
 
 int main(int argc, char** argv)
@@ -418,6 +479,7 @@ int main(int argc, char** argv)
     const QDir mdDir = QFileInfo(mdPath).absoluteDir();
     const QString ratiosPng = chartDir.filePath(QStringLiteral("ratios.png"));
     const QString derivePng = chartDir.filePath(QStringLiteral("derive.png"));
+    const QString scalePng = chartDir.filePath(QStringLiteral("scale.png"));
 
     const std::string runs = str("config.runs");
     const double mib = 1.048576; // MiB -> MB (10^6 B)
@@ -456,6 +518,19 @@ int main(int argc, char** argv)
         points.push_back(p);
     }
     const bool deriveOk = !points.empty() && deriveChart(points, derivePng);
+
+    // --- the growth of a simulated step (bench_scale) -----------------------------------------
+    std::vector<ScalePoint> scale;
+    for (const std::string& n : split(str("scale.sizes", ""), ',')) {
+        ScalePoint p;
+        p.gpus = num("scale.scale_" + n + ".gpus").value_or(0);
+        p.seconds = times(num("scale.scale_" + n + ".median_ms"), 1e-3);
+        p.mib = num("scale.scale_" + n + ".rss_mib");
+        p.fabric = str("scale.scale_" + n + ".fabric", "not run");
+        if (p.gpus > 0)
+            scale.push_back(p);
+    }
+    const bool scaleOk = !scale.empty() && scaleChart(scale, scalePng);
 
     // --- targets ---------------------------------------------------------------------------
     auto below = [](std::optional<double> v, double limit) -> std::optional<bool> {
@@ -554,6 +629,18 @@ int main(int argc, char** argv)
        << " | "
        << verdict(sim1024 && sim1024Mib ? std::optional<bool>(*sim1024 < 1000 && *sim1024Mib * 1048576.0 < 1e9) : std::nullopt)
        << " |\n";
+    // Scale (#21, bench_scale): the Llama-3-405B-shaped step on 16,384 and 98,304 GPUs.
+    for (const auto& [n, sLimit, gbLimit] : {std::tuple<int, double, double>{16384, 3, 1}, {98304, 15, 3}}) {
+        const std::string key = "scale.scale_" + std::to_string(n);
+        const std::optional<double> ms = num(key + ".median_ms"), rss = num(key + ".rss_mib");
+        md << "| A Llama-3-405B-shaped step on " << count(double(n)) << " GPUs < " << fmt(sLimit, 0) << " s and < "
+           << fmt(gbLimit, 0) << " GB (#21) | "
+           << (ms ? fmt(times(ms, 1e-3), 2) + " s, " + fmt(rss, 1) + " MiB peak resident (" + str(key + ".fabric") + ")"
+                  : std::string("not run"))
+           << " | "
+           << verdict(ms && rss ? std::optional<bool>(*ms < sLimit * 1000 && *rss * 1048576.0 < gbLimit * 1e9) : std::nullopt)
+           << " |\n";
+    }
     // The whole step animated (#21): the link bins of that step stay within their budget.
     const std::optional<double> binsMib = num("sim.simulate_gpt3_1024_link_bins.bins_mib");
     const std::optional<double> binsBudget = num("sim.simulate_gpt3_1024_link_bins.budget_mib");
@@ -600,6 +687,22 @@ int main(int argc, char** argv)
     if (deriveOk)
         md << "![derive time per preset against its tensor count](" << mdDir.relativeFilePath(derivePng).toStdString()
            << ")\n\n";
+
+    if (!scale.empty()) {
+        md << "## A simulated step against the cluster size (bench_scale)\n\n"
+           << "A Llama-3-405B-shaped step (L 126, d 16,384, 128 heads / 8 KV heads, SwiGLU d_ff 53,248, V 128,256, "
+           << "T 8,192, 16 micro-batches per replica, tp 8 × pp 16 interleaved, H100 SXM, 8 GPUs and 8 NDR NICs per "
+           << "server), dp = GPUs / 128; a rail-optimized leaf–spine (32 NIC ports per leaf, 8 spines) up to 16,384 GPUs, "
+           << "a rail-optimized three-tier fabric (pods of 6,144 GPUs) beyond. One process per size: the RSS is that size's.\n\n"
+           << "| GPUs | fabric | simulateStep | peak RSS |\n|---:|---|---:|---:|\n";
+        for (const ScalePoint& p : scale)
+            md << "| " << count(p.gpus) << " | " << p.fabric << " | " << (p.seconds ? fmt(p.seconds, 2) + " s" : "n/a")
+               << " | " << (p.mib ? fmt(p.mib, 1) + " MiB" : "n/a") << " |\n";
+        md << "\n";
+        if (scaleOk)
+            md << "![simulateStep time and memory against the GPU count](" << mdDir.relativeFilePath(scalePng).toStdString()
+               << ")\n\n";
+    }
 
     md << "## (a) GPT-2 encoding, in-process, single thread\n\n"
        << "Throughput over the whole text, " << str("config.encode_runs", runs) << " runs each, an empty piece cache at the start of each run; "

@@ -440,13 +440,14 @@ void TestNetwork::routesAreShortestLegs()
 void TestNetwork::ecmpIsReproducibleAndSpreads()
 {
     // 4 servers, one NIC each, 2 NICs per leaf → 2 leaves, 4 spines: GPU 0 (leaf 0) → GPU 8 (server 2, leaf 1)
-    // has 4 equal paths, one per spine; the choice at leaf0 is FNV-1a(0, 8, flow, leaf0) mod 4.
+    // has 4 equal paths, one per spine; the choice at leaf0 is ((mix(h) >> 32) + c·0) mod 4 (routing.h "ECMP on a
+    // switched fabric"), h = FNV-1a over (place 0 of server 0 in its leaf's 2 servers, place 0 of server 2
+    // in its leaf's, rail offset 0, tier 0, relation 2 — other group, no pods —, then the flow id).
     const TopologySpec spec = leafSpine(NicPlacement::PerNode, 2, 1, IntraNode::Pcie);
     const Topology a = make(spec, Cluster{4, 4});
     const Topology b = make(spec, Cluster{4, 4});
     Router ra(a), rb(b);
     std::map<std::string, int> perSpine;
-    const NodeId leaf0 = *a.findNode("leaf0");
     for (std::uint64_t flow = 0; flow < 64; ++flow) {
         const auto pa = ra.route(0, 8, flow);
         const auto pb = rb.route(0, 8, flow);
@@ -459,7 +460,7 @@ void TestNetwork::ecmpIsReproducibleAndSpreads()
             if (a.node(a.link(l).to).kind == NodeKind::SpineSwitch)
                 spine = a.node(a.link(l).to).name;
         ++perSpine[spine];
-        const std::string expected = "spine" + std::to_string(ecmpHash(0, 8, flow, leaf0) % 4);
+        const std::string expected = "spine" + std::to_string((ecmpMix(placeEcmpHash(0, 0, 0, 0, 2, flow)) >> 32) % 4);
         QCOMPARE(spine, expected);
     }
     QCOMPARE(perSpine.size(), std::size_t(4)); // every spine carries some of the 64 flows

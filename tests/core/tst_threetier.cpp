@@ -425,22 +425,23 @@ void TestThreeTier::podHashIsFnv1aAndPicks()
 {
     // 20 zero bytes hash alike whatever the fields mean: the global hash's figure (tst_network). Over
     // (1, 2, 3, 4, 5) as u32 little-endian: 0x1916ceffaf539564 (FNV-1a 64 computed independently in Python).
-    QCOMPARE(podEcmpHash(0, 0, 0, 0, 0), std::uint64_t(0xee85fafd354b0935ull));
-    QCOMPARE(podEcmpHash(1, 2, 3, 4, 5), std::uint64_t(0x1916ceffaf539564ull));
-    // The pick at the source's leaf: GPU 3 (pod 0) → GPU 16 + 5 (pod 1) in the 2-pod rail fabric leaves by
-    // NIC 3 to p0.leaf3, which picks spine h mod 2 with h over (place of GPU 3 in pod 0, place of GPU 21
-    // in pod 1, pod offset 1, place of p0.leaf3, its pod offset 0): spine (h >> 32) mod 2.
+    QCOMPARE(placeEcmpHash(0, 0, 0, 0, 0), std::uint64_t(0xee85fafd354b0935ull));
+    QCOMPARE(placeEcmpHash(1, 2, 3, 4, 5), std::uint64_t(0x1916ceffaf539564ull));
+    // The pick at the source's leaf (routing.h "ECMP on a switched fabric"): GPU 3 (pod 0, server 0,
+    // local 3) → GPU 16 + 5 (pod 1, server 2, local 5) in the 2-pod rail fabric (2 servers per pod, one
+    // group of 8 rail leaves per pod) leaves by NIC 3 to p0.leaf3, which picks among the pod's 2 spines
+    // ((mix(h) >> 32) + c·3) mod 2 (mix: SplitMix64's finalizer) with h over (place 0, place 0, rail offset 5 − 3 = 2, tier 0 (leaf),
+    // relation 0: other group, other pod) and c = 2 / gcd(2, 8) = 1.
     const Topology t = make(threeTier(16, 8, 2, 4), Cluster{4, 8});
     const auto r = route(t, 3, 21, 99);
     QVERIFY(r.ok());
     const NodeId leaf = *t.findNode("p0.leaf3");
-    const std::uint64_t h = podEcmpHash(t.podPlace(t.gpuNode(3)).index, t.podPlace(t.gpuNode(21)).index, 1,
-                                        t.podPlace(leaf).index, 0);
+    const std::uint64_t h = placeEcmpHash(0, 0, 2, 0, 0);
     std::string spine;
     for (LinkId l : r.value())
         if (t.link(l).from == leaf)
             spine = t.node(t.link(l).to).name;
-    QCOMPARE(spine, "p0.spine" + std::to_string((h >> 32) % 2));
+    QCOMPARE(spine, "p0.spine" + std::to_string(((ecmpMix(h) >> 32) + 3) % 2));
     // The flow id does not enter.
     QVERIFY(route(t, 3, 21, 0).value() == r.value());
 }

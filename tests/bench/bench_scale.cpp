@@ -1,0 +1,171 @@
+// How stage 5's step simulation grows with the cluster (issue #21: a Llama-3-405B-shaped step on 16,384
+// GPUs in ≤ 3 s and ≤ 1 GB; on 98,304 GPUs of a three-tier fabric in ≤ 15 s and ≤ 3 GB). The step is
+// built in code, not from a preset: Llama 3 405B's shape (Llama Team, "The Llama 3 Herd of Models",
+// arXiv 2407.21783, Table 3: L 126, d 16,384, 128 heads with 8 KV heads, SwiGLU d_ff 53,248, V 128,256;
+// §3.3.2 and Table 4: T 8,192, tp 8 × pp 16, interleaved 1F1B, H100 SXM, 8 GPUs and 8 NICs per server),
+// B = 1 and 16 micro-batches per replica (2,048 sequences per step at dp 128), zero1, sequence parallel;
+// dp = GPUs / 128. The fabric: a rail-optimized NDR leaf–spine (32 NIC ports per leaf, 8 spines) up to
+// 16,384 GPUs, beyond that a rail-optimized three-tier fat tree with pods of 6,144 GPUs (one pipeline
+// stage's replicas: 192 leaves, 8 spines per pod, 64 cores). One size per process, so the peak RSS
+// (getrusage) is that size's: `bench_scale --gpus N [--kind leaf-spine|three-tier] [--nics-per-leaf P]
+// [--runs R]` (P: a leaf–spine's NIC ports per leaf, 32 by default, as a DGX SuperPOD's 32-server scalable
+// unit on 64-port NDR switches); without --gpus it lists the sizes. The reduction depends on P: a
+// data-parallel shift must move replicas by whole groups of P servers (docs/model.md §5.4), so at dp ≤ P
+// every replica shift is a symmetry, beyond it only shifts by P. Prints the simulated step, the reduction used and a RESULT line for
+// scripts/bench.sh (name=scale_<N>).
+
+#include "network/simulate.h"
+#include "network/topology.h"
+#include "scenario/derive.h"
+#include "scenario/presets.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "benchutil.h"
+
+namespace {
+
+using tw::bench::Clock;
+using tw::bench::msSince;
+using tw::bench::peakRssMiB;
+using tw::bench::stats;
+using tw::bench::Stats;
+
+constexpr std::uint64_t kSizes[] = {1024, 2048, 4096, 8192, 16384, 32768, 65536, 98304};
+constexpr std::uint64_t kLeafSpineMax = 16384;
+
+tw::scenario::Scenario llama405b(std::uint64_t gpus)
+{
+    tw::scenario::Scenario s = tw::scenario::preset("llama3-70b").value(); // text, tokenizer, precisions
+    s.name = "llama3-405b-shaped";
+    auto& m = s.model;
+    m.name = "Llama-3-405B-shaped";
+    m.layers = 126;
+    m.hiddenSize = 16384;
+    m.heads = 128;
+    m.kvHeads = 8;
+    m.ffnSize = 53248;
+    m.vocabSize = 128256;
+    m.maxPositions = 8192;
+    s.batch.sequenceLength = 8192;
+    s.batch.microBatch = 1;
+    s.hardware.gpu = "h100-sxm";
+    s.hardware.gpusPerNode = 8;
+    s.hardware.nodes = gpus / 8;
+    s.parallel.tp = 8;
+    s.parallel.pp = 16;
+    s.parallel.dp = gpus / 128;
+    s.parallel.schedule = tw::parallel::PipelineSchedule::Interleaved;
+    s.parallel.virtualStages = 2;
+    s.batch.globalBatchTokens = s.parallel.dp * 16 * s.batch.sequenceLength; // 16 micro-batches per replica
+    return s;
+}
+
+tw::network::TopologySpec fabric(tw::network::TopologyKind kind, std::uint64_t nicsPerLeaf)
+{
+    tw::network::TopologySpec t;
+    t.kind = kind;
+    t.nicPlacement = tw::network::NicPlacement::PerGpu;
+    t.nicProtocol = tw::network::Protocol::InfinibandNdr;
+    t.nicsPerLeaf = nicsPerLeaf;
+    t.spines = 8;
+    t.gpusPerPod = 6144;
+    t.leavesPerPod = 192;
+    t.spinesPerPod = 8;
+    t.coreSwitches = 64;
+    t.railOptimized = true;
+    return t;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::uint64_t gpus = 0;
+    int runs = 1;
+    std::string kind;
+    std::uint64_t nicsPerLeaf = 32;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--gpus" && i + 1 < argc)
+            gpus = std::strtoull(argv[++i], nullptr, 10);
+        else if (a == "--runs" && i + 1 < argc)
+            runs = std::max(1, std::atoi(argv[++i]));
+        else if (a == "--nics-per-leaf" && i + 1 < argc)
+            nicsPerLeaf = std::max<std::uint64_t>(1, std::strtoull(argv[++i], nullptr, 10));
+        else if (a == "--kind" && i + 1 < argc)
+            kind = argv[++i];
+        else {
+            std::fprintf(stderr, "usage: bench_scale [--gpus N] [--kind leaf-spine|three-tier] [--nics-per-leaf P] [--runs R]\n");
+            return 2;
+        }
+    }
+    if (gpus == 0) {
+        for (std::uint64_t n : kSizes)
+            std::printf("%llu\n", static_cast<unsigned long long>(n));
+        return 0;
+    }
+    if (gpus % 128) {
+        std::fprintf(stderr, "bench_scale: --gpus must be a multiple of tp·pp = 128\n");
+        return 2;
+    }
+    const auto topoKind = kind.empty() ? (gpus <= kLeafSpineMax ? tw::network::TopologyKind::LeafSpine
+                                                                : tw::network::TopologyKind::ThreeTier)
+                                       : (kind == "three-tier" ? tw::network::TopologyKind::ThreeTier
+                                                               : tw::network::TopologyKind::LeafSpine);
+    const auto t0 = Clock::now();
+    auto d = tw::scenario::derive(llama405b(gpus));
+    if (!d.ok()) {
+        std::fprintf(stderr, "cannot derive: %s\n", d.error().toString().c_str());
+        return 1;
+    }
+    if (!d.value()->stage3 || !d.value()->stage4) {
+        std::fprintf(stderr, "no plan: %s\n",
+                     d.value()->planErrors.empty() ? "?" : d.value()->planErrors.front().toString().c_str());
+        return 1;
+    }
+    const auto& der = *d.value();
+    const double deriveMs = msSince(t0);
+    const auto t1 = Clock::now();
+    auto topo = tw::network::build(fabric(topoKind, nicsPerLeaf), der.cluster);
+    if (!topo.ok()) {
+        std::fprintf(stderr, "%s\n", topo.error().toString().c_str());
+        return 1;
+    }
+    const double buildMs = msSince(t1);
+    tw::network::SimulationOptions o;
+    o.modelFlopsPerStep = der.figures.valueOf("compute.flops_per_step");
+    o.peakFlopsPerGpu = der.figures.valueOf("compute.gpu_peak_flops");
+    o.recordLinks = false;
+    std::vector<double> ms;
+    tw::network::StepSimulation last;
+    for (int r = 0; r < runs; ++r) {
+        const auto t2 = Clock::now();
+        auto sim = tw::network::simulateStep(topo.value(), *der.stage3, *der.stage4, o);
+        ms.push_back(msSince(t2));
+        if (!sim.ok()) {
+            std::fprintf(stderr, "%s\n", sim.error().toString().c_str());
+            return 1;
+        }
+        last = std::move(sim).value();
+    }
+    const Stats s = stats(ms);
+    std::printf("Llama-3-405B-shaped step, %llu GPUs (tp 8 x pp 16 x dp %llu), %s: derive %.0f ms, fabric %.0f ms "
+                "(%zu links)\n  simulateStep %.1f ms [%.1f, %.1f] (%zu runs); step %.6g s, MFU %.4f; %llu flows, "
+                "%llu simulated (+ %llu in closed form), %llu rate updates, %llu GPUs simulated; RSS %.1f MiB\n  symmetry: %s\n",
+                static_cast<unsigned long long>(gpus), static_cast<unsigned long long>(gpus / 128),
+                topoKind == tw::network::TopologyKind::LeafSpine ? "leaf-spine" : "three-tier", deriveMs, buildMs,
+                topo.value().links().size(), s.median, s.min, s.max, ms.size(), last.stepSeconds, last.mfu,
+                static_cast<unsigned long long>(last.flows), static_cast<unsigned long long>(last.simulatedFlows),
+                static_cast<unsigned long long>(last.closedFormInstances), static_cast<unsigned long long>(last.rateUpdates),
+                static_cast<unsigned long long>(last.simulatedGpus), peakRssMiB(), last.reduction.c_str());
+    std::printf("RESULT name=scale_%llu gpus=%llu fabric=%s nics_per_leaf=%llu median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%zu "
+                "rss_mib=%.1f total_ms=%.1f\n",
+                static_cast<unsigned long long>(gpus), static_cast<unsigned long long>(gpus),
+                topoKind == tw::network::TopologyKind::LeafSpine ? "leaf-spine" : "three-tier",
+                static_cast<unsigned long long>(nicsPerLeaf), s.median, s.min, s.max, ms.size(), peakRssMiB(), msSince(t0));
+    return 0;
+}
