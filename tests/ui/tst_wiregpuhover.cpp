@@ -10,10 +10,13 @@
 #include "views/wiregpuhover.h"
 #include "views/wireview.h"
 
+#include <QApplication>
 #include <QDir>
 #include <QFile>
 #include <QHelpEvent>
 #include <QLabel>
+#include <QPainter>
+#include <QPixmap>
 #include <QTest>
 #include <QToolTip>
 
@@ -110,7 +113,14 @@ void TestWireGpuHover::computeIntervalShowsItsKernels()
         QFile f(qEnvironmentVariable("TOKENWIRE_SHOTS") + QStringLiteral("/gpu0-forward.html"));
         if (f.open(QIODevice::WriteOnly))
             f.write(tip.toUtf8());
-        m_pane->grab().save(qEnvironmentVariable("TOKENWIRE_SHOTS") + QStringLiteral("/gpu0-forward-pane.png"));
+        // The pane with the tooltip's own window painted where it is shown (a grab leaves top-levels out).
+        QPixmap shot = m_pane->grab();
+        for (QWidget* w : QApplication::topLevelWidgets())
+            if (w->inherits("QTipLabel") && w->isVisible()) {
+                QPainter p(&shot);
+                p.drawPixmap(m_pane->mapFromGlobal(w->pos()), w->grab());
+            }
+        shot.save(qEnvironmentVariable("TOKENWIRE_SHOTS") + QStringLiteral("/gpu0-forward-pane.png"));
     }
 }
 

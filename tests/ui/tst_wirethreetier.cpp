@@ -12,6 +12,7 @@
 #include "shell/scenariotoolbar.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QGroupBox>
 #include <QLabel>
@@ -100,6 +101,12 @@ void TestWireThreeTier::presetShowsThreeTierSelected()
     QVERIFY(child<QSpinBox>(pane, "spines")->isHidden());
     QVERIFY(!pane->oversubscriptionBox()->isHidden());
     QVERIFY(!pane->nicProtocolBox()->isHidden());
+    if (qEnvironmentVariableIsSet("TOKENWIRE_SHOTS")) {
+        QDir().mkpath(qEnvironmentVariable("TOKENWIRE_SHOTS"));
+        m_window->grab().save(qEnvironmentVariable("TOKENWIRE_SHOTS") + QStringLiteral("/threetier-window.png"));
+        QWidget* form = child<QGroupBox>(pane, "podsBox")->parentWidget();
+        form->grab().save(qEnvironmentVariable("TOKENWIRE_SHOTS") + QStringLiteral("/threetier-form.png"));
+    }
 }
 
 void TestWireThreeTier::choosingThreeTierIsOneUndoableStep()

@@ -346,7 +346,7 @@ void WirePane::showScenario()
     m_caption->setText(
         tr("<b>5 · Wire.</b> The fabric under the %1 GPUs of stage 3 and one training step on it: every "
            "collective's transfers routed over the links, sharing them fairly, with the compute of stage 2 "
-           "between them. Press play to watch the bits move; hover a link for its bytes.")
+           "between them. Press play to watch the bits move; hover a link for its bytes, a GPU for the kernels it runs now.")
             .arg(s.hardware.nodes * s.hardware.gpusPerNode));
     m_updating = false;
     m_current = false;

@@ -91,6 +91,8 @@ void WirePane::showPods(const scenario::Scenario& s)
     if (auto* net = qobject_cast<QFormLayout*>(m_networkBox->layout())) {
         net->setRowVisible(m_nicsPerLeaf, !threeTier);
         net->setRowVisible(m_spines, !threeTier);
+        if (auto* label = qobject_cast<QLabel*>(net->labelForField(m_oversubscription)))
+            label->setText(threeTier ? tr("Leaf oversubscription") : tr("Oversubscription"));
     }
     m_gpusPerPod->setValue(int(t.gpusPerPod));
     m_leavesPerPod->setValue(int(t.leavesPerPod));
