@@ -35,11 +35,12 @@ private slots:
     void computeIntervalShowsItsKernels();
     void backwardAndAfterTheStep();
     void gpuAtFindsTheDrawnGpus();
+    void pipelineStagesAndTheBubble();
 
 private:
     // The tooltip shown after a ToolTip event at GPU `gpu`'s box.
     QString hoverGpu(int gpu);
-    const GpuInterval* firstCompute(ComputePass pass) const;
+    const GpuInterval* firstCompute(ComputePass pass, std::uint32_t gpu = 0) const;
     Document* m_doc = nullptr;
     WirePane* m_pane = nullptr;
 };
@@ -81,10 +82,10 @@ QString TestWireGpuHover::hoverGpu(int gpu)
     return QToolTip::text();
 }
 
-const GpuInterval* TestWireGpuHover::firstCompute(ComputePass pass) const
+const GpuInterval* TestWireGpuHover::firstCompute(ComputePass pass, std::uint32_t gpu) const
 {
     for (const auto& t : m_pane->result().simulation->gpuTimelines)
-        if (t.gpu == 0)
+        if (t.gpu == gpu)
             for (const GpuInterval& i : t.intervals)
                 if (i.activity == Activity::Compute && i.pass == pass)
                     return &i;
@@ -149,6 +150,39 @@ void TestWireGpuHover::gpuAtFindsTheDrawnGpus()
         QCOMPARE(view->gpuAt(centre->toPoint()), std::optional<int>(g));
     }
     QCOMPARE(view->gpuAt(QPoint(-50, -50)), std::optional<int>());
+}
+
+void TestWireGpuHover::pipelineStagesAndTheBubble()
+{
+    // paper-pp (resources/presets/paper-pp.json): GPT-2 small's 12 layers on 8 pipeline stages, one GPU each
+    // (dp = tp = 1, so GPU g is stage g), with a given layer time (0.08 s), so no kernel model. The layers
+    // split as [1,1,2,2,2,2,1,1] (docs/model.md §6, Example 5.2): stage 3 has 2 layers, stage 7 one.
+    QVERIFY(m_doc->loadPreset(QStringLiteral("paper-pp")));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_pane->waitForSimulation());
+    QVERIFY2(m_pane->isCurrent(), qPrintable(m_pane->statusLabel()->text()));
+    const GpuInterval* third = firstCompute(ComputePass::Forward, 3);
+    QVERIFY(third);
+    m_pane->setTime((third->start + third->end) / 2);
+    QString tip = hoverGpu(3);
+    QVERIFY2(tip.contains(QStringLiteral("pipeline stage 3")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("Forward of micro-batch 0: 2 layers")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("no kernel breakdown")), qPrintable(tip)); // given layer times
+    // At t = 0 the last stage waits for micro-batch 0 to cross the seven stages before it: it waits on its
+    // pipeline receive, and its first block is micro-batch 0's forward, later.
+    m_pane->setTime(0);
+    tip = hoverGpu(7);
+    const GpuInterval* last = firstCompute(ComputePass::Forward, 7);
+    QVERIFY(last && last->start > 0);
+    QVERIFY2(tip.contains(QStringLiteral("pipeline stage 7")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("Waiting on PP")) || tip.contains(QStringLiteral("Idle (pipeline bubble)")),
+             qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("forward of micro-batch 0")), qPrintable(tip));
+    QVERIFY2(!tip.contains(QStringLiteral("Computing")), qPrintable(tip));
+    m_pane->setTime((last->start + last->end) / 2);
+    tip = hoverGpu(7);
+    QVERIFY2(tip.contains(QStringLiteral("Forward of micro-batch 0: 1 layer")), qPrintable(tip));
+    QVERIFY2(!tip.contains(QStringLiteral("1 layers")), qPrintable(tip));
 }
 
 QTEST_MAIN(TestWireGpuHover)

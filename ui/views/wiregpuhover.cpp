@@ -62,7 +62,8 @@ QString gpuToolTip(const GpuHoverSources& src, std::uint32_t gpu)
     lines << QObject::tr("<b>GPU %1</b> (pipeline stage %2) at %3").arg(gpu).arg(stage).arg(seconds(t));
     const network::GpuTimeline* timeline = timelineOf(sim, gpu);
     if (!timeline) {
-        lines << QObject::tr("Its timeline was not recorded (the step keeps every GPU's intervals up to %1 GPUs).")
+        lines << QObject::tr("Its timeline was not recorded: beyond %1 GPUs the step keeps GPU 0's and one GPU's "
+                             "per pipeline stage (data- and tensor-parallel rank 0).")
                      .arg(network::kMaxRecordedGpus);
     } else if (const network::GpuInterval* i = intervalAt(sim, gpu, t)) {
         if (i->activity == network::Activity::Compute) {
@@ -74,6 +75,13 @@ QString gpuToolTip(const GpuHoverSources& src, std::uint32_t gpu)
         } else {
             lines << QObject::tr("Waiting on %1 communication (exposed), %2 – %3")
                          .arg(strategyShortName(int(i->strategy)), seconds(i->start), seconds(i->end));
+            if (i->strategy == parallel::Strategy::PP)
+                lines << QObject::tr("(its block's input from the previous stage: the pipeline bubble until it is sent, "
+                                     "then the transfer)");
+            const auto next = std::find_if(i, timeline->intervals.data() + timeline->intervals.size(),
+                                           [](const network::GpuInterval& n) { return n.activity == network::Activity::Compute; });
+            if (next != timeline->intervals.data() + timeline->intervals.size())
+                lines << QObject::tr("Then %1 at %2").arg(blockName(*next), seconds(next->start));
         }
     } else {
         const auto next = std::find_if(timeline->intervals.begin(), timeline->intervals.end(),
