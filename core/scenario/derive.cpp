@@ -485,7 +485,14 @@ network::SimulationOptions simulationOptions(const Derivation& d, bool recordLin
     options.peakFlopsPerGpu = d.figures.valueOf("compute.gpu_peak_flops");
     if (!(options.modelFlopsPerStep > 0) || !(options.peakFlopsPerGpu > 0))
         options.modelFlopsPerStep = options.peakFlopsPerGpu = 0; // no MFU without both
+    // Stage 5's GPU hover reads the intervals: every GPU's up to kMaxRecordedGpus, else GPU 0 and one GPU
+    // (dp = tp = 0) per pipeline stage.
     options.recordGpus = {0};
+    if (d.stage3)
+        for (std::uint32_t g = 1; g < d.stage3->mesh.size(); ++g)
+            if (d.stage3->mesh.size() <= network::kMaxRecordedGpus
+                || (d.stage3->mesh[g].dp == 0 && d.stage3->mesh[g].tp == 0))
+                options.recordGpus.push_back(g);
     options.recordLinks = recordLinks;
     return options;
 }

@@ -111,8 +111,9 @@ struct NetworkStage {
                                                                       const Progress& progress = {});
 
 // The options every simulation of a derived scenario uses (the CLI, the sweep, the stage 5 pane): MFU
-// from "compute.flops_per_step" and "compute.gpu_peak_flops" when both are known, GPU 0's intervals kept,
-// link rate samples recorded or not.
+// from "compute.flops_per_step" and "compute.gpu_peak_flops" when both are known, intervals kept for every
+// GPU up to network::kMaxRecordedGpus (else GPU 0 and one GPU per pipeline stage), link rate samples
+// recorded or not.
 [[nodiscard]] network::SimulationOptions simulationOptions(const Derivation& derivation, bool recordLinks);
 
 // Stage 5 of a derived scenario, the one way every caller runs it (the CLI, the sweep, the comparison,

@@ -3,6 +3,7 @@
 // toolbar back without pushing anything. Expected values come from the presets' published shapes
 // (resources/presets/*.json) and the fabric rule written in the test, not from a run.
 
+#include "combochoice.h"
 #include "document/document.h"
 #include "document/documentactions.h"
 #include "mainwindow.h"
@@ -53,24 +54,9 @@ private:
     Document* m_doc = nullptr;
 };
 
-namespace {
+using tw::test::chooseWithMouse;
 
-// Opens the combo's list with a click and clicks the item showing `text` (what a user does).
-bool chooseWithMouse(QComboBox* combo, const QString& text)
-{
-    const int row = combo->findText(text);
-    if (row < 0)
-        return false;
-    QTest::mouseClick(combo, Qt::LeftButton);
-    QAbstractItemView* view = combo->view();
-    if (!QTest::qWaitFor([view] { return view->isVisible(); }, 2000))
-        return false;
-    // The list ignores a release within a double-click interval of opening (QComboBox's guard).
-    QTest::qWait(QApplication::doubleClickInterval() + 50);
-    const QRect rect = view->visualRect(view->model()->index(row, 0));
-    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, rect.center());
-    return QTest::qWaitFor([view] { return !view->isVisible(); }, 2000);
-}
+namespace {
 
 void typeInto(QSpinBox* spin, const QString& text)
 {

@@ -3,6 +3,7 @@
 // and figures change by what a hand derivation says, undo brings them back exactly, the scenario is
 // saved, reloaded into a new window, and both scenarios and stage 5's numbers compare equal.
 
+#include "combochoice.h"
 #include "document/document.h"
 #include "document/documentactions.h"
 #include "mainwindow.h"
@@ -42,6 +43,8 @@ private slots:
     void initTestCase();
     void fiveStagesModelChangeUndoSaveReload();
 };
+
+using tw::test::chooseWithMouse;
 
 namespace {
 
@@ -88,20 +91,6 @@ Stage5 stage5Of(MainWindow& w)
     if (sim.figures.valueOf("sim.step_time_s") != sim.stepSeconds)
         QTest::qFail("sim.step_time_s is not the step time", __FILE__, __LINE__);
     return out;
-}
-
-bool chooseWithMouse(QComboBox* combo, const QString& text)
-{
-    const int row = combo->findText(text);
-    if (row < 0)
-        return false;
-    QTest::mouseClick(combo, Qt::LeftButton);
-    QAbstractItemView* view = combo->view();
-    if (!QTest::qWaitFor([view] { return view->isVisible(); }, 2000))
-        return false;
-    QTest::qWait(QApplication::doubleClickInterval() + 50); // QComboBox ignores a release right after opening
-    QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, view->visualRect(view->model()->index(row, 0)).center());
-    return QTest::qWaitFor([view] { return !view->isVisible(); }, 2000);
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include "scenario/sweep.h"
 #include "views/figuretablemodel.h"
 #include "views/tokenchipview.h"
+#include "views/wiregpuhover.h"
 #include "views/wireview.h"
 #include "settings/appsettings.h"
 #include "workers/backgroundjob.h"
@@ -122,6 +123,12 @@ WirePane::WirePane(Document* document, QWidget* parent)
     m_view = new WireView(this);
     m_view->setObjectName(QStringLiteral("wireView"));
     m_view->setMinimumHeight(200); // with the transport and the tabs, it fits 1280×720 unsqueezed
+    // Hovering a GPU: what it does at the animation's time (issue #19), from the step drawn.
+    m_view->setGpuToolTips([this](int gpu, double time) {
+        const scenario::Derivation* d = m_result.derivation.get();
+        return gpuToolTip({m_result.simulation.get(), d ? d->stage3.get() : nullptr, d ? &d->model : nullptr, time},
+                          std::uint32_t(gpu));
+    });
 
     // The transport under the drawing: play, the step's time line, the playing speed.
     auto* transport = new QWidget(this);

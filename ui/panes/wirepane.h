@@ -41,6 +41,7 @@ class QTabWidget;
 class QTableView;
 class QTextBrowser;
 class QTimer;
+class QVBoxLayout;
 
 namespace tw::ui {
 
@@ -140,6 +141,8 @@ protected:
 
 private:
     void buildForm(QWidget* form);
+    void buildPodsForm(QVBoxLayout* layout);         // wirepanepods.cpp: the three-tier fields
+    void showPods(const scenario::Scenario& scenario);
     void showScenario();
     void onDerived();
     void startSimulation();
@@ -184,6 +187,14 @@ private:
     QGroupBox* m_networkBox = nullptr;
     QGroupBox* m_serverBox = nullptr;
     QLabel* m_testbedNote = nullptr;
+    // Three-tier fabric (wirepanepods.cpp)
+    QGroupBox* m_podsBox = nullptr;
+    QSpinBox* m_gpusPerPod = nullptr;
+    QSpinBox* m_leavesPerPod = nullptr;
+    QSpinBox* m_spinesPerPod = nullptr;
+    QSpinBox* m_coreSwitches = nullptr;
+    QDoubleSpinBox* m_coreOversubscription = nullptr;
+    QLabel* m_podsShape = nullptr;
     // Simulation status
     QLabel* m_status = nullptr;
     QProgressBar* m_progress = nullptr;

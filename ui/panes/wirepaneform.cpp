@@ -37,11 +37,13 @@ using network::Protocol;
 using network::TopologyKind;
 
 const TopologyKind kKinds[] = {TopologyKind::PcieServer, TopologyKind::NvSwitchNode, TopologyKind::LeafSpine,
-                               TopologyKind::PaperTestbed};
+                               TopologyKind::ThreeTier, TopologyKind::PaperTestbed};
 const char* const kKindNames[] = {QT_TRANSLATE_NOOP("WirePane", "PCIe server (one node)"),
                                   QT_TRANSLATE_NOOP("WirePane", "NVSwitch node (DGX-like)"),
                                   QT_TRANSLATE_NOOP("WirePane", "Leaf–spine of nodes"),
+                                  QT_TRANSLATE_NOOP("WirePane", "Three-tier (pods and a core)"),
                                   QT_TRANSLATE_NOOP("WirePane", "Paper testbed (10 GbE)")};
+static_assert(std::size(kKindNames) == std::size(kKinds));
 const Protocol kPcie[] = {Protocol::PcieGen3, Protocol::PcieGen4, Protocol::PcieGen5};
 const Protocol kNics[] = {Protocol::InfinibandHdr, Protocol::InfinibandNdr, Protocol::RoCEv2,
                           Protocol::Ethernet10G,   Protocol::Ethernet25G,   Protocol::Ethernet100G,
@@ -175,6 +177,7 @@ void WirePane::buildForm(QWidget* form)
     m_spines = spin("spines", 1, 256, tr("Spine switches (every leaf has one uplink to each)"));
     net->addRow(tr("Spines"), m_spines);
 
+    buildPodsForm(layout);
     layout->insertWidget(layout->indexOf(m_networkBox) + 1, m_overheadNote); // shown with every kind
 
     QFormLayout* sim = addForm(tr("The simulated step"));
@@ -322,13 +325,13 @@ void WirePane::showScenario()
     m_nicPlacement->setCurrentIndex(std::max(0, m_nicPlacement->findData(int(t.nicPlacement))));
     m_nicProtocol->setCurrentIndex(std::max(0, m_nicProtocol->findData(int(t.nicProtocol))));
     m_overheadNote->setText(overheadNoteText(t.kind == TopologyKind::PaperTestbed ? std::optional(Protocol::Ethernet10G)
-                                             : t.kind == TopologyKind::LeafSpine   ? std::optional(t.nicProtocol)
+                                             : network::isSwitchedFabric(t.kind)   ? std::optional(t.nicProtocol)
                                                                                    : std::nullopt));
     m_oversubscription->setValue(t.oversubscription);
     m_nicsPerLeaf->setValue(int(t.nicsPerLeaf));
     m_spines->setValue(int(t.spines));
     // Fields a kind does not use are disabled, not hidden (the form keeps its shape).
-    const bool multi = t.kind == TopologyKind::LeafSpine;
+    const bool multi = network::isSwitchedFabric(t.kind);
     const bool testbed = t.kind == TopologyKind::PaperTestbed;
     // What a kind does not use is hidden: the network only exists between servers of a leaf–spine, and
     // the testbed is fixed by the paper (its note says what it is).
@@ -337,12 +340,13 @@ void WirePane::showScenario()
     m_testbedNote->setVisible(testbed);
     m_serverBox->setVisible(!testbed);
     m_intraNode->setEnabled(multi);
+    showPods(s);
     if (m_sweepGpus->text().isEmpty() || !m_sweepGpus->isModified()) // core's sizes that this plan can run
         m_sweepGpus->setText(qs(scenario::gpuListText(scenario::defaultSweepSizes(s))));
     m_caption->setText(
         tr("<b>5 · Wire.</b> The fabric under the %1 GPUs of stage 3 and one training step on it: every "
            "collective's transfers routed over the links, sharing them fairly, with the compute of stage 2 "
-           "between them. Press play to watch the bits move; hover a link for its bytes.")
+           "between them. Press play to watch the bits move; hover a link for its bytes, a GPU for the kernels it runs now.")
             .arg(s.hardware.nodes * s.hardware.gpusPerNode));
     m_updating = false;
     m_current = false;

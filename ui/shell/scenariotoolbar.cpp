@@ -24,7 +24,9 @@ namespace {
 const char* const kFabricNames[] = {QT_TRANSLATE_NOOP("tw::ui::ScenarioToolbar", "PCIe server"),
                                     QT_TRANSLATE_NOOP("tw::ui::ScenarioToolbar", "NVSwitch node"),
                                     QT_TRANSLATE_NOOP("tw::ui::ScenarioToolbar", "Leaf–spine"),
+                                    QT_TRANSLATE_NOOP("tw::ui::ScenarioToolbar", "Three-tier (pods)"),
                                     QT_TRANSLATE_NOOP("tw::ui::ScenarioToolbar", "Paper testbed (10 GbE)")};
+static_assert(std::size(kFabricNames) == std::size(ScenarioToolbar::kFabrics));
 
 // A labelled group of the toolbar: "Model [combo]".
 QWidget* labelled(QWidget* parent, const QString& label, std::initializer_list<QWidget*> widgets)

@@ -43,6 +43,7 @@ public:
     static constexpr network::TopologyKind kFabrics[] = {network::TopologyKind::PcieServer,
                                                          network::TopologyKind::NvSwitchNode,
                                                          network::TopologyKind::LeafSpine,
+                                                         network::TopologyKind::ThreeTier,
                                                          network::TopologyKind::PaperTestbed};
 
 private:

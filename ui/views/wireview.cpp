@@ -942,11 +942,39 @@ void WireView::updateHover(QPoint pos)
     update();
 }
 
+void WireView::setGpuToolTips(std::function<QString(int gpu, double time)> text)
+{
+    m_gpuToolTips = std::move(text);
+}
+
+std::optional<int> WireView::gpuAt(QPoint pos) const
+{
+    if (!m_topology)
+        return std::nullopt;
+    const WireLayout& geo = m_state->geo;
+    for (std::uint64_t g = 0; g < m_topology->gpuCount(); ++g) {
+        const NodeId node = m_topology->gpuNode(g);
+        if (node == network::kNoNode || !geo.nodeDrawn(*m_topology, node))
+            continue;
+        const QRectF r = geo.nodes[node].rect;
+        if (QRectF(toScreen(r.topLeft()), toScreen(r.bottomRight())).normalized().contains(QPointF(pos)))
+            return int(g);
+    }
+    return std::nullopt;
+}
+
+QString WireView::gpuToolTip(int gpu) const
+{
+    return m_gpuToolTips && gpu >= 0 ? m_gpuToolTips(gpu, m_time) : QString();
+}
+
 bool WireView::event(QEvent* event)
 {
     if (event->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(event);
-        if (const auto link = linkAt(help->pos()))
+        if (const auto gpu = gpuAt(help->pos()); gpu && m_gpuToolTips)
+            QToolTip::showText(help->globalPos(), gpuToolTip(*gpu), this);
+        else if (const auto link = linkAt(help->pos()))
             QToolTip::showText(help->globalPos(), linkToolTip(*link), this);
         else if (const auto g = groupAt(help->pos()); g && *g != m_openGroup)
             QToolTip::showText(help->globalPos(), groupToolTip(*g), this);

@@ -40,6 +40,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -133,6 +134,11 @@ public:
     [[nodiscard]] int packetsDrawn(parallel::Strategy strategy) const;
     [[nodiscard]] QString linkToolTip(network::LinkId link) const;
     [[nodiscard]] std::optional<network::LinkId> hoveredLink() const;
+    // Hovering a drawn GPU shows what it does at the current time (wiregpuhover.h): the pane supplies the
+    // text for (GPU, time); without it, or off the GPUs, the links' and groups' tooltips.
+    void setGpuToolTips(std::function<QString(int gpu, double time)> text);
+    [[nodiscard]] std::optional<int> gpuAt(QPoint pos) const; // a GPU drawn (not inside a compact server)
+    [[nodiscard]] QString gpuToolTip(int gpu) const;          // at the current time; empty without the text
 
 signals:
     void linkHovered(int link); // -1 when the pointer leaves the links
@@ -172,6 +178,7 @@ private:
     std::vector<network::LinkId> m_traced, m_tracedGradient;
     std::vector<double> m_tracedBytes;
     QString m_traceName;
+    std::function<QString(int, double)> m_gpuToolTips;
     DisplayUnits m_units;
     double m_time = 0;
     int m_openServer = -1;
