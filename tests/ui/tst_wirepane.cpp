@@ -8,6 +8,7 @@
 
 #include "charts/wirecharts.h"
 #include "document/document.h"
+#include "document/scenariofield.h"
 #include "panes/parallelpane.h"
 #include "panes/wirepane.h"
 #include "views/figuretablemodel.h"
@@ -524,7 +525,14 @@ void TestWirePane::overheadNoteShowsTheModelAndTheLoopbackMeasurement()
 // first (one finished(), the second token's trace); Cancel stops a trace and leaves no links drawn.
 void TestWirePane::tokenTraceRunsOffTheGuiThread()
 {
-    loadPreset("mixtral-8x7b");
+    QVERIFY(m_doc->loadPreset(QStringLiteral("mixtral-8x7b")));
+    // One micro-batch per replica (dp 128 × T 4,096 = 524,288 tokens, the preset has 8): the step to
+    // simulate before the trace starts is 8× lighter (its EP All-to-Alls are millions of flows), while the
+    // token's routes, what the trace is about, are the same groups on the same fabric.
+    QVERIFY(m_doc->setField(tw::ui::Field::GlobalBatchTokens, tw::ui::FieldValue(std::uint64_t(524288))));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_pane->waitForSimulation(180000));
+    QVERIFY2(m_pane->isCurrent(), qPrintable(m_pane->statusLabel()->text()));
     tw::ui::BackgroundJob* job = m_pane->traceJob();
     QSignalSpy finished(job, &tw::ui::BackgroundJob::finished);
     QSignalSpy cancelled(job, &tw::ui::BackgroundJob::cancelled);
