@@ -485,8 +485,10 @@ Result<const std::vector<LinkId>*> Router::route(std::uint32_t srcGpu, std::uint
         const NodeId s = t.gpuNode(srcGpu), d = t.gpuNode(dstGpu);
         const std::int64_t ss = t.node(s).server, ds = t.node(d).server;
         const bool staged = t.stagesThroughHost && !(t.nvlinkPeers && ss == ds);
-        const std::optional<NodeId> hs = staged ? t.hostMemory(ss) : std::nullopt;
-        const std::optional<NodeId> hd = staged ? t.hostMemory(ds) : std::nullopt;
+        // kNoNode when not staged (a plain NodeId: GCC's -O2 flow analysis mistook an optional's value here
+        // for uninitialized).
+        const NodeId hs = staged ? t.hostMemory(ss).value_or(kNoNode) : kNoNode;
+        const NodeId hd = staged ? t.hostMemory(ds).value_or(kNoNode) : kNoNode;
         bool ok = true;
         NodeId ns = t.gpuNic(srcGpu), nd = t.gpuNic(dstGpu);
         const std::uint64_t pair = (std::uint64_t{srcGpu} << 32) | dstGpu;
@@ -497,11 +499,11 @@ Result<const std::vector<LinkId>*> Router::route(std::uint32_t srcGpu, std::uint
                 nd = t.gpuNic(h->second.second);
             }
         }
-        if (hs && hd) {
-            ok = m->walk(s, *hs, srcGpu, dstGpu, flowId, path);
-            if (ok && *hs != *hd)
-                ok = m->walk(*hs, *hd, srcGpu, dstGpu, flowId, path);
-            ok = ok && m->walk(*hd, d, srcGpu, dstGpu, flowId, path);
+        if (hs != kNoNode && hd != kNoNode) {
+            ok = m->walk(s, hs, srcGpu, dstGpu, flowId, path);
+            if (ok && hs != hd)
+                ok = m->walk(hs, hd, srcGpu, dstGpu, flowId, path);
+            ok = ok && m->walk(hd, d, srcGpu, dstGpu, flowId, path);
         } else if (ss != ds && ns != kNoNode && nd != kNoNode) {
             // NIC affinity: out through the source GPU's own NIC, across the network only, in through
             // the destination GPU's own NIC.
