@@ -5,7 +5,7 @@
 # the recomputed forward); then each row's simulated step split into compute (mean per GPU), idle
 # (pipeline bubble), exposed TP, PP and DP communication and the optimizer step (plan.optimizer_step_seconds).
 # docs/compute.md ("End to end") holds the tables this prints.
-# Usage: scripts/megatron-fidelity.sh [path/to/tokenwire-cli]   (the 1,536- and 3,072-GPU rows take minutes)
+# Usage: scripts/megatron-fidelity.sh [path/to/tokenwire-cli]   (the 3,072-GPU row takes about 15 s in a debug build)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cli="${1:-$here/build/debug/app/tokenwire-cli}"
