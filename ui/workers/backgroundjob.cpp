@@ -46,7 +46,10 @@ void BackgroundJob::cancel()
 
 bool BackgroundJob::isBusy() const
 {
-    return m_pending.has_value() || (m_watcher && m_watcher->isRunning());
+    // Busy until the latest work's finished() has been delivered: the future stops running on its pool
+    // thread before the watcher's finished event reaches the GUI thread, so isRunning() alone would
+    // say idle while the result is still on its way (waitUntilIdle then returned without it).
+    return m_pending.has_value() || m_watcher != nullptr;
 }
 
 bool BackgroundJob::waitUntilIdle(int timeoutMs)
