@@ -139,7 +139,10 @@ bool ClosedForm::decide(const Sched& sched, const std::vector<std::uint32_t>& me
             latency += topo.link(l).latency;
             bottleneck = std::min(bottleneck, capacity[l]);
         }
+        if (sched.capPerByte > 0 && tr.bytes > 0)
+            bottleneck = std::min(bottleneck, tr.bytes * sched.capPerByte); // NCCL's own bandwidth (simsched.h)
         gs.route[t] = p.value();
+        latency = std::max(latency, sched.stepLatency); // NCCL's latency per step (simsched.h)
         gs.latency[t] = latency;
         gs.rate[t] = bottleneck;
         if (!communication)

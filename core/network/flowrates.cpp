@@ -12,9 +12,10 @@ namespace {
 
 // Max-min fair rates by progressive filling (Bertsekas & Gallager §6.5.2): repeatedly the most
 // constrained link (least capacity left per unfrozen flow) fixes the rate of every unfrozen flow
-// crossing it. rate[i] for flow ids[i]; cnt must be all zero on entry and is left so.
-template <class PathOf>
-void progressiveFill(const std::vector<std::uint32_t>& ids, PathOf pathOf, const std::vector<double>& capacity,
+// crossing it; a flow whose own cap is the smallest share freezes at its cap. rate[i] for flow ids[i]; cnt
+// must be all zero on entry and is left so.
+template <class PathOf, class CapOf>
+void progressiveFill(const std::vector<std::uint32_t>& ids, PathOf pathOf, CapOf capOf, const std::vector<double>& capacity,
                      std::vector<std::uint32_t>& cnt, std::vector<double>& capLeft, std::vector<LinkId>& touched,
                      std::vector<double>& rate)
 {
@@ -34,12 +35,14 @@ void progressiveFill(const std::vector<std::uint32_t>& ids, PathOf pathOf, const
         for (LinkId l : touched)
             if (cnt[l] > 0)
                 share = std::min(share, std::max(0.0, capLeft[l]) / cnt[l]);
+        for (std::uint32_t i : unfrozen)
+            share = std::min(share, capOf(ids[i]));
         keep.clear();
         frozen.clear();
         for (std::uint32_t i : unfrozen) {
-            bool bottleneck = false;
+            bool bottleneck = capOf(ids[i]) <= share * (1 + 1e-12);
             for (LinkId l : pathOf(ids[i]))
-                if (std::max(0.0, capLeft[l]) / cnt[l] <= share * (1 + 1e-12)) {
+                if (!bottleneck && std::max(0.0, capLeft[l]) / cnt[l] <= share * (1 + 1e-12)) {
                     bottleneck = true;
                     break;
                 }
@@ -99,7 +102,7 @@ public:
         auto& flows = fs.flows;
         const auto& active = fs.active;
         progressiveFill(active, [&flows](std::uint32_t f) -> const std::vector<LinkId>& { return *flows[f].path; },
-                        capacity, cnt, capLeft, touched, newRate);
+                        [&flows](std::uint32_t f) { return flows[f].cap; }, capacity, cnt, capLeft, touched, newRate);
         for (std::size_t i = 0; i < active.size(); ++i)
             flows[active[i]].rate = newRate[i];
         // New per-link sums; samples where they changed.
@@ -293,12 +296,14 @@ void ComponentRates::fillComponent()
         for (LinkId l : touched)
             if (cnt[l] > 0)
                 share = std::min(share, std::max(0.0, capLeft[l]) / cnt[l]);
+        for (std::uint32_t i : fillUnfrozen)
+            share = std::min(share, flows[ids[i]].cap);
         fillKeep.clear();
         fillFrozen.clear();
         for (std::uint32_t i : fillUnfrozen) {
-            bool bottleneck = false;
+            bool bottleneck = flows[ids[i]].cap <= share * (1 + 1e-12);
             for (const PathEntry& e : *flows[ids[i]].entries)
-                if (e.constrains && std::max(0.0, capLeft[e.link]) / cnt[e.link] <= share * (1 + 1e-12)) {
+                if (!bottleneck && e.constrains && std::max(0.0, capLeft[e.link]) / cnt[e.link] <= share * (1 + 1e-12)) {
                     bottleneck = true;
                     break;
                 }
@@ -470,7 +475,8 @@ std::unique_ptr<FlowRates> makeFlowRates(bool reference, FlowSet& flows, const s
 
 } // namespace sim
 
-std::vector<double> maxMinFairRates(const std::vector<double>& linkCapacity, const std::vector<std::vector<LinkId>>& flowPaths)
+std::vector<double> maxMinFairRates(const std::vector<double>& linkCapacity, const std::vector<std::vector<LinkId>>& flowPaths,
+                                    const std::vector<double>& flowCaps)
 {
     std::vector<std::uint32_t> ids(flowPaths.size());
     for (std::uint32_t i = 0; i < ids.size(); ++i)
@@ -478,7 +484,8 @@ std::vector<double> maxMinFairRates(const std::vector<double>& linkCapacity, con
     std::vector<std::uint32_t> cnt(linkCapacity.size(), 0);
     std::vector<double> capLeft(linkCapacity.size(), 0.0), rate;
     std::vector<LinkId> touched;
-    sim::progressiveFill(ids, [&](std::uint32_t f) -> const std::vector<LinkId>& { return flowPaths[f]; }, linkCapacity,
+    sim::progressiveFill(ids, [&](std::uint32_t f) -> const std::vector<LinkId>& { return flowPaths[f]; },
+                         [&](std::uint32_t f) { return f < flowCaps.size() ? flowCaps[f] : sim::kInf; }, linkCapacity,
                          cnt, capLeft, touched, rate);
     for (std::size_t i = 0; i < rate.size(); ++i)
         if (flowPaths[i].empty())

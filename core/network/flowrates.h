@@ -1,7 +1,9 @@
 #pragma once
 // Stage 5, internal to the simulator (simulate.h "Flows"): max-min fair rates of the flows in flight, by
 // progressive filling (Bertsekas & Gallager, Data Networks, §6.5.2), recomputed whenever a flow starts
-// sending or ends. Two solvers behind one interface:
+// sending or ends. A flow may carry a cap of its own (Flow::cap): it then freezes at its cap when the
+// filling reaches it, as a flow alone on a private link of that capacity would. Two solvers behind one
+// interface:
 //   - the reference (simulate_p.h): every active flow's rate recomputed at every change, every flow
 //     advanced at every event;
 //   - the component solver (simulateStep): rates recomputed only for the connected component (flows
@@ -37,6 +39,7 @@ struct Flow {
     const std::vector<LinkId>* path = nullptr;
     const std::vector<PathEntry>* entries = nullptr; // component solver
     double remaining = 0, rate = 0, finishAt = kInf;
+    double cap = kInf;       // the most this flow may send, B/s (an NCCL call's own bandwidth, simsched.h)
     std::uint8_t strategy = 0;
     std::uint32_t activePos = kNone;
     double upd = 0;          // component solver: `remaining` is as of this time (advanced lazily)

@@ -211,7 +211,7 @@ private:
     std::vector<GpuTimeline> timelines;  // recorded representatives (gpus[g].timeline)
     std::vector<std::uint32_t> recorded; // the GPUs whose timelines are asked for, in order
     std::vector<double> capacity;        // per link, payload B/s
-    std::map<SpecKey, std::unique_ptr<Sched>> scheds;
+    std::map<std::pair<SpecKey, double>, std::unique_ptr<Sched>> scheds; // (spec, Sched::capPerByte)
     std::unordered_map<std::uint64_t, GroupSched> pathCache; // (group << 32 | schedule index)
     std::vector<const Sched*> callSchedule; // per call without buckets: its schedule (once asked)
     std::unordered_map<Key, std::uint32_t, KeyHash> live; // key → instance slot

@@ -31,6 +31,14 @@ struct Sched {
     std::vector<std::uint32_t> stepBegin;  // steps + 1
     std::vector<std::uint32_t> rankBegin;  // steps·ranks + 1, into rankList
     std::vector<std::uint32_t> rankList;   // transfer indices
+    // NCCL's own bandwidth for the call (0: none, a textbook schedule): a transfer of b bytes sends at most
+    // b·capPerByte B/s, capPerByte = steps · algbw / S (S the schedule's bytes, algbw NCCL's algorithm
+    // bandwidth for the call), so the schedule alone on the fabric takes S / algbw, NCCL's bandwidth time
+    // (simulate.h "NCCL's bandwidth").
+    double capPerByte = 0;
+    // NCCL's latency for the call spread over its steps (its prediction's latency term / steps; 0: none): a
+    // transfer waits max(its path's latency, stepLatency) before it sends.
+    double stepLatency = 0;
 };
 
 // What makes two schedules the same: the spec's fields and the channel layout (−1: the spec's own).

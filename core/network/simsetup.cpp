@@ -22,10 +22,23 @@ const Sched* Engine::schedule(const collective::ScheduleSpec& given, std::uint32
     if ((spec.op == collective::Op::ReduceScatter || spec.op == collective::Op::AllGather) && spec.ranks > 1)
         spec.bytes = std::ceil(spec.bytes / static_cast<double>(spec.ranks)) * static_cast<double>(spec.ranks);
     const int layout = call < callLayout.size() ? callLayout[call] : -1;
-    auto [it, fresh] = scheds.try_emplace(specKey(spec, layout));
-    if (fresh)
+    // NCCL's bandwidth for the call (simulate.h "NCCL's bandwidth"): its collectives, not its p2p path (our
+    // model, not NCCL's) nor a textbook schedule. The schedule's S bytes (a DDP bucket's, or the call's) at
+    // NCCL's algorithm bandwidth take S / algbw: a transfer of b bytes of its `steps` steps sends at most
+    // b·steps·algbw / S.
+    const collective::BoundCall* bound = call < coll.calls.size() ? &coll.calls[call] : nullptr;
+    const bool capped = opt.ncclBandwidth && bound && bound->nccl && !bound->prediction.pointToPoint
+                        && bound->prediction.modelBandwidth > 0 && spec.bytes > 0;
+    const double algbw = capped ? bound->prediction.modelBandwidth : 0.0;
+    auto [it, fresh] = scheds.try_emplace({specKey(spec, layout), algbw});
+    if (fresh) {
         it->second = buildSched(spec, layout < 0 ? nullptr : &layouts[static_cast<std::size_t>(layout)],
                                 static_cast<std::uint32_t>(scheds.size() - 1));
+        if (capped && it->second->steps > 0) {
+            it->second->capPerByte = it->second->steps * algbw / spec.bytes;
+            it->second->stepLatency = bound->prediction.latencyTerm / it->second->steps;
+        }
+    }
     return it->second.get();
 }
 

@@ -333,6 +333,8 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
     flow.instance = slot;
     flow.transfer = t;
     flow.remaining = tr.bytes;
+    if (inst.sched->capPerByte > 0)
+        flow.cap = tr.bytes * inst.sched->capPerByte;
     flow.strategy = static_cast<std::uint8_t>(inst.strategy);
     if (!opt.communication) {
         fs.done.push_back(f);
@@ -369,7 +371,7 @@ void Engine::startTransfer(std::uint32_t slot, std::uint32_t t)
     flow.entries = cached.entries;
     if (cached.exempt)
         cached.exempt->bytes += tr.bytes;
-    const double latency = cached.latency;
+    const double latency = std::max(cached.latency, inst.sched->stepLatency); // NCCL's latency (simsched.h)
     if (latency > 0)
         events.push({now + latency, seq++, EventType::FlowActivates, f});
     else if (flow.remaining <= 0 || flow.path->empty())

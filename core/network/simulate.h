@@ -61,6 +61,19 @@
 //     pipelined chunks (chunk c crosses a child's edge at depth d in step c + D − d up, c + D + d − 1
 //     down). A rank's trees and channels advance step by step together (as the rings'). One node: the
 //     textbook double binary tree over the group (docs/nccl.md "In the step").
+//   - NCCL's bandwidth (SimulationOptions::ncclBandwidth, on by default): an NCCL collective (auto or an
+//     NCCL algorithm; not the p2p path, which is our own model, nor a textbook schedule) moves no faster
+//     than NCCL's own model says it can (nccl.h predict: nChannels × per-channel speed × the protocol's
+//     factor, the speed quantized to the search's speed arrays and bounded by the link bandwidths NCCL
+//     sees — 20 GB/s per NVLink on A100, 20.6 on H100, against 25 raw). Every transfer of its schedule
+//     carries a cap of b·steps·algbw / S (b its bytes, S the schedule's — a DDP bucket's or the call's —,
+//     algbw NCCL's algorithm bandwidth for the call), so the schedule alone on the fabric takes S / algbw,
+//     NCCL's bandwidth term, and under contention less than its cap
+//     (max-min fairness with per-flow caps: a flow freezes at its cap as on a private link). Its latency
+//     is NCCL's too: each transfer waits max(its path's latency, the prediction's latency term / steps),
+//     so alone on an idle fabric the call takes NCCL's predicted time (latency + bandwidth). Without it a
+//     ring inside a DGX A100 ran at the NVLink payload rate (282 GB/s of bus bandwidth) where NCCL
+//     reaches 240 (docs/nccl.md "Stage 5 — flows").
 //   - Per rank, not a barrier: a transfer of step k starts when both its source and its destination
 //     rank have finished every transfer of theirs in steps < k and have reached the call (arrived);
 //     a rank is done with the call after its last step.
@@ -181,6 +194,7 @@ struct SimulationOptions {
     std::uint64_t maxFlows = std::uint64_t{1} << 31;       // refuse larger simulations with an error
     bool exploitSymmetry = true;          // simulate one GPU per orbit when exact (see "Symmetry" above)
     bool collapsePrivateCollectives = true; // private blocking collectives in closed form ("Private collectives")
+    bool ncclBandwidth = true;            // NCCL's calls capped at NCCL's own bandwidth ("NCCL's bandwidth" above)
     bool operator==(const SimulationOptions&) const = default;
 };
 
@@ -236,9 +250,11 @@ struct StepSimulation {
 };
 
 // Max-min fair rates (B/s) of flows over links of the given capacities (progressive filling, the
-// simulator's own routine); a flow with an empty path gets +∞.
+// simulator's own routine); a flow with an empty path gets +∞. `flowCaps` (empty: none) caps each flow's
+// own rate, as "NCCL's bandwidth" does.
 [[nodiscard]] std::vector<double> maxMinFairRates(const std::vector<double>& linkCapacity,
-                                                  const std::vector<std::vector<LinkId>>& flowPaths);
+                                                  const std::vector<std::vector<LinkId>>& flowPaths,
+                                                  const std::vector<double>& flowCaps = {});
 
 // Simulates one optimizer step of `plan` on `topology` with stage 4's schedules. Errors: a pair of GPUs
 // no path joins (naming them), a link of zero bandwidth on a path, a pipeline timeline without blocks,

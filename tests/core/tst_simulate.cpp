@@ -18,6 +18,8 @@
 
 #include <QTest>
 
+#include <limits>
+
 #include <cmath>
 #include <stop_token>
 
@@ -212,6 +214,8 @@ private slots:
     void ncclChannelsOnEveryRail();
     void nvlsThroughTheSwitch_data();
     void nvlsThroughTheSwitch();
+    void ncclCallAloneTakesNcclsTime_data();
+    void ncclCallAloneTakesNcclsTime();
     void ncclTreesAcrossNodes();
     void nvlsTreeAcrossNodes_data();
     void nvlsTreeAcrossNodes();
@@ -245,6 +249,19 @@ void TestSimulate::maxMinFairness()
     auto apart = maxMinFairRates(cap, {{0}, {1}});
     QCOMPARE(apart[0], 10e9);
     QCOMPARE(apart[1], 2e9);
+    // A flow with a cap of its own (NCCL's bandwidth): of the two on link 0, the one capped at 3 GB/s
+    // freezes there (3 < the fair 5) and the other takes the 7 left; a cap above the fair share changes
+    // nothing (5 and 5); with the third flow as above, a cap of 1 GB/s on it frees link 0 for 4.5 + 4.5.
+    auto capped = maxMinFairRates(cap, {{0}, {0}}, {3e9, std::numeric_limits<double>::infinity()});
+    QCOMPARE(capped[0], 3e9);
+    QCOMPARE(capped[1], 7e9);
+    auto loose = maxMinFairRates(cap, {{0}, {0}}, {6e9, 6e9});
+    QCOMPARE(loose[0], 5e9);
+    QCOMPARE(loose[1], 5e9);
+    auto third = maxMinFairRates(cap, {{0}, {0}, {0, 1}}, {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(), 1e9});
+    QCOMPARE(third[0], 4.5e9);
+    QCOMPARE(third[1], 4.5e9);
+    QCOMPARE(third[2], 1e9);
 }
 
 void TestSimulate::pureComputeSingleGpu()
@@ -329,6 +346,7 @@ void TestSimulate::pureCommunicationRing()
     const OneCollective c = oneAllReduce(std::uint32_t(n), M, cluster);
     SimulationOptions o;
     o.protocolOverhead = overhead;
+    o.ncclBandwidth = false; // the links' α–β; NCCL's own bandwidth: ncclCallAloneTakesNcclsTime
     auto r = simulateStep(t, c.plan, c.coll, o);
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
 
@@ -1022,6 +1040,7 @@ void TestSimulate::nvlsThroughTheSwitch()
     for (int mode = 0; mode < 3; ++mode) { // symmetry on, off, the reference engine
         SimulationOptions o;
         o.exploitSymmetry = mode == 0;
+        o.ncclBandwidth = false; // the links' rates (NCCL's own bandwidth: ncclCallAloneTakesNcclsTime)
         auto r = mode == 2 ? simulateStepReference(t, c.plan, c.coll, o) : simulateStep(t, c.plan, c.coll, o);
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
         const StepSimulation& sim = r.value();
@@ -1048,6 +1067,75 @@ void TestSimulate::nvlsThroughTheSwitch()
         const double expected = 9 * gpuLink.latency + (up + down + 7 * std::max(up, down)) / 8 / capacity;
         QVERIFY2(std::abs(sim.stepSeconds - expected) <= 1e-9 * expected,
                  qPrintable(QStringLiteral("%1 vs %2").arg(sim.stepSeconds, 0, 'g', 12).arg(expected, 0, 'g', 12)));
+    }
+}
+
+void TestSimulate::ncclCallAloneTakesNcclsTime_data()
+{
+    QTest::addColumn<QString>("gpu");
+    QTest::addColumn<int>("nvlink");
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("algorithm"); // -1: auto
+    QTest::addColumn<double>("bytes");
+    const int ring = int(tw::nccl::Algorithm::Ring), nvls = int(tw::nccl::Algorithm::Nvls);
+    QTest::newRow("A100 ring AllReduce 256 MiB") << QStringLiteral("a100-80gb") << int(Protocol::NvLink3)
+                                                 << int(tw::parallel::CollectiveKind::AllReduce) << ring << 268435456.0;
+    QTest::newRow("A100 auto AllReduce 64 MiB") << QStringLiteral("a100-80gb") << int(Protocol::NvLink3)
+                                                << int(tw::parallel::CollectiveKind::AllReduce) << -1 << 67108864.0;
+    QTest::newRow("H100 ring AllGather 256 MiB") << QStringLiteral("h100-sxm") << int(Protocol::NvLink4)
+                                                 << int(tw::parallel::CollectiveKind::AllGather) << ring << 268435456.0;
+    QTest::newRow("H100 NVLS AllReduce 1 GiB") << QStringLiteral("h100-sxm") << int(Protocol::NvLink4)
+                                               << int(tw::parallel::CollectiveKind::AllReduce) << nvls << 1073741824.0;
+    QTest::newRow("H100 NVLS ReduceScatter 1 GiB") << QStringLiteral("h100-sxm") << int(Protocol::NvLink4)
+                                                   << int(tw::parallel::CollectiveKind::ReduceScatter) << nvls << 1073741824.0;
+}
+
+void TestSimulate::ncclCallAloneTakesNcclsTime()
+{
+    // One NCCL call over the 8 GPUs of one NVSwitch node and nothing else (simulate.h "NCCL's bandwidth").
+    // Every transfer of its schedule (s steps, S bytes) is capped at b·s·algbw/S and waits max(path
+    // latency, latency term / s), every step is on every rank's critical path (a ring's 2(n−1) or n−1
+    // steps; NVLS's 9 pipelined steps, up and down on the two directions of a GPU's own link), so the step
+    // takes s·(latency term / s) + Σ_steps b/cap = NCCL's latency term + S/algbw = the prediction's time —
+    // when the caps bind, which the test checks: without them the call runs faster (at the NVLink payload
+    // rate, above NCCL's 20 or 20.6 GB/s per NVLink). With symmetry, without it, and in the reference engine.
+    QFETCH(QString, gpu);
+    QFETCH(int, nvlink);
+    QFETCH(int, kind);
+    QFETCH(int, algorithm);
+    QFETCH(double, bytes);
+    TopologySpec spec;
+    spec.kind = TopologyKind::NvSwitchNode;
+    spec.nvlink = Protocol(nvlink);
+    const Cluster cluster{1, 8};
+    const Topology t = make(spec, cluster);
+    tw::collective::AlgorithmChoice choice;
+    if (algorithm >= 0) {
+        const auto pick = tw::collective::AlgorithmPick::ofNccl(tw::nccl::Algorithm(algorithm));
+        choice.allReduce = pick;
+        choice.reduceScatter = pick;
+        choice.allGather = pick;
+    }
+    const OneCollective c = oneCollective(tw::parallel::CollectiveKind(kind), 8, bytes, cluster, {gpu.toStdString(), spec}, choice);
+    const tw::collective::BoundCall& b = c.coll.calls.front();
+    QVERIFY2(b.nccl && b.counted, b.how.c_str());
+    const double predicted = b.prediction.time;
+    QVERIFY(predicted > 0 && b.prediction.latencyTerm > 0);
+    for (int mode = 0; mode < 3; ++mode) { // symmetry on, off, the reference engine
+        SimulationOptions o;
+        o.exploitSymmetry = mode == 0;
+        auto r = mode == 2 ? simulateStepReference(t, c.plan, c.coll, o) : simulateStep(t, c.plan, c.coll, o);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
+        QVERIFY2(std::abs(r.value().stepSeconds - predicted) <= 1e-9 * predicted,
+                 qPrintable(QStringLiteral("%1: simulated %2 s, NCCL's prediction %3 s (%4)")
+                                .arg(mode)
+                                .arg(r.value().stepSeconds, 0, 'g', 12)
+                                .arg(predicted, 0, 'g', 12)
+                                .arg(QString::fromStdString(b.how))));
+        o.ncclBandwidth = false;
+        auto links = mode == 2 ? simulateStepReference(t, c.plan, c.coll, o) : simulateStep(t, c.plan, c.coll, o);
+        QVERIFY(links.ok());
+        QVERIFY2(links.value().stepSeconds < 0.95 * predicted, qPrintable(QString::number(links.value().stepSeconds)));
     }
 }
 
@@ -1250,7 +1338,9 @@ void TestSimulate::optimizerStepAfterReduction()
     const Topology t = make(spec, cluster);
     const double M = 4.0 * (1 << 20), F = 10e-3, B = 20e-3;
     const OneCollective c = computeAndAllReduce(4, M, M, cluster, F, B, 1, optimizer);
-    auto r = simulateStep(t, c.plan, c.coll);
+    SimulationOptions o;
+    o.ncclBandwidth = false; // C is the links' α–β (pureCommunicationRing)
+    auto r = simulateStep(t, c.plan, c.coll, o);
     QVERIFY2(r.ok(), r.ok() ? "" : r.error().toString().c_str());
     const StepSimulation& s = r.value();
     const double C = alphaBeta(t, c.coll.calls[0].spec, M);
@@ -1298,14 +1388,16 @@ void TestSimulate::ddpOverlapOff()
     OneCollective c = computeAndAllReduce(4, M, MiB, cluster, F, B, 2, O);
     const auto& callSpec = c.coll.calls[0].spec;
     const double cBucket = alphaBeta(t, callSpec, MiB), cAll = alphaBeta(t, callSpec, M);
-    auto on = simulateStep(t, c.plan, c.coll);
+    SimulationOptions o;
+    o.ncclBandwidth = false; // C is the links' α–β (pureCommunicationRing)
+    auto on = simulateStep(t, c.plan, c.coll, o);
     QVERIFY(on.ok());
     QCOMPARE(on.value().collectiveInstances, std::uint64_t(8));
     QVERIFY(on.value().exposedByStrategy[0] < 8 * cBucket);
     QVERIFY(on.value().exposedByStrategy[0] >= cBucket * (1 - 1e-9));
 
     c.plan.plan.ddpOverlap = false;
-    auto off = simulateStep(t, c.plan, c.coll);
+    auto off = simulateStep(t, c.plan, c.coll, o);
     QVERIFY(off.ok());
     const double step = 2 * (F + B) + cAll + O;
     QCOMPARE(off.value().collectiveInstances, std::uint64_t(1));
