@@ -12,10 +12,23 @@ cli="${1:-$here/build/debug/app/tokenwire-cli}"
 # name  L  h  B(sequences)  GPUs  published: "t <seconds>" (iteration time) or "f <TFLOP/s per GPU>"
 rows=(
   "megatron-1.7b 24 2304 512 32 f 137"
+  "megatron-3.6b 30 3072 512 64 f 138"
+  "megatron-7.5b 36 4096 512 128 f 142"
+  "megatron-18b 40 6144 1024 256 f 135"
+  "megatron-39b 48 8192 1536 512 f 138"
+  "megatron-76b 60 10240 1792 1024 f 140"
   "megatron-145b 80 12288 2304 1536 f 148"
+  "megatron-310b 96 16384 2160 1920 f 155"
+  "megatron-530b 105 20480 2520 2520 f 163"
   "megatron-1t 128 25600 3072 3072 f 163"
+  "korthikanti-22b-full 48 6144 4 8 t 1.42"
+  "korthikanti-22b-selective 48 6144 4 8 t 1.10"
   "korthikanti-175b-full 96 12288 64 64 t 18.13"
   "korthikanti-175b-selective 96 12288 64 64 t 13.75"
+  "korthikanti-530b-full 105 20480 280 280 t 49.05"
+  "korthikanti-530b-selective 105 20480 280 280 t 37.83"
+  "korthikanti-1t-full 128 25600 512 512 t 94.42"
+  "korthikanti-1t-selective 128 25600 512 512 t 71.49"
 )
 breakdown=()
 printf '%-28s %12s %12s %8s %14s %14s\n' run published_s predicted_s error published_TF predicted_TF
