@@ -18,31 +18,39 @@ constexpr double kTera = 1e12;
 
 // Kernel-model constants of one GPU generation (docs/compute.md, "Constants per generation").
 struct Generation {
-    double gemmFraction, memoryFraction, flashForward, flashBackward;
+    double gemmFraction, memoryFraction, gemmMemoryFraction, flashForward, flashBackward;
 };
-// Ampere (A100), measured:
-//  - GEMM ceiling 0.70: the value that puts Korthikanti et al. 2022 Table 4 (A100 SXM, Megatron 2022; times
-//    that include the layer's TP communication, the backward's input-gradient AllReduces overlapped with
-//    the weight-gradient GEMMs, §6.2) within 5 % per layer, forward and backward (docs/compute.md). It is
-//    a 2022 software stack's GEMM rate: below today's best shapes, the "maximum achievable matmul FLOPS"
-//    search's 0.869 on A100 SXM (271.2 of 312 TFLOP/s, torch 2.6) and 0.811 on A100 PCIe (252.9)
-//    (stas00/ml-engineering @ 744d01e1, compute/accelerator/README.md), and LLMCompass's
-//    8192×2048×2048 (0.78).
-//  - streaming 0.77: torch.compile'd GeLU on 2^29 fp16 elements, 390.3 Gelem/s · 4 B = 1.56 TB/s, and
-//    LayerNorm 32768×4096, 385.9 Gelem/s · 4 B = 1.54 TB/s, of 2.039 TB/s (PrincetonUniversity/LLMCompass
-//    @ 2e015fd2, ae/figure5/g and ae/figure5/ef real_hardware CSVs).
+// Ampere (A100): two constants calibrated on Korthikanti et al. 2022 Table 4 (22B layer, t = 8, A100 SXM,
+// Megatron 2022; its times include the layer's TP communication, the backward's input-gradient
+// AllReduces overlapped with the weight-gradient GEMMs, §6.2), the others measured:
+//  - framework streaming kernels 0.65: selective recomputation re-runs exactly the attention core
+//    (QKᵀ, scale-mask-softmax, dropout, scores·V: all memory-bound at T = 2,048), and Table 4's backward
+//    grows by 1.3 ms with it (11.9 → 13.2 ms; 11.8 → 13.1 with SP). Its two batched GEMMs stream 0.587 GB
+//    at the GEMM rate below (0.37 ms), so softmax and dropout's 1.208 GB take the 0.91 ms left: 0.65 of
+//    2.039 TB/s. Megatron's own kernels of 2022 (fused softmax, dropout, apex LayerNorm, multi-tensor
+//    Adam); torch.compile'd kernels of today reach 0.77 (LLMCompass GeLU/LayerNorm, below).
+//  - GEMM ceiling 0.73: with the streaming rate fixed, the value that minimizes the largest error over
+//    Table 4's ten forward and backward times (all within 3.3 %; docs/compute.md). A 2022 software
+//    stack's GEMM rate: below today's best shapes, the "maximum achievable matmul FLOPS" search's 0.869 on
+//    A100 SXM (271.2 of 312 TFLOP/s, torch 2.6) and 0.811 on A100 PCIe (252.9) (stas00/ml-engineering @
+//    744d01e1, compute/accelerator/README.md), and LLMCompass's 8192×2048×2048 (0.78).
+//  - GEMM operand streaming 0.77 (a thin GEMM's memory bound): torch.compile'd GeLU on 2^29 fp16
+//    elements, 390.3 Gelem/s · 4 B = 1.56 TB/s, and LayerNorm 32768×4096, 385.9 Gelem/s · 4 B = 1.54 TB/s,
+//    of 2.039 TB/s (PrincetonUniversity/LLMCompass @ 2e015fd2, ae/figure5/g and ae/figure5/ef
+//    real_hardware CSVs); LLMCompass's 64 × 12,288 × 12,288 GEMM (memory-bound) lands within 10 % of it.
 //  - flash attention 0.497 forward and backward: FlashAttention-2 fwd+bwd, causal, head dim 128, T = 2048,
 //    155 of 312 TFLOP/s (Dao-AILab/flash-attention @ 4f285b35, assets/flash2_a100_fwd_bwd_benchmark.png;
 //    arXiv 2307.08691 Fig. 4).
-constexpr Generation kAmpere{0.70, 0.77, 0.497, 0.497};
-// Hopper (H100, H200), measured:
+constexpr Generation kAmpere{0.73, 0.65, 0.77, 0.497, 0.497};
+// Hopper (H100, H200), measured (no per-layer Megatron times on H100 in our sources to calibrate on):
 //  - GEMM ceiling 0.803: the same search on H100 SXM, 794.5 of 989 TFLOP/s (ml-engineering, as above);
 //    XLA's H100 table (openxla/xla matmul_perf_table_gen) tops out at 0.82 for > 128 GFLOP.
-//  - streaming 0.77: Ampere's value (H100 measurements span 0.56, torch.compile softmax, to 0.90,
-//    hand-written CuTe kernels: Dao-AILab/quack @ ca5369be, media/2025-07-10-membound-sol.md).
+//  - streaming 0.77, for the framework's kernels and a GEMM's operands alike: the middle of the H100
+//    measurements, 0.56 (torch.compile softmax) to 0.90 (hand-written CuTe kernels: Dao-AILab/quack @
+//    ca5369be, media/2025-07-10-membound-sol.md), and today's A100 value.
 //  - flash attention: FlashAttention-3 forward, causal, head dim 128, T = 2048: 521 of 989 TFLOP/s = 0.527;
 //    backward (head dim 64, T = 2048): 422 of 989 = 0.427 (arXiv 2407.08608 Figs. 5 and 6).
-constexpr Generation kHopper{0.803, 0.77, 0.527, 0.427};
+constexpr Generation kHopper{0.803, 0.77, 0.77, 0.527, 0.427};
 
 // Sets the kernel-model fields of one catalog entry.
 GpuSpec withKernels(GpuSpec g, double memoryBandwidth, std::uint64_t sms, double l2Bytes, double l2Bandwidth,
@@ -54,6 +62,7 @@ GpuSpec withKernels(GpuSpec g, double memoryBandwidth, std::uint64_t sms, double
     g.l2Bandwidth = l2Bandwidth;
     g.gemmFraction = gen.gemmFraction;
     g.memoryFraction = gen.memoryFraction;
+    g.gemmMemoryFraction = gen.gemmMemoryFraction;
     g.flashForwardFraction = gen.flashForward;
     g.flashBackwardFraction = gen.flashBackward;
     return g;
@@ -179,6 +188,7 @@ std::vector<Error> validate(const GpuSpec& gpu, const std::string& path)
     };
     fraction("gemm_fraction", gpu.gemmFraction);
     fraction("memory_fraction", gpu.memoryFraction);
+    fraction("gemm_memory_fraction", gpu.gemmMemoryFraction);
     fraction("flash_forward_fraction", gpu.flashForwardFraction);
     fraction("flash_backward_fraction", gpu.flashBackwardFraction);
     return errors;

@@ -27,7 +27,9 @@ struct GpuSpec {
     double l2Bandwidth = 7.2e12;      // B/s, L2 → SMs (bounds small GEMM tiles)
     std::uint64_t smCount = 108;      // SMs (CUs on AMD): one GEMM tile per SM per wave
     double gemmFraction = 0.79;       // best large GEMM / tensor-core peak (the size-independent ceiling)
-    double memoryFraction = 0.77;     // streaming (element-wise, norm, softmax) kernels / memory bandwidth
+    double memoryFraction = 0.77;     // the framework's streaming kernels (element-wise, norm, softmax, optimizer)
+                                      // / memory bandwidth
+    double gemmMemoryFraction = 0.77; // a GEMM's operand streaming (its memory bound) / memory bandwidth
     double flashForwardFraction = 0.5;  // flash attention forward / peak (causal, head dim 128, T = 2048)
     double flashBackwardFraction = 0.5; // flash attention backward / peak
     double kernelSeconds = 3.7e-6;    // fixed cost per kernel (launch, prologue, tail)

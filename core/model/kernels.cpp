@@ -199,7 +199,7 @@ GemmTime gemmTime(double batch, double M, double N, double K, Precision precisio
     const double s = bytesPerElement(precision);
     r.flops = 2 * batch * M * N * K;
     r.bytes = s * batch * (M * K + K * N + M * N);
-    r.memorySeconds = r.bytes / (gpu.memoryBandwidth * gpu.memoryFraction);
+    r.memorySeconds = r.bytes / (gpu.memoryBandwidth * gpu.gemmMemoryFraction);
     const double ceiling = mathPeak(gpu, precision) * gpu.gemmFraction;
     const double sms = static_cast<double>(std::max<std::uint64_t>(1, gpu.smCount));
     // cuBLAS thread-block tiles, most to least efficient (NVIDIA, "Matrix Multiplication Background",
@@ -384,16 +384,28 @@ KernelList headKernels(const ModelConfig& m, const GpuSpec& gpu, const KernelSet
     return expand(steps, lb, m, Recompute::None);
 }
 
-Kernel optimizerKernel(double weightBytes, double gradientBytes, double optimizerBytes, const GpuSpec& gpu)
+Kernel optimizerKernel(double parameters, const ModelConfig& m, const GpuSpec& gpu)
 {
     Kernel k;
     k.name = "optimizer step (Adam)";
-    k.shape = formatCount(weightBytes + gradientBytes + optimizerBytes, 0) + " B of states";
+    k.shape = formatCount(parameters, 0) + " parameters";
     k.kind = KernelClass::MemoryBound;
     k.pass = KernelPass::Backward;
-    // Read and write weights and optimizer states (master copy, m, v), read the gradients.
-    k.bytes = 2 * (weightBytes + optimizerBytes) + gradientBytes;
-    k.seconds = k.bytes / (gpu.memoryBandwidth * gpu.memoryFraction) + gpu.kernelSeconds;
+    const double sw = bytesPerElement(m.weights), sg = bytesPerElement(m.gradients);
+    const double so = bytesPerElement(m.optimizerState), master = masterBytes(m);
+    // Megatron-LM's optimizer step (megatron/optimizer/optimizer.py, FP16OptimizerWithFP16Params.step and
+    // FP32Optimizer.step; Adam is apex's FusedAdam), bytes per parameter, each pass streaming HBM:
+    //  - with a master copy (16-bit weights): copy the model gradients into fp32 main gradients (read s_g,
+    //    write master), unscale them and check for inf/NaN (read and write master), the gradient norm for
+    //    clipping (read master), Adam (read main weight, main gradient, m, v; write weight, m, v:
+    //    3·master + 4·s_opt), copy the main weights to the model's (read master, write s_w):
+    //    s_g + s_w + 8·master + 4·s_opt — 52 B for fp16 weights and fp32 states;
+    //  - without (fp32 training): the gradient norm (read s_g), Adam (read w, g, m, v; write w, m, v):
+    //    2·s_g + 2·s_w + 4·s_opt.
+    const double perParameter = master > 0 ? sg + sw + 8 * master + 4 * so : 2 * sg + 2 * sw + 4 * so;
+    k.count = master > 0 ? 5 : 2;
+    k.bytes = parameters * perParameter;
+    k.seconds = k.bytes / (gpu.memoryBandwidth * gpu.memoryFraction) + k.count * gpu.kernelSeconds;
     k.computeBound = false;
     return k;
 }

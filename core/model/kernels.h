@@ -27,7 +27,7 @@ struct GemmTime {
     double flops = 0;          // 2·batch·M·N·K
     double bytes = 0;          // s·batch·(M·K + K·N + M·N): each operand read or written once
     double computeSeconds = 0; // waves × one wave of tiles at the tile's rate
-    double memorySeconds = 0;  // bytes / (bandwidth · memoryFraction)
+    double memorySeconds = 0;  // bytes / (bandwidth · gemmMemoryFraction)
     double seconds = 0;        // max(compute, memory) + the fixed kernel cost
     std::uint64_t tileM = 0, tileN = 0; // the tile that gives the shortest time
     double tiles = 0, waves = 0;        // batch·⌈M/tileM⌉·⌈N/tileN⌉; ⌈tiles / SMs⌉
@@ -86,8 +86,8 @@ struct KernelList {
 [[nodiscard]] KernelList embeddingKernels(const ModelConfig& model, const GpuSpec& gpu, const KernelSetup& setup);
 // Final norm, output projection (logits B·T·V_p/t) and cross-entropy loss (last pipeline stage).
 [[nodiscard]] KernelList headKernels(const ModelConfig& model, const GpuSpec& gpu, const KernelSetup& setup);
-// The optimizer step of one GPU: read weights, gradients and optimizer states, write weights and states.
-[[nodiscard]] Kernel optimizerKernel(double weightBytes, double gradientBytes, double optimizerBytes,
-                                     const GpuSpec& gpu);
+// The optimizer step of one GPU over the `parameters` whose optimizer state it holds, as Megatron-LM's
+// optimizer runs it (docs/compute.md "The optimizer step").
+[[nodiscard]] Kernel optimizerKernel(double parameters, const ModelConfig& precisions, const GpuSpec& gpu);
 
 } // namespace tw::model

@@ -54,6 +54,12 @@ double bytesPerElement(Precision p)
     return 0;
 }
 
+double masterBytes(const ModelConfig& m)
+{
+    const double sw = bytesPerElement(m.weights), so = bytesPerElement(m.optimizerState);
+    return sw < so ? so : 0.0;
+}
+
 namespace {
 
 constexpr std::array kPrecisionNames{EnumName{Precision::Fp32, "fp32"}, EnumName{Precision::Bf16, "bf16"},

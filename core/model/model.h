@@ -68,6 +68,10 @@ struct ModelConfig {
     [[nodiscard]] std::uint64_t moeLayers() const;
 };
 
+// Bytes per parameter of the master copy: the optimizer's precision when the weights are narrower (ZeRO
+// §3.1: mixed-precision Adam keeps fp32 weights beside fp16/bf16 ones), else 0.
+[[nodiscard]] double masterBytes(const ModelConfig& m);
+
 // Every problem with a model, each naming its field ("model.hidden_size: must be a positive
 // multiple of model.heads (12), got 770"); empty when the model is valid. Ranges keep every byte
 // count below 2^63.

@@ -21,12 +21,7 @@ bool shardsWeights(Sharding s) { return s == Sharding::Zero3 || s == Sharding::F
 bool shardsGradients(Sharding s) { return s == Sharding::Zero2 || shardsWeights(s); }
 bool shardsOptimizer(Sharding s) { return s != Sharding::Ddp; }
 
-// The master copy: kept in the optimizer's precision when the weights are narrower (ZeRO §3.1).
-double masterBytes(const model::ModelConfig& m)
-{
-    const double sw = model::bytesPerElement(m.weights), so = model::bytesPerElement(m.optimizerState);
-    return sw < so ? so : 0.0;
-}
+using model::masterBytes;
 
 // ⌈P/n⌉ parameters per rank: ZeRO and FSDP pad their flat buffers to a multiple of the ranks.
 double shardOf(double parameters, std::uint64_t ranks, bool sharded)

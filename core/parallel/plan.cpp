@@ -157,9 +157,11 @@ void Builder::buildTiming()
             const std::uint64_t ranks = hybrid ? H : D;
             const StateBytes main = modelStateBytes(st.main, m, p.sharding, ranks);
             const StateBytes expert = modelStateBytes(st.expert, m, p.sharding, std::max<std::uint64_t>(1, D / EP));
-            const model::Kernel opt = model::optimizerKernel(main.weights + expert.weights,
-                                                             main.gradients + expert.gradients,
-                                                             main.optimizer + expert.optimizer, gpu);
+            // The parameters whose optimizer state the GPU holds (and so steps): its states' bytes over the
+            // bytes per parameter (2·s_opt + master, modelStateBytes).
+            const double perParameter = 2 * model::bytesPerElement(m.optimizerState) + model::masterBytes(m);
+            const double stepped = perParameter > 0 ? (main.optimizer + expert.optimizer) / perParameter : 0.0;
+            const model::Kernel opt = model::optimizerKernel(stepped, m, gpu);
             if (opt.seconds > worst) {
                 worst = opt.seconds;
                 k.optimizer = opt;

@@ -28,7 +28,7 @@
 //   "batch": {"sequence_length", "micro_batch", "global_batch_tokens"},
 //   "hardware": {"gpu", "nodes", "gpus_per_node", "custom": {"id", "name", "memory_bytes", "peak_fp32",
 //                "peak_bf16", "peak_fp16", "peak_fp8", "memory_bandwidth", "l2_bytes", "l2_bandwidth",
-//                "sm_count", "gemm_fraction", "memory_fraction", "flash_forward_fraction",
+//                "sm_count", "gemm_fraction", "memory_fraction", "gemm_memory_fraction", "flash_forward_fraction",
 //                "flash_backward_fraction", "kernel_seconds"}},
 //   "parallel": {"dp", "pp", "tp", "ep", "sharding": "ddp"|"zero1"|"zero2"|"zero3"|"fsdp-full"|"fsdp-hybrid",
 //                "shard_group_size", "sequence_parallel", "schedule": "gpipe"|"1f1b"|"interleaved",
@@ -517,6 +517,7 @@ Scenario readScenario(const Json& root, Reader& r)
     custom.u64("sm_count", s.hardware.custom.smCount);
     custom.real("gemm_fraction", s.hardware.custom.gemmFraction);
     custom.real("memory_fraction", s.hardware.custom.memoryFraction);
+    custom.real("gemm_memory_fraction", s.hardware.custom.gemmMemoryFraction);
     custom.real("flash_forward_fraction", s.hardware.custom.flashForwardFraction);
     custom.real("flash_backward_fraction", s.hardware.custom.flashBackwardFraction);
     custom.real("kernel_seconds", s.hardware.custom.kernelSeconds);
@@ -864,6 +865,7 @@ std::string scenarioToJson(const Scenario& s)
                             {"sm_count", c.smCount},
                             {"gemm_fraction", numberJson(c.gemmFraction)},
                             {"memory_fraction", numberJson(c.memoryFraction)},
+                            {"gemm_memory_fraction", numberJson(c.gemmMemoryFraction)},
                             {"flash_forward_fraction", numberJson(c.flashForwardFraction)},
                             {"flash_backward_fraction", numberJson(c.flashBackwardFraction)},
                             {"kernel_seconds", numberJson(c.kernelSeconds)}};
