@@ -287,9 +287,6 @@ void TestLayout::holds(const QString& preset)
     }
     found.removeDuplicates();
     QVERIFY2(found.isEmpty(), qPrintable(QStringLiteral("\n") + found.join(QLatin1Char('\n'))));
-    // Known: with GPT-3 175B at 1280 px the window's minimum width is ~1333 px (what sets it is not found yet).
-    if (preset == QLatin1String("gpt3-175b") && size == QSize(1280, 720))
-        QEXPECT_FAIL("1280x720", "the window's minimum width on gpt3-175b is ~1333 px (issue 22, left open)", Continue);
     QVERIFY2(grew.isEmpty(), qPrintable(QStringLiteral("\n") + grew.join(QLatin1Char('\n'))));
     m_window->presentation()->leave();
 }

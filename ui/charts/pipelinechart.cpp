@@ -130,20 +130,21 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
         bars->setBrush(color);
         bars->setPen(QPen(color.darker(140)));
     };
-    legendEntry(interleaved ? tr("forward (chunk 0)") : tr("forward"), kForward);
+    legendEntry(interleaved ? tr("forward, chunk 0") : tr("forward"), kForward);
     if (interleaved)
-        legendEntry(tr("forward (later chunks)"), kForwardLater);
-    legendEntry(interleaved ? tr("backward (chunk 0)") : tr("backward"), kBackward);
+        legendEntry(tr("forward, chunk ≥ 1"), kForwardLater);
+    legendEntry(interleaved ? tr("backward, chunk 0") : tr("backward"), kBackward);
     if (interleaved)
-        legendEntry(tr("backward (later chunks)"), kBackwardLater);
+        legendEntry(tr("backward, chunk ≥ 1"), kBackwardLater);
     if (optimizerSeconds > 0)
-        legendEntry(tr("optimizer step"), kOptimizer);
+        legendEntry(tr("optimizer"), kOptimizer);
     {
         auto* idle = new QCPBars(m_plot->xAxis, m_plot->yAxis);
         idle->setName(tr("idle (bubble)"));
         idle->setBrush(kLane);
         idle->setPen(QPen(QColor(0xc4, 0xc9, 0xd1)));
     }
+    m_plot->updateGeometry(); // its legend's entries set its minimum width
 
     // Grey lanes: the idle time is what stays grey.
     for (int s = 0; s < stages; ++s) {
@@ -240,12 +241,8 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
         }
     }
 
-    // Stage ticks, every k-th when there are many.
-    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    const int every = stages <= 16 ? 1 : stages <= 32 ? 2 : stages <= 64 ? 4 : 8;
-    for (int s = 0; s < stages; s += every)
-        ticker->addTick(s, tr("stage %1").arg(s));
-    m_plot->yAxis->setTicker(ticker);
+    // Stage ticks, every k-th when there are many (updateLabels thins them further to the rows' height).
+    setStageTicks(stages <= 16 ? 1 : stages <= 32 ? 2 : stages <= 64 ? 4 : 8);
     m_plot->yAxis->setLabel(tr("pipeline stage"));
     m_plot->yAxis->setRange(-0.6, stages - 0.4);
     m_plot->xAxis->setRange(0, stepEnd * m_scale * 1.01);
@@ -258,20 +255,44 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
                         .arg(qs(formatSeconds(t.makespan)))
                         .arg(t.bubbleFraction * 100, 0, 'f', 1)
                         .arg(stages);
+    // At most two lines: a projector's tab leaves the chart little height.
+    QStringList more;
     if (optimizerSeconds > 0)
-        title += tr("\n+ optimizer step %1 on every stage = %2").arg(qs(formatSeconds(optimizerSeconds)), qs(formatSeconds(stepEnd)));
+        more << tr("+ optimizer step %1 on every stage = %2").arg(qs(formatSeconds(optimizerSeconds)), qs(formatSeconds(stepEnd)));
     if (m_aggregated)
-        title += tr("\n%1 blocks drawn as %2 aggregated bars").arg(qs(formatInteger(n)), qs(formatInteger(m_drawn)));
+        more << tr("%1 blocks drawn as %2 aggregated bars").arg(qs(formatInteger(n)), qs(formatInteger(m_drawn)));
+    if (!more.isEmpty())
+        title += QStringLiteral("\n") + more.join(QStringLiteral(" · "));
     m_title->setText(title);
     m_plot->replot();
 }
 
+void PipelineChart::setStageTicks(int every)
+{
+    m_tickEvery = every;
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    for (int s = 0; s < m_stages; s += every)
+        ticker->addTick(s, tr("stage %1").arg(s));
+    m_plot->yAxis->setTicker(ticker);
+}
+
 void PipelineChart::updateLabels()
 {
-    if (m_labels.empty())
-        return;
     const QCPRange range = m_plot->yAxis->range();
     const double rowPixels = std::fabs(m_plot->yAxis->coordToPixel(range.lower + 1) - m_plot->yAxis->coordToPixel(range.lower));
+    // The stage labels no closer than their own height: every 2nd, 4th … row when the rows are thin.
+    if (m_stages > 0 && rowPixels > 0) {
+        const double lineHeight = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
+        int every = m_stages <= 16 ? 1 : m_stages <= 32 ? 2 : m_stages <= 64 ? 4 : 8;
+        while (every < m_stages && every * rowPixels < lineHeight)
+            every *= 2;
+        if (every != m_tickEvery) {
+            setStageTicks(every);
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    }
+    if (m_labels.empty())
+        return;
     const bool tallEnough = rowPixels * 0.72 >= QFontMetricsF(m_labels.front().item->font()).height();
     for (Label& l : m_labels) {
         const double w = std::fabs(m_plot->xAxis->coordToPixel(l.end) - m_plot->xAxis->coordToPixel(l.start));

@@ -56,6 +56,7 @@ signals:
     void blockClicked(int stage, int microBatch, int chunk, bool backward);
 
 private:
+    void setStageTicks(int every);
     void updateLabels();
 
     QCustomPlot* m_plot = nullptr;
@@ -72,6 +73,7 @@ private:
     int m_optimizerBlocks = 0;
     std::pair<double, double> m_optimizerSpan{0, 0};
     int m_stages = 0;
+    int m_tickEvery = 0; // a stage label every k-th row (updateLabels: as the rows' height allows)
     bool m_aggregated = false;
     double m_scale = 1e3; // seconds → axis unit
 };

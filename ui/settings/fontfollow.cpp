@@ -3,6 +3,7 @@
 #include <qcustomplot.h>
 
 #include <QApplication>
+#include <QLayout>
 #include <QEvent>
 #include <QFontDatabase>
 #include <QPointer>
@@ -55,13 +56,39 @@ signals:
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override
     {
-        if (event->type() == QEvent::ApplicationFontChange && watched == qApp)
+        if (event->type() == QEvent::ApplicationFontChange && watched == qApp) {
             emit changed();
+            // Hidden widgets (the panes of the stages not shown) do not ask their layouts again when their
+            // fonts change, and their layouts keep the minimum sizes of the old fonts, which the window's
+            // layout still adds up: after presentation mode the window came back wider than the screen.
+            QMetaObject::invokeMethod(this, &AppFontHub::invalidateLayouts, Qt::QueuedConnection);
+        }
         return QObject::eventFilter(watched, event);
     }
 
 private:
     using QObject::QObject;
+    // A layout and its nested layouts (QLayout::invalidate leaves the nested ones' caches alone; only an
+    // activation, which hidden widgets never get, would reach them).
+    static void invalidateTree(QLayout* layout)
+    {
+        for (int i = 0; i < layout->count(); ++i)
+            if (QLayout* nested = layout->itemAt(i)->layout())
+                invalidateTree(nested);
+        layout->invalidate();
+    }
+    static void invalidateLayouts()
+    {
+        for (QWidget* top : QApplication::topLevelWidgets()) {
+            for (QWidget* w : top->findChildren<QWidget*>())
+                if (QLayout* l = w->layout())
+                    invalidateTree(l);
+            if (QLayout* l = top->layout()) {
+                invalidateTree(l);
+                l->activate();
+            }
+        }
+    }
 };
 
 // Keeps one widget's font at its scale of the application font.
@@ -159,6 +186,9 @@ public:
         connect(plot, &QCustomPlot::beforeReplot, this, [plot] { bringUpToDate(plot); });
         connect(AppFontHub::instance(), &AppFontHub::changed, this, [plot] {
             bringUpToDate(plot);
+            // Its minimum size follows its fonts: the layouts holding it (a hidden pane's too) must ask
+            // again, or they keep the size of the old fonts (after presentation mode, a window too wide).
+            plot->updateGeometry();
             plot->replot(QCustomPlot::rpQueuedReplot);
         });
     }
