@@ -41,12 +41,34 @@ PrivateLinks PrivateLinks::analyze(const Topology& topo, const parallel::PlanDer
     }
     linkPrivacy.assign(L, 0);
     linkOwner.assign(L, 0);
-    std::vector<LinkId> seenFirst, seenLast;
+    // Per link, the last (group, schedule, step) in which it was a first (last) link: a second transfer of
+    // the same step through it makes it shared. Stamps instead of per-step lists (a step of a ring over
+    // hundreds of ranks has hundreds of transfers).
+    std::vector<std::uint64_t> seenFirst(L, 0), seenLast(L, 0);
+    std::uint64_t stepStamp = 0;
+    // A step marks links by its transfers' (source, destination) ranks alone, so a step with the same pairs
+    // as an earlier one of its schedule marks nothing new (a ring's every step): each schedule's distinct
+    // steps, found once.
+    std::map<const Sched*, std::vector<std::uint32_t>> distinctSteps;
+    auto stepsOf = [&distinctSteps](const Sched* sc) -> const std::vector<std::uint32_t>& {
+        auto [it, fresh] = distinctSteps.try_emplace(sc);
+        if (!fresh)
+            return it->second;
+        std::map<std::vector<std::pair<std::uint32_t, std::uint32_t>>, std::uint32_t> seen;
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+        for (std::uint32_t k = 0; k < sc->steps; ++k) {
+            pairs.clear();
+            for (std::uint32_t t = sc->stepBegin[k]; t < sc->stepBegin[k + 1]; ++t)
+                pairs.emplace_back(sc->transfers[t].src, sc->transfers[t].dst);
+            if (seen.try_emplace(pairs, k).second)
+                it->second.push_back(k);
+        }
+        return it->second;
+    };
     for (const auto& [gr, sc, blocking] : uses) {
         const auto& members = groups[gr].members;
-        for (std::uint32_t k = 0; k < sc->steps; ++k) {
-            seenFirst.clear();
-            seenLast.clear();
+        for (const std::uint32_t k : stepsOf(sc)) {
+            ++stepStamp;
             for (std::uint32_t t = sc->stepBegin[k]; t < sc->stepBegin[k + 1]; ++t) {
                 const collective::Transfer& tr = sc->transfers[t];
                 const std::uint32_t src = endpointOf(members, tr.src), dst = endpointOf(members, tr.dst);
@@ -72,14 +94,14 @@ PrivateLinks PrivateLinks::analyze(const Topology& topo, const parallel::PlanDer
                 }
                 if (toSwitch || fromSwitch) {
                     auto& seen = toSwitch ? seenFirst : seenLast;
-                    if (std::find(seen.begin(), seen.end(), path.front()) != seen.end())
+                    if (seen[path.front()] == stepStamp)
                         linkPrivacy[path.front()] = 2;
-                    seen.push_back(path.front());
+                    seen[path.front()] = stepStamp;
                 } else if (path.size() > 1) {
                     for (auto [l, seen] : {std::pair{path.front(), &seenFirst}, std::pair{path.back(), &seenLast}}) {
-                        if (std::find(seen->begin(), seen->end(), l) != seen->end())
+                        if ((*seen)[l] == stepStamp)
                             linkPrivacy[l] = 2;
-                        seen->push_back(l);
+                        (*seen)[l] = stepStamp;
                     }
                 }
             }

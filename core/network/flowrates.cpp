@@ -209,10 +209,13 @@ private:
     std::vector<std::vector<std::uint32_t>> flowLinkPos; // per flow, per path index: position in linkFlows
     std::vector<char> linkDirty, linkVisited, flowMark;
     std::vector<std::uint32_t> dirtyLinks, compFlows, compLinks, fillUnfrozen, fillKeep, fillFrozen;
+    std::vector<std::uint32_t> fresh; // activated since the last recomputation
+    std::vector<char> freshMark;      // per flow: in `fresh`
     std::vector<double> linkSince; // payload accumulated up to this time at links.rate
     std::priority_queue<FinishEntry, std::vector<FinishEntry>, std::greater<>> finishQueue;
 
     void deactivate(std::uint32_t f);
+    bool atCaps(double now);
     void fillComponent();
     void sampleLink(LinkId l, double sum, const std::array<double, 4>& strategy, double now);
 };
@@ -225,6 +228,10 @@ void ComponentRates::activate(std::uint32_t f, double now)
     fs.active.push_back(f);
     fs.changed = true;
     fl.upd = now;
+    if (freshMark.size() < flows.size())
+        freshMark.resize(flows.size(), 0);
+    freshMark[f] = 1;
+    fresh.push_back(f);
     if (flowLinkPos.size() < flows.size())
         flowLinkPos.resize(flows.size());
     if (flowMark.size() < flows.size())
@@ -341,12 +348,67 @@ void ComponentRates::sampleLink(LinkId l, double sum, const std::array<double, 4
     links.record(l, now);
 }
 
+// The changes leave every flow on the changed links at its own cap (NCCL's bandwidth) with room to spare
+// on each of those links: then that is the max-min fair allocation there, and no flow elsewhere changes
+// (the links' other flows keep their rates, so nothing they share with the rest moves). The fresh flows
+// take their caps and the changed links' sums are redone; no component search, no filling. False (nothing
+// changed) when a changed link carries a flow without a cap or below it, or would be full at the caps.
+bool ComponentRates::atCaps(double now)
+{
+    auto& flows = fs.flows;
+    for (LinkId l : dirtyLinks) {
+        double sum = 0;
+        bool constrains = false;
+        for (const LinkEntry& e : linkFlows[l]) {
+            const Flow& fl = flows[e.flow];
+            // A fresh flow is to take its cap; any other must be at its cap already.
+            if (!(fl.cap < kInf) || (freshMark[e.flow] ? fl.rate != 0 : fl.rate != fl.cap))
+                return false;
+            const PathEntry& x = (*fl.entries)[e.index];
+            sum += fl.cap * x.weight;
+            constrains = constrains || x.constrains;
+        }
+        if (constrains && sum > capacity[l] * (1 - 1e-9))
+            return false;
+    }
+    for (std::uint32_t f : fresh) {
+        Flow& fl = flows[f];
+        freshMark[f] = 0;
+        if (fl.activePos == kNone)
+            continue;
+        fl.rate = fl.cap;
+        fl.finishAt = now + fl.remaining / fl.rate;
+        ++fl.gen;
+        finishQueue.push({fl.finishAt, f, fl.gen});
+    }
+    fresh.clear();
+    for (LinkId l : dirtyLinks) {
+        linkDirty[l] = 0;
+        double sum = 0;
+        std::array<double, 4> strategy{0, 0, 0, 0};
+        for (const LinkEntry& e : linkFlows[l]) {
+            const Flow& fl = flows[e.flow];
+            const double r = fl.rate * (*fl.entries)[e.index].weight;
+            sum += r;
+            strategy[fl.strategy] += r;
+        }
+        sampleLink(l, sum, strategy, now);
+    }
+    dirtyLinks.clear();
+    return true;
+}
+
 // New max-min fair rates for the flows connected (through shared links, transitively) to the links
 // whose flow set changed since the last recomputation.
 void ComponentRates::recompute(double now)
 {
     auto& flows = fs.flows;
     ++rateUpdates;
+    if (atCaps(now))
+        return;
+    for (std::uint32_t f : fresh)
+        freshMark[f] = 0;
+    fresh.clear();
     compFlows.clear();
     compLinks.clear();
     for (LinkId l : dirtyLinks) {

@@ -275,7 +275,8 @@ private:
     // Bytes per instance of an end-of-backward call of M bytes: a DDP bucket, or M (ddp_overlap false, not DP).
     double bucketBytesOf(std::uint32_t call, double M) const
     {
-        return plan.plan.ddpOverlap && strategyOf(call) == Strategy::DP && plan.plan.bucketBytes > 0 ? plan.plan.bucketBytes : M;
+        const double bucket = plan.plan.bucketBytes.value_or(parallel::kPytorchBucketBytes); // derivePlan resolved it
+        return plan.plan.ddpOverlap && strategyOf(call) == Strategy::DP && bucket > 0 ? bucket : M;
     }
     void drain();
     void fail(Error e)

@@ -92,7 +92,7 @@
 //     no prefetch. Its gradient ReduceScatter goes to the GPU's communication stream after the unit's
 //     backward and does not block compute.
 //   - DDP (and ZeRO-1/2, FSDP hybrid replica, tied-embedding) end-of-backward calls: split into buckets
-//     of plan.bucketBytes (PyTorch DDP, 25 MiB default); gradients are taken as produced at a constant
+//     of plan.bucketBytes (as derivePlan resolved it: parallel::bucketBytesFor); gradients are taken as produced at a constant
 //     rate over the stage's backward compute of a micro-batch (the plan has no per-layer gradient
 //     bytes; the embedding's gradient, ready last in reality, is spread), and bucket i starts when the
 //     first min((i+1)·bucket, M) bytes are produced — in the last micro-batch for once-per-step calls

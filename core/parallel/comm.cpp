@@ -409,8 +409,8 @@ void Builder::buildCalls()
             if (haveDp)
                 call(bwdEnd, CollectiveKind::AllReduce, Strategy::DP, Phase::Backward, dpFirst(s),
                      static_cast<std::uint32_t>(Tt), st.main * sg, 1, -1, "gradient AllReduce" + nonExpert + where,
-                     mainG + " (once per optimizer step, in " + N(std::ceil(st.main * sg / p.bucketBytes))
-                         + " buckets of ≤ " + Bytes(p.bucketBytes) + ")");
+                     mainG + " (once per optimizer step, in " + N(std::ceil(st.main * sg / bucket))
+                         + " buckets of ≤ " + Bytes(bucket) + ")");
             if (expertGroups)
                 call(bwdEnd, CollectiveKind::AllReduce, Strategy::DP, Phase::Backward, expertFirst, expertCount,
                      st.expert * sg, 1, -1, "expert gradient AllReduce" + where, expG);

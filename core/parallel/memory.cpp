@@ -236,7 +236,7 @@ PlanMemory derivePlanMemory(const ParallelPlan& plan, const Cluster& cluster, co
         if (plan.sharding == Sharding::Ddp && D > 1)
             x.bucketBytes = gradBytes;
         else if ((plan.sharding == Sharding::Zero1 || plan.sharding == Sharding::Zero2) && D > 1)
-            x.bucketBytes = std::min(plan.bucketBytes, gradBytes);
+            x.bucketBytes = std::min(bucketBytesFor(plan, m), gradBytes);
         if (shardsWeights(plan.sharding) && (mainRanks > 1 || (x.expert > 0 && expertRanks > 1)))
             x.gatherBytes = 2 * x.largestUnit * sa;
         x.communicators = (Tt > 1 ? 1 : 0) + (P > 1 ? 1 : 0) + (EP > 1 ? 1 : 0)

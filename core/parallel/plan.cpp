@@ -227,6 +227,8 @@ void Builder::buildTiming()
 void Builder::run()
 {
     out.plan = p;
+    bucket = bucketBytesFor(p, m);
+    out.plan.bucketBytes = bucket; // as derived: the stages after read the bucket used
     // Not validated and too large to lay out: nothing is derived (validate() names the problem).
     if (p.dp > kMaxDegree || p.pp > kMaxDegree || p.tp > kMaxDegree || p.ep > kMaxDegree
         || p.virtualStages > kMaxDegree
@@ -255,8 +257,9 @@ void Builder::run()
     const std::uint64_t unit = b.microBatch * b.sequenceLength * D;
     nAcc = unit > 0 ? std::max<std::uint64_t>(1, b.globalBatchTokens / unit) : 1;
 
-    // The plan as derived: partition and assignment filled in.
+    // The plan as derived: partition, assignment and gradient bucket filled in.
     out.plan = p;
+    out.plan.bucketBytes = bucket;
     if (out.plan.layerPartition.empty())
         out.plan.layerPartition = defaultPartition(L, chunks);
     if (out.plan.layerPartition.size() != chunks) // not validated: one layer block per chunk as far as possible
@@ -289,6 +292,16 @@ std::uint64_t hybridShardGroupSize(const ParallelPlan& plan, const Cluster& clus
 {
     const std::uint64_t h = hybridShardSize(plan, cluster);
     return h == 0 || std::max<std::uint64_t>(1, plan.dp) % h != 0 ? 1 : h;
+}
+
+double bucketBytesFor(const ParallelPlan& plan, const model::ModelConfig& model)
+{
+    if (plan.bucketBytes)
+        return *plan.bucketBytes;
+    if (plan.sharding == Sharding::Ddp)
+        return kPytorchBucketBytes;
+    const double parameters = std::max(40e6, 1e6 * static_cast<double>(std::max<std::uint64_t>(1, plan.dp)));
+    return parameters * model::bytesPerElement(model.gradients);
 }
 
 PlanDerivation derivePlan(const ParallelPlan& plan, const Cluster& cluster, const model::ModelConfig& model,

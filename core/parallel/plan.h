@@ -68,7 +68,7 @@ struct ParallelPlan {
                                                // one value = every layer, L values = each layer
     double computeEfficiency = 0;          // 0 = "auto": layer times from the kernel model (model/kernels.h,
                                            // docs/compute.md); (0, 1] = the fixed-rate model, achieved / peak FLOP/s
-    double bucketBytes = 25.0 * 1024 * 1024; // DDP gradient bucket (PyTorch default 25 MiB)
+    std::optional<double> bucketBytes;     // gradient bucket, B; nullopt ("auto") = the framework's (bucketBytesFor)
     bool ddpOverlap = true;                // stage 5: true = PyTorch DDP's buckets overlap the backward; false =
                                            // Megatron-LM 2021: one reduction after the last backward (docs/model.md §7)
     bool tpOverlap = false;                // stage 5: true = the backward's input-gradient TP collective of a
@@ -219,6 +219,14 @@ struct PlanDerivation {
     ComputeKernels kernels;
     FigureSet figures;                   // "plan.*", "dp.*", "pp.*", "tp.*", "ep.*", "zero.*"
 };
+
+// PyTorch DDP's default gradient bucket (torch.nn.parallel.DistributedDataParallel, bucket_cap_mb = 25).
+inline constexpr double kPytorchBucketBytes = 25.0 * 1024 * 1024;
+// The gradient bucket of `plan`, B: parallel.bucket_bytes when given; else the framework that shards that
+// way: PyTorch DDP's 25 MiB for DDP, and for ZeRO-1/2/3 and FSDP Megatron-core's default of max(40·10⁶,
+// 10⁶·dp) parameters of gradients ("larger DP sizes need larger buckets to ensure collectives do not become
+// latency-bound": megatron/core/distributed/distributed_data_parallel.py; also its FSDP). docs/model.md §5.4.
+[[nodiscard]] double bucketBytesFor(const ParallelPlan& plan, const model::ModelConfig& model);
 
 // Pure. Expects validate() to have returned no errors. `inputs` are the stage 1–2 figures this
 // stage may cite ("model.parameters", "batch.B", "compute.gpu_peak_flops" …).

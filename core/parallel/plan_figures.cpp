@@ -270,8 +270,12 @@ void Builder::buildFigures()
            (gpu.name.empty() ? gpu.id : gpu.name) + ", dense " + std::string(model::toString(m.weights)) + ": "
                + N(gpu.peak(m.weights) / 1e12) + " TFLOP/s (datasheet)",
            {}});
-    f.add({"plan.bucket_bytes", "DDP bucket size", p.bucketBytes, "B",
-           "input: " + Bytes(p.bucketBytes) + (p.bucketBytes == 25.0 * 1024 * 1024 ? " (PyTorch's default 25 MiB)" : ""), {}});
+    f.add({"plan.bucket_bytes", "Gradient bucket size", bucket, "B",
+           p.bucketBytes ? "input: " + Bytes(bucket)
+           : p.sharding == Sharding::Ddp
+               ? "PyTorch DDP's default: " + Bytes(bucket) + " (25 MiB)"
+               : "Megatron-core's default: max(40·10⁶, 10⁶·dp) = " + N(bucket / sg, 0) + " parameters · s_g = " + Bytes(bucket),
+           {}});
 
     // The signature's numbers as figures of each strategy's namespace (docs/model.md §3):
     // calls and peers first, the largest payload and the total after the strategy's own figures.
@@ -330,9 +334,9 @@ void Builder::buildFigures()
                + (p.sharding == Sharding::Ddp ? " (one AllReduce per optimizer step)"
                                               : " (reduce-scattered instead of AllReduced under " + std::string(toString(p.sharding)) + ")"),
            cite({pure ? "model.parameters" : "dp.params_per_rank", "model.bytes.gradients"})});
-    f.add({"dp.buckets", "DDP gradient buckets", std::ceil(gradBytes / p.bucketBytes), "",
-           "⌈M_DP / bucket⌉ = ⌈" + Bytes(gradBytes) + " / " + Bytes(p.bucketBytes) + "⌉ = "
-               + N(std::ceil(gradBytes / p.bucketBytes)) + " (AllReduces that overlap the backward pass)",
+    f.add({"dp.buckets", "Gradient buckets", std::ceil(gradBytes / bucket), "",
+           "⌈M_DP / bucket⌉ = ⌈" + Bytes(gradBytes) + " / " + Bytes(bucket) + "⌉ = "
+               + N(std::ceil(gradBytes / bucket)) + " (reductions that overlap the backward pass)",
            {"dp.grad_allreduce_bytes", "plan.bucket_bytes"}});
     if (moe && EP > 1) {
         double expert = 0;

@@ -103,8 +103,8 @@ std::vector<Error> validate(const ParallelPlan& plan, const Cluster& cluster, co
     if (!(plan.computeEfficiency >= 0 && plan.computeEfficiency <= 1))
         fail("parallel.compute_efficiency",
              "must be in (0, 1] (achieved / peak FLOP/s) or \"auto\" (0), got " + N(plan.computeEfficiency, 3));
-    if (!(std::isfinite(plan.bucketBytes) && plan.bucketBytes > 0))
-        fail("parallel.bucket_bytes", "must be a positive number of bytes, got " + N(plan.bucketBytes));
+    if (plan.bucketBytes && !(std::isfinite(*plan.bucketBytes) && *plan.bucketBytes > 0))
+        fail("parallel.bucket_bytes", "must be a positive number of bytes or \"auto\", got " + N(*plan.bucketBytes));
     if (!(std::isfinite(plan.memoryReserveBytes) && plan.memoryReserveBytes >= 0 && plan.memoryReserveBytes < 1e15))
         fail("parallel.memory_reserve_bytes", "must be a number of bytes from 0 to 10^15, got " + N(plan.memoryReserveBytes));
     if (!(std::isfinite(plan.commBufferBytes) && plan.commBufferBytes >= 0 && plan.commBufferBytes < 1e15))

@@ -76,6 +76,7 @@ private:
     std::uint64_t D = 1, P = 1, Tt = 1, EP = 1, V = 1, chunks = 1, L = 0, nAcc = 1, H = 1, gpus = 1;
     bool moe = false, tied = true, hybrid = false, zero3 = false, sp = false, fullRecompute = false;
     double sa = 2, sg = 2, sw = 2;
+    double bucket = kPytorchBucketBytes; // bucketBytesFor(p, m)
     model::ParameterBreakdown pb;
     std::vector<std::uint64_t> chunkFirst; // first layer of each chunk
     std::vector<std::uint32_t> gpuAt;      // (pp·D + dp)·t + tp → GPU

@@ -560,7 +560,15 @@ Scenario readScenario(const Json& root, Reader& r)
             par.reader().fail(par.path("compute_efficiency"),
                               "expected a number in (0, 1] or \"auto\", got " + typeName(*ce));
     }
-    par.real("bucket_bytes", p.bucketBytes);
+    // A number of bytes; absent or "auto" = the framework's default (parallel::bucketBytesFor).
+    if (const Json* bb = par.get("bucket_bytes")) {
+        if (bb->is_string() && bb->get<std::string>() == "auto")
+            p.bucketBytes.reset();
+        else if (bb->is_number())
+            p.bucketBytes = bb->get<double>();
+        else
+            par.reader().fail(par.path("bucket_bytes"), "expected a number of bytes or \"auto\", got " + typeName(*bb));
+    }
     par.boolean("ddp_overlap", p.ddpOverlap);
     par.boolean("tp_overlap", p.tpOverlap);
     par.real("memory_reserve_bytes", p.memoryReserveBytes);
@@ -895,8 +903,8 @@ std::string scenarioToJson(const Scenario& s)
     }
     if (p.computeEfficiency != dp.computeEfficiency)
         par["compute_efficiency"] = numberJson(p.computeEfficiency);
-    if (p.bucketBytes != dp.bucketBytes)
-        par["bucket_bytes"] = numberJson(p.bucketBytes);
+    if (p.bucketBytes)
+        par["bucket_bytes"] = numberJson(*p.bucketBytes);
     if (p.ddpOverlap != dp.ddpOverlap)
         par["ddp_overlap"] = p.ddpOverlap;
     if (p.tpOverlap != dp.tpOverlap)

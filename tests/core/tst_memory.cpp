@@ -110,14 +110,15 @@ void TestMemory::gpt2SmallOnEightGpus_data()
     // dp = 8, bf16 weights and gradients, fp32 Adam: 2 + 2 + 12 bytes per parameter (ZeRO §3.1).
     // ⌈P/8⌉ = 15,554,976 (exact). DDP: 2P = 248,879,616, 12P = 1,493,277,696.
     // Buffers: DDP's bucket copy of every gradient 2P = 248,879,616 + one DP communicator 67,108,864
-    // = 315,988,480. ZeRO-1/2: one 25 MiB bucket 26,214,400 + 67,108,864 = 93,323,264. ZeRO-3: two
+    // = 315,988,480. ZeRO-1/2: one reduce bucket, by default Megatron-core's max(40·10⁶, 10⁶·dp) = 40·10⁶
+    // parameters of bf16 gradients = 80,000,000 (parallel::bucketBytesFor) + 67,108,864 = 147,108,864. ZeRO-3: two
     // gathered units of the largest, the embedding V·d + positions = 39,383,808 parameters, in bf16:
     // 2·39,383,808·2 = 157,535,232 + 67,108,864 = 224,644,096.
     QTest::newRow("ddp") << Sharding::Ddp << 248879616.0 << 248879616.0 << 1493277696.0 << 315988480.0;
     // ZeRO-1: optimizer 12·15,554,976 = 186,659,712.
-    QTest::newRow("zero1") << Sharding::Zero1 << 248879616.0 << 248879616.0 << 186659712.0 << 93323264.0;
+    QTest::newRow("zero1") << Sharding::Zero1 << 248879616.0 << 248879616.0 << 186659712.0 << 147108864.0;
     // ZeRO-2: gradients 2·15,554,976 = 31,109,952.
-    QTest::newRow("zero2") << Sharding::Zero2 << 248879616.0 << 31109952.0 << 186659712.0 << 93323264.0;
+    QTest::newRow("zero2") << Sharding::Zero2 << 248879616.0 << 31109952.0 << 186659712.0 << 147108864.0;
     // ZeRO-3: weights 2·15,554,976 = 31,109,952 too.
     QTest::newRow("zero3") << Sharding::Zero3 << 31109952.0 << 31109952.0 << 186659712.0 << 224644096.0;
     QTest::newRow("fsdp-full") << Sharding::FsdpFull << 31109952.0 << 31109952.0 << 186659712.0 << 224644096.0;
@@ -277,9 +278,9 @@ void TestMemory::expertsShardOverTheirGroup()
     QCOMPARE(ep4.roles[0].expertParameters, 113338368.0);
     QCOMPARE(ep4.roles[0].optimizer, 781796736.0);
     QCOMPARE(ep4.roles[0].weights, 362365440.0);
-    // Buffers with ep = 4: one 25 MiB reduce bucket 26,214,400 + communicators DP, EP and expert-DP
-    // (dp/ep = 2 ranks): 3·67,108,864 = 201,326,592 → 227,540,992.
-    QCOMPARE(ep4.roles[0].buffers, 227540992.0);
+    // Buffers with ep = 4: one reduce bucket of 40·10⁶ bf16 gradients, 80,000,000 + communicators DP, EP
+    // and expert-DP (dp/ep = 2 ranks): 3·67,108,864 = 201,326,592 → 281,326,592.
+    QCOMPARE(ep4.roles[0].buffers, 281326592.0);
 }
 
 void TestMemory::inFlight_data()

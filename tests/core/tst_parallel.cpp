@@ -117,6 +117,7 @@ class TestParallel : public QObject {
 
 private slots:
     void names();
+    void bucketFollowsTheFramework();
     void meshAndDefaultAssignment();
     void example51DataParallel();
     void example52Pipeline();
@@ -847,7 +848,7 @@ void TestParallel::validationMore()
     } else if (tweak == "seconds3")
         plan.layerForwardSeconds = {0.1, 0.1, 0.1};
     else if (tweak == "bucket")
-        plan.bucketBytes = 0;
+        plan.bucketBytes = 0.0;
     else if (tweak == "hybrid3") {
         plan.sharding = Sharding::FsdpHybrid;
         plan.shardGroupSize = 3;
@@ -1054,6 +1055,31 @@ void TestParallel::invalidPlansDoNotCrash()
             for (std::uint32_t x : g.members)
                 QVERIFY(x < d.mesh.size());
     }
+}
+
+// The gradient bucket (parallel.bucket_bytes): given, it is used as it is; "auto" (absent) takes the
+// framework that shards that way. DDP: PyTorch's bucket_cap_mb = 25 → 26,214,400 B. ZeRO / FSDP:
+// Megatron-core's max(40·10⁶, 10⁶·dp) parameters of gradients: fp16 gradients (2 B) at dp 8 → 40·10⁶·2 =
+// 80,000,000 B; at dp 128 → 128·10⁶·2 = 256,000,000 B; fp32 gradients at dp 64 → 64·10⁶·4 = 256,000,000 B.
+void TestParallel::bucketFollowsTheFramework()
+{
+    ModelConfig m = known("gpt2-small");
+    m.gradients = tw::model::Precision::Fp16;
+    ParallelPlan p;
+    p.sharding = Sharding::Ddp;
+    p.dp = 128;
+    QCOMPARE(bucketBytesFor(p, m), 26214400.0);
+    p.sharding = Sharding::Zero1;
+    p.dp = 8;
+    QCOMPARE(bucketBytesFor(p, m), 80e6);
+    p.dp = 128;
+    QCOMPARE(bucketBytesFor(p, m), 256e6);
+    p.sharding = Sharding::FsdpFull;
+    m.gradients = tw::model::Precision::Fp32;
+    p.dp = 64;
+    QCOMPARE(bucketBytesFor(p, m), 256e6);
+    p.bucketBytes = 1234567.0;
+    QCOMPARE(bucketBytesFor(p, m), 1234567.0);
 }
 
 QTEST_GUILESS_MAIN(TestParallel)

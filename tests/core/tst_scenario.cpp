@@ -65,6 +65,7 @@ private slots:
     void llama3LayoutIsPublished();
     void paperReferenceInputs();
     void roundTripEveryField();
+    void bucketBytesAutoOrANumber();
     void unknownPreset();
     void malformed_data();
     void malformed();
@@ -731,6 +732,34 @@ void TestScenario::uncheckedKeepsAScenarioThatReadsButDoesNotValidate()
     const ScenarioLoad valid = loadScenario(scenarioToJson(preset("paper-reference").value()), "ok.json");
     QVERIFY(valid.scenario);
     QVERIFY(!valid.unchecked);
+}
+
+// parallel.bucket_bytes: absent or "auto" → the framework's default (nullopt: parallel::bucketBytesFor); a
+// number → itself, written back; a word → an error naming the field.
+void TestScenario::bucketBytesAutoOrANumber()
+{
+    using tw::scenario::loadScenario;
+    tw::scenario::Scenario s = tw::scenario::preset("paper-dp").value();
+    s.parallel.bucketBytes.reset();
+    const std::string base = tw::scenario::scenarioToJson(s);
+    QVERIFY(base.find("\"bucket_bytes\"") == std::string::npos); // auto is not written
+    auto absent = loadScenario(base, "x");
+    QVERIFY(absent.errors.empty());
+    QVERIFY(!absent.scenario->parallel.bucketBytes);
+    auto with = [&](const std::string& value) {
+        const auto at = base.find("\"parallel\": {");
+        return base.substr(0, at) + "\"parallel\": {\"bucket_bytes\": " + value + ", " + base.substr(at + 13);
+    };
+    auto a = loadScenario(with("\"auto\""), "x");
+    QVERIFY(a.errors.empty());
+    QVERIFY(!a.scenario->parallel.bucketBytes);
+    auto n = loadScenario(with("1048576"), "x");
+    QVERIFY(n.errors.empty());
+    QCOMPARE(n.scenario->parallel.bucketBytes.value_or(0), 1048576.0);
+    QVERIFY(tw::scenario::scenarioToJson(*n.scenario).find("\"bucket_bytes\": 1048576") != std::string::npos);
+    auto bad = loadScenario(with("\"big\""), "x");
+    QVERIFY(!bad.errors.empty());
+    QCOMPARE(bad.errors[0].where.jsonPath, std::string("parallel.bucket_bytes"));
 }
 
 QTEST_GUILESS_MAIN(TestScenario)
