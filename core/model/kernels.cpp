@@ -227,39 +227,40 @@ GemmTime gemmTime(double batch, double M, double N, double K, Precision precisio
     return r;
 }
 
-double KernelList::seconds(KernelPass pass) const
+namespace {
+
+// Σ field(k) over the kernels k that `keep` accepts.
+template <class Keep, class Field>
+double sumOf(const std::vector<Kernel>& kernels, Keep keep, Field field)
 {
     double sum = 0;
     for (const Kernel& k : kernels)
-        if (k.pass == pass)
-            sum += k.seconds;
+        if (keep(k))
+            sum += field(k);
     return sum;
+}
+
+} // namespace
+
+double KernelList::seconds(KernelPass pass) const
+{
+    return sumOf(kernels, [pass](const Kernel& k) { return k.pass == pass; }, [](const Kernel& k) { return k.seconds; });
 }
 
 double KernelList::seconds(KernelClass kind, KernelPass pass) const
 {
-    double sum = 0;
-    for (const Kernel& k : kernels)
-        if (k.pass == pass && k.kind == kind)
-            sum += k.seconds;
-    return sum;
+    return sumOf(kernels, [pass, kind](const Kernel& k) { return k.pass == pass && k.kind == kind; },
+                 [](const Kernel& k) { return k.seconds; });
 }
 
 double KernelList::flops(KernelPass pass) const
 {
-    double sum = 0;
-    for (const Kernel& k : kernels)
-        if (k.pass == pass)
-            sum += k.flops;
-    return sum;
+    return sumOf(kernels, [pass](const Kernel& k) { return k.pass == pass; }, [](const Kernel& k) { return k.flops; });
 }
 
 double KernelList::hardwareFlops() const
 {
-    double sum = 0;
-    for (const Kernel& k : kernels)
-        sum += k.hardwareFlops;
-    return sum;
+    return sumOf(kernels, [](const Kernel&) { return true; }, [](const Kernel& k) { return k.hardwareFlops; });
 }
 
 KernelList layerKernels(const ModelConfig& m, const GpuSpec& gpu, const KernelSetup& setup, bool moeLayer)

@@ -269,6 +269,7 @@ private:
     void transferDone(std::uint32_t flow);
     void rankDone(Instance& inst, std::uint32_t rank);
     void runGpu(std::uint32_t g);
+    void arriveBlocking(Gpu& gpu, const Key& key, std::uint32_t rank, Role role);
     void computeDone(std::uint32_t g);
     void startStream(std::uint32_t g);
     void record(std::uint32_t g, double start, double end, Activity a, Strategy s, const GpuInterval& what = {});

@@ -478,6 +478,18 @@ void Engine::startStream(std::uint32_t g)
     arrive(item.key, item.rank, Role::Stream, false);
 }
 
+// The GPU waits on a blocking collective it arrives at now (unless the collective is already done).
+void Engine::arriveBlocking(Gpu& gpu, const Key& key, std::uint32_t rank, Role role)
+{
+    gpu.blockingDone = false;
+    gpu.wait = Wait::Blocking;
+    gpu.waitKey = key;
+    gpu.waitStart = now;
+    arrive(key, rank, role, false);
+    if (gpu.blockingDone && gpu.wait == Wait::Blocking)
+        gpu.wait = Wait::Running;
+}
+
 void Engine::runGpu(std::uint32_t g)
 {
     Gpu& gpu = gpus[g];
@@ -533,13 +545,7 @@ void Engine::runGpu(std::uint32_t g)
             }
             case OpKind::Blocking:
                 ++gpu.op;
-                gpu.blockingDone = false;
-                gpu.wait = Wait::Blocking;
-                gpu.waitKey = key;
-                gpu.waitStart = now;
-                arrive(key, o.rank, Role::Blocking, false);
-                if (gpu.blockingDone && gpu.wait == Wait::Blocking)
-                    gpu.wait = Wait::Running;
+                arriveBlocking(gpu, key, o.rank, Role::Blocking);
                 continue;
             case OpKind::Async: // the collective runs while the next compute op does (Join waits for it)
                 ++gpu.op;
@@ -602,14 +608,7 @@ void Engine::runGpu(std::uint32_t g)
         }
         if (gpu.optIdx < gpu.optimizer.size()) {
             const Op& o = gpu.optimizer[gpu.optIdx++];
-            const Key key{o.call, o.group, 0, 0};
-            gpu.blockingDone = false;
-            gpu.wait = Wait::Blocking;
-            gpu.waitKey = key;
-            gpu.waitStart = now;
-            arrive(key, o.rank, Role::Optimizer, false);
-            if (gpu.blockingDone && gpu.wait == Wait::Blocking)
-                gpu.wait = Wait::Running;
+            arriveBlocking(gpu, Key{o.call, o.group, 0, 0}, o.rank, Role::Optimizer);
             continue;
         }
         gpu.wait = Wait::Done;
