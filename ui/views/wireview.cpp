@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <cmath>
 
 namespace tw::ui {
@@ -531,34 +532,56 @@ void WireView::paintEvent(QPaintEvent*)
                 if (std::binary_search(m_tracedGradient.begin(), m_tracedGradient.end(), m))
                     traced[i] = 2;
             }
-    auto drawLines = [&](bool between) {
-        // Thousands of lines (a large fabric's collapsed groups): aliased, several times cheaper to draw.
-        p.setRenderHint(QPainter::Antialiasing, n <= kMaxSmoothLines);
-        for (std::size_t i = 0; i < n; ++i) {
-            if (!visible[i] || L.geo.segments[i].between != between)
-                continue;
-            if (int(i) == L.hoveredSegment) {
-                p.setPen(QPen(kInk, lines[i].width + 3, Qt::SolidLine, Qt::FlatCap));
-                p.drawLine(lines[i].p, lines[i].q);
-            }
-            // The followed token's links: a yellow glow with a dark rim under the load colour (solid where
-            // its row crosses, dashed where only a gradient reduction it feeds does).
-            if (traced[i] == 1) {
-                p.setPen(QPen(kInk, lines[i].width + 7, Qt::SolidLine, Qt::RoundCap));
-                p.drawLine(lines[i].p, lines[i].q);
-                p.setPen(QPen(kWireTokenGlow, lines[i].width + 4, Qt::SolidLine, Qt::RoundCap));
-                p.drawLine(lines[i].p, lines[i].q);
-            } else if (traced[i] == 2) {
-                p.setPen(QPen(kInk, lines[i].width + 4, Qt::DashLine, Qt::FlatCap));
-                p.drawLine(lines[i].p, lines[i].q);
-            }
-            QColor c = m_simulation ? loadColor(rates[i].bandwidth > 0 ? rates[i].total / rates[i].bandwidth : 0)
-                                    : drawnColor(L.geo.segments[i].rep);
-            if (L.geo.serverRows > 1 && !(rates[i].total > 0) && int(i) != L.hoveredSegment)
-                c.setAlpha(m_simulation ? 90 : 160); // a grid of servers: idle lines recede
-            p.setPen(QPen(c, lines[i].width, Qt::SolidLine, Qt::FlatCap));
+    // Thousands of lines (a large fabric, an open pod): aliased, and the plain ones batched by pen — one
+    // drawLines per colour and width, the load quantized to 1/64 — several times cheaper than a pen and a
+    // drawLine each.
+    const bool many = n > kMaxSmoothLines;
+    std::map<std::pair<QRgb, int>, std::vector<QLineF>> batches;
+    auto lineColor = [&](std::size_t i) {
+        double u = rates[i].bandwidth > 0 ? rates[i].total / rates[i].bandwidth : 0;
+        if (many)
+            u = std::round(u * 64) / 64;
+        QColor c = m_simulation ? loadColor(u) : drawnColor(L.geo.segments[i].rep);
+        if (L.geo.serverRows > 1 && !(rates[i].total > 0) && int(i) != L.hoveredSegment)
+            c.setAlpha(m_simulation ? 90 : 160); // a grid of servers: idle lines recede
+        return c;
+    };
+    auto drawOne = [&](std::size_t i) {
+        if (int(i) == L.hoveredSegment) {
+            p.setPen(QPen(kInk, lines[i].width + 3, Qt::SolidLine, Qt::FlatCap));
             p.drawLine(lines[i].p, lines[i].q);
         }
+        // The followed token's links: a yellow glow with a dark rim under the load colour (solid where
+        // its row crosses, dashed where only a gradient reduction it feeds does).
+        if (traced[i] == 1) {
+            p.setPen(QPen(kInk, lines[i].width + 7, Qt::SolidLine, Qt::RoundCap));
+            p.drawLine(lines[i].p, lines[i].q);
+            p.setPen(QPen(kWireTokenGlow, lines[i].width + 4, Qt::SolidLine, Qt::RoundCap));
+            p.drawLine(lines[i].p, lines[i].q);
+        } else if (traced[i] == 2) {
+            p.setPen(QPen(kInk, lines[i].width + 4, Qt::DashLine, Qt::FlatCap));
+            p.drawLine(lines[i].p, lines[i].q);
+        }
+        p.setPen(QPen(lineColor(i), lines[i].width, Qt::SolidLine, Qt::FlatCap));
+        p.drawLine(lines[i].p, lines[i].q);
+    };
+    auto drawLines = [&](bool between) {
+        p.setRenderHint(QPainter::Antialiasing, !many);
+        auto shown = [&](std::size_t i) { return visible[i] && L.geo.segments[i].between == between; };
+        auto special = [&](std::size_t i) { return int(i) == L.hoveredSegment || traced[i] != 0; };
+        if (many) {
+            batches.clear();
+            for (std::size_t i = 0; i < n; ++i)
+                if (shown(i) && !special(i))
+                    batches[{lineColor(i).rgba(), int(std::lround(lines[i].width * 4))}].emplace_back(lines[i].p, lines[i].q);
+            for (const auto& [pen, batch] : batches) {
+                p.setPen(QPen(QColor::fromRgba(pen.first), pen.second / 4.0, Qt::SolidLine, Qt::FlatCap));
+                p.drawLines(batch.data(), int(batch.size()));
+            }
+        }
+        for (std::size_t i = 0; i < n; ++i) // every line, or (many) the hovered and traced ones on top
+            if (shown(i) && (!many || special(i)))
+                drawOne(i);
     };
 
     // Packets: one stream per strategy on each line carrying traffic now; spacing ∝ bandwidth / rate,
