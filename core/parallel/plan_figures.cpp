@@ -188,7 +188,7 @@ void Builder::addKernelFigures(FigureSet& f) const
                    : cite({"plan.layer_forward_seconds"})});
     f.add({"plan.optimizer_step_seconds", "Optimizer step time (busiest GPU)", k.optimizer.seconds, "s",
            "Megatron-LM's optimizer step over " + k.optimizer.shape + " ("
-               + (k.optimizer.count > 2 ? "gradients to fp32, unscale, norm, Adam, weights back" : "norm, Adam")
+               + (model::masterBytes(m) > 0 ? "gradients to fp32, unscale, norm, Adam, weights back" : "norm, Adam")
                + "): " + Bytes(k.optimizer.bytes) + " / ("
                + N(gpu.memoryBandwidth / 1e9) + " GB/s·" + N(gpu.memoryFraction, 2) + ") = "
                + formatSeconds(k.optimizer.seconds) + " (kernel model; not in the pipeline timeline)",

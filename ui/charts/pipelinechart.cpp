@@ -14,6 +14,13 @@
 namespace tw::ui {
 
 namespace {
+
+// A stage label every k-th row by the stage count alone (updateLabels thins further to the rows' height).
+int baseTickEvery(int stages)
+{
+    return stages <= 16 ? 1 : stages <= 32 ? 2 : stages <= 64 ? 4 : 8;
+}
+
 // Okabe–Ito: sky blue / blue for forward, orange / vermillion for backward.
 const QColor kForward(0x56, 0xB4, 0xE9), kForwardLater(0x00, 0x72, 0xB2);
 const QColor kBackward(0xE6, 0x9F, 0x00), kBackwardLater(0xD5, 0x5E, 0x00);
@@ -242,7 +249,7 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
     }
 
     // Stage ticks, every k-th when there are many (updateLabels thins them further to the rows' height).
-    setStageTicks(stages <= 16 ? 1 : stages <= 32 ? 2 : stages <= 64 ? 4 : 8);
+    setStageTicks(baseTickEvery(stages));
     m_plot->yAxis->setLabel(tr("pipeline stage"));
     m_plot->yAxis->setRange(-0.6, stages - 0.4);
     m_plot->xAxis->setRange(0, stepEnd * m_scale * 1.01);
@@ -283,7 +290,7 @@ void PipelineChart::updateLabels()
     // The stage labels no closer than their own height: every 2nd, 4th … row when the rows are thin.
     if (m_stages > 0 && rowPixels > 0) {
         const double lineHeight = QFontMetricsF(m_plot->yAxis->tickLabelFont()).height();
-        int every = m_stages <= 16 ? 1 : m_stages <= 32 ? 2 : m_stages <= 64 ? 4 : 8;
+        int every = baseTickEvery(m_stages);
         while (every < m_stages && every * rowPixels < lineHeight)
             every *= 2;
         if (every != m_tickEvery) {
