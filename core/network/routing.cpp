@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -22,10 +23,66 @@ struct Key {
     std::uint64_t flow;
     bool operator==(const Key&) const = default;
 };
-struct KeyHash {
-    std::size_t operator()(const Key& k) const
+
+// The routes asked for so far: an open-addressing table (linear probing, at most half full) from the key
+// to the path's index, the paths in a deque (their addresses never change). A route is looked up far more
+// often than it is made (every flow of a step asks for its pair's), and a node-based map spent most of
+// that time in cache misses.
+class PathCache {
+public:
+    [[nodiscard]] const std::vector<LinkId>* find(const Key& k) const
     {
-        return static_cast<std::size_t>(ecmpHash(k.src, k.dst, k.flow, 0));
+        if (m_slots.empty())
+            return nullptr;
+        for (std::size_t i = slotOf(k);; i = (i + 1) & (m_slots.size() - 1)) {
+            const Slot& s = m_slots[i];
+            if (s.index == kEmpty)
+                return nullptr;
+            if (s.key == k)
+                return &m_paths[s.index];
+        }
+    }
+    // Adds k's path (k not in the table yet).
+    const std::vector<LinkId>* insert(const Key& k, std::vector<LinkId> path)
+    {
+        if (2 * (m_paths.size() + 1) > m_slots.size())
+            grow();
+        const auto index = static_cast<std::uint32_t>(m_paths.size());
+        m_paths.push_back(std::move(path));
+        m_keys.push_back(k);
+        place(k, index);
+        return &m_paths.back();
+    }
+    [[nodiscard]] std::size_t size() const { return m_paths.size(); }
+    [[nodiscard]] const std::vector<Key>& keys() const { return m_keys; } // in the order they were added
+
+private:
+    static constexpr std::uint32_t kEmpty = 0xffffffffu;
+    struct Slot {
+        Key key{0, 0, 0};
+        std::uint32_t index = kEmpty;
+    };
+    std::vector<Slot> m_slots; // a power of two
+    std::deque<std::vector<LinkId>> m_paths;
+    std::vector<Key> m_keys;
+
+    [[nodiscard]] std::size_t slotOf(const Key& k) const
+    {
+        const std::uint64_t h = ecmpMix(((std::uint64_t{k.src} << 32) | k.dst) ^ ecmpMix(k.flow));
+        return static_cast<std::size_t>(h) & (m_slots.size() - 1);
+    }
+    void place(const Key& k, std::uint32_t index)
+    {
+        std::size_t i = slotOf(k);
+        while (m_slots[i].index != kEmpty)
+            i = (i + 1) & (m_slots.size() - 1);
+        m_slots[i] = {k, index};
+    }
+    void grow()
+    {
+        m_slots.assign(std::max<std::size_t>(64, 2 * m_slots.size()), Slot{});
+        for (std::uint32_t i = 0; i < m_keys.size(); ++i)
+            place(m_keys[i], i);
     }
 };
 
@@ -89,6 +146,12 @@ struct Router::Impl {
     std::vector<std::uint64_t> cost; // per link, ns (≥ 1)
     std::vector<char> transit;       // per node
     std::vector<char> network;       // per link: a network protocol (NIC, leaf, spine)
+    // The topology's hot fields in arrays of their own (a Link is a cache line, a Node holds its name):
+    // per link its ends, per node its server and its ECMP tier (routing.h: 0 leaf, 1 spine, 2 core,
+    // 3 + kind elsewhere).
+    std::vector<NodeId> linkFrom, linkTo;
+    std::vector<std::int64_t> nodeServer;
+    std::vector<std::uint32_t> nodeTier;
     // Distances to one target, settled lazily: Dijkstra (reverse, from the target) runs only until the
     // nodes a walk needs are final and resumes when a later walk needs more. A walk from `from` uses only
     // nodes v with dist[v] ≤ dist[from]; once every node at distance ≤ R is settled (the queue's top is
@@ -143,7 +206,7 @@ struct Router::Impl {
         }
     };
     std::unordered_map<std::uint64_t, Search> distTo; // target | scope << 32
-    std::unordered_map<Key, std::vector<LinkId>, KeyHash> paths;
+    PathCache paths;
     std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> nicHint; // src << 32 | dst → NIC GPUs
     std::unordered_map<std::uint64_t, char> routedPairs; // pairs routed so far (only tracked once a hint exists)
     std::unordered_map<std::int64_t, std::pair<NodeId, NodeId>> serverSpan; // server → [first, last] node id, if consecutive
@@ -156,7 +219,7 @@ struct Router::Impl {
         auto [it, fresh] = distTo.try_emplace(key);
         Search& s = it->second;
         if (fresh) {
-            s.server = topo->node(target).server;
+            s.server = nodeServer[target];
             NodeId first = 0, last = static_cast<NodeId>(topo->nodes().size() - 1);
             if (scope == Scope::Server)
                 if (auto span = serverSpan.find(s.server); span != serverSpan.end())
@@ -182,11 +245,24 @@ struct Router::Impl {
             heap.pop_back();
             if (d > s.at(u) || (u != target && !transit[u]))
                 continue; // stale, or a GPU / host memory: a path may start there but not pass through
+            if (s.compact) { // the same relaxations as below, on the switches' own arrays
+                const std::uint32_t cu = compact[u];
+                for (std::uint32_t i = netInBegin[cu]; i < netInBegin[cu + 1]; ++i) {
+                    const Hop& h = netIn[i];
+                    const std::uint64_t nd = d + cost[h.link];
+                    if (nd < s.dist[h.sw]) {
+                        s.dist[h.sw] = nd;
+                        heap.push_back({nd, h.node});
+                        std::push_heap(heap.begin(), heap.end(), later);
+                    }
+                }
+                continue;
+            }
             for (LinkId l : topo->inLinks(u)) {
                 if (scope == Scope::Network && !network[l])
                     continue;
-                const NodeId v = topo->link(l).from;
-                if (scope == Scope::Server && topo->node(v).server != s.server)
+                const NodeId v = linkFrom[l];
+                if (scope == Scope::Server && nodeServer[v] != s.server)
                     continue;
                 if (s.compact && compact[v] == kNone32)
                     continue; // a network stub (a NIC): never inside a shortest path, walk() steps out of it
@@ -213,6 +289,16 @@ struct Router::Impl {
     std::vector<std::uint32_t> compact; // per node: its index among the switches, kNone32 otherwise
     std::vector<LinkId> stubOut;        // per node: a network stub's one network link out (kNone32 otherwise)
     std::uint32_t netSwitches = 0;
+    // The network links between switches, per switch (by its index among them) in ascending link id:
+    // what a Scope::Network search and walk visit, in arrays of their own (a spine's links to its
+    // leaves' NICs and the Link records stay out of the loops).
+    struct Hop {
+        std::uint32_t sw = 0; // the other end's index among the switches
+        NodeId node = 0;      // the other end
+        LinkId link = 0;
+    };
+    std::vector<std::uint32_t> netOutBegin, netInBegin;
+    std::vector<Hop> netOut, netIn;
 
     void buildNetworkIndex()
     {
@@ -238,6 +324,20 @@ struct Router::Impl {
             else
                 compact[v] = netSwitches++;
         }
+        netOutBegin.assign(std::size_t(netSwitches) + 1, 0);
+        netInBegin.assign(std::size_t(netSwitches) + 1, 0);
+        for (NodeId v = 0; v < t.nodes().size(); ++v) {
+            if (compact[v] == kNone32)
+                continue;
+            for (LinkId l : t.outLinks(v))
+                if (network[l] && compact[linkTo[l]] != kNone32)
+                    netOut.push_back({compact[linkTo[l]], linkTo[l], l});
+            netOutBegin[compact[v] + 1] = static_cast<std::uint32_t>(netOut.size());
+            for (LinkId l : t.inLinks(v))
+                if (network[l] && compact[linkFrom[l]] != kNone32)
+                    netIn.push_back({compact[linkFrom[l]], linkFrom[l], l});
+            netInBegin[compact[v] + 1] = static_cast<std::uint32_t>(netIn.size());
+        }
     }
 
     // Each server's node ids, when they are consecutive (a server-scope search then needs only them).
@@ -260,7 +360,7 @@ struct Router::Impl {
     // Whether link l is usable by a search to a target of `server` in `scope` (as distances() filters).
     bool inScope(LinkId l, NodeId other, Scope scope, std::int64_t server) const
     {
-        return (scope != Scope::Network || network[l]) && (scope != Scope::Server || topo->node(other).server == server);
+        return (scope != Scope::Network || network[l]) && (scope != Scope::Server || nodeServer[other] == server);
     }
 
     // A stub target: exactly one usable link enters it (from `parent`), and every usable link leaving it
@@ -276,10 +376,10 @@ struct Router::Impl {
     };
     std::optional<Stub> stubOf(NodeId target, Scope scope) const
     {
-        const std::int64_t server = topo->node(target).server;
+        const std::int64_t server = nodeServer[target];
         std::optional<Stub> stub;
         for (LinkId l : topo->inLinks(target)) {
-            const NodeId v = topo->link(l).from;
+            const NodeId v = linkFrom[l];
             if (!inScope(l, v, scope, server))
                 continue;
             if (stub)
@@ -289,7 +389,7 @@ struct Router::Impl {
         if (!stub || stub->parent == target)
             return std::nullopt;
         for (LinkId l : topo->outLinks(target)) {
-            const NodeId v = topo->link(l).to;
+            const NodeId v = linkTo[l];
             if (inScope(l, v, scope, server) && v != stub->parent)
                 return std::nullopt; // a way out elsewhere: it could be a transit node
         }
@@ -359,12 +459,7 @@ struct Router::Impl {
             return static_cast<std::size_t>(ecmpHash(srcGpu, dstGpu, flow, u) % k);
         const Place& s = places[srcGpu];
         const Place& d = places[dstGpu];
-        const Node& node = topo->node(u);
-        const bool core = topo->hasPods() && topo->podPlace(u).pod == Topology::kNoPod && node.kind == NodeKind::SpineSwitch;
-        const std::uint32_t tier = node.kind == NodeKind::LeafSwitch ? 0u
-                                   : core                             ? 2u
-                                   : node.kind == NodeKind::SpineSwitch ? 1u
-                                                                        : 3u + static_cast<std::uint32_t>(node.kind);
+        const std::uint32_t tier = nodeTier[u];
         const std::uint32_t relation = (s.group == d.group ? 1u : 0u) | (s.pod == d.pod ? 2u : 0u);
         const std::uint32_t railOffset = (d.local + perServer - s.local) % perServer;
         const std::uint64_t h = topo->hasPods() ? placeEcmpHash(s.place, d.place, railOffset, tier, relation)
@@ -388,7 +483,7 @@ struct Router::Impl {
         }
         if (scope == Scope::Network && compact[target] != kNone32 && stubOut[from] != kNone32) {
             out.push_back(stubOut[from]); // out of a network stub: its one link (see buildNetworkIndex)
-            return walk(topo->link(stubOut[from]).to, target, srcGpu, dstGpu, flow, out, scope);
+            return walk(linkTo[stubOut[from]], target, srcGpu, dstGpu, flow, out, scope);
         }
         const Search& dist = distances(target, scope, from);
         if (dist.at(from) == kInf)
@@ -399,23 +494,38 @@ struct Router::Impl {
         while (u != target) {
             std::size_t k = 0;
             many.clear();
-            for (LinkId l : topo->outLinks(u)) {
-                const NodeId v = topo->link(l).to;
-                if ((scope == Scope::Network && !network[l]) || (v != target && !transit[v]) || dist.at(v) == kInf
-                    || dist.at(v) + cost[l] != dist.at(u))
-                    continue;
-                if (k < 64)
-                    choices[k] = l;
-                else
-                    many.push_back(l);
-                ++k;
+            if (dist.compact) { // the loop below on the switches' own arrays (the same links, in the same order)
+                const std::uint64_t du = dist.dist[compact[u]];
+                for (std::uint32_t i = netOutBegin[compact[u]]; i < netOutBegin[compact[u] + 1]; ++i) {
+                    const Hop& h = netOut[i];
+                    const std::uint64_t dv = dist.dist[h.sw];
+                    if ((h.node != target && !transit[h.node]) || dv == kInf || dv + cost[h.link] != du)
+                        continue;
+                    if (k < 64)
+                        choices[k] = h.link;
+                    else
+                        many.push_back(h.link);
+                    ++k;
+                }
+            } else {
+                for (LinkId l : topo->outLinks(u)) {
+                    const NodeId v = linkTo[l];
+                    if ((scope == Scope::Network && !network[l]) || (v != target && !transit[v]) || dist.at(v) == kInf
+                        || dist.at(v) + cost[l] != dist.at(u))
+                        continue;
+                    if (k < 64)
+                        choices[k] = l;
+                    else
+                        many.push_back(l);
+                    ++k;
+                }
             }
             if (k == 0)
                 return false; // cannot happen when dist[u] is finite
             const std::size_t pick = k == 1 ? 0 : choice(srcGpu, dstGpu, flow, u, k);
             const LinkId l = pick < 64 ? choices[pick] : many[pick - 64];
             out.push_back(l);
-            u = topo->link(l).to;
+            u = linkTo[l];
         }
         return true;
     }
@@ -433,6 +543,24 @@ Router::Router(const Topology& topology) : m(std::make_unique<Impl>())
     m->network.reserve(topology.links().size());
     for (const Link& l : topology.links())
         m->network.push_back(isNetwork(l.protocol));
+    m->linkFrom.reserve(topology.links().size());
+    m->linkTo.reserve(topology.links().size());
+    for (const Link& l : topology.links()) {
+        m->linkFrom.push_back(l.from);
+        m->linkTo.push_back(l.to);
+    }
+    m->nodeServer.reserve(topology.nodes().size());
+    m->nodeTier.reserve(topology.nodes().size());
+    for (NodeId n = 0; n < topology.nodes().size(); ++n) {
+        const Node& node = topology.node(n);
+        const bool core = topology.hasPods() && topology.podPlace(n).pod == Topology::kNoPod
+                          && node.kind == NodeKind::SpineSwitch;
+        m->nodeServer.push_back(node.server);
+        m->nodeTier.push_back(node.kind == NodeKind::LeafSwitch    ? 0u
+                              : core                               ? 2u
+                              : node.kind == NodeKind::SpineSwitch ? 1u
+                                                                   : 3u + static_cast<std::uint32_t>(node.kind));
+    }
     m->buildPlaces();
     m->buildServerSpans();
     m->buildNetworkIndex();
@@ -461,7 +589,7 @@ bool Router::preferNics(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint32_
     if (m->routedPairs.count(pair))
         return false;
     if (m->nicHint.empty())
-        for (const auto& [key, path] : m->paths) // pairs routed before the first hint
+        for (const Key& key : m->paths.keys()) // pairs routed before the first hint
             m->routedPairs.emplace((std::uint64_t{key.src} << 32) | key.dst, 1);
     if (m->routedPairs.count(pair))
         return false;
@@ -472,8 +600,8 @@ bool Router::preferNics(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint32_
 Result<const std::vector<LinkId>*> Router::route(std::uint32_t srcGpu, std::uint32_t dstGpu, std::uint64_t flowId)
 {
     const Key key{srcGpu, dstGpu, flowId};
-    if (auto hit = m->paths.find(key); hit != m->paths.end())
-        return &hit->second;
+    if (const std::vector<LinkId>* hit = m->paths.find(key))
+        return hit;
     const Topology& t = *m->topo;
     const std::uint64_t n = t.gpuCount();
     for (std::uint32_t g : {srcGpu, dstGpu})
@@ -517,7 +645,7 @@ Result<const std::vector<LinkId>*> Router::route(std::uint32_t srcGpu, std::uint
             return routeError("no path from GPU " + formatInteger(srcGpu) + " (" + t.node(s).name + ") to GPU "
                               + formatInteger(dstGpu) + " (" + t.node(d).name + "): the topology does not connect them");
     }
-    return &m->paths.emplace(key, std::move(path)).first->second;
+    return m->paths.insert(key, std::move(path));
 }
 
 Result<std::vector<LinkId>> route(const Topology& topology, std::uint32_t srcGpu, std::uint32_t dstGpu,

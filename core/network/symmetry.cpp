@@ -28,11 +28,60 @@ std::uint32_t Symmetry::shiftGpu(const parallel::PlanDerivation& plan, std::uint
     return gpuAt[(std::size_t(c.pp) * dims[0] + c.dp) * dims[2] + c.tp];
 }
 
-// Whether `shift` maps the step onto itself (simulate.h "Symmetry"): groups onto groups of the same call,
-// schedules invariant under the rank permutation, routed paths onto image paths link by link (apart from
-// exempt links). Fills shift.group and shift.link.
+namespace {
+
+// Whether every step of `s` is the same multiset of (source, destination, bytes) after the ranks are
+// permuted by ρ: each permuted transfer is matched to a distinct transfer of its step with the same
+// three values, found among the transfers of the permuted source (Sched::rankList), so a step costs its
+// transfers, not a sort. Equal sizes make the injective matching a bijection.
+bool invariantUnder(const Sched& s, const std::vector<std::uint32_t>& rho)
+{
+    const std::uint32_t N = s.ranks;
+    std::vector<char> used(s.transfers.size(), 0);
+    for (std::uint32_t k = 0; k < s.steps; ++k)
+        for (std::uint32_t t = s.stepBegin[k]; t < s.stepBegin[k + 1]; ++t) {
+            const collective::Transfer& tr = s.transfers[t];
+            const std::uint32_t src = rho[tr.src], dst = rho[tr.dst];
+            if (src >= N)
+                return false;
+            const std::size_t cell = std::size_t(k) * N + src;
+            bool found = false;
+            for (std::uint32_t i = s.rankBegin[cell]; i < s.rankBegin[cell + 1] && !found; ++i) {
+                const std::uint32_t u = s.rankList[i];
+                const collective::Transfer& x = s.transfers[u];
+                if (!used[u] && x.src == src && x.dst == dst && x.bytes == tr.bytes) {
+                    used[u] = 1;
+                    found = true;
+                }
+            }
+            if (!found)
+                return false;
+        }
+    return true;
+}
+
+// A path's latency and its number of constraining (not exempt) links: what a path and its image share.
+std::pair<double, std::size_t> constrainedLength(const Topology& topo, const std::vector<char>& exempt,
+                                                 const std::vector<LinkId>& path)
+{
+    std::pair<double, std::size_t> out{0, 0};
+    for (LinkId l : path) {
+        out.first += topo.link(l).latency;
+        out.second += exempt[l] ? 0 : 1;
+    }
+    return out;
+}
+
+} // namespace
+
+// Whether `shift` maps the step onto itself (simulate.h "Symmetry"): routed paths onto image paths link by
+// link (apart from exempt links), groups onto groups of the same call, schedules invariant under the rank
+// permutation. Fills shift.group and shift.link. The paths come first: a shift the fabric refuses (a
+// data-parallel shift by part of a leaf group) fails on the first pair that crosses the boundary, before
+// any schedule is compared; both parts must pass, so the order changes only which reason is given.
 bool Symmetry::verifyShift(const SymmetryInputs& in, Shift& shift, const std::vector<std::array<std::uint32_t, 3>>& triples,
-                           const std::vector<std::vector<const Sched*>>& callScheds, std::string& why) const
+                           const std::vector<std::vector<const Sched*>>& callScheds, const GroupsBySet& bySet,
+                           const std::vector<std::uint32_t>& firstCall, std::string& why) const
 {
     const auto& plan = in.plan;
     const auto& topo = in.topology;
@@ -40,118 +89,60 @@ bool Symmetry::verifyShift(const SymmetryInputs& in, Shift& shift, const std::ve
     const auto& capacity = in.capacity;
     const auto& groups = plan.comm.groups;
     shift.group.assign(groups.size(), kNone);
-    std::map<std::vector<std::uint32_t>, std::vector<std::uint32_t>> bySet; // sorted members → groups
-    for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
-        if (!in.simulated[i])
-            continue;
-        const CollectiveCall& c = plan.comm.calls[i];
-        for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
-            std::vector<std::uint32_t> m = groups[gr].members;
-            std::sort(m.begin(), m.end());
-            auto& v = bySet[m];
-            if (std::find(v.begin(), v.end(), gr) == v.end())
-                v.push_back(gr);
-        }
-    }
-    std::vector<std::uint32_t> pos(plan.mesh.size(), kNone);
-    std::set<std::pair<const Sched*, std::vector<std::uint32_t>>> invariant;
-    std::vector<std::uint32_t> image, rho;
-    for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
-        if (!in.simulated[i])
-            continue;
-        const CollectiveCall& c = plan.comm.calls[i];
-        for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
+    // Per group, computed once for this shift: the groups with its image's members (sameSet).
+    std::vector<const std::vector<std::uint32_t>*> sameSet(groups.size(), nullptr);
+    std::vector<char> looked(groups.size(), 0);
+    std::vector<std::uint32_t> image;
+    // Group gr's image among call i's groups: the first group of the call with the image's members (kNone:
+    // none), as every call using gr must agree on.
+    auto targetIn = [&](std::uint32_t gr, std::uint32_t i) {
+        if (!looked[gr]) {
+            looked[gr] = 1;
             const auto& members = groups[gr].members;
             image.resize(members.size());
             for (std::size_t r = 0; r < members.size(); ++r)
                 image[r] = shiftGpu(plan, members[r], shift, 1);
-            std::vector<std::uint32_t> sorted = image;
-            std::sort(sorted.begin(), sorted.end());
-            std::uint32_t target = kNone;
-            if (auto hit = bySet.find(sorted); hit != bySet.end())
-                for (std::uint32_t h : hit->second)
-                    if (h >= c.firstGroup && h < c.firstGroup + c.groupCount) {
-                        target = h;
-                        break;
-                    }
-            if (target == kNone) {
-                why = "the image of a group of \"" + c.what + "\" is not a group of that call";
-                return false;
-            }
-            if (shift.group[gr] != kNone && shift.group[gr] != target) {
-                why = "a group maps to different groups in different calls";
-                return false;
-            }
-            shift.group[gr] = target;
-            const auto& tm = groups[target].members;
-            for (std::uint32_t r = 0; r < tm.size(); ++r)
-                pos[tm[r]] = r;
-            rho.resize(members.size() + 1); // the last: an NVLS schedule's switch rank, fixed
-            bool identity = true;
-            for (std::size_t r = 0; r < members.size(); ++r) {
-                rho[r] = pos[image[r]];
-                identity = identity && rho[r] == r;
-            }
-            rho[members.size()] = static_cast<std::uint32_t>(members.size());
-            for (std::uint32_t g : tm)
-                pos[g] = kNone;
-            if (in.simulated[i] == 2 && !identity) {
-                why = "a pipeline pair's sender maps to a receiver";
-                return false;
-            }
-            if (identity)
-                continue;
-            for (const Sched* s : callScheds[i]) {
-                if (invariant.count({s, rho}))
-                    continue;
-                // Step by step, the multiset of (source, destination, bytes) under the rank permutation.
-                std::vector<std::tuple<std::uint32_t, std::uint32_t, double>> a, b;
-                for (std::uint32_t k = 0; k < s->steps; ++k) {
-                    a.clear();
-                    b.clear();
-                    for (std::uint32_t t = s->stepBegin[k]; t < s->stepBegin[k + 1]; ++t) {
-                        const collective::Transfer& tr = s->transfers[t];
-                        a.emplace_back(tr.src, tr.dst, tr.bytes);
-                        b.emplace_back(rho[tr.src], rho[tr.dst], tr.bytes);
-                    }
-                    std::sort(a.begin(), a.end());
-                    std::sort(b.begin(), b.end());
-                    if (a != b) {
-                        why = "the schedule of \"" + c.what + "\" is not invariant under the ranks' permutation";
-                        return false;
-                    }
-                }
-                invariant.insert({s, rho});
-            }
+            std::sort(image.begin(), image.end());
+            if (auto hit = bySet.find(image); hit != bySet.end())
+                sameSet[gr] = &hit->second;
         }
-    }
-    // Paths: the image transfer's path, link by link on the constraining links.
+        const CollectiveCall& c = plan.comm.calls[i];
+        if (sameSet[gr])
+            for (std::uint32_t h : *sameSet[gr])
+                if (h >= c.firstGroup && h < c.firstGroup + c.groupCount)
+                    return h;
+        return kNone;
+    };
+    auto noImage = [&](std::uint32_t i) {
+        why = "the image of a group of \"" + plan.comm.calls[i].what + "\" is not a group of that call";
+        return false;
+    };
+
+    // Paths: the image transfer's path, link by link on the constraining links. A group's image is the
+    // one its first call gives it (the calls are checked against it below).
     shift.link.assign(topo.links().size(), kNone);
     std::vector<LinkId> inverse(topo.links().size(), kNone), a, b;
     for (const auto& [gr, srcGpu, dstGpu] : triples) {
+        if (shift.group[gr] == kNone && (shift.group[gr] = targetIn(gr, firstCall[gr])) == kNone)
+            return noImage(firstCall[gr]);
         auto p = router.route(srcGpu, dstGpu, gr);
         auto q = router.route(shiftGpu(plan, srcGpu, shift, 1), shiftGpu(plan, dstGpu, shift, 1), shift.group[gr]);
         if (!p.ok() || !q.ok()) {
             why = "a path cannot be routed";
             return false;
         }
-        double la = 0, lb = 0;
-        a.clear();
-        b.clear();
-        for (LinkId l : *p.value()) {
-            la += topo.link(l).latency;
-            if (!exempt[l])
-                a.push_back(l);
-        }
-        for (LinkId l : *q.value()) {
-            lb += topo.link(l).latency;
-            if (!exempt[l])
-                b.push_back(l);
-        }
-        if (la != lb || a.size() != b.size()) {
+        if (constrainedLength(topo, exempt, *p.value()) != constrainedLength(topo, exempt, *q.value())) {
             why = "GPU " + formatInteger(srcGpu) + " → " + formatInteger(dstGpu) + " and its image take different paths";
             return false;
         }
+        a.clear();
+        b.clear();
+        for (LinkId l : *p.value())
+            if (!exempt[l])
+                a.push_back(l);
+        for (LinkId l : *q.value())
+            if (!exempt[l])
+                b.push_back(l);
         for (std::size_t k = 0; k < a.size(); ++k) {
             if (capacity[a[k]] != capacity[b[k]] || (shift.link[a[k]] != kNone && shift.link[a[k]] != b[k])
                 || (inverse[b[k]] != kNone && inverse[b[k]] != a[k])) {
@@ -160,6 +151,65 @@ bool Symmetry::verifyShift(const SymmetryInputs& in, Shift& shift, const std::ve
             }
             shift.link[a[k]] = b[k];
             inverse[b[k]] = a[k];
+        }
+    }
+
+    // Groups and schedules. Per group the rank permutation ρ onto its image, interned: a call's groups are
+    // tested against its schedules once per distinct ρ, however many calls share the group.
+    std::vector<char> identity(groups.size(), 0);
+    std::vector<std::uint32_t> rhoOf(groups.size(), kNone);
+    std::map<std::vector<std::uint32_t>, std::uint32_t> rhoIds;
+    std::vector<const std::vector<std::uint32_t>*> rhoById;
+    std::vector<std::uint32_t> pos(plan.mesh.size(), kNone), rho;
+    std::set<std::pair<const Sched*, std::uint32_t>> invariant;
+    // Calls over the same groups with the same schedules pass or fail together: each such set once.
+    std::set<std::tuple<std::uint32_t, std::uint32_t, char, std::vector<const Sched*>>> checked;
+    for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
+        if (!in.simulated[i])
+            continue;
+        const CollectiveCall& c = plan.comm.calls[i];
+        if (!checked.emplace(c.firstGroup, c.groupCount, in.simulated[i], callScheds[i]).second)
+            continue;
+        for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
+            const std::uint32_t target = targetIn(gr, i);
+            if (target == kNone)
+                return noImage(i);
+            if (shift.group[gr] != kNone && shift.group[gr] != target) {
+                why = "a group maps to different groups in different calls";
+                return false;
+            }
+            shift.group[gr] = target;
+            if (rhoOf[gr] == kNone) {
+                const auto& members = groups[gr].members;
+                const auto& tm = groups[target].members;
+                for (std::uint32_t r = 0; r < tm.size(); ++r)
+                    pos[tm[r]] = r;
+                rho.resize(members.size() + 1); // the last: an NVLS schedule's switch rank, fixed
+                bool same = true;
+                for (std::size_t r = 0; r < members.size(); ++r) {
+                    rho[r] = pos[shiftGpu(plan, members[r], shift, 1)];
+                    same = same && rho[r] == r;
+                }
+                rho[members.size()] = static_cast<std::uint32_t>(members.size());
+                for (std::uint32_t g : tm)
+                    pos[g] = kNone;
+                auto [it, fresh] = rhoIds.try_emplace(rho, static_cast<std::uint32_t>(rhoById.size()));
+                if (fresh)
+                    rhoById.push_back(&it->first);
+                rhoOf[gr] = it->second;
+                identity[gr] = same;
+            }
+            if (in.simulated[i] == 2 && !identity[gr]) {
+                why = "a pipeline pair's sender maps to a receiver";
+                return false;
+            }
+            if (identity[gr])
+                continue;
+            for (const Sched* s : callScheds[i])
+                if (invariant.insert({s, rhoOf[gr]}).second && !invariantUnder(*s, *rhoById[rhoOf[gr]])) {
+                    why = "the schedule of \"" + c.what + "\" is not invariant under the ranks' permutation";
+                    return false;
+                }
         }
     }
     return true;
@@ -256,7 +306,32 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
     }
     std::sort(triples.begin(), triples.end());
     triples.erase(std::unique(triples.begin(), triples.end()), triples.end());
+    // Pairs of different servers first: where a shift the fabric refuses shows itself (verifyShift stops
+    // at the first pair that differs; the order decides nothing else).
+    auto serverOf = [&](std::uint32_t g) { // an NVLS switch endpoint: none
+        return g < topo.gpuCount() && topo.gpuNode(g) != kNoNode ? topo.node(topo.gpuNode(g)).server : -1;
+    };
+    std::stable_partition(triples.begin(), triples.end(), [&](const std::array<std::uint32_t, 3>& t) {
+        return serverOf(t[1]) != serverOf(t[2]);
+    });
 
+    // The simulated calls' groups by their sorted members (a shift maps a group onto one of these), each
+    // group once however many calls use it.
+    GroupsBySet bySet;
+    std::vector<std::uint32_t> firstCall(groups.size(), kNone); // per group: the first simulated call using it
+    for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
+        if (!in.simulated[i])
+            continue;
+        const CollectiveCall& c = plan.comm.calls[i];
+        for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
+            if (firstCall[gr] != kNone)
+                continue;
+            firstCall[gr] = i;
+            std::vector<std::uint32_t> m = groups[gr].members;
+            std::sort(m.begin(), m.end());
+            bySet[std::move(m)].push_back(gr);
+        }
+    }
     // Exempt links: decided by increasing capacity; a link is exempt when a set B of kept links of
     // strictly smaller capacity meets every path crossing it and Σ capacity(B) ≤ its own (B chosen
     // greedily, the link meeting most uncovered paths first). Equal capacities never justify each other,
@@ -287,36 +362,63 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
     std::sort(byCapacity.begin(), byCapacity.end(),
               [&](LinkId x, LinkId y) { return capacity[x] != capacity[y] ? capacity[x] < capacity[y] : x < y; });
     exempt.assign(L, 0);
+    // The greedy cover keeps, per candidate link m (a link of smaller capacity, not exempt: both final
+    // when l's turn comes, links being decided by increasing capacity), how many uncovered paths through
+    // l it meets, and the paths it lies on; covering a path takes it off its candidates' counts.
     std::vector<char> covered;
-    std::unordered_map<LinkId, std::uint32_t> meets;
+    std::vector<std::uint32_t> meets(L, 0), slot(L, kNone), onBegin, onFill, on;
+    std::vector<LinkId> met;
     for (LinkId l : byCapacity) {
         const std::uint32_t n = begin[l + 1] - begin[l];
+        auto candidate = [&](LinkId m) { return capacity[m] < capacity[l] && !exempt[m]; };
+        auto pathOf = [&](std::uint32_t k) -> const std::vector<LinkId>& { return *paths[through[begin[l] + k]]; };
+        for (LinkId m : met)
+            slot[m] = kNone;
+        met.clear();
+        for (std::uint32_t k = 0; k < n; ++k)
+            for (LinkId m : pathOf(k))
+                if (candidate(m)) {
+                    if (slot[m] == kNone) {
+                        slot[m] = static_cast<std::uint32_t>(met.size());
+                        met.push_back(m);
+                        meets[m] = 0;
+                    }
+                    ++meets[m];
+                }
+        onBegin.assign(met.size() + 1, 0);
+        for (std::size_t i = 0; i < met.size(); ++i)
+            onBegin[i + 1] = onBegin[i] + meets[met[i]];
+        on.resize(onBegin.back());
+        onFill.assign(onBegin.begin(), onBegin.end() - 1);
+        for (std::uint32_t k = 0; k < n; ++k)
+            for (LinkId m : pathOf(k))
+                if (candidate(m))
+                    on[onFill[slot[m]]++] = k;
         covered.assign(n, 0);
         std::uint32_t left = n;
         double sum = 0;
         while (left > 0 && sum <= capacity[l]) {
-            meets.clear();
-            for (std::uint32_t k = 0; k < n; ++k)
-                if (!covered[k])
-                    for (LinkId m : *paths[through[begin[l] + k]])
-                        if (capacity[m] < capacity[l] && !exempt[m])
-                            ++meets[m];
+            // The link meeting most uncovered paths (then the smaller capacity, then the lower id).
             LinkId best = kNone;
-            for (const auto& [m, c] : meets)
-                if (best == kNone || c > meets[best] || (c == meets[best] && (capacity[m] < capacity[best]
-                                                                              || (capacity[m] == capacity[best] && m < best))))
+            for (LinkId m : met) {
+                const std::uint32_t c = meets[m];
+                if (c > 0 && (best == kNone || c > meets[best] || (c == meets[best] && (capacity[m] < capacity[best]
+                                                                                    || (capacity[m] == capacity[best] && m < best)))))
                     best = m;
+            }
             if (best == kNone)
                 break;
             sum += capacity[best];
-            for (std::uint32_t k = 0; k < n; ++k)
-                if (!covered[k]) {
-                    const auto& path = *paths[through[begin[l] + k]];
-                    if (std::find(path.begin(), path.end(), best) != path.end()) {
-                        covered[k] = 1;
-                        --left;
-                    }
-                }
+            for (std::uint32_t i = onBegin[slot[best]]; i < onBegin[slot[best] + 1]; ++i) {
+                const std::uint32_t k = on[i];
+                if (covered[k])
+                    continue;
+                covered[k] = 1;
+                --left;
+                for (LinkId m : pathOf(k))
+                    if (candidate(m))
+                        --meets[m];
+            }
         }
         exempt[l] = left == 0 && sum <= capacity[l];
         anyExempt = anyExempt || exempt[l];
@@ -334,7 +436,7 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
             sh.step = step;
             sh.order = size / step;
             std::string why;
-            if (verifyShift(in, sh, triples, callScheds, why)) {
+            if (verifyShift(in, sh, triples, callScheds, bySet, firstCall, why)) {
                 shifts.push_back(std::move(sh));
                 break;
             }
@@ -453,8 +555,7 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
             if (order % linkOrbitSize[l])
                 return refuse("a link orbit's size does not divide the group's order");
         }
-    reduced = true;
-    std::string what;
+    reduced = true;    std::string what;
     for (const Shift& sh : shifts)
         what += std::string(what.empty() ? "" : " × ") + (sh.dim == 0 ? "dp" : "tp") + " shift "
                 + formatInteger(sh.step) + " (" + formatInteger(sh.order) + ")";

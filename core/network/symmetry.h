@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,8 +86,11 @@ struct Symmetry {
 
 private:
     void analyzeWith(const SymmetryInputs& in);
+    // The simulated calls' groups by their sorted members, ascending.
+    using GroupsBySet = std::map<std::vector<std::uint32_t>, std::vector<std::uint32_t>>;
     bool verifyShift(const SymmetryInputs& in, Shift& shift, const std::vector<std::array<std::uint32_t, 3>>& triples,
-                     const std::vector<std::vector<const Sched*>>& callScheds, std::string& why) const;
+                     const std::vector<std::vector<const Sched*>>& callScheds, const GroupsBySet& bySet,
+                     const std::vector<std::uint32_t>& firstCall, std::string& why) const;
 };
 
 } // namespace tw::network::sim
