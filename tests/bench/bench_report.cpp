@@ -66,9 +66,15 @@ std::string count(std::optional<double> v)
 {
     if (!v)
         return "n/a";
-    std::string s = std::to_string(static_cast<long long>(std::llround(*v)));
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
-        s.insert(static_cast<std::size_t>(i), ",");
+    // Built forward rather than with std::string::insert, which GCC 12 at -O3 flags (-Wrestrict).
+    const std::string digits = std::to_string(static_cast<long long>(std::llround(*v)));
+    const std::size_t sign = digits.front() == '-' ? 1 : 0;
+    std::string s = digits.substr(0, sign);
+    for (std::size_t i = sign; i < digits.size(); ++i) {
+        if (i > sign && (digits.size() - i) % 3 == 0)
+            s += ',';
+        s += digits[i];
+    }
     return s;
 }
 
@@ -527,6 +533,8 @@ int main(int argc, char** argv)
         p.seconds = times(num("scale.scale_" + n + ".median_ms"), 1e-3);
         p.mib = num("scale.scale_" + n + ".rss_mib");
         p.fabric = str("scale.scale_" + n + ".fabric", "not run");
+        if (const std::optional<double> pod = num("scale.scale_" + n + ".gpus_per_pod"); pod && *pod > 0)
+            p.fabric += ", pods of " + count(pod);
         if (p.gpus > 0)
             scale.push_back(p);
     }
@@ -693,7 +701,11 @@ int main(int argc, char** argv)
            << "A Llama-3-405B-shaped step (L 126, d 16,384, 128 heads / 8 KV heads, SwiGLU d_ff 53,248, V 128,256, "
            << "T 8,192, 16 micro-batches per replica, tp 8 × pp 16 interleaved, H100 SXM, 8 GPUs and 8 NDR NICs per "
            << "server), dp = GPUs / 128; a rail-optimized leaf–spine (32 NIC ports per leaf, 8 spines) up to 16,384 GPUs, "
-           << "a rail-optimized three-tier fabric (pods of 6,144 GPUs) beyond. One process per size: the RSS is that size's.\n\n"
+           << "a rail-optimized three-tier fabric beyond, its pods holding whole pipeline stages (as many as fit in "
+           << "6,144 GPUs: 6,144 at 32,768 and 98,304 GPUs, 4,096 at 65,536). Pods that cut stages leave some stages' "
+           << "data-parallel groups split over two pods, so only the tensor-parallel shift maps the step onto itself "
+           << "(`bench_scale --gpus 65536 --gpus-per-pod 6144` simulates 16 times the GPUs). One process per size: the "
+           << "RSS is that size's.\n\n"
            << "| GPUs | fabric | simulateStep | peak RSS |\n|---:|---|---:|---:|\n";
         for (const ScalePoint& p : scale)
             md << "| " << count(p.gpus) << " | " << p.fabric << " | " << (p.seconds ? fmt(p.seconds, 2) + " s" : "n/a")

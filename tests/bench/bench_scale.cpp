@@ -5,8 +5,8 @@
 // §3.3.2 and Table 4: T 8,192, tp 8 × pp 16, interleaved 1F1B, H100 SXM, 8 GPUs and 8 NICs per server),
 // B = 1 and 16 micro-batches per replica (2,048 sequences per step at dp 128), zero1, sequence parallel;
 // dp = GPUs / 128. The fabric: a rail-optimized NDR leaf–spine (32 NIC ports per leaf, 8 spines) up to
-// 16,384 GPUs, beyond that a rail-optimized three-tier fat tree with pods of 6,144 GPUs (one pipeline
-// stage's replicas: 192 leaves, 8 spines per pod, 64 cores). One size per process, so the peak RSS
+// 16,384 GPUs, beyond that a rail-optimized three-tier fat tree whose pods hold whole pipeline stages
+// (podSize: 6,144 GPUs = 192 leaves, 8 spines per pod, 64 cores; 4,096 GPUs at 65,536). One size per process, so the peak RSS
 // (getrusage) is that size's: `bench_scale --gpus N [--kind leaf-spine|three-tier] [--nics-per-leaf P]
 // [--runs R]` (P: a leaf–spine's NIC ports per leaf, 32 by default, as a DGX SuperPOD's 32-server scalable
 // unit on 64-port NDR switches); without --gpus it lists the sizes. The reduction depends on P: a
@@ -64,7 +64,18 @@ tw::scenario::Scenario llama405b(std::uint64_t gpus)
     return s;
 }
 
-tw::network::TopologySpec fabric(tw::network::TopologyKind kind, std::uint64_t nicsPerLeaf)
+// GPUs per pod: whole pipeline stages (one stage's replicas are gpus / 16 GPUs, consecutive), as many as
+// fit in 6,144 GPUs (Llama 3's pods held 3,072, arXiv 2407.21783 §3.3.1) — 6,144 at 32,768 and 98,304
+// GPUs, 4,096 at 65,536. Pods that cut stages (6,144 at 65,536: --gpus-per-pod 6144) leave the data-
+// parallel groups of some stages split over two pods, so only the tensor-parallel shift maps the step
+// onto itself (docs/model.md §5.4) and the simulation does 16 times the work.
+std::uint64_t podSize(std::uint64_t gpus)
+{
+    const std::uint64_t stage = gpus / 16;
+    return stage >= 6144 ? stage : 6144 / stage * stage;
+}
+
+tw::network::TopologySpec fabric(tw::network::TopologyKind kind, std::uint64_t nicsPerLeaf, std::uint64_t gpusPerPod)
 {
     tw::network::TopologySpec t;
     t.kind = kind;
@@ -72,8 +83,8 @@ tw::network::TopologySpec fabric(tw::network::TopologyKind kind, std::uint64_t n
     t.nicProtocol = tw::network::Protocol::InfinibandNdr;
     t.nicsPerLeaf = nicsPerLeaf;
     t.spines = 8;
-    t.gpusPerPod = 6144;
-    t.leavesPerPod = 192;
+    t.gpusPerPod = gpusPerPod;
+    t.leavesPerPod = gpusPerPod / 8 / 32 * 8; // sets of 8 rail leaves, 32 servers under each
     t.spinesPerPod = 8;
     t.coreSwitches = 64;
     t.railOptimized = true;
@@ -88,6 +99,7 @@ int main(int argc, char** argv)
     int runs = 1;
     std::string kind;
     std::uint64_t nicsPerLeaf = 32;
+    std::uint64_t gpusPerPod = 0; // 0: podSize
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--gpus" && i + 1 < argc)
@@ -98,8 +110,11 @@ int main(int argc, char** argv)
             nicsPerLeaf = std::max<std::uint64_t>(1, std::strtoull(argv[++i], nullptr, 10));
         else if (a == "--kind" && i + 1 < argc)
             kind = argv[++i];
+        else if (a == "--gpus-per-pod" && i + 1 < argc)
+            gpusPerPod = std::strtoull(argv[++i], nullptr, 10);
         else {
-            std::fprintf(stderr, "usage: bench_scale [--gpus N] [--kind leaf-spine|three-tier] [--nics-per-leaf P] [--runs R]\n");
+            std::fprintf(stderr, "usage: bench_scale [--gpus N] [--kind leaf-spine|three-tier] [--nics-per-leaf P] "
+                                 "[--gpus-per-pod G] [--runs R]\n");
             return 2;
         }
     }
@@ -110,6 +125,12 @@ int main(int argc, char** argv)
     }
     if (gpus % 128) {
         std::fprintf(stderr, "bench_scale: --gpus must be a multiple of tp·pp = 128\n");
+        return 2;
+    }
+    if (gpusPerPod == 0)
+        gpusPerPod = podSize(gpus);
+    if (gpusPerPod % 256) {
+        std::fprintf(stderr, "bench_scale: --gpus-per-pod must be a multiple of 256 (sets of 8 rail leaves, 32 servers each)\n");
         return 2;
     }
     const auto topoKind = kind.empty() ? (gpus <= kLeafSpineMax ? tw::network::TopologyKind::LeafSpine
@@ -130,7 +151,7 @@ int main(int argc, char** argv)
     const auto& der = *d.value();
     const double deriveMs = msSince(t0);
     const auto t1 = Clock::now();
-    auto topo = tw::network::build(fabric(topoKind, nicsPerLeaf), der.cluster);
+    auto topo = tw::network::build(fabric(topoKind, nicsPerLeaf, gpusPerPod), der.cluster);
     if (!topo.ok()) {
         std::fprintf(stderr, "%s\n", topo.error().toString().c_str());
         return 1;
@@ -153,19 +174,21 @@ int main(int argc, char** argv)
         last = std::move(sim).value();
     }
     const Stats s = stats(ms);
+    const bool tiers = topoKind == tw::network::TopologyKind::ThreeTier;
+    const std::string fabricName = tiers ? "three-tier, pods of " + std::to_string(gpusPerPod) + " GPUs" : "leaf-spine";
     std::printf("Llama-3-405B-shaped step, %llu GPUs (tp 8 x pp 16 x dp %llu), %s: derive %.0f ms, fabric %.0f ms "
                 "(%zu links)\n  simulateStep %.1f ms [%.1f, %.1f] (%zu runs); step %.6g s, MFU %.4f; %llu flows, "
                 "%llu simulated (+ %llu in closed form), %llu rate updates, %llu GPUs simulated; RSS %.1f MiB\n  symmetry: %s\n",
-                static_cast<unsigned long long>(gpus), static_cast<unsigned long long>(gpus / 128),
-                topoKind == tw::network::TopologyKind::LeafSpine ? "leaf-spine" : "three-tier", deriveMs, buildMs,
+                static_cast<unsigned long long>(gpus), static_cast<unsigned long long>(gpus / 128), fabricName.c_str(),
+                deriveMs, buildMs,
                 topo.value().links().size(), s.median, s.min, s.max, ms.size(), last.stepSeconds, last.mfu,
                 static_cast<unsigned long long>(last.flows), static_cast<unsigned long long>(last.simulatedFlows),
                 static_cast<unsigned long long>(last.closedFormInstances), static_cast<unsigned long long>(last.rateUpdates),
                 static_cast<unsigned long long>(last.simulatedGpus), peakRssMiB(), last.reduction.c_str());
-    std::printf("RESULT name=scale_%llu gpus=%llu fabric=%s nics_per_leaf=%llu median_ms=%.4f min_ms=%.4f max_ms=%.4f runs=%zu "
-                "rss_mib=%.1f total_ms=%.1f\n",
+    std::printf("RESULT name=scale_%llu gpus=%llu fabric=%s nics_per_leaf=%llu gpus_per_pod=%llu median_ms=%.4f min_ms=%.4f "
+                "max_ms=%.4f runs=%zu rss_mib=%.1f total_ms=%.1f\n",
                 static_cast<unsigned long long>(gpus), static_cast<unsigned long long>(gpus),
-                topoKind == tw::network::TopologyKind::LeafSpine ? "leaf-spine" : "three-tier",
-                static_cast<unsigned long long>(nicsPerLeaf), s.median, s.min, s.max, ms.size(), peakRssMiB(), msSince(t0));
+                tiers ? "three-tier" : "leaf-spine", static_cast<unsigned long long>(nicsPerLeaf),
+                static_cast<unsigned long long>(tiers ? gpusPerPod : 0), s.median, s.min, s.max, ms.size(), peakRssMiB(), msSince(t0));
     return 0;
 }
