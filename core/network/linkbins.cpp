@@ -38,30 +38,109 @@ double LinkBins::bytes(LinkId link) const
 }
 
 LinkBinner::LinkBinner(std::size_t links, std::uint64_t maxBytes, std::uint32_t maxBinsPerLink)
-    : m_maxBytes(maxBytes), m_cap(std::max(kMinBinsPerLink, maxBinsPerLink)), m_since(links, 0.0), m_rate(links, 0.0),
-      m_by(links, {0, 0, 0, 0})
+    : m_maxBytes(maxBytes), m_cap(std::max(kMinBinsPerLink, maxBinsPerLink)), m_open(links)
 {
     m_out.seriesOf.assign(links, kNoSeries);
 }
 
 void LinkBinner::change(LinkId link, double time, double rate, const std::array<double, 4>& byStrategy)
 {
-    if (link >= m_rate.size())
+    if (link >= m_open.size())
         return;
-    if (m_rate[link] > 0 && time > m_since[link])
-        spread(link, m_since[link], time, m_rate[link], m_by[link]);
-    m_since[link] = std::max(m_since[link], time);
-    m_rate[link] = rate;
-    m_by[link] = byStrategy;
+    Open& o = m_open[link];
+    if (o.rate > 0 && time > o.since)
+        integrate(link, o, time);
+    o.since = std::max(o.since, time);
+    o.rate = rate;
+    o.by = byStrategy;
+}
+
+void LinkBinner::fitGrid(double end)
+{
+    // The interval must end inside the grid: [0, m_cap · w) (an end on the last edge is inside).
+    while (end > double(m_cap) * m_width)
+        coarsen();
+}
+
+void LinkBinner::integrate(LinkId link, Open& o, double end)
+{
+    // The series first and then the grid: both may coarsen (a new series can shrink every link's share
+    // of the budget), and nothing below does, so the bin numbers computed here hold.
+    seriesFor(link);
+    fitGrid(end);
+    const double start = o.since;
+    const auto first = static_cast<std::uint32_t>(std::floor(start / m_width));
+    const auto last = static_cast<std::uint32_t>(
+        std::min<double>(m_cap - 1, std::ceil(end / m_width) - 1)); // the bin holding end's left side
+    if (o.pending && o.bin != first)
+        flush(link, o);
+    if (first < last) {
+        // [start, the end of its bin) closes that bin, whole bins get rate · w, the rest opens `last`.
+        const double edge = double(first + 1) * m_width;
+        accumulate(o, first, o.rate, o.by, edge - start);
+        flush(link, o);
+        const double tail = double(last) * m_width;
+        if (tail > edge)
+            spread(link, edge, tail, o.rate, o.by);
+        accumulate(o, last, o.rate, o.by, end - tail);
+    } else { // inside one bin: only the sums move
+        accumulate(o, first, o.rate, o.by, end - start);
+    }
+}
+
+void LinkBinner::accumulate(Open& o, std::uint32_t bin, double rate, const std::array<double, 4>& by, double dt)
+{
+    o.acc += rate * dt;
+    for (std::size_t j = 0; j < 4; ++j)
+        o.accBy[j] += by[j] * dt;
+    o.pending = true;
+    o.bin = bin;
+    m_used = std::max(m_used, bin + 1);
+}
+
+void LinkBinner::flush(LinkId link, Open& o)
+{
+    if (!o.pending)
+        return;
+    LinkSeries& s = m_out.series[m_out.seriesOf[link]]; // (integrate made it)
+    if (s.bins.size() <= o.bin) {
+        if (s.bins.capacity() <= o.bin) // grow geometrically but never past the cap (the budget counts m_cap)
+            s.bins.reserve(std::min<std::size_t>(m_cap, std::max<std::size_t>(o.bin + 1, 2 * s.bins.capacity())));
+        s.bins.resize(o.bin + 1);
+    }
+    LinkBin& b = s.bins[o.bin];
+    b.bytes += o.acc;
+    for (std::size_t j = 0; j < 4; ++j)
+        if (o.accBy[j] > 0)
+            b.byStrategy[j] += static_cast<float>(o.accBy[j]);
+    o.pending = false;
+    o.acc = 0;
+    o.accBy = {0, 0, 0, 0};
 }
 
 void LinkBinner::add(LinkId link, double start, double end, double rate, std::size_t strategy)
 {
-    if (link >= m_rate.size() || !(rate > 0) || !(end > start) || strategy > 3)
+    if (link >= m_open.size() || !(rate > 0) || !(end > start) || strategy > 3)
         return;
     std::array<double, 4> by{0, 0, 0, 0};
     by[strategy] = rate;
-    spread(link, start, end, rate, by);
+    Open& o = m_open[link];
+    if (o.pending && start >= double(o.bin) * m_width && end <= double(o.bin + 1) * m_width) {
+        accumulate(o, o.bin, rate, by, end - start); // inside the open bin (the common case)
+        return;
+    }
+    seriesFor(link); // (as integrate: what may coarsen first)
+    fitGrid(end);
+    const auto first = static_cast<std::uint32_t>(std::floor(start / m_width));
+    const auto last = static_cast<std::uint32_t>(std::min<double>(m_cap - 1, std::ceil(end / m_width) - 1));
+    if (first < last) {
+        spread(link, start, end, rate, by);
+        return;
+    }
+    // Inside one bin (a closed form's transfer is short): into the link's open sums, as a change would.
+    if (o.pending && o.bin != first)
+        flush(link, o);
+    accumulate(o, first, rate, by, end - start);
 }
 
 LinkSeries& LinkBinner::seriesFor(LinkId link)
@@ -107,6 +186,8 @@ void LinkBinner::coarsen()
         }
         s.bins.resize(n);
     }
+    for (Open& o : m_open)
+        o.bin /= 2; // an open bin's sums go to the merged bin
     m_used = (m_used + 1) / 2;
     m_width *= 2;
 }
@@ -114,9 +195,7 @@ void LinkBinner::coarsen()
 void LinkBinner::spread(LinkId link, double start, double end, double rate, const std::array<double, 4>& by)
 {
     LinkSeries& s = seriesFor(link);
-    // The interval must end inside the grid: [0, m_cap · w) (an end on the last edge is inside).
-    while (end > double(m_cap) * m_width)
-        coarsen();
+    fitGrid(end);
     const auto first = static_cast<std::size_t>(std::floor(start / m_width));
     const std::size_t last = std::min<std::size_t>(m_cap - 1, static_cast<std::size_t>(std::ceil(end / m_width)) - 1);
     if (s.bins.size() <= last) {
@@ -140,16 +219,19 @@ void LinkBinner::spread(LinkId link, double start, double end, double rate, cons
 
 LinkBins LinkBinner::finish(double end)
 {
-    for (LinkId l = 0; l < m_rate.size(); ++l) {
-        if (m_rate[l] > 0 && end > m_since[l])
-            spread(l, m_since[l], end, m_rate[l], m_by[l]);
-        m_since[l] = std::max(m_since[l], end);
-        m_rate[l] = 0;
+    for (LinkId l = 0; l < m_open.size(); ++l) {
+        Open& o = m_open[l];
+        if (o.rate > 0 && end > o.since)
+            integrate(l, o, end);
+        flush(l, o);
+        const double since = std::max(o.since, end);
+        o = Open{};
+        o.since = since;
     }
     m_out.binSeconds = m_out.series.empty() ? 0.0 : m_width;
     LinkBins out = std::move(m_out);
     m_out = {};
-    m_out.seriesOf.assign(m_rate.size(), kNoSeries);
+    m_out.seriesOf.assign(m_open.size(), kNoSeries);
     return out;
 }
 

@@ -64,17 +64,32 @@ public:
     [[nodiscard]] double binSeconds() const { return m_width; }
 
 private:
+    // Per link: its rate since its last change, and the bytes of the bin that change fell in not yet
+    // written (a link's rate changes thousands of times per bin at cluster scale: a change inside the
+    // open bin only adds to `acc`; the bins are written when a change leaves it).
+    struct Open {
+        double since = 0, rate = 0;
+        std::array<double, 4> by{};
+        std::uint32_t bin = 0;                 // the open bin (valid while `pending`)
+        bool pending = false;
+        double acc = 0;
+        std::array<double, 4> accBy{};
+    };
+    void integrate(LinkId link, Open& o, double end); // o's rate over [o.since, end) into acc and the bins
+    // `rate` (by strategy: `by`) over dt seconds of `bin`, into o's open sums (o.bin becomes `bin`).
+    void accumulate(Open& o, std::uint32_t bin, double rate, const std::array<double, 4>& by, double dt);
+    void flush(LinkId link, Open& o);                 // acc into its bin
     void spread(LinkId link, double start, double end, double rate, const std::array<double, 4>& byStrategy);
     LinkSeries& seriesFor(LinkId link);
     void coarsen();                            // width × 2, pairs of bins merged
     void fitBudget();                          // halves m_cap while the budget is exceeded
+    void fitGrid(double end);                  // coarsens until [0, end) lies in the grid
 
     std::uint64_t m_maxBytes;
     std::uint32_t m_cap;                       // bins a link may hold now
-    std::uint32_t m_used = 0;                  // the highest bin touched + 1
+    std::uint32_t m_used = 0;                  // the highest bin touched (or open) + 1
     double m_width = kFirstBinSeconds;
-    std::vector<double> m_since, m_rate;       // per link: the last change and its rate
-    std::vector<std::array<double, 4>> m_by;   // per link: the rate by strategy since then
+    std::vector<Open> m_open;                  // per link
     LinkBins m_out;
 };
 

@@ -135,7 +135,9 @@
 //     every path crossing l and Σ capacity(B) ≤ capacity(l) (B chosen greedily; e.g. a NIC link all of
 //     whose flows cross one GPU's PCIe link). Whatever the rates, l then carries at most Σ capacity(B),
 //     so the max-min allocation without l is the allocation with it. Such links keep their exact rates
-//     and payloads, summed over the orbits' real paths. Explicit GPU swaps, ECMP that spreads one
+//     and payloads: where every shift maps them link by link too (a path and its image have the same
+//     shape and each exempt link always meets the same image — a GPU's PCIe link to its NIC), in link
+//     orbits like the others; elsewhere summed over the orbits' real paths (every image routed). Explicit GPU swaps, ECMP that spreads one
 //     replica's flows over NICs or spine uplinks differently from another's (where those links can
 //     saturate), uneven chunks: the shift is refused, the full simulation runs (StepSimulation::reduction
 //     says why). Per-node NICs are fine when the check passes (a NIC link then stands for several flows of

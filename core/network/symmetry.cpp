@@ -74,6 +74,26 @@ std::pair<double, std::size_t> constrainedLength(const Topology& topo, const std
 
 } // namespace
 
+void Symmetry::mapExempt(const std::vector<LinkId>& p, const std::vector<LinkId>& q, const std::vector<double>& capacity,
+                         std::vector<LinkId>& image, std::vector<LinkId>& inverse) const
+{
+    bool aligned = p.size() == q.size();
+    for (std::size_t k = 0; aligned && k < p.size(); ++k)
+        aligned = exempt[p[k]] == exempt[q[k]] && capacity[p[k]] == capacity[q[k]];
+    for (std::size_t k = 0; k < p.size(); ++k) {
+        if (!exempt[p[k]])
+            continue;
+        LinkId& to = image[p[k]];
+        to = !aligned || (to != kNone && to != q[k]) ? kBadLink : q[k];
+    }
+    for (std::size_t k = 0; k < q.size(); ++k) {
+        if (!exempt[q[k]])
+            continue;
+        LinkId& from = inverse[q[k]];
+        from = !aligned || (from != kNone && from != p[k]) ? kBadLink : p[k];
+    }
+}
+
 // Whether `shift` maps the step onto itself (simulate.h "Symmetry"): routed paths onto image paths link by
 // link (apart from exempt links), groups onto groups of the same call, schedules invariant under the rank
 // permutation. Fills shift.group and shift.link. The paths come first: a shift the fabric refuses (a
@@ -152,7 +172,12 @@ bool Symmetry::verifyShift(const SymmetryInputs& in, Shift& shift, const std::ve
             shift.link[a[k]] = b[k];
             inverse[b[k]] = a[k];
         }
+        mapExempt(*p.value(), *q.value(), capacity, shift.link, inverse);
     }
+    // An exempt link keeps its image only when nothing else maps there.
+    for (LinkId l = 0; l < shift.link.size(); ++l)
+        if (exempt[l] && shift.link[l] < kBadLink && inverse[shift.link[l]] != l)
+            shift.link[l] = kBadLink;
 
     // Groups and schedules. Per group the rank permutation ρ onto its image, interned: a call's groups are
     // tested against its schedules once per distinct ρ, however many calls share the group.
@@ -536,7 +561,7 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
     };
     for (const Shift& sh : shifts)
         for (LinkId l = 0; l < L; ++l)
-            if (sh.link[l] != kNone) {
+            if (sh.link[l] < kBadLink) {
                 const LinkId a = find(l), b = find(sh.link[l]);
                 if (a != b)
                     parent[std::max(a, b)] = std::min(a, b);
@@ -549,18 +574,45 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
             linkRep[l] = find(l);
             linkOrbitMembers[linkRep[l]].push_back(l);
         }
+    // An orbit of exempt links stays only when every shift maps each of its links (else its links are
+    // routed image by image: pathEntries) and its size divides |Γ|.
+    for (LinkId r = 0; r < L; ++r) {
+        auto& members = linkOrbitMembers[r];
+        if (members.empty() || !exempt[r])
+            continue;
+        bool whole = order % members.size() == 0;
+        for (LinkId l : members)
+            for (const Shift& sh : shifts)
+                whole = whole && sh.link[l] < kBadLink;
+        if (whole)
+            continue;
+        for (LinkId l : members)
+            linkRep[l] = kNone;
+        members.clear();
+    }
     for (LinkId l = 0; l < L; ++l)
         if (linkRep[l] != kNone) {
             linkOrbitSize[l] = static_cast<std::uint32_t>(linkOrbitMembers[linkRep[l]].size());
             if (order % linkOrbitSize[l])
                 return refuse("a link orbit's size does not divide the group's order");
         }
-    reduced = true;    std::string what;
+    for (LinkId l = 0; l < L; ++l)
+        unmappedExempt = unmappedExempt || (exempt[l] && linkRep[l] == kNone && shifts[0].link[l] != kNone);
+    reduced = true;
+    std::string what;
     for (const Shift& sh : shifts)
         what += std::string(what.empty() ? "" : " × ") + (sh.dim == 0 ? "dp" : "tp") + " shift "
                 + formatInteger(sh.step) + " (" + formatInteger(sh.order) + ")";
+    std::uint64_t inOrbits = 0, perImage = 0; // exempt links on the paths
+    for (LinkId l = 0; l < L; ++l)
+        if (exempt[l] && shifts[0].link[l] != kNone)
+            ++(linkRep[l] != kNone ? inOrbits : perImage);
     reduction = what + ": " + formatInteger(static_cast<std::int64_t>(order)) + " GPUs per orbit, "
                     + formatInteger(static_cast<std::int64_t>(N / order)) + " simulated"
+                    + (inOrbits + perImage == 0 ? ""
+                                                : "; exempt links: " + formatInteger(static_cast<std::int64_t>(inOrbits))
+                                                      + " in orbits, " + formatInteger(static_cast<std::int64_t>(perImage))
+                                                      + " counted per image")
                     + (refusals.empty() ? "" : " (refused: " + refusals + ")");
 }
 
@@ -576,7 +628,7 @@ std::vector<PathEntry> Symmetry::pathEntries(const parallel::PlanDerivation& pla
             e.push_back({l, 1, true});
     } else {
         for (LinkId l : path) {
-            if (exempt[l])
+            if (exempt[l] && linkRep[l] == kNone)
                 continue;
             const LinkId r = linkRep[l];
             const std::uint32_t w = order / linkOrbitSize[l];
@@ -584,9 +636,9 @@ std::vector<PathEntry> Symmetry::pathEntries(const parallel::PlanDerivation& pla
             if (hit != e.end())
                 hit->weight += w;
             else
-                e.push_back({r, w, true});
+                e.push_back({r, w, !exempt[l]});
         }
-        if (anyExempt) {
+        if (unmappedExempt) {
             // Exempt links are real links: count the flows of the orbit crossing each (every image routed).
             std::map<LinkId, std::uint32_t> count;
             std::vector<std::uint32_t> outer{group};
@@ -610,7 +662,7 @@ std::vector<PathEntry> Symmetry::pathEntries(const parallel::PlanDerivation& pla
                         break;
                     }
                     for (LinkId l : *p.value())
-                        if (exempt[l])
+                        if (exempt[l] && linkRep[l] == kNone)
                             ++count[l];
                 }
             }

@@ -26,12 +26,15 @@
 
 namespace tw::network::sim {
 
+inline constexpr LinkId kBadLink = 0xfffffffeu; // Shift::link: an exempt link without a consistent image
+
 // One generator of Γ: a shift of one mesh coordinate.
 struct Shift {
     int dim = 0;                       // 0 dp, 1 tp
     std::uint32_t step = 1, order = 1; // coordinate + step (mod size); order = size / step
     std::vector<std::uint32_t> group;  // per group used: its image
-    std::vector<LinkId> link;          // per constraining link on a path: its image (kNone elsewhere)
+    std::vector<LinkId> link;          // per link on a path: its image (kNone elsewhere; kBadLink: an exempt
+                                       // link the shift does not map consistently)
 };
 
 // What the analysis reads: the step's plan, its schedules and its fabric.
@@ -58,11 +61,15 @@ struct Symmetry {
     std::vector<std::vector<std::uint32_t>> rankRepOf; // per canonical group: rank → representative rank
                                                        // (one more entry: an NVLS schedule's switch rank)
     std::vector<std::uint32_t> rankOrbits, stabilizer; // per canonical group
-    std::vector<LinkId> linkRep;           // per link: its orbit's representative (kNone: exempt or unused)
+    std::vector<LinkId> linkRep;           // per link: its orbit's representative (kNone: unused, or unmapped exempt)
     std::vector<std::uint32_t> linkOrbitSize;
     std::vector<std::vector<LinkId>> linkOrbitMembers; // per representative link
     std::vector<char> exempt;              // links no allocation can saturate
     bool anyExempt = false;
+    // Exempt links in orbits like the others (linkRep) when every shift maps them consistently (the
+    // paths and their images agree link by link there too, as inside a server); the rest are
+    // "unmapped": pathEntries routes every image of a flow to count them.
+    bool unmappedExempt = false;
 
     // No reduction (every GPU its own representative), saying why.
     [[nodiscard]] static Symmetry none(std::size_t gpus, std::string why);
@@ -86,6 +93,11 @@ struct Symmetry {
 
 private:
     void analyzeWith(const SymmetryInputs& in);
+    // The exempt links of path p and its image q, position by position when the two have the same shape
+    // (exempt where the other is, equal capacities): image[l] and inverse[m] set, or kBadLink where a
+    // link already had another partner or the shapes differ.
+    void mapExempt(const std::vector<LinkId>& p, const std::vector<LinkId>& q, const std::vector<double>& capacity,
+                   std::vector<LinkId>& image, std::vector<LinkId>& inverse) const;
     // The simulated calls' groups by their sorted members, ascending.
     using GroupsBySet = std::map<std::vector<std::uint32_t>, std::vector<std::uint32_t>>;
     bool verifyShift(const SymmetryInputs& in, Shift& shift, const std::vector<std::array<std::uint32_t, 3>>& triples,

@@ -100,6 +100,7 @@ int main(int argc, char** argv)
     std::string kind;
     std::uint64_t nicsPerLeaf = 32;
     std::uint64_t gpusPerPod = 0; // 0: podSize
+    bool recordLinks = false;     // as the GUI's stage 5 runs it (link rates binned over the step)
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--gpus" && i + 1 < argc)
@@ -110,11 +111,13 @@ int main(int argc, char** argv)
             nicsPerLeaf = std::max<std::uint64_t>(1, std::strtoull(argv[++i], nullptr, 10));
         else if (a == "--kind" && i + 1 < argc)
             kind = argv[++i];
+        else if (a == "--record-links")
+            recordLinks = true;
         else if (a == "--gpus-per-pod" && i + 1 < argc)
             gpusPerPod = std::strtoull(argv[++i], nullptr, 10);
         else {
             std::fprintf(stderr, "usage: bench_scale [--gpus N] [--kind leaf-spine|three-tier] [--nics-per-leaf P] "
-                                 "[--gpus-per-pod G] [--runs R]\n");
+                                 "[--gpus-per-pod G] [--record-links] [--runs R]\n");
             return 2;
         }
     }
@@ -160,7 +163,7 @@ int main(int argc, char** argv)
     tw::network::SimulationOptions o;
     o.modelFlopsPerStep = der.figures.valueOf("compute.flops_per_step");
     o.peakFlopsPerGpu = der.figures.valueOf("compute.gpu_peak_flops");
-    o.recordLinks = false;
+    o.recordLinks = recordLinks;
     std::vector<double> ms;
     tw::network::StepSimulation last;
     for (int r = 0; r < runs; ++r) {
