@@ -655,6 +655,13 @@ int main(int argc, char** argv)
     md << "| The GPT-3 175B step's link rates binned over the whole step within the bins' budget (#21) | "
        << (binsMib ? fmt(binsMib, 1) + " MiB of bins (budget " + fmt(binsBudget, 0) + " MiB)" : std::string("not run"))
        << " | " << verdict(binsMib && binsBudget ? std::optional<bool>(*binsMib <= *binsBudget) : std::nullopt) << " |\n";
+    // The GUI thread (#21, bench_stalls): the longest stretch over every preset's tour.
+    const std::optional<double> stallWorst = num("stalls.worst_ms");
+    const std::optional<double> stallSteps = num("stalls.steps_over");
+    md << "| No operation on the GUI thread longer than 50 ms on any preset (#21) | "
+       << (stallWorst ? "worst " + fmt(stallWorst, 1) + " ms; " + count(stallSteps) + " steps of the tours over 50 ms"
+                      : std::string("not run"))
+       << " | " << verdict(stallWorst ? std::optional<bool>(*stallWorst <= 50) : std::nullopt) << " |\n";
     // The shell (#8, bench_shell): cold start, the slowest stage switch, the peak with the whole poem.
     const std::optional<double> coldStart = num("shell.cold_start.shown_median_ms");
     const std::optional<double> switchWorst = num("shell.switch.worst_ms");

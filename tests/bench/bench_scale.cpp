@@ -21,6 +21,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,7 @@ int main(int argc, char** argv)
     std::uint64_t nicsPerLeaf = 32;
     std::uint64_t gpusPerPod = 0; // 0: podSize
     bool recordLinks = false;     // as the GUI's stage 5 runs it (link rates binned over the step)
+    std::string presetName;       // a preset's scenario and fabric instead of the built step
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--gpus" && i + 1 < argc)
@@ -115,18 +117,30 @@ int main(int argc, char** argv)
             recordLinks = true;
         else if (a == "--gpus-per-pod" && i + 1 < argc)
             gpusPerPod = std::strtoull(argv[++i], nullptr, 10);
+        else if (a == "--preset" && i + 1 < argc)
+            presetName = argv[++i];
         else {
             std::fprintf(stderr, "usage: bench_scale [--gpus N] [--kind leaf-spine|three-tier] [--nics-per-leaf P] "
-                                 "[--gpus-per-pod G] [--record-links] [--runs R]\n");
+                                 "[--gpus-per-pod G] [--preset NAME] [--record-links] [--runs R]\n");
             return 2;
         }
+    }
+    std::optional<tw::scenario::Scenario> preset;
+    if (!presetName.empty()) {
+        auto p = tw::scenario::preset(presetName);
+        if (!p.ok()) {
+            std::fprintf(stderr, "%s\n", p.error().toString().c_str());
+            return 2;
+        }
+        preset = std::move(p).value();
+        gpus = preset->hardware.cluster().gpuCount();
     }
     if (gpus == 0) {
         for (std::uint64_t n : kSizes)
             std::printf("%llu\n", static_cast<unsigned long long>(n));
         return 0;
     }
-    if (gpus % 128) {
+    if (!preset && gpus % 128) {
         std::fprintf(stderr, "bench_scale: --gpus must be a multiple of tp·pp = 128\n");
         return 2;
     }
@@ -141,7 +155,7 @@ int main(int argc, char** argv)
                                        : (kind == "three-tier" ? tw::network::TopologyKind::ThreeTier
                                                                : tw::network::TopologyKind::LeafSpine);
     const auto t0 = Clock::now();
-    auto d = tw::scenario::derive(llama405b(gpus));
+    auto d = tw::scenario::derive(preset ? *preset : llama405b(gpus));
     if (!d.ok()) {
         std::fprintf(stderr, "cannot derive: %s\n", d.error().toString().c_str());
         return 1;
@@ -154,7 +168,9 @@ int main(int argc, char** argv)
     const auto& der = *d.value();
     const double deriveMs = msSince(t0);
     const auto t1 = Clock::now();
-    auto topo = tw::network::build(fabric(topoKind, nicsPerLeaf, gpusPerPod), der.cluster);
+    const tw::network::TopologySpec spec = preset ? tw::scenario::resolvedTopology(*preset)
+                                                  : fabric(topoKind, nicsPerLeaf, gpusPerPod);
+    auto topo = tw::network::build(spec, der.cluster);
     if (!topo.ok()) {
         std::fprintf(stderr, "%s\n", topo.error().toString().c_str());
         return 1;
@@ -177,21 +193,26 @@ int main(int argc, char** argv)
         last = std::move(sim).value();
     }
     const Stats s = stats(ms);
-    const bool tiers = topoKind == tw::network::TopologyKind::ThreeTier;
+    const bool tiers = spec.kind == tw::network::TopologyKind::ThreeTier;
+    if (preset)
+        gpusPerPod = spec.gpusPerPod;
     const std::string fabricName = tiers ? "three-tier, pods of " + std::to_string(gpusPerPod) + " GPUs" : "leaf-spine";
-    std::printf("Llama-3-405B-shaped step, %llu GPUs (tp 8 x pp 16 x dp %llu), %s: derive %.0f ms, fabric %.0f ms "
+    const std::string what = preset ? "preset " + presetName : "Llama-3-405B-shaped step";
+    std::printf("%s, %llu GPUs (tp %llu x pp %llu x dp %llu), %s: derive %.0f ms, fabric %.0f ms "
                 "(%zu links)\n  simulateStep %.1f ms [%.1f, %.1f] (%zu runs); step %.6g s, MFU %.4f; %llu flows, "
                 "%llu simulated (+ %llu in closed form), %llu rate updates, %llu GPUs simulated; RSS %.1f MiB\n  symmetry: %s\n",
-                static_cast<unsigned long long>(gpus), static_cast<unsigned long long>(gpus / 128), fabricName.c_str(),
+                what.c_str(), static_cast<unsigned long long>(gpus), static_cast<unsigned long long>(der.stage3->plan.tp),
+                static_cast<unsigned long long>(der.stage3->plan.pp), static_cast<unsigned long long>(der.stage3->plan.dp),
+                fabricName.c_str(),
                 deriveMs, buildMs,
                 topo.value().links().size(), s.median, s.min, s.max, ms.size(), last.stepSeconds, last.mfu,
                 static_cast<unsigned long long>(last.flows), static_cast<unsigned long long>(last.simulatedFlows),
                 static_cast<unsigned long long>(last.closedFormInstances), static_cast<unsigned long long>(last.rateUpdates),
                 static_cast<unsigned long long>(last.simulatedGpus), peakRssMiB(), last.reduction.c_str());
-    std::printf("RESULT name=scale_%llu gpus=%llu fabric=%s nics_per_leaf=%llu gpus_per_pod=%llu median_ms=%.4f min_ms=%.4f "
+    const std::string name = preset ? presetName : "scale_" + std::to_string(gpus);
+    std::printf("RESULT name=%s gpus=%llu fabric=%s nics_per_leaf=%llu gpus_per_pod=%llu median_ms=%.4f min_ms=%.4f "
                 "max_ms=%.4f runs=%zu rss_mib=%.1f total_ms=%.1f\n",
-                static_cast<unsigned long long>(gpus), static_cast<unsigned long long>(gpus),
-                tiers ? "three-tier" : "leaf-spine", static_cast<unsigned long long>(nicsPerLeaf),
+                name.c_str(), static_cast<unsigned long long>(gpus), tiers ? "three-tier" : "leaf-spine", static_cast<unsigned long long>(nicsPerLeaf),
                 static_cast<unsigned long long>(tiers ? gpusPerPod : 0), s.median, s.min, s.max, ms.size(), peakRssMiB(), msSince(t0));
     return 0;
 }

@@ -22,6 +22,8 @@
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QTest>
+#include <QToolTip>
+#include <QHelpEvent>
 #include <QVBoxLayout>
 
 #include <qcustomplot.h>
@@ -94,6 +96,7 @@ private slots:
     void clickIsNotASwap();
     void dropOutsideIsNotASwap();
     void hoverHighlightsTheGroups();
+    void tooltipAsked();
     void tpGroupAcrossNodesIsMarked();
     void coreGroupsDecideWhatCrosses();
     void colorModes();
@@ -239,6 +242,22 @@ void TestMeshView::hoverHighlightsTheGroups()
     QCOMPARE(hovered.last().at(0).toInt(), -1);
     QVERIFY(!m_view->cardLook(4).dimmed);
     QVERIFY(!m_view->cardLook(0).highlighted);
+}
+
+// A card's tooltip is written when the viewport asks for it (a ToolTip event where the mouse rests).
+void TestMeshView::tooltipAsked()
+{
+    const ParallelPlan p = planOf(2, 1, 4);
+    showMesh({2, 4}, megatronMesh(p), p);
+    const QPoint at = m_view->gpuCenter(5).toPoint();
+    QHelpEvent help(QEvent::ToolTip, at, m_view->viewport()->mapToGlobal(at));
+    QApplication::sendEvent(m_view->viewport(), &help);
+    // GPU 5 = (dp 1, tp 1) on node 1: TP group 4–7, DP group 1 and 5.
+    QTRY_VERIFY(QToolTip::isVisible());
+    QVERIFY2(QToolTip::text().startsWith(QStringLiteral("GPU 5 on node 1\ndp 1 · pp 0 · tp 1")), qPrintable(QToolTip::text()));
+    QCOMPARE(QToolTip::text(), m_view->gpuToolTip(5));
+    QVERIFY(m_view->gpuToolTip(-1).isEmpty());
+    QToolTip::hideText();
 }
 
 void TestMeshView::tpGroupAcrossNodesIsMarked()

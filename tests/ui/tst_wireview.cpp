@@ -353,10 +353,9 @@ private slots:
         QVERIFY(v.packetsDrawn(Strategy::TP) > 0);
         QCOMPARE(v.packetsDrawn(Strategy::PP), 0);
         QVERIFY(std::abs(v.drawnUtilization(a) - 0.8) < 1e-12);
-        v.setLinkCallers(std::vector<QStringList>(t->links().size()));
-        std::vector<QStringList> callers(t->links().size());
-        callers[a] = {QStringLiteral("DP AllReduce of the gradients, 4 GB")};
-        v.setLinkCallers(callers);
+        v.setLinkCallers([a](LinkId l) {
+            return l == a ? QStringList{QStringLiteral("DP AllReduce of the gradients, 4 GB")} : QStringList{};
+        });
         const QString tip = v.linkToolTip(a);
         QVERIFY(tip.contains(QStringLiteral("4.2 GB")));
         QVERIFY(tip.contains(QStringLiteral("DP AllReduce of the gradients")));

@@ -23,6 +23,7 @@
 #include <vector>
 
 class QCPItemStraightLine;
+class QCPLayer;
 class QCPTextElement;
 class QCustomPlot;
 class QWidget;
@@ -70,6 +71,7 @@ private:
     QCPTextElement* m_breakdownTitle = nullptr;
     QCPTextElement* m_scalingTitle = nullptr;
     QCPItemStraightLine* m_now = nullptr;
+    QCPLayer* m_nowLayer = nullptr; // the time line's own buffered layer
     std::vector<std::vector<double>> m_barValues;
     int m_bars = 0, m_points = 0, m_measured = 0;
     DisplayUnits m_units;

@@ -8,12 +8,14 @@
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
 #include <QGraphicsTextItem>
+#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
 #include <QResizeEvent>
 #include <QStyleOptionGraphicsItem>
 #include <QTextDocument>
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -166,6 +168,51 @@ void MeshView::setMesh(const parallel::Cluster& cluster, const std::vector<paral
     fit();
 }
 
+QString MeshView::gpuToolTip(int g) const
+{
+    if (g < 0 || std::size_t(g) >= m_gpus.size())
+        return {};
+    const Gpu& gpu = m_gpus[std::size_t(g)];
+    const bool known = m_colorBy == ColorBy::Memory && std::size_t(g) < m_memory.size() && m_capacity > 0;
+    QString memoryTip;
+    if (known) {
+        const double used = m_memory[std::size_t(g)];
+        const QString usedText = QString::fromStdString(formatBytes(used, m_units));
+        const QString capacityText = QString::fromStdString(formatBytes(m_capacity, m_units));
+        memoryTip = used > m_capacity
+                        ? tr("\nMemory: %1 of %2, %3 over").arg(usedText, capacityText,
+                                                                QString::fromStdString(formatBytes(used - m_capacity, m_units)))
+                        : tr("\nMemory: %1 of %2 (%3 %)").arg(usedText, capacityText).arg(std::lround(100.0 * used / m_capacity));
+    }
+    return tr("GPU %1 on node %2\ndp %3 · pp %4 · tp %5\nTP group: %6\nDP group: %7\nPipeline: %8%9%10")
+        .arg(g)
+        .arg(gpu.node)
+        .arg(gpu.dp)
+        .arg(gpu.pp)
+        .arg(gpu.tp)
+        .arg(joined(m_tpGroups[std::size_t(gpu.tpGroup)]))
+        .arg(joined(m_dpGroups[std::size_t(gpu.dpGroup)]))
+        .arg(joined(m_ppGroups[std::size_t(gpu.ppGroup)]))
+        .arg(m_tpGroupCrosses[std::size_t(gpu.tpGroup)] ? tr("\n⚠ this TP group spans nodes") : QString())
+        .arg(memoryTip);
+}
+
+bool MeshView::viewportEvent(QEvent* event)
+{
+    // A card's tooltip is written when it is asked for (writing 16,384 of them at every new mesh took
+    // most of a derivation's time on the GUI thread).
+    if (event->type() == QEvent::ToolTip) {
+        auto* help = static_cast<QHelpEvent*>(event);
+        const QString tip = gpuToolTip(gpuAt(help->pos()));
+        if (tip.isEmpty())
+            QToolTip::hideText();
+        else
+            QToolTip::showText(help->globalPos(), tip, viewport());
+        return true;
+    }
+    return QGraphicsView::viewportEvent(event);
+}
+
 void MeshView::rebuildItems(std::uint64_t nodes, std::uint64_t gpusPerNode)
 {
     QGraphicsScene* s = scene();
@@ -306,25 +353,6 @@ void MeshView::restyle()
         card->setOpacity(dimmed ? 0.3 : 1.0);
         card->m_drop = int(g) == m_dropTarget;
         card->m_token = std::binary_search(m_tokenGpus.begin(), m_tokenGpus.end(), int(g));
-        QString memoryTip;
-        if (known)
-            memoryTip = card->m_over ? tr("\nMemory: %1 of %2, %3 over").arg(QString::fromStdString(formatBytes(used, m_units)),
-                                                                             QString::fromStdString(formatBytes(m_capacity, m_units)),
-                                                                             QString::fromStdString(formatBytes(used - m_capacity, m_units)))
-                                     : tr("\nMemory: %1 of %2 (%3 %)").arg(QString::fromStdString(formatBytes(used, m_units)),
-                                                                          QString::fromStdString(formatBytes(m_capacity, m_units)))
-                                           .arg(std::lround(100.0 * share));
-        card->setToolTip(tr("GPU %1 on node %2\ndp %3 · pp %4 · tp %5\nTP group: %6\nDP group: %7\nPipeline: %8%9%10")
-                             .arg(g)
-                             .arg(gpu.node)
-                             .arg(gpu.dp)
-                             .arg(gpu.pp)
-                             .arg(gpu.tp)
-                             .arg(joined(m_tpGroups[std::size_t(gpu.tpGroup)]))
-                             .arg(joined(m_dpGroups[std::size_t(gpu.dpGroup)]))
-                             .arg(joined(m_ppGroups[std::size_t(gpu.ppGroup)]))
-                             .arg(card->m_crosses ? tr("\n⚠ this TP group spans nodes") : QString())
-                             .arg(memoryTip));
         card->update();
     }
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {

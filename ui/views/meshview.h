@@ -92,6 +92,8 @@ public:
     [[nodiscard]] QString warningText() const;
     // The legend's entries as drawn ("dp 0", "dp 1", …, "band: TP group").
     [[nodiscard]] QStringList legendEntries() const { return m_legendEntries; }
+    // What hovering a card shows: the GPU, its coordinate, its groups (and its memory when coloured by it).
+    [[nodiscard]] QString gpuToolTip(int gpu) const;
     // Shows the hover highlight of a GPU as if the mouse were on it (-1 clears); emits gpuHovered.
     void hoverGpu(int gpu);
 
@@ -106,6 +108,7 @@ protected:
     void mouseReleaseEvent(QMouseEvent* event) override;
     void leaveEvent(QEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
+    bool viewportEvent(QEvent* event) override;
 
 private:
     void rebuildItems(std::uint64_t nodes, std::uint64_t gpusPerNode);

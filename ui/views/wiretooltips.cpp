@@ -88,8 +88,8 @@ QString linkToolTip(const LinkTipSources& src, LinkId link, std::vector<LinkId> 
                      .arg(src.traceName.toHtmlEscaped());
     QStringList callers;
     for (const LinkId m : members)
-        if (src.callers && m < src.callers->size())
-            for (const QString& c : (*src.callers)[m])
+        if (src.callers && *src.callers)
+            for (const QString& c : (*src.callers)(m))
                 if (!callers.contains(c))
                     callers << c;
     if (!callers.isEmpty()) {

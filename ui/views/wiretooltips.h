@@ -13,9 +13,13 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <vector>
 
 namespace tw::ui {
+
+// The collectives using a link, as tooltip lines (WireView::setLinkCallers).
+using LinkCallers = std::function<QStringList(network::LinkId)>;
 
 // What a tooltip reads; pointers may be null (no loads, no simulation, no callers).
 struct LinkTipSources {
@@ -23,7 +27,7 @@ struct LinkTipSources {
     const network::LinkLoads* loads = nullptr;
     const network::StepSimulation* simulation = nullptr;
     const network::LinkRateLookup* rates = nullptr;
-    const std::vector<QStringList>* callers = nullptr; // per link: "DP AllReduce of the gradients, 2.3 GB"
+    const LinkCallers* callers = nullptr; // per link: "DP AllReduce of the gradients, 2.3 GB"
     double time = 0;                                   // s within the step
     DisplayUnits units;
     QString traceName;      // the followed token ("token #12 “·che”")

@@ -60,8 +60,6 @@ void WireView::setNetwork(std::shared_ptr<const network::Topology> topology, std
         m_openGroup = -1;
         L.fitted = true;
     }
-    if (m_callers.size() != (m_topology ? m_topology->links().size() : 0))
-        m_callers.clear();
     const double keepScale = L.scale;
     const QPointF keepOffset = L.offset;
     rebuildLayout();
@@ -77,16 +75,16 @@ void WireView::clear()
     m_topology.reset();
     m_loads.reset();
     m_simulation.reset();
-    m_callers.clear();
+    m_callers = nullptr;
     m_openServer = -1;
     m_openGroup = -1;
     *m_state = ViewState{};
     update();
 }
 
-void WireView::setLinkCallers(std::vector<QStringList> callersByLink)
+void WireView::setLinkCallers(LinkCallers callers)
 {
-    m_callers = std::move(callersByLink);
+    m_callers = std::move(callers);
 }
 
 void WireView::setTime(double seconds)

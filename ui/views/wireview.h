@@ -26,6 +26,7 @@
 // hover and drag state, draws the moving layer (lines, packets) and handles input.
 
 #include "wirelayout.h"
+#include "wiretooltips.h"
 
 #include "base/units.h"
 #include "network/linkload.h"
@@ -67,8 +68,9 @@ public:
     void clear();
     [[nodiscard]] const network::Topology* topology() const { return m_topology.get(); }
 
-    // The collectives using each link, for tooltips ("DP AllReduce of the gradients, 2.3 GB").
-    void setLinkCallers(std::vector<QStringList> callersByLink);
+    // The collectives using a link, for its tooltip ("DP AllReduce of the gradients, 2.3 GB"), asked for
+    // when a tooltip shows (not for every link of a fabric at each new step); empty: none known.
+    void setLinkCallers(LinkCallers callers);
 
     // The time within the simulated step, s (clamped to [0, step time]); repaints.
     void setTime(double seconds);
@@ -173,7 +175,7 @@ private:
     std::shared_ptr<const network::Topology> m_topology;
     std::shared_ptr<const network::LinkLoads> m_loads;
     std::shared_ptr<const network::StepSimulation> m_simulation;
-    std::vector<QStringList> m_callers;
+    LinkCallers m_callers;
     std::vector<int> m_highlighted;
     std::vector<network::LinkId> m_traced, m_tracedGradient;
     std::vector<double> m_tracedBytes;
