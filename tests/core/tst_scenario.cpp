@@ -288,7 +288,8 @@ void TestScenario::presetsMatchPublishedShapes()
 // pp 16, dp 128 (8·16·128 = 16,384 = 2,048 servers × 8), 16 sequences of 8,192 per DP group =
 // 16·8,192·128 = 16,777,216 tokens, interleaved; the first and the last chunk one layer lighter (3 + 30·4 + 3
 // = 126). The what-if: dp 768 (8·16·768 = 98,304 = 12,288 servers), the same 16 sequences per group
-// (16·8,192·768 = 100,663,296 tokens), on 32 pods of 3,072 GPUs (98,304 / 3,072) with 1:7 above the pods.
+// (16·8,192·768 = 100,663,296 tokens), on 16 pods of 6,144 GPUs (98,304 / 6,144: one pipeline stage's 768
+// replicas × 8 GPUs each, twice Meta's 3,072-GPU pods) with 1:7 above the pods.
 void TestScenario::llama3LayoutIsPublished()
 {
     struct Row { const char* name; std::uint64_t dp, nodes, tokens; };
@@ -313,7 +314,8 @@ void TestScenario::llama3LayoutIsPublished()
     }
     const auto w = preset("llama3-405b-98k");
     QVERIFY(w->topology.kind == tw::network::TopologyKind::ThreeTier);
-    QCOMPARE(w->topology.gpusPerPod, std::uint64_t(3072));
+    QCOMPARE(w->topology.gpusPerPod, std::uint64_t(768 * 8)); // a stage's DP groups inside one pod
+    QCOMPARE(w->topology.gpusPerPod, w->parallel.dp * w->parallel.tp);
     QCOMPARE(w->topology.coreOversubscription, 7.0);
     QVERIFY(w->description.find("What-if") != std::string::npos);
 }

@@ -86,16 +86,16 @@ void TestWireThreeTier::presetShowsThreeTierSelected()
     QCOMPARE(m_window->scenarioToolbar()->fabricBox()->currentText(), QStringLiteral("Three-tier (pods)"));
     tw::ui::WirePane* pane = m_window->wirePane();
     QCOMPARE(pane->fabricBox()->currentText(), QStringLiteral("Three-tier (pods and a core)"));
-    // The preset: 12,288 servers × 8 GPUs, 3,072 GPUs per pod, 96 leaves and 16 spines per pod, 128 cores,
-    // 7 : 1 at the spines. So 98,304 / 3,072 = 32 pods of 3,072 / 8 = 384 servers; 16 planes (one per pod
+    // The preset: 12,288 servers × 8 GPUs, 6,144 GPUs per pod, 192 leaves and 16 spines per pod, 128 cores,
+    // 7 : 1 at the spines. So 98,304 / 6,144 = 16 pods of 6,144 / 8 = 768 servers; 16 planes (one per pod
     // spine) of 128 / 16 = 8 cores.
     QVERIFY(!child<QGroupBox>(pane, "podsBox")->isHidden());
-    QCOMPARE(child<QSpinBox>(pane, "gpusPerPod")->value(), 3072);
-    QCOMPARE(child<QSpinBox>(pane, "leavesPerPod")->value(), 96);
+    QCOMPARE(child<QSpinBox>(pane, "gpusPerPod")->value(), 6144);
+    QCOMPARE(child<QSpinBox>(pane, "leavesPerPod")->value(), 192);
     QCOMPARE(child<QSpinBox>(pane, "spinesPerPod")->value(), 16);
     QCOMPARE(child<QSpinBox>(pane, "coreSwitches")->value(), 128);
     QCOMPARE(child<QDoubleSpinBox>(pane, "coreOversubscription")->value(), 7.0);
-    QCOMPARE(child<QLabel>(pane, "podsShape")->text(), QStringLiteral("32 pods of 384 servers; 16 planes of 8 cores"));
+    QCOMPARE(child<QLabel>(pane, "podsShape")->text(), QStringLiteral("16 pods of 768 servers; 16 planes of 8 cores"));
     // The leaf–spine-only fields are hidden; the network box (NICs, leaf oversubscription) is shown.
     QVERIFY(child<QSpinBox>(pane, "nicsPerLeaf")->isHidden());
     QVERIFY(child<QSpinBox>(pane, "spines")->isHidden());
