@@ -405,7 +405,10 @@ void WirePane::applyResult(WireResult result)
     }
     const bool sameShape = m_result.network && result.network
                            && m_result.network->topology->links().size() == result.network->topology->links().size();
-    m_router.reset(); // it refers to the old topology
+    // The previous step (and the routes of its fabric) outlive the view's switch to the new one and are
+    // freed on a pool thread (releaseLater, below).
+    WireResult previous = std::move(m_result);
+    std::shared_ptr<TraceRouter> previousRouter = std::move(m_router); // it refers to the old topology
     m_result = std::move(result);
     m_current = true;
     const network::StepSimulation& sim = *m_result.simulation;
@@ -413,6 +416,7 @@ void WirePane::applyResult(WireResult result)
     auto loads = std::shared_ptr<const network::LinkLoads>(m_result.network, &m_result.network->loads);
     m_view->setNetwork(m_result.network->topology, loads, m_result.simulation);
     m_view->setLinkCallers(callersOf(m_result.network, units()));
+    releaseLater(std::move(previous), std::move(previousRouter));
 
     // The throughput chart: the hovered link survives when the fabric kept its shape, else the busiest.
     if (!sameShape || !m_chartLink || *m_chartLink >= topology.links().size()) {
