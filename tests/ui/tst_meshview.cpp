@@ -103,6 +103,7 @@ private slots:
     void scalesFrom8To256Gpus_data();
     void scalesFrom8To256Gpus();
     void restyleOf256GpusReusesCards();
+    void largeMeshIsOneField();
     void signatureModel();
     void callListModel();
     void partitionEditorEmitsOnlyUserEdits();
@@ -386,6 +387,45 @@ void TestMeshView::scalesFrom8To256Gpus()
         QVERIFY(m_view->grab().save(dir + QStringLiteral("/mesh-%1.png").arg(n)));
         m_view->hoverGpu(n / 2 + 1);
         QVERIFY(m_view->grab().save(dir + QStringLiteral("/mesh-%1-hover.png").arg(n)));
+    }
+}
+
+// 32,768 GPUs (4,096 nodes of 8, dp 4,096 × tp 8): beyond 16,384 GPUs the cards and node boxes are not
+// scene items (one item paints them); the groups and the hover still work on every GPU, and a card cannot
+// be dragged (no swap is asked for).
+void TestMeshView::largeMeshIsOneField()
+{
+    const ParallelPlan p = planOf(4096, 1, 8);
+    showMesh({4096, 8}, megatronMesh(p), p);
+    QCOMPARE(m_view->gpuCount(), 32768);
+    QVERIFY2(m_view->scene()->items().size() < 100, qPrintable(QString::number(m_view->scene()->items().size())));
+    // GPU 9 = (dp 1, tp 1): its TP peers are GPUs 8–15 (node 1), its DP peers every tp-1 GPU (8·d + 1).
+    m_view->hoverGpu(9);
+    for (int g : {8, 9, 15, 1, 17, 32761})
+        QVERIFY2(m_view->cardLook(g).highlighted, qPrintable(QString::number(g)));
+    for (int g : {0, 16, 32767})
+        QVERIFY2(m_view->cardLook(g).dimmed, qPrintable(QString::number(g)));
+    const QImage shot = m_view->grab().toImage();
+    int coloured = 0;
+    for (int y = 0; y < shot.height(); y += 4)
+        for (int x = 0; x < shot.width(); x += 4)
+            coloured += shot.pixelColor(x, y) != QColor(Qt::white);
+    QVERIFY2(coloured > 100, "the field painted nothing");
+    QSignalSpy swaps(m_view.get(), &MeshView::swapRequested);
+    const QPoint from = m_view->gpuCenter(100).toPoint(), to = m_view->gpuCenter(30000).toPoint();
+    QTest::mousePress(m_view->viewport(), Qt::LeftButton, {}, from);
+    QTest::mouseMove(m_view->viewport(), from + QPoint(20, 0));
+    QTest::mouseMove(m_view->viewport(), to);
+    QTest::mouseRelease(m_view->viewport(), Qt::LeftButton, {}, to);
+    QCOMPARE(swaps.count(), 0);
+    m_view->hoverGpu(-1);
+    QVERIFY(!m_view->cardLook(0).dimmed);
+    if (const QString dir = shotsDir(); !dir.isEmpty()) {
+        m_view->resize(1200, 800);
+        QCoreApplication::processEvents();
+        QVERIFY(m_view->grab().save(dir + QStringLiteral("/mesh-32768.png")));
+        m_view->hoverGpu(9);
+        QVERIFY(m_view->grab().save(dir + QStringLiteral("/mesh-32768-hover.png")));
     }
 }
 

@@ -243,4 +243,49 @@ public:
     bool m_warn = false;
 };
 
+// Every node box and GPU card of a very large mesh in one item (MeshView::kMaxCardItems): the boxes
+// plain (red-rimmed where a TP group crosses nodes), each card one fill, the followed token's GPUs ringed
+// in yellow; cached in device pixels until a style changes (update()).
+// The cards and boxes are MeshView's, kept out of the scene.
+class CardFieldItem : public QGraphicsItem {
+public:
+    CardFieldItem(const std::vector<GpuCardItem*>& cards, const std::vector<NodeBoxItem*>& nodes, const QRectF& bounds)
+        : m_cards(cards), m_nodes(nodes), m_bounds(bounds)
+    {
+        setZValue(kZCard);
+        setCacheMode(QGraphicsItem::DeviceCoordinateCache);
+    }
+    QRectF boundingRect() const override { return m_bounds.adjusted(-4, -4, 4, 4); }
+    void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override
+    {
+        p->setRenderHint(QPainter::Antialiasing, false);
+        p->setBrush(QColor(0xf3, 0xf4, 0xf6));
+        const QPen plain(QColor(0x64, 0x74, 0x8b), 0), warn(kWarn, 0);
+        for (const NodeBoxItem* node : m_nodes) {
+            p->setPen(node->m_warn ? warn : plain);
+            p->drawRect(node->m_rect);
+        }
+        for (const GpuCardItem* card : m_cards) {
+            const QRectF r = card->m_rect.translated(card->pos());
+            if (card->m_token)
+                p->fillRect(r.adjusted(-3, -3, 3, 3), QColor(0xF0, 0xE4, 0x42));
+            // A card is a pixel or two wide: what an outline says in a small mesh, its fill says here (the
+            // hovered GPU and its peers dark, a GPU over its memory red, the rest faded while hovering).
+            QColor fill = card->m_fill;
+            if (card->m_highlighted)
+                fill = card->m_outline.color();
+            else if (card->m_over)
+                fill = kWarn;
+            else if (card->m_dimmed)
+                fill = mix(fill, Qt::white, 0.3);
+            p->fillRect(r, fill);
+        }
+    }
+
+private:
+    const std::vector<GpuCardItem*>& m_cards;
+    const std::vector<NodeBoxItem*>& m_nodes;
+    QRectF m_bounds;
+};
+
 } // namespace tw::ui

@@ -17,6 +17,7 @@
 #include <QRectF>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 class QGraphicsSimpleTextItem;
@@ -32,6 +33,7 @@ struct Group;
 
 namespace tw::ui {
 
+class CardFieldItem;
 class GpuCardItem;
 class NodeBoxItem;
 
@@ -130,6 +132,11 @@ private:
 
     std::vector<GpuCardItem*> m_cards;
     std::vector<NodeBoxItem*> m_nodes;
+    // Beyond this many GPUs the cards and node boxes are not scene items (m_offScene owns them) and
+    // m_field paints them; a card cannot then be dragged (a GPU swap is made in a smaller mesh).
+    static constexpr std::size_t kMaxCardItems = 16384;
+    std::vector<std::unique_ptr<QGraphicsItem>> m_offScene;
+    CardFieldItem* m_field = nullptr;
     std::vector<QRectF> m_home; // each card's rect in scene coordinates
     std::vector<QGraphicsItem*> m_decor; // legend, warning, links: rebuilt on every setMesh
     QGraphicsSimpleTextItem* m_status = nullptr;
