@@ -70,6 +70,47 @@ LinkRates LinkRateLookup::sum(const std::vector<LinkId>& links, double time) con
     return total;
 }
 
+LinkRateLookup::Gathered LinkRateLookup::gather(const std::vector<LinkId>& links) const
+{
+    Gathered out;
+    if (!m_topology)
+        return out;
+    std::vector<std::uint32_t> ids;
+    for (const LinkId l : links) {
+        if (l >= m_topology->links().size())
+            continue;
+        out.bandwidth += m_topology->link(l).bandwidth;
+        if (m_simulation && m_simulation->linkBins.of(l))
+            ids.push_back(m_simulation->linkBins.seriesOf[l]);
+    }
+    std::sort(ids.begin(), ids.end());
+    for (std::size_t i = 0; i < ids.size();) {
+        std::size_t j = i;
+        while (j < ids.size() && ids[j] == ids[i])
+            ++j;
+        out.series.emplace_back(ids[i], std::uint32_t(j - i));
+        i = j;
+    }
+    return out;
+}
+
+double LinkRateLookup::total(const Gathered& links, double time) const
+{
+    if (!m_simulation)
+        return 0;
+    const LinkBins& bins = m_simulation->linkBins;
+    if (!(bins.binSeconds > 0) || !(time >= 0))
+        return 0;
+    const double k = std::floor(time / bins.binSeconds);
+    double total = 0;
+    for (const auto& [series, count] : links.series) {
+        const std::vector<LinkBin>& s = bins.series[series].bins;
+        if (k < double(s.size()) && s[std::size_t(k)].bytes > 0)
+            total += double(count) * s[std::size_t(k)].bytes / bins.binSeconds;
+    }
+    return total;
+}
+
 double busiestTime(const StepSimulation& simulation)
 {
     // Links busy per bin (a series counts once per link reading it: an orbit's members under symmetry);

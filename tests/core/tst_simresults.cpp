@@ -1,8 +1,8 @@
 // Queries on a simulated step (network/simresults.h) on a hand-made three-node chain a ↔ b ↔ c at
 // 100 B/s per direction and hand-made link bins of 0.5 s: the rate at a time (the bytes of the bin
 // holding it / 0.5 s), its split by strategy (from the bin, else from the link loads' payload shares,
-// else unknown), sums over a merged line, links sharing a series (symmetry), and the middle of the
-// first bin with the most busy links.
+// else unknown), sums over a merged line, links sharing a series (symmetry), many links gathered by
+// series, and the middle of the first bin with the most busy links.
 
 #include "network/simresults.h"
 
@@ -82,6 +82,7 @@ private slots:
     void busiest();
     void meanOverBin();
     void sharedSeries();
+    void gathered();
 };
 
 void TestSimResults::rateInForce()
@@ -195,6 +196,25 @@ void TestSimResults::sharedSeries()
     QCOMPARE(rates.at(3, 3), rates.at(2, 3));
     QCOMPARE(rates.at(3, 3).total, 50.0);
     QCOMPARE(busiestTime(s), 2.75);
+}
+
+// Links gathered by series: with link 3 reading link 2's series, {0, 2, 3} read two series (link 2's
+// twice); at 2.75 s link 0 carries 60 B/s and links 2 and 3 50 B/s each: 160 B/s of 300 B/s capacity.
+// At 4.5 s none is busy (0); an unknown link id is skipped; without a simulation the total is 0.
+void TestSimResults::gathered()
+{
+    const Topology t = chain();
+    StepSimulation s = simulation();
+    s.linkBins.seriesOf[3] = s.linkBins.seriesOf[2];
+    const LinkRateLookup rates(&t, &s, nullptr);
+    const LinkRateLookup::Gathered g = rates.gather({0, 2, 3, 99});
+    QCOMPARE(g.bandwidth, 300.0);
+    QCOMPARE(g.series.size(), std::size_t(2));
+    QCOMPARE(rates.total(g, 2.75), 160.0);
+    QCOMPARE(rates.total(g, 2.75), rates.sum({0, 2, 3}, 2.75).total);
+    QCOMPARE(rates.total(g, 4.5), 0.0);
+    QCOMPARE(LinkRateLookup(&t, nullptr, nullptr).total(g, 3.0), 0.0);
+    QCOMPARE(LinkRateLookup(&t, nullptr, nullptr).gather({0, 1}).bandwidth, 200.0);
 }
 
 QTEST_MAIN(TestSimResults)

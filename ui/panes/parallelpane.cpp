@@ -457,7 +457,7 @@ void ParallelPane::onDerived(const std::shared_ptr<const scenario::Derivation>& 
         m_mesh->setMesh(derivation->cluster, plan->mesh, plan->plan, &plan->comm.groups);
         m_signature->setCommPlan(plan->comm, plan->figures);
         m_chainFigures = derivation->figures;
-        m_calls->setCommPlan(plan->comm);
+        m_calls->shareCommPlan(std::shared_ptr<const parallel::CommPlan>(derivation->stage3, &plan->comm));
         m_pipeline->setTimeline(plan->timeline, plan->kernels.optimizer.seconds);
         showMemory();
         // The chart's makespan and bubble are figures: their formulas on hover.

@@ -93,12 +93,25 @@ void MeshView::setMesh(const parallel::Cluster& cluster, const std::vector<paral
 
     // Group membership: core's groups when they cover every GPU once, else read off the coordinates.
     using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
+    // Groups by key, in the keys' order (a dense table over the coordinates' ranges: a map of 98,304
+    // GPUs took tens of milliseconds of the GUI thread).
     auto fromCoords = [&](auto key, auto order, int Gpu::*slot) {
-        std::map<Key, std::vector<int>> byKey;
-        for (std::uint64_t g = 0; g < n; ++g)
-            byKey[key(m_gpus[g])].push_back(int(g));
+        std::size_t dims[3] = {0, 0, 0};
+        for (std::uint64_t g = 0; g < n; ++g) {
+            const Key k = key(m_gpus[g]);
+            dims[0] = std::max<std::size_t>(dims[0], std::get<0>(k) + 1u);
+            dims[1] = std::max<std::size_t>(dims[1], std::get<1>(k) + 1u);
+            dims[2] = std::max<std::size_t>(dims[2], std::get<2>(k) + 1u);
+        }
+        std::vector<std::vector<int>> byKey(dims[0] * dims[1] * dims[2]);
+        for (std::uint64_t g = 0; g < n; ++g) {
+            const Key k = key(m_gpus[g]);
+            byKey[(std::get<0>(k) * dims[1] + std::get<1>(k)) * dims[2] + std::get<2>(k)].push_back(int(g));
+        }
         std::vector<std::vector<int>> out;
-        for (auto& [k, members] : byKey) {
+        for (auto& members : byKey) {
+            if (members.empty())
+                continue;
             std::stable_sort(members.begin(), members.end(),
                              [&](int a, int b) { return order(m_gpus[std::size_t(a)]) < order(m_gpus[std::size_t(b)]); });
             for (int g : members)

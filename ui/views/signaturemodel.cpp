@@ -270,7 +270,14 @@ CallListModel::CallListModel(QObject* parent)
 
 void CallListModel::setCommPlan(parallel::CommPlan comm)
 {
-    if (comm.calls.size() == m_comm.calls.size() && !comm.calls.empty()) {
+    shareCommPlan(std::make_shared<const parallel::CommPlan>(std::move(comm)));
+}
+
+void CallListModel::shareCommPlan(std::shared_ptr<const parallel::CommPlan> comm)
+{
+    if (!comm)
+        comm = std::make_shared<const parallel::CommPlan>();
+    if (comm->calls.size() == m_comm->calls.size() && !comm->calls.empty()) {
         m_comm = std::move(comm);
         emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
         return;
@@ -289,7 +296,7 @@ void CallListModel::setDisplayUnits(DisplayUnits units)
 
 int CallListModel::rowCount(const QModelIndex& parent) const
 {
-    return parent.isValid() ? 0 : int(m_comm.calls.size());
+    return parent.isValid() ? 0 : int(m_comm->calls.size());
 }
 
 int CallListModel::columnCount(const QModelIndex& parent) const
@@ -299,14 +306,14 @@ int CallListModel::columnCount(const QModelIndex& parent) const
 
 std::size_t CallListModel::groupSize(const parallel::CollectiveCall& call) const
 {
-    return call.firstGroup < m_comm.groups.size() ? m_comm.groups[call.firstGroup].members.size() : 0;
+    return call.firstGroup < m_comm->groups.size() ? m_comm->groups[call.firstGroup].members.size() : 0;
 }
 
 QVariant CallListModel::data(const QModelIndex& index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
-    const parallel::CollectiveCall& c = m_comm.calls[std::size_t(index.row())];
+    const parallel::CollectiveCall& c = m_comm->calls[std::size_t(index.row())];
     const int column = index.column();
     switch (role) {
     case Qt::DisplayRole:
@@ -325,8 +332,8 @@ QVariant CallListModel::data(const QModelIndex& index, int role) const
         QString tip = qs(c.what);
         if (!c.formula.empty())
             tip += tr("\nPayload M = %1").arg(qs(c.formula));
-        if (c.firstGroup < m_comm.groups.size()) {
-            const parallel::Group& g = m_comm.groups[c.firstGroup];
+        if (c.firstGroup < m_comm->groups.size()) {
+            const parallel::Group& g = m_comm->groups[c.firstGroup];
             QStringList members;
             for (std::size_t i = 0; i < g.members.size() && i < 16; ++i)
                 members << QString::number(g.members[i]);

@@ -11,6 +11,7 @@
 
 #include <QAbstractTableModel>
 
+#include <memory>
 #include <vector>
 
 namespace tw::ui {
@@ -59,8 +60,10 @@ public:
     explicit CallListModel(QObject* parent = nullptr);
 
     void setCommPlan(parallel::CommPlan comm);
+    // The plan shared, not copied (the derivation's: hundreds of thousands of groups at 98,304 GPUs).
+    void shareCommPlan(std::shared_ptr<const parallel::CommPlan> comm);
     void setDisplayUnits(DisplayUnits units);
-    [[nodiscard]] const parallel::CommPlan& commPlan() const { return m_comm; }
+    [[nodiscard]] const parallel::CommPlan& commPlan() const { return *m_comm; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -70,7 +73,7 @@ public:
 private:
     [[nodiscard]] std::size_t groupSize(const parallel::CollectiveCall& call) const;
 
-    parallel::CommPlan m_comm;
+    std::shared_ptr<const parallel::CommPlan> m_comm = std::make_shared<const parallel::CommPlan>();
     DisplayUnits m_units;
 };
 

@@ -198,6 +198,10 @@ void WireView::rebuildLayout()
                                                                                               : 0.0;
         L.maxGroupPayload = std::max(L.maxGroupPayload, L.groupPayload[g]);
     }
+    L.groupRates.clear();
+    L.groupRates.reserve(L.geo.groups.size());
+    for (const auto& group : L.geo.grouping.groups)
+        L.groupRates.push_back(L.rates.gather(group.internal));
     // The highlight survives a new layout.
     if (!m_highlighted.empty())
         setHighlightedGpus(m_highlighted);
@@ -363,8 +367,8 @@ double WireView::drawnGroupUtilization(int group) const
         return 0;
     if (!m_simulation)
         return L.maxGroupPayload > 0 ? L.groupPayload[std::size_t(group)] / L.maxGroupPayload : 0;
-    const network::LinkRates r = L.rates.sum(L.geo.grouping.groups[std::size_t(group)].internal, m_time);
-    return r.bandwidth > 0 ? r.total / r.bandwidth : 0;
+    const network::LinkRateLookup::Gathered& links = L.groupRates[std::size_t(group)];
+    return links.bandwidth > 0 ? L.rates.total(links, m_time) / links.bandwidth : 0;
 }
 
 QColor WireView::drawnGroupColor(int group) const

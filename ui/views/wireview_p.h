@@ -29,6 +29,9 @@ struct WireView::ViewState {
     double maxPayload = 0;           // busiest line's payload (colour without a simulation)
     std::vector<double> groupPayload; // per group: its internal links' payload
     double maxGroupPayload = 0;
+    // Per group: its internal links gathered by bin series (a box's load each frame without summing
+    // tens of thousands of links: 98,304 GPUs, 450 ms a frame for the pods' colours).
+    std::vector<network::LinkRateLookup::Gathered> groupRates;
 
     // World → widget: screen = world · scale + offset.
     double scale = 1, fitScale = 1;
