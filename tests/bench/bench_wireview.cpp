@@ -157,7 +157,8 @@ int main(int argc, char** argv)
 
     // Issue 21: 16,384 GPUs drawn (the llama3-405b preset: 2,048 servers on a rail-optimized leaf–spine),
     // collapsed into 64 server groups (views/wiregroups.h), then with one group open; the same for the
-    // 98,304-GPU what-if (32 pods of a three-tier fabric). The fabric alone, without the step's loads or a
+    // 98,304-GPU what-if (16 pods of a three-tier fabric), and there also with the first server group of
+    // the open pod open (a pod of 768 servers opens onto its server groups). The fabric alone, without the step's loads or a
     // simulation (mapping and simulating take minutes at this size before the symmetry work): every line
     // and box is drawn, idle, so a frame is the drawing without packets.
     for (const char* name : {"llama3-405b", "llama3-405b-98k"}) {
@@ -176,14 +177,21 @@ int main(int argc, char** argv)
         bigView.setNetwork(topology, nullptr, nullptr);
         const double layoutMs = tw::bench::msSince(t0);
         const std::uint64_t gpus = topology->gpuCount();
-        for (const int open : {-1, 0}) {
+        std::vector<int> opens = {-1, 0};
+        for (int g = 0; g < bigView.groupCount(); ++g)
+            if (bigView.group(g)->parent == 0) { // the first server group inside pod 0
+                opens.push_back(g);
+                break;
+            }
+        for (const int open : opens) {
+            const bool inner = open > 0;
+            const char* state = open < 0 ? "collapsed" : inner ? "inner" : "open";
             const auto o0 = tw::bench::Clock::now();
             bigView.openGroup(open);
             const double openMs = tw::bench::msSince(o0);
             (void)renderMs(bigView, image);
             if (!shots.isEmpty())
-                image.save(QStringLiteral("%1/%2-%3.png").arg(shots, QString::fromLatin1(name),
-                                                              open < 0 ? QStringLiteral("collapsed") : QStringLiteral("open")));
+                image.save(QStringLiteral("%1/%2-%3.png").arg(shots, QString::fromLatin1(name), QString::fromLatin1(state)));
             std::vector<double> ms, cpu;
             for (int f = 0; f < frames; ++f) {
                 ms.push_back(renderMs(bigView, image));
@@ -194,10 +202,11 @@ int main(int argc, char** argv)
             std::printf("%s: %llu GPUs, %zu links, %d groups, %s (build %.0f ms, setNetwork %.1f ms, open %.1f ms): "
                         "%d frames 1280x720: wall median %.3f ms, worst %.3f ms (budget 16); CPU median %.3f ms\n",
                         name, static_cast<unsigned long long>(gpus), topology->links().size(),
-                        bigView.groupCount(), open < 0 ? "all collapsed" : "group 0 open", networkMs, layoutMs, openMs,
+                        bigView.groupCount(), open < 0 ? "all collapsed" : inner ? "a server group open in pod 0" : "group 0 open",
+                        networkMs, layoutMs, openMs,
                         frames, st.median, st.max, cs.median);
             std::printf("RESULT name=wire_frame_%llu_%s median_ms=%.4f max_ms=%.4f target_ms=16 %s\n",
-                        static_cast<unsigned long long>(gpus), open < 0 ? "collapsed" : "open", st.median, st.max,
+                        static_cast<unsigned long long>(gpus), state, st.median, st.max,
                         st.median <= 16 ? "PASS" : "FAIL");
         }
     }

@@ -2,7 +2,8 @@
 // fabric of 4 pods draws each pod as one box with its GPU count (nothing inside it drawn, its uplinks
 // merged into one line per core), a leaf–spine beyond 128 servers one box per set of rail leaves with
 // their servers; double-clicking a box opens it (QTest on a real WireView), double-clicking its frame or
-// Esc closes it; a box's fill follows the load of the network links inside it.
+// Esc closes it; a box's fill follows the load of the network links inside it. A pod of more than 128
+// servers opens onto boxes of its server groups, one of which opens inside it (Esc closes it first).
 //
 // The fabrics, by hand (topology.h "three-tier"): 32 servers of 8 GPUs, 64 GPUs (8 servers) per pod →
 // 4 pods; 8 rail leaves per pod (one server group of 8 servers), 4 spines per pod, 8 cores in 4 planes of
@@ -10,6 +11,9 @@
 // Leaf–spine: 160 servers of 8 GPUs, a NIC per GPU, 32 NIC ports per leaf → 1,280 / 32 = 40 leaves, in
 // sets of 8 rails serving 32 servers: 5 groups, group k = servers 32k … 32k+31 = GPUs 256k … 256k+255,
 // each leaf with one uplink to each of the 4 spines (8 leaf → spine links per group and spine).
+// Large pods: 2 pods of 160 servers (1,280 GPUs), 40 rail leaves per pod (1,280 NIC ports / 40 = 32
+// per leaf: sets of 8 rails serving 32 servers, 5 server groups per pod), 4 spines per pod, 8 cores.
+// A pod of more than 128 servers holds its server groups: pod p's group k = servers 160p + 32k … +31.
 
 #include "views/wireview.h"
 
@@ -40,15 +44,25 @@ Topology build(const TopologySpec& spec, std::uint64_t nodes)
     return std::move(t).value();
 }
 
-Topology fourPods()
+Topology threeTier(std::uint64_t gpusPerPod, std::uint64_t leavesPerPod, std::uint64_t servers)
 {
     TopologySpec spec;
     spec.kind = TopologyKind::ThreeTier;
-    spec.gpusPerPod = 64;
-    spec.leavesPerPod = 8;
+    spec.gpusPerPod = gpusPerPod;
+    spec.leavesPerPod = leavesPerPod;
     spec.spinesPerPod = 4;
     spec.coreSwitches = 8;
-    return build(spec, 32);
+    return build(spec, servers);
+}
+
+Topology fourPods()
+{
+    return threeTier(64, 8, 32);
+}
+
+Topology twoLargePods()
+{
+    return threeTier(1280, 40, 320);
 }
 
 Topology leafSpine(std::uint64_t servers)
@@ -78,6 +92,8 @@ private slots:
     void largeLeafSpineGroupsServers();
     void doubleClickOpensAndClosesAPod();
     void boxFillFollowsTheLoadInside();
+    void largePodOpensOntoServerGroups();
+    void serverGroupOpensInsideItsPod();
 };
 
 void TestWirePods::threeTierPodsCollapse()
@@ -262,6 +278,120 @@ void TestWirePods::boxFillFollowsTheLoadInside()
     view.setHighlightedGpus({130});
     QVERIFY(view.layout().groups[2].highlighted);
     QVERIFY(!view.layout().groups[1].highlighted);
+}
+
+void TestWirePods::largePodOpensOntoServerGroups()
+{
+    const Topology t = twoLargePods();
+    const WireLayout g = WireLayout::compute(t, QSizeF(1264, 670), -1, true);
+    // 2 pods, then pod 0's 5 server groups, then pod 1's (8 cores ≤ 32: no planes).
+    QCOMPARE(g.grouping.groups.size(), std::size_t(2 + 2 * 5));
+    for (int p = 0; p < 2; ++p) {
+        const WireGroups::Group& pod = g.grouping.groups[std::size_t(p)];
+        QVERIFY(pod.kind == WireGroups::Kind::Pod);
+        QCOMPARE(pod.parent, -1);
+        QCOMPARE(pod.gpus, std::uint64_t(1280));
+        // Inside: 1,280 NIC–leaf and 40·4 leaf–spine pairs, both directions.
+        QCOMPARE(pod.internal.size(), std::size_t(2 * (1280 + 160)));
+        for (int k = 0; k < 5; ++k) {
+            const int id = 2 + 5 * p + k;
+            const WireGroups::Group& sub = g.grouping.groups[std::size_t(id)];
+            QVERIFY(sub.kind == WireGroups::Kind::Servers);
+            QCOMPARE(sub.parent, p);
+            QCOMPARE(sub.serverLo, std::int64_t(160 * p + 32 * k));
+            QCOMPARE(sub.serverHi, std::int64_t(160 * p + 32 * k + 31));
+            QCOMPARE(sub.gpus, std::uint64_t(256));
+            QCOMPARE(sub.switches, std::uint64_t(8));          // its 8 rail leaves
+            QCOMPARE(sub.internal.size(), std::size_t(2 * 256)); // its NIC–leaf pairs
+            QVERIFY(g.groups[std::size_t(id)].rect.isNull());    // not drawn while the pod is closed
+        }
+    }
+    // Collapsed: every node of a pod is drawn in the pod's box, as before.
+    QCOMPARE(g.collapsedGroupOf(gpuNode(t, 1280 + 300)), 1);
+
+    // Pod 1 open: its spines drawn, its leaves and servers in their groups' boxes inside its frame; a
+    // spine's line to a group merges the group's 8 leaves' uplinks to it.
+    const WireLayout open = WireLayout::compute(t, QSizeF(1264, 670), -1, true, 1);
+    QCOMPARE(open.openGroup, 1);
+    QVERIFY(open.groups[1].open);
+    QCOMPARE(open.collapsedGroupOf(gpuNode(t, 1280 + 300)), 2 + 5 + 1); // server 197: pod 1's group 1
+    QCOMPARE(open.collapsedGroupOf(gpuNode(t, 300)), 0);
+    std::size_t spines = 0;
+    for (NodeId n = 0; n < t.nodes().size(); ++n) {
+        if (t.podPlace(n).pod != 1 || t.node(n).server >= 0)
+            continue;
+        if (t.node(n).kind == NodeKind::LeafSwitch) {
+            QVERIFY(!open.nodeDrawn(t, n));
+            continue;
+        }
+        ++spines;
+        QVERIFY(open.nodeDrawn(t, n));
+        QVERIFY(open.groups[1].rect.contains(open.nodes[n].rect));
+        std::size_t toGroups = 0;
+        for (const LinkId l : t.inLinks(n)) {
+            const int seg = open.segmentOf[l];
+            QVERIFY(seg >= 0);
+            if (open.collapsedGroupOf(t.link(l).from) >= 2) {
+                QCOMPARE(open.segments[std::size_t(seg)].members.size(), std::size_t(8));
+                ++toGroups;
+            }
+        }
+        QCOMPARE(toGroups, std::size_t(5 * 8)); // every leaf of the pod, one of 5 lines per spine
+    }
+    QCOMPARE(spines, std::size_t(4));
+    for (int k = 0; k < 5; ++k) {
+        const QRectF box = open.groups[std::size_t(7 + k)].rect;
+        QVERIFY(!box.isNull());
+        QVERIFY(!open.groups[std::size_t(7 + k)].open);
+        QVERIFY(open.groups[1].rect.contains(box));
+        QVERIFY(open.groups[std::size_t(2 + k)].rect.isNull()); // pod 0's stay hidden in its box
+    }
+}
+
+void TestWirePods::serverGroupOpensInsideItsPod()
+{
+    auto t = std::make_shared<const Topology>(twoLargePods());
+    tw::ui::WireView view;
+    view.resize(1280, 720);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.setNetwork(t, nullptr, nullptr);
+    QSignalSpy opened(&view, &tw::ui::WireView::groupOpened);
+    const auto pod = view.groupRect(1);
+    QVERIFY(pod);
+    QTest::mouseDClick(&view, Qt::LeftButton, {}, pod->center().toPoint());
+    QCOMPARE(view.openedGroup(), 1);
+    // Pod 1's group 2 (servers 224–255, GPUs 1,792–2,047) is a box inside the open pod's frame: a
+    // double-click opens it, the pod stays open around it, its servers are drawn in full.
+    const auto box = view.groupRect(9);
+    QVERIFY(box);
+    QVERIFY(QRectF(view.rect()).contains(box->center()));
+    QCOMPARE(view.groupAt(box->center().toPoint()), std::optional<int>(9));
+    QVERIFY(!view.nodeCenter(gpuNode(*t, 1792)));
+    QTest::mouseDClick(&view, Qt::LeftButton, {}, box->center().toPoint());
+    QCOMPARE(view.openedGroup(), 9);
+    QVERIFY(view.layout().groups[1].open);
+    QVERIFY(view.layout().groups[9].open);
+    QVERIFY(view.layout().groups[1].rect.contains(view.layout().groups[9].rect));
+    QVERIFY(!view.layout().compact());
+    const auto gpu = view.nodeCenter(gpuNode(*t, 1792));
+    QVERIFY(gpu);
+    QVERIFY(QRectF(view.rect()).contains(*gpu));
+    QVERIFY(!view.nodeCenter(gpuNode(*t, 1280))); // group 0 of the pod stays a box
+    // Esc closes the server group (the pod stays open), a second Esc the pod.
+    QTest::keyClick(&view, Qt::Key_Escape);
+    QCOMPARE(view.openedGroup(), 1);
+    QTest::keyClick(&view, Qt::Key_Escape);
+    QCOMPARE(view.openedGroup(), -1);
+    // Double-clicking the pod's frame (its top margin) with a server group open closes both.
+    view.openGroup(9);
+    const auto frame = view.groupRect(1);
+    QVERIFY(frame);
+    const QPoint margin(int(frame->center().x()), int(frame->top() + 4));
+    QCOMPARE(view.groupAt(margin), std::optional<int>(1));
+    QTest::mouseDClick(&view, Qt::LeftButton, {}, margin);
+    QCOMPARE(view.openedGroup(), -1);
+    QCOMPARE(opened.size(), 6); // 1, 9, 1, -1, 9, -1
 }
 
 QTEST_MAIN(TestWirePods)

@@ -28,15 +28,10 @@ QString num(std::int64_t v)
     return qs(formatInteger(v));
 }
 
-// Ranges, counts, the network links inside and the labels, once every node has its group.
+// Ranges, counts, the network links inside and the labels, once every node has its group(s).
 void describe(const network::Topology& t, WireGroups& out)
 {
-    for (NodeId n = 0; n < t.nodes().size(); ++n) {
-        const int g = out.of(n);
-        if (g < 0)
-            continue;
-        WireGroups::Group& grp = out.groups[std::size_t(g)];
-        const network::Node& node = t.node(n);
+    auto count = [&](WireGroups::Group& grp, const network::Node& node) {
         if (node.server >= 0) {
             grp.serverLo = grp.serverLo < 0 ? node.server : std::min(grp.serverLo, node.server);
             grp.serverHi = std::max(grp.serverHi, node.server);
@@ -48,11 +43,19 @@ void describe(const network::Topology& t, WireGroups& out)
         }
         if (node.kind == NodeKind::LeafSwitch || node.kind == NodeKind::SpineSwitch)
             ++grp.switches;
+    };
+    for (NodeId n = 0; n < t.nodes().size(); ++n) {
+        for (const int g : {out.of(n), out.subOfNode(n)})
+            if (g >= 0)
+                count(out.groups[std::size_t(g)], t.node(n));
     }
     for (LinkId l = 0; l < t.links().size(); ++l) {
         const network::Link& link = t.link(l);
-        const int g = out.of(link.from);
-        if (g >= 0 && g == out.of(link.to) && network::isNetwork(link.protocol))
+        if (!network::isNetwork(link.protocol))
+            continue;
+        if (const int g = out.of(link.from); g >= 0 && g == out.of(link.to))
+            out.groups[std::size_t(g)].internal.push_back(l);
+        if (const int g = out.subOfNode(link.from); g >= 0 && g == out.subOfNode(link.to))
             out.groups[std::size_t(g)].internal.push_back(l);
     }
     for (WireGroups::Group& g : out.groups) {
@@ -106,13 +109,14 @@ void podGroups(const network::Topology& t, WireGroups& out)
     }
 }
 
-// Server groups: the leaves that serve the same servers, with those servers.
-void leafGroups(const network::Topology& t, std::int64_t servers, WireGroups& out)
+// Server groups among `leaves`: the leaves that serve the same servers, with those servers. The groups
+// are appended (their `parent` given), each leaf's written into `slot` (groupOf or subOf) and each
+// served server's into `serverGroup` (the caller gives the servers' nodes theirs).
+void leafGroups(const network::Topology& t, const std::vector<NodeId>& leaves, int parent, std::vector<int>& slot,
+                std::vector<int>& serverGroup, WireGroups& out)
 {
     std::map<std::vector<std::int64_t>, std::vector<NodeId>> leavesOf; // served servers → leaves
-    for (NodeId n = 0; n < t.nodes().size(); ++n) {
-        if (t.node(n).kind != NodeKind::LeafSwitch || t.node(n).server >= 0)
-            continue;
+    for (const NodeId n : leaves) {
         std::vector<std::int64_t> served;
         for (const LinkId l : t.outLinks(n))
             if (const auto s = t.node(t.link(l).to).server; s >= 0)
@@ -130,20 +134,62 @@ void leafGroups(const network::Topology& t, std::int64_t servers, WireGroups& ou
     if (sets.empty())
         return;
     const std::size_t per = (sets.size() + WireGroups::kMaxGroups - 1) / WireGroups::kMaxGroups;
-    std::vector<int> serverGroup(std::size_t(servers), -1);
+    const std::size_t base = out.groups.size();
     for (std::size_t i = 0; i < sets.size(); ++i) {
-        const int g = int(i / per);
-        if (std::size_t(g) >= out.groups.size())
-            out.groups.push_back(makeGroup(WireGroups::Kind::Servers, g));
+        const std::size_t g = base + i / per;
+        if (g >= out.groups.size()) {
+            out.groups.push_back(makeGroup(WireGroups::Kind::Servers, int(i / per)));
+            out.groups.back().parent = parent;
+        }
         for (const NodeId leaf : sets[i].second->second)
-            out.groupOf[leaf] = g;
+            slot[leaf] = int(g);
         for (const std::int64_t s : sets[i].second->first)
-            if (serverGroup[std::size_t(s)] < 0)
-                serverGroup[std::size_t(s)] = g;
+            if (s < std::int64_t(serverGroup.size()) && serverGroup[std::size_t(s)] < 0)
+                serverGroup[std::size_t(s)] = int(g);
     }
+}
+
+bool isLeaf(const network::Node& n)
+{
+    return n.kind == NodeKind::LeafSwitch && n.server < 0;
+}
+
+// Every node of a server in a server group gets that group in `slot`.
+void serversJoin(const network::Topology& t, const std::vector<int>& serverGroup, std::vector<int>& slot)
+{
     for (NodeId n = 0; n < t.nodes().size(); ++n)
-        if (const auto s = t.node(n).server; s >= 0 && s < servers)
-            out.groupOf[n] = serverGroup[std::size_t(s)];
+        if (const auto s = t.node(n).server; s >= 0 && std::size_t(s) < serverGroup.size() && serverGroup[std::size_t(s)] >= 0)
+            slot[n] = serverGroup[std::size_t(s)];
+}
+
+// The server groups inside each pod of more than kMaxDrawnServers servers.
+void podServerGroups(const network::Topology& t, std::int64_t servers, WireGroups& out)
+{
+    const std::size_t pods = out.groups.size(); // the pods come first, pod p at index p
+    std::vector<std::vector<NodeId>> leaves(pods);
+    std::vector<int> serverPod(std::size_t(servers), -1);
+    std::vector<std::size_t> serverCount(pods, 0);
+    for (NodeId n = 0; n < t.nodes().size(); ++n) {
+        const int p = out.of(n);
+        if (p < 0 || std::size_t(p) >= pods || out.groups[std::size_t(p)].kind != WireGroups::Kind::Pod)
+            continue;
+        const network::Node& node = t.node(n);
+        if (isLeaf(node))
+            leaves[std::size_t(p)].push_back(n);
+        if (node.server >= 0 && node.server < servers && serverPod[std::size_t(node.server)] < 0) {
+            serverPod[std::size_t(node.server)] = p;
+            ++serverCount[std::size_t(p)];
+        }
+    }
+    std::vector<int> serverGroup(std::size_t(servers), -1);
+    for (std::size_t p = 0; p < pods; ++p)
+        if (serverCount[p] > WireGroups::kMaxDrawnServers) {
+            if (out.subOf.empty())
+                out.subOf.assign(t.nodes().size(), -1);
+            leafGroups(t, leaves[p], int(p), out.subOf, serverGroup, out);
+        }
+    if (!out.subOf.empty())
+        serversJoin(t, serverGroup, out.subOf);
 }
 
 } // namespace
@@ -158,12 +204,21 @@ WireGroups groupNodes(const network::Topology& t)
     if (!pods && std::size_t(servers) <= WireGroups::kMaxDrawnServers)
         return out;
     out.groupOf.assign(t.nodes().size(), -1);
-    if (pods)
+    if (pods) {
         podGroups(t, out);
-    else
-        leafGroups(t, servers, out);
+        podServerGroups(t, servers, out);
+    } else {
+        std::vector<NodeId> leaves;
+        for (NodeId n = 0; n < t.nodes().size(); ++n)
+            if (isLeaf(t.node(n)))
+                leaves.push_back(n);
+        std::vector<int> serverGroup(std::size_t(servers), -1);
+        leafGroups(t, leaves, -1, out.groupOf, serverGroup, out);
+        serversJoin(t, serverGroup, out.groupOf);
+    }
     if (out.groups.empty()) {
         out.groupOf.clear();
+        out.subOf.clear();
         return out;
     }
     describe(t, out);

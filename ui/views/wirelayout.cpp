@@ -85,6 +85,34 @@ struct ServerParts {
     std::int64_t gpuLo = -1, gpuHi = -1;
 };
 
+// Columns of a grid of n group boxes: one row up to 8, else about twice as wide as high.
+int groupColumns(std::size_t n)
+{
+    return n <= 8 ? int(std::max<std::size_t>(n, 1)) : int(std::ceil(std::sqrt(2.0 * double(n))));
+}
+
+double groupGridWidth(std::size_t n)
+{
+    return groupColumns(n) * (kGroupW + kGroupGapX) - kGroupGapX;
+}
+
+// Boxes `boxes` in a grid centred in [0, width) from y down; returns the y under the grid.
+double placeBoxGrid(WireLayout& L, const std::vector<int>& boxes, double width, double y)
+{
+    const std::size_t n = boxes.size();
+    if (n == 0)
+        return y;
+    const int cols = groupColumns(n);
+    const int rows = int((n + std::size_t(cols) - 1) / std::size_t(cols));
+    const double x0 = (width - groupGridWidth(n)) / 2;
+    for (std::size_t i = 0; i < n; ++i) {
+        const int c = int(i % std::size_t(cols)), r = int(i / std::size_t(cols));
+        L.groups[std::size_t(boxes[i])].rect =
+            QRectF(x0 + c * (kGroupW + kGroupGapX), y + r * (kGroupH + kGroupGapY), kGroupW, kGroupH);
+    }
+    return y + rows * (kGroupH + kGroupGapY) - kGroupGapY;
+}
+
 // The grouped part of a large fabric, from y = 0 down: the top row (the switches in no group and the
 // core planes) and the collapsed pods or server groups in a grid under it, about twice as wide as
 // high. Returns the y where the open group's parts (or nothing) start.
@@ -93,16 +121,13 @@ double placeGroups(WireLayout& L, const std::vector<NodeId>& topRow, double grid
 {
     std::vector<int> boxes, planes;
     for (std::size_t g = 0; g < L.grouping.groups.size(); ++g) {
-        if (int(g) == L.openGroup)
+        if (L.groupOpen(int(g)) || L.grouping.groups[g].parent >= 0)
             continue;
         (L.grouping.groups[g].openable() ? boxes : planes).push_back(int(g));
     }
     const std::size_t n = boxes.size();
-    const int cols = n <= 8 ? int(std::max<std::size_t>(n, 1))
-                            : int(std::ceil(std::sqrt(2.0 * double(n))));
-    const int rows = n == 0 ? 0 : int((n + std::size_t(cols) - 1) / std::size_t(cols));
     const std::size_t top = topRow.size() + planes.size();
-    const double width = std::max({gridW, cols * (kGroupW + kGroupGapX) - kGroupGapX, double(top) * 2.4 * kU});
+    const double width = std::max({gridW, groupGridWidth(n), double(top) * 2.4 * kU});
     // The top row, in node order with the planes after.
     if (top > 0) {
         const double pitch = width / double(top);
@@ -115,17 +140,8 @@ double placeGroups(WireLayout& L, const std::vector<NodeId>& topRow, double grid
                 L.groups[std::size_t(planes[i - topRow.size()])].rect = r;
         }
     }
-    double y = top > 0 ? kTopRowH + 220 * gapScale : 0;
     // The boxes, centred under the row.
-    const double gridWidth = cols * (kGroupW + kGroupGapX) - kGroupGapX;
-    const double x0 = (width - gridWidth) / 2;
-    for (std::size_t i = 0; i < n; ++i) {
-        const int c = int(i % std::size_t(cols)), r = int(i / std::size_t(cols));
-        L.groups[std::size_t(boxes[i])].rect =
-            QRectF(x0 + c * (kGroupW + kGroupGapX), y + r * (kGroupH + kGroupGapY), kGroupW, kGroupH);
-    }
-    if (rows > 0)
-        y += rows * (kGroupH + kGroupGapY) - kGroupGapY;
+    const double y = placeBoxGrid(L, boxes, width, top > 0 ? kTopRowH + 220 * gapScale : 0);
     return L.openGroup >= 0 ? y + 260 * gapScale + kOpenTitleH : y;
 }
 
@@ -355,6 +371,15 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
     if (S == 0)
         gridW = std::max<double>(leaves.size(), spines.size()) * 2 * kU;
 
+    // The open pod's server groups (those not open) in a grid under its spines.
+    const int openTop = L.openGroup >= 0 && grouping.parentOf(L.openGroup) >= 0 ? grouping.parentOf(L.openGroup) : L.openGroup;
+    std::vector<int> subBoxes;
+    for (std::size_t g = 0; openTop >= 0 && g < grouping.groups.size(); ++g)
+        if (grouping.groups[g].parent == openTop && int(g) != L.openGroup)
+            subBoxes.push_back(int(g));
+    if (!subBoxes.empty())
+        gridW = std::max(gridW, groupGridWidth(subBoxes.size()));
+
     // Switch rows above the servers, spread over the grid's width.
     const double sh = switchH(gridW);
     auto placeRow = [&](const std::vector<NodeId>& row, double y) {
@@ -374,6 +399,11 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
     if (!spines.empty()) {
         placeRow(spines, y);
         y += sh + 130 * L.gapScale + sh;
+    }
+    if (!subBoxes.empty()) {
+        y = placeBoxGrid(L, subBoxes, gridW, y);
+        // An open server group's frame and title under the others.
+        y += openTop != L.openGroup ? 260 * L.gapScale + kOpenTitleH : 130 * L.gapScale;
     }
     if (!leaves.empty()) {
         placeRow(leaves, y);
@@ -521,23 +551,36 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         seg.bandwidth = link.bandwidth;
         seg.width = WireLayout::capacityWidth(link.bandwidth);
         seg.hash = l * 2654435761u;
-        seg.between = t.node(link.from).server != t.node(link.to).server || a >= groupObjects || b >= groupObjects;
+        // Switch–switch lines too: in a grouped fabric they pass behind group boxes and open frames' titles.
+        seg.between = t.node(link.from).server != t.node(link.to).server || t.node(link.from).server < 0
+                      || a >= groupObjects || b >= groupObjects;
         L.segmentOf[l] = int(L.segments.size());
         L.segments.push_back(std::move(seg));
     }
 
     // World bounds.
     QRectF world;
-    if (L.openGroup >= 0) { // the open group's frame: around its parts
-        QRectF frame;
+    // The open group's frame around its parts, with room above them for its title; an open pod's frame
+    // around its open server group's too.
+    auto frameAround = [&](auto inside, QRectF frame) {
         for (NodeId id = 0; id < t.nodes().size(); ++id)
-            if (grouping.of(id) == L.openGroup) {
+            if (inside(id)) {
                 const auto s = t.node(id).server;
                 frame = frame.united(s >= 0 ? L.servers[std::size_t(s)].rect : L.nodes[id].rect);
             }
-        // Room above its parts for its title.
-        L.groups[std::size_t(L.openGroup)].rect = frame.adjusted(-40, -kOpenTitleH, 40, 30);
+        return frame.adjusted(-40, -kOpenTitleH, 40, 30);
+    };
+    QRectF inner;
+    if (L.openGroup >= 0 && L.openGroup != openTop) {
+        inner = frameAround([&](NodeId id) { return grouping.subOfNode(id) == L.openGroup; }, QRectF());
+        L.groups[std::size_t(L.openGroup)].rect = inner;
         L.groups[std::size_t(L.openGroup)].open = true;
+    }
+    if (openTop >= 0) {
+        for (const int g : subBoxes)
+            inner = inner.united(L.groups[std::size_t(g)].rect);
+        L.groups[std::size_t(openTop)].rect = frameAround([&](NodeId id) { return grouping.of(id) == openTop; }, inner);
+        L.groups[std::size_t(openTop)].open = true;
     }
     for (const auto& gg : L.groups)
         world = world.united(gg.rect);

@@ -48,7 +48,7 @@ public:
         double bandwidth = 0;                 // B/s (Σ of the members)
         double width = 1;                     // px at full line scale (capacityWidth)
         std::uint32_t hash = 0;               // packet phase offset
-        bool between = false;                 // joins two servers or a server and a switch (drawn under the boxes)
+        bool between = false;                 // joins two servers, a server and a switch or two switches (drawn under the boxes)
     };
 
     struct GroupGeom {
@@ -68,11 +68,12 @@ public:
     double gapScale = 1;             // vertical gaps × this
     WireGroups grouping;             // which nodes are drawn collapsed (empty for small fabrics)
     std::vector<GroupGeom> groups;   // per grouping.groups
-    int openGroup = -1;              // the group drawn open (-1: none)
+    int openGroup = -1;              // the innermost group drawn open (-1: none); its pod, if any, is open too
     bool compactServers = false;     // the servers shown are drawn compact
 
     // Lays out `topology` for a drawing area of `area` (widget px; only its shape and size matter).
-    // `openGroup`: the pod or server group drawn open (-1 or one that cannot open: none).
+    // `openGroup`: the pod or server group drawn open (-1 or one that cannot open: none); a server group
+    // inside a pod opens its pod too.
     [[nodiscard]] static WireLayout compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted,
                                             int openGroup = -1);
 
@@ -81,8 +82,15 @@ public:
     [[nodiscard]] int collapsedGroupOf(network::NodeId node) const
     {
         const int g = grouping.of(node);
-        return g >= 0 && g != openGroup ? g : -1;
+        if (g < 0)
+            return -1;
+        if (!groupOpen(g))
+            return g;
+        const int sub = grouping.subOfNode(node); // a server group inside the open pod
+        return sub >= 0 && !groupOpen(sub) ? sub : -1;
     }
+    // Drawn open: the open group, or the pod around an open server group.
+    [[nodiscard]] bool groupOpen(int g) const { return g >= 0 && (g == openGroup || g == grouping.parentOf(openGroup)); }
     // Drawn as its own box (placed, and not inside a compact server).
     [[nodiscard]] bool nodeDrawn(const network::Topology& topology, network::NodeId node) const;
 

@@ -38,8 +38,9 @@ QColor towards(const QColor& a, const QColor& b, double t)
 
 // Draws the first candidate that fits `box` (font size from the box height, capped; a candidate may
 // shrink to 3/4 of it before the next, shorter one is tried), centred.
+// `plate`, when valid: filled behind the text (a title that lines pass under).
 void drawFittedLabel(QPainter& p, const QRectF& box, const QStringList& candidates, const QColor& color, bool bold,
-                     double maxPx = 17)
+                     double maxPx = 17, const QColor& plate = {})
 {
     const double px = std::min(maxPx, box.height() * 0.52);
     if (px < 7.5 || candidates.isEmpty())
@@ -50,7 +51,14 @@ void drawFittedLabel(QPainter& p, const QRectF& box, const QStringList& candidat
             if (px * f < 10 && f < 1)
                 break;
             const QFont font = pixelFont(px * f, bold);
-            if (QFontMetricsF(font).horizontalAdvance(c) <= room) {
+            const QFontMetricsF fm(font);
+            if (const double w = fm.horizontalAdvance(c); w <= room) {
+                if (plate.isValid()) {
+                    const QRectF back(box.center().x() - w / 2 - 6, box.center().y() - fm.height() / 2 - 1, w + 12, fm.height() + 2);
+                    p.setPen(Qt::NoPen);
+                    p.setBrush(plate);
+                    p.drawRoundedRect(back, 4, 4);
+                }
                 p.setFont(font);
                 p.setPen(color);
                 p.drawText(box, Qt::AlignCenter, c);
@@ -159,13 +167,17 @@ void paintGroupBoxes(QPainter& p, const WireLayout& geo, const WireViewport& vp)
             p.setPen(QPen(kInk, 1.5, Qt::DashLine));
             p.setBrush(Qt::NoBrush);
             p.drawRoundedRect(r, radius, radius);
-            const double th = std::min(vp.scale * 150 * 0.6, 30.0); // the frame's title band (kOpenTitleH)
+            const double th = std::min(vp.scale * 150 * 0.85, 30.0); // the frame's title band (most of kOpenTitleH)
             QStringList titles;
+            // A pod around an open server group: Esc closes the server group first.
+            const bool innermost = int(g) == geo.openGroup;
             for (const QString& c : info.titles)
-                titles << QCoreApplication::translate("WireView", "%1 · %2 — double-click here or Esc to collapse")
+                titles << (innermost ? QCoreApplication::translate("WireView", "%1 · %2 — double-click here or Esc to collapse")
+                                     : QCoreApplication::translate("WireView", "%1 · %2 — double-click here to collapse"))
                               .arg(c, info.subtitle)
                        << c;
-            drawFittedLabel(p, QRectF(r.left() + 8, r.top() + 6, r.width() - 16, th), titles, kInk, true, 22);
+            drawFittedLabel(p, QRectF(r.left() + 8, r.top() + 6, r.width() - 16, th), titles, kInk, true, 22,
+                            QColor(255, 255, 255, 235));
             continue;
         }
         if (!info.openable()) { // a core plane: a switch box

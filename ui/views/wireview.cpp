@@ -659,7 +659,7 @@ void WireView::paintEvent(QPaintEvent*)
     // Collapsed pods and server groups: filled with the load inside them (their outlines and labels are
     // in the static layer).
     for (std::size_t g = 0; g < L.geo.groups.size(); ++g) {
-        if (int(g) == m_openGroup || !L.geo.grouping.groups[g].openable())
+        if (L.geo.groups[g].open || L.geo.groups[g].rect.isNull() || !L.geo.grouping.groups[g].openable())
             continue;
         const QRectF r = QRectF(toScreen(L.geo.groups[g].rect.topLeft()), toScreen(L.geo.groups[g].rect.bottomRight()));
         if (!r.intersects(view))

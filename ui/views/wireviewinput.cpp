@@ -40,10 +40,12 @@ std::optional<int> WireView::groupAt(QPoint pos) const
     const QPointF w = toWorld(QPointF(pos));
     const auto& groups = m_state->geo.groups;
     for (std::size_t g = 0; g < groups.size(); ++g)
-        if (int(g) != m_openGroup && groups[g].rect.contains(w))
+        if (!groups[g].open && groups[g].rect.contains(w))
             return int(g);
-    if (m_openGroup >= 0 && groups[std::size_t(m_openGroup)].rect.contains(w))
-        return m_openGroup;
+    // The open frames, innermost first (a server group's inside its pod's).
+    for (int g = m_openGroup; g >= 0; g = m_state->geo.grouping.parentOf(g))
+        if (groups[std::size_t(g)].rect.contains(w))
+            return g;
     return std::nullopt;
 }
 
@@ -152,16 +154,17 @@ void WireView::mouseReleaseEvent(QMouseEvent* event)
 
 void WireView::mouseDoubleClickEvent(QMouseEvent* event)
 {
-    // A collapsed group opens; a double-click on the open group's frame (not on one of its servers) closes it.
+    // A collapsed group opens; a double-click on an open group's frame (not on one of its servers) closes
+    // it (a server group's frame: back to its open pod).
     if (const auto g = groupAt(event->position().toPoint())) {
         const auto s = serverAt(event->position().toPoint());
-        if (*g != m_openGroup) {
+        if (!m_state->geo.groupOpen(*g)) {
             openGroup(*g);
             event->accept();
             return;
         }
         if (!s) {
-            openGroup(-1);
+            openGroup(m_state->geo.grouping.parentOf(*g));
             event->accept();
             return;
         }
@@ -189,7 +192,7 @@ void WireView::keyPressEvent(QKeyEvent* event)
         if (m_openServer >= 0)
             openServer(-1);
         else if (m_openGroup >= 0)
-            openGroup(-1);
+            openGroup(m_state->geo.grouping.parentOf(m_openGroup)); // a server group: back to its pod
         else
             QWidget::keyPressEvent(event);
         return;
@@ -252,7 +255,7 @@ bool WireView::event(QEvent* event)
             QToolTip::showText(help->globalPos(), gpuToolTip(*gpu), this);
         else if (const auto link = linkAt(help->pos()))
             QToolTip::showText(help->globalPos(), linkToolTip(*link), this);
-        else if (const auto g = groupAt(help->pos()); g && *g != m_openGroup)
+        else if (const auto g = groupAt(help->pos()); g && !m_state->geo.groupOpen(*g))
             QToolTip::showText(help->globalPos(), groupToolTip(*g), this);
         else
             QToolTip::hideText();
