@@ -94,15 +94,16 @@ private slots:
     void boxFillFollowsTheLoadInside();
     void largePodOpensOntoServerGroups();
     void serverGroupOpensInsideItsPod();
+    void groupsOncePerFabric();
 };
 
 void TestWirePods::threeTierPodsCollapse()
 {
     const Topology t = fourPods();
     const WireLayout g = WireLayout::compute(t, QSizeF(1264, 670), -1, true);
-    QCOMPARE(g.grouping.groups.size(), std::size_t(4)); // 8 cores ≤ 32: no core planes
+    QCOMPARE(g.grouping().groups.size(), std::size_t(4)); // 8 cores ≤ 32: no core planes
     for (int p = 0; p < 4; ++p) {
-        const WireGroups::Group& grp = g.grouping.groups[std::size_t(p)];
+        const WireGroups::Group& grp = g.grouping().groups[std::size_t(p)];
         QVERIFY(grp.kind == WireGroups::Kind::Pod);
         QCOMPARE(grp.gpus, std::uint64_t(64));
         QCOMPARE(grp.gpuLo, std::int64_t(64 * p));
@@ -174,13 +175,13 @@ void TestWirePods::threeTierPodsCollapse()
 void TestWirePods::largeLeafSpineGroupsServers()
 {
     // 128 servers (1,024 GPUs) stay as compact servers, as before.
-    QVERIFY(WireLayout::compute(leafSpine(128), QSizeF(1264, 670), -1, true).grouping.empty());
+    QVERIFY(WireLayout::compute(leafSpine(128), QSizeF(1264, 670), -1, true).grouping().empty());
 
     const Topology t = leafSpine(160);
     const WireLayout g = WireLayout::compute(t, QSizeF(1264, 670), -1, true);
-    QCOMPARE(g.grouping.groups.size(), std::size_t(5));
+    QCOMPARE(g.grouping().groups.size(), std::size_t(5));
     for (int k = 0; k < 5; ++k) {
-        const WireGroups::Group& grp = g.grouping.groups[std::size_t(k)];
+        const WireGroups::Group& grp = g.grouping().groups[std::size_t(k)];
         QVERIFY(grp.kind == WireGroups::Kind::Servers);
         QCOMPARE(grp.gpus, std::uint64_t(256));
         QCOMPARE(grp.serverLo, std::int64_t(32 * k));
@@ -285,9 +286,9 @@ void TestWirePods::largePodOpensOntoServerGroups()
     const Topology t = twoLargePods();
     const WireLayout g = WireLayout::compute(t, QSizeF(1264, 670), -1, true);
     // 2 pods, then pod 0's 5 server groups, then pod 1's (8 cores ≤ 32: no planes).
-    QCOMPARE(g.grouping.groups.size(), std::size_t(2 + 2 * 5));
+    QCOMPARE(g.grouping().groups.size(), std::size_t(2 + 2 * 5));
     for (int p = 0; p < 2; ++p) {
-        const WireGroups::Group& pod = g.grouping.groups[std::size_t(p)];
+        const WireGroups::Group& pod = g.grouping().groups[std::size_t(p)];
         QVERIFY(pod.kind == WireGroups::Kind::Pod);
         QCOMPARE(pod.parent, -1);
         QCOMPARE(pod.gpus, std::uint64_t(1280));
@@ -295,7 +296,7 @@ void TestWirePods::largePodOpensOntoServerGroups()
         QCOMPARE(pod.internal.size(), std::size_t(2 * (1280 + 160)));
         for (int k = 0; k < 5; ++k) {
             const int id = 2 + 5 * p + k;
-            const WireGroups::Group& sub = g.grouping.groups[std::size_t(id)];
+            const WireGroups::Group& sub = g.grouping().groups[std::size_t(id)];
             QVERIFY(sub.kind == WireGroups::Kind::Servers);
             QCOMPARE(sub.parent, p);
             QCOMPARE(sub.serverLo, std::int64_t(160 * p + 32 * k));
@@ -392,6 +393,41 @@ void TestWirePods::serverGroupOpensInsideItsPod()
     QTest::mouseDClick(&view, Qt::LeftButton, {}, margin);
     QCOMPARE(view.openedGroup(), -1);
     QCOMPARE(opened.size(), 6); // 1, 9, 1, -1, 9, -1
+}
+
+// The groups are read off a fabric once (every node and link): opening a group or resizing reuses
+// them, a caller that has them (stage 5's job, off the GUI thread) hands them over, a new fabric gets
+// its own. The boxes' loads survive a new layout: pod 1 carries all the payload (1 → full), before and
+// after pod 2 opens.
+void TestWirePods::groupsOncePerFabric()
+{
+    auto t = std::make_shared<const Topology>(fourPods());
+    tw::ui::WireView view;
+    view.resize(1280, 720);
+    view.setNetwork(t, nullptr, nullptr);
+    const tw::ui::WireGroups* first = view.layout().groupingShared.get();
+    QCOMPARE(view.groupCount(), 4);
+    view.openGroup(2);
+    view.resize(1000, 700);
+    QCOMPARE(view.layout().groupingShared.get(), first);
+    auto loads = std::make_shared<tw::network::LinkLoads>();
+    loads->links.resize(t->links().size());
+    for (const LinkId l : view.group(1)->internal)
+        loads->links[l].payloadBytes[0] = 1e9;
+    view.setNetwork(t, loads, nullptr); // the same fabric: the same groups
+    QCOMPARE(view.layout().groupingShared.get(), first);
+    view.openGroup(-1);
+    QCOMPARE(view.drawnGroupUtilization(1), 1.0);
+    view.openGroup(2);
+    QCOMPARE(view.drawnGroupUtilization(1), 1.0);
+    QCOMPARE(view.drawnGroupUtilization(3), 0.0);
+    const auto given = std::make_shared<const WireGroups>(tw::ui::groupNodes(*t));
+    view.setNetwork(t, loads, nullptr, given);
+    QCOMPARE(view.layout().groupingShared.get(), given.get());
+    auto other = std::make_shared<const Topology>(fourPods()); // the same shape, another fabric
+    view.setNetwork(other, nullptr, nullptr);
+    QVERIFY(view.layout().groupingShared.get() != given.get());
+    QCOMPARE(view.groupCount(), 4);
 }
 
 QTEST_MAIN(TestWirePods)

@@ -224,7 +224,8 @@ void WireCharts::setThroughput(const network::Topology* topology, const network:
     if (!series)
         m_throughputTitle->setText(m_throughputTitle->text() + tr(" — idle during the step"));
     m_throughput->setProperty("timeScale", unit.scale);
-    m_throughput->replot();
+    // Drawn by the event loop's next turn: a new step's delivery (the fabric's layout first) stays short.
+    m_throughput->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void WireCharts::setTime(double seconds)
@@ -305,7 +306,7 @@ void WireCharts::setBreakdown(const network::StepSimulation& sim, const std::vec
     m_breakdownTitle->setText(tr("Step %1: compute %2 %, exposed communication %3 %, idle %4 % (means over GPUs)")
                                   .arg(qs(formatSeconds(sim.stepSeconds)), share(sim.computeSeconds),
                                        share(sim.exposedCommSeconds), share(sim.idleSeconds)));
-    m_breakdown->replot();
+    m_breakdown->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void WireCharts::setSweep(const scenario::Sweep& sweep)

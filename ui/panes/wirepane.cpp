@@ -109,6 +109,8 @@ WireResult simulateWire(const scenario::Scenario& scenario, std::shared_ptr<cons
     }
     out.network = step.value().network;
     out.simulation = step.value().simulation;
+    // The drawing's groups too (every node and link read: 10 ms of the GUI thread at 98,304 GPUs).
+    out.groups = std::make_shared<const WireGroups>(groupNodes(*out.network->topology));
     progress(1.0);
     return out;
 }
@@ -414,7 +416,7 @@ void WirePane::applyResult(WireResult result)
     const network::StepSimulation& sim = *m_result.simulation;
     const network::Topology& topology = *m_result.network->topology;
     auto loads = std::shared_ptr<const network::LinkLoads>(m_result.network, &m_result.network->loads);
-    m_view->setNetwork(m_result.network->topology, loads, m_result.simulation);
+    m_view->setNetwork(m_result.network->topology, loads, m_result.simulation, m_result.groups);
     m_view->setLinkCallers(callersOf(m_result.network, units()));
     releaseLater(std::move(previous), std::move(previousRouter));
 

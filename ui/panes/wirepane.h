@@ -19,6 +19,7 @@
 #include "scenario/tokentrace.h"
 
 #include "panes/stagepane.h"
+#include "views/wiregroups.h"
 
 #include <QWidget>
 
@@ -57,6 +58,7 @@ struct WireResult {
     std::shared_ptr<const scenario::NetworkStage> network;
     std::shared_ptr<const network::StepSimulation> simulation;
     std::shared_ptr<const scenario::Derivation> derivation;
+    std::shared_ptr<const WireGroups> groups; // the fabric's groups as stage 5 draws them
     std::optional<Error> error;
     bool cancelled = false;
 };

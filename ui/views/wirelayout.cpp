@@ -120,10 +120,10 @@ double placeGroups(WireLayout& L, const std::vector<NodeId>& topRow, double grid
                    double gapScale)
 {
     std::vector<int> boxes, planes;
-    for (std::size_t g = 0; g < L.grouping.groups.size(); ++g) {
-        if (L.groupOpen(int(g)) || L.grouping.groups[g].parent >= 0)
+    for (std::size_t g = 0; g < L.grouping().groups.size(); ++g) {
+        if (L.groupOpen(int(g)) || L.grouping().groups[g].parent >= 0)
             continue;
-        (L.grouping.groups[g].openable() ? boxes : planes).push_back(int(g));
+        (L.grouping().groups[g].openable() ? boxes : planes).push_back(int(g));
     }
     const std::size_t n = boxes.size();
     const std::size_t top = topRow.size() + planes.size();
@@ -147,13 +147,14 @@ double placeGroups(WireLayout& L, const std::vector<NodeId>& topRow, double grid
 
 // One pass at a given gap scale.
 WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServer, double gapScale,
-                      const WireGroups& grouping, int openGroup)
+                      const std::shared_ptr<const WireGroups>& shared, int openGroup)
 {
+    const WireGroups& grouping = *shared;
     WireLayout L;
     L.gapScale = gapScale;
     L.openServer = openServer;
     L.nodes.resize(t.nodes().size());
-    L.grouping = grouping;
+    L.groupingShared = shared;
     L.groups.resize(grouping.groups.size());
     L.openGroup = openGroup >= 0 && std::size_t(openGroup) < grouping.groups.size()
                           && grouping.groups[std::size_t(openGroup)].openable()
@@ -595,12 +596,14 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
 
 } // namespace
 
-WireLayout WireLayout::compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted, int openGroup)
+WireLayout WireLayout::compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted, int openGroup,
+                               std::shared_ptr<const WireGroups> grouping)
 {
-    const WireGroups grouping = groupNodes(topology);
+    if (!grouping)
+        grouping = std::make_shared<const WireGroups>(groupNodes(topology));
     // One row of servers: the row gaps grow so that the drawing fills the area's height too.
     WireLayout L = layoutOnce(topology, area, openServer, 1, grouping, openGroup);
-    if (!fitted || L.servers.empty() || L.servers.size() > 8 || L.world.isEmpty() || !grouping.empty())
+    if (!fitted || L.servers.empty() || L.servers.size() > 8 || L.world.isEmpty() || !grouping->empty())
         return L;
     // The other way round when the height limits the scale: the gaps shrink (down to 0.45).
     const double h1 = L.world.height(), w1 = L.world.width();

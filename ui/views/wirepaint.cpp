@@ -147,7 +147,7 @@ void paintGroupBoxes(QPainter& p, const WireLayout& geo, const WireViewport& vp)
     // would read as two kinds of box.
     int form = 1;
     for (std::size_t g = 0; g < geo.groups.size(); ++g) {
-        const WireGroups::Group& info = geo.grouping.groups[g];
+        const WireGroups::Group& info = geo.grouping().groups[g];
         if (geo.groups[g].open || !info.openable() || geo.groups[g].rect.isNull())
             continue;
         const QRectF r = vp.toScreen(geo.groups[g].rect);
@@ -157,7 +157,7 @@ void paintGroupBoxes(QPainter& p, const WireLayout& geo, const WireViewport& vp)
     }
     for (std::size_t g = 0; g < geo.groups.size(); ++g) {
         const WireLayout::GroupGeom& gg = geo.groups[g];
-        const WireGroups::Group& info = geo.grouping.groups[g];
+        const WireGroups::Group& info = geo.grouping().groups[g];
         const QRectF r = vp.toScreen(gg.rect);
         if (gg.rect.isNull() || !r.intersects(vp.view))
             continue;

@@ -47,11 +47,14 @@ WireView::WireView(QWidget* parent) : QWidget(parent), m_state(std::make_unique<
 WireView::~WireView() = default;
 
 void WireView::setNetwork(std::shared_ptr<const network::Topology> topology, std::shared_ptr<const network::LinkLoads> loads,
-                          std::shared_ptr<const network::StepSimulation> simulation)
+                          std::shared_ptr<const network::StepSimulation> simulation, std::shared_ptr<const WireGroups> groups)
 {
     ViewState& L = *m_state;
     const bool sameShape = topology && m_topology && topology->nodes().size() == L.nodeCount
         && topology->links().size() == L.linkCount && topology->spec == L.spec && topology->cluster == L.cluster;
+    if (groups || topology != m_topology)
+        m_groups = std::move(groups); // null: computed by the next layout
+    L.groupsStale = true;
     m_topology = std::move(topology);
     m_loads = std::move(loads);
     m_simulation = std::move(simulation);
@@ -75,6 +78,7 @@ void WireView::clear()
     m_topology.reset();
     m_loads.reset();
     m_simulation.reset();
+    m_groups.reset();
     m_callers = nullptr;
     m_openServer = -1;
     m_openGroup = -1;
@@ -172,7 +176,9 @@ void WireView::rebuildLayout()
     ViewState& L = *m_state;
     ++L.generation;
     L.hoveredSegment = -1;
-    L.geo = m_topology ? WireLayout::compute(*m_topology, contentArea().size(), m_openServer, L.fitted, m_openGroup)
+    if (m_topology && !m_groups)
+        m_groups = std::make_shared<const WireGroups>(groupNodes(*m_topology));
+    L.geo = m_topology ? WireLayout::compute(*m_topology, contentArea().size(), m_openServer, L.fitted, m_openGroup, m_groups)
                        : WireLayout{};
     m_openServer = L.geo.openServer;
     m_openGroup = L.geo.openGroup;
@@ -189,19 +195,24 @@ void WireView::rebuildLayout()
         }
         L.maxPayload = std::max(L.maxPayload, payload);
     }
-    L.groupPayload.assign(L.geo.groups.size(), 0);
-    L.maxGroupPayload = 0;
-    for (std::size_t g = 0; g < L.geo.groups.size(); ++g) {
-        for (const LinkId l : L.geo.grouping.groups[g].internal)
-            L.groupPayload[g] += m_loads && l < m_loads->links.size() ? m_loads->links[l].payload()
-                                 : m_simulation && l < m_simulation->linkPayloadBytes.size() ? m_simulation->linkPayloadBytes[l]
-                                                                                              : 0.0;
-        L.maxGroupPayload = std::max(L.maxGroupPayload, L.groupPayload[g]);
+    // Per group: its payload and its links gathered by series, once per fabric and step (not again when
+    // a group opens or the view resizes).
+    if (L.groupsStale) {
+        L.groupsStale = false;
+        const auto& groups = L.geo.grouping().groups;
+        L.groupPayload.assign(groups.size(), 0);
+        L.maxGroupPayload = 0;
+        L.groupRates.clear();
+        L.groupRates.reserve(groups.size());
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            for (const LinkId l : groups[g].internal)
+                L.groupPayload[g] += m_loads && l < m_loads->links.size() ? m_loads->links[l].payload()
+                                     : m_simulation && l < m_simulation->linkPayloadBytes.size() ? m_simulation->linkPayloadBytes[l]
+                                                                                                  : 0.0;
+            L.maxGroupPayload = std::max(L.maxGroupPayload, L.groupPayload[g]);
+            L.groupRates.push_back(L.rates.gather(groups[g].internal));
+        }
     }
-    L.groupRates.clear();
-    L.groupRates.reserve(L.geo.groups.size());
-    for (const auto& group : L.geo.grouping.groups)
-        L.groupRates.push_back(L.rates.gather(group.internal));
     // The highlight survives a new layout.
     if (!m_highlighted.empty())
         setHighlightedGpus(m_highlighted);
@@ -294,7 +305,7 @@ void WireView::openServer(int server)
 
 void WireView::openGroup(int group)
 {
-    const auto& groups = m_state->geo.grouping.groups;
+    const auto& groups = m_state->geo.grouping().groups;
     if (group < -1 || group >= int(groups.size()) || (group >= 0 && !groups[std::size_t(group)].openable()))
         group = -1;
     if (group == m_openGroup)
@@ -326,12 +337,12 @@ const WireLayout& WireView::layout() const
 
 int WireView::groupCount() const
 {
-    return int(m_state->geo.grouping.groups.size());
+    return int(m_state->geo.grouping().groups.size());
 }
 
 const WireGroups::Group* WireView::group(int group) const
 {
-    const auto& groups = m_state->geo.grouping.groups;
+    const auto& groups = m_state->geo.grouping().groups;
     return group >= 0 && group < int(groups.size()) ? &groups[std::size_t(group)] : nullptr;
 }
 
@@ -659,7 +670,7 @@ void WireView::paintEvent(QPaintEvent*)
     // Collapsed pods and server groups: filled with the load inside them (their outlines and labels are
     // in the static layer).
     for (std::size_t g = 0; g < L.geo.groups.size(); ++g) {
-        if (L.geo.groups[g].open || L.geo.groups[g].rect.isNull() || !L.geo.grouping.groups[g].openable())
+        if (L.geo.groups[g].open || L.geo.groups[g].rect.isNull() || !L.geo.grouping().groups[g].openable())
             continue;
         const QRectF r = QRectF(toScreen(L.geo.groups[g].rect.topLeft()), toScreen(L.geo.groups[g].rect.bottomRight()));
         if (!r.intersects(view))

@@ -61,10 +61,12 @@ public:
     // The fabric, the step's link loads (payload by strategy, wire bytes; may be null) and the
     // simulated step (may be null: links are then coloured by their share of the busiest link's
     // bytes, and no packets move). Keeps zoom and pan while the topology's shape is unchanged,
-    // otherwise fits the view.
+    // otherwise fits the view. `groups`: groupNodes(*topology) when the caller has it (computed off the
+    // GUI thread), else computed here once per topology.
     void setNetwork(std::shared_ptr<const network::Topology> topology,
                     std::shared_ptr<const network::LinkLoads> loads,
-                    std::shared_ptr<const network::StepSimulation> simulation);
+                    std::shared_ptr<const network::StepSimulation> simulation,
+                    std::shared_ptr<const WireGroups> groups = nullptr);
     void clear();
     [[nodiscard]] const network::Topology* topology() const { return m_topology.get(); }
 
@@ -175,6 +177,7 @@ private:
     std::shared_ptr<const network::Topology> m_topology;
     std::shared_ptr<const network::LinkLoads> m_loads;
     std::shared_ptr<const network::StepSimulation> m_simulation;
+    std::shared_ptr<const WireGroups> m_groups; // of m_topology (null until the first layout needs it)
     LinkCallers m_callers;
     std::vector<int> m_highlighted;
     std::vector<network::LinkId> m_traced, m_tracedGradient;

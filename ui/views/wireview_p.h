@@ -32,6 +32,7 @@ struct WireView::ViewState {
     // Per group: its internal links gathered by bin series (a box's load each frame without summing
     // tens of thousands of links: 98,304 GPUs, 450 ms a frame for the pods' colours).
     std::vector<network::LinkRateLookup::Gathered> groupRates;
+    bool groupsStale = true; // the two above are recomputed by the next layout (set by a new network)
 
     // World → widget: screen = world · scale + offset.
     double scale = 1, fitScale = 1;

@@ -43,7 +43,7 @@ std::optional<int> WireView::groupAt(QPoint pos) const
         if (!groups[g].open && groups[g].rect.contains(w))
             return int(g);
     // The open frames, innermost first (a server group's inside its pod's).
-    for (int g = m_openGroup; g >= 0; g = m_state->geo.grouping.parentOf(g))
+    for (int g = m_openGroup; g >= 0; g = m_state->geo.grouping().parentOf(g))
         if (groups[std::size_t(g)].rect.contains(w))
             return g;
     return std::nullopt;
@@ -164,7 +164,7 @@ void WireView::mouseDoubleClickEvent(QMouseEvent* event)
             return;
         }
         if (!s) {
-            openGroup(m_state->geo.grouping.parentOf(*g));
+            openGroup(m_state->geo.grouping().parentOf(*g));
             event->accept();
             return;
         }
@@ -192,7 +192,7 @@ void WireView::keyPressEvent(QKeyEvent* event)
         if (m_openServer >= 0)
             openServer(-1);
         else if (m_openGroup >= 0)
-            openGroup(m_state->geo.grouping.parentOf(m_openGroup)); // a server group: back to its pod
+            openGroup(m_state->geo.grouping().parentOf(m_openGroup)); // a server group: back to its pod
         else
             QWidget::keyPressEvent(event);
         return;
