@@ -1,7 +1,9 @@
 // What a drag in stage 3 costs on screen (issue 4: "dragging a GPU redraws within one frame (16 ms)
 // for 256 GPUs"): core's validate + derivePlan after a swap, then MeshView::setMesh with the new
 // mesh and one full repaint of the view (QWidget::grab renders every card), offscreen, at 8, 64 and
-// 256 GPUs (GPT-3 175B shape, tp 8, pp 1 or 8, 8-GPU nodes).
+// 256 GPUs (GPT-3 175B shape, tp 8, pp 1 or 8, 8-GPU nodes). Then a new plan's delivery at cluster
+// scale (issue 21, the GUI thread under 50 ms): setMesh on a new view (the items built) and again with
+// the same shape (restyled only), and a repaint, at 16,384 and 98,304 GPUs (tp 8 · pp 16).
 // Usage: QT_QPA_PLATFORM=offscreen bench_meshview [--runs N]   (Release build; scripts/bench.sh)
 
 #include "views/meshview.h"
@@ -81,6 +83,35 @@ int main(int argc, char** argv)
         }
         std::printf("%-6llu %12.3f %12.3f %12.3f %12.3f\n", static_cast<unsigned long long>(gpus), median(core), median(set),
                     median(paint), median(total));
+    }
+    std::printf("\n%-6s %14s %14s %12s   (a new plan's delivery; GUI-thread target 50 ms)\n", "GPUs", "first setMesh",
+                "again setMesh", "paint ms");
+    for (const std::uint64_t gpus : {16384ull, 98304ull}) {
+        tw::parallel::ParallelPlan plan;
+        plan.tp = 8;
+        plan.pp = 16;
+        plan.dp = gpus / (plan.tp * plan.pp);
+        tw::model::BatchShape batch{2048, 1, 16 * 2048 * plan.dp};
+        const tw::parallel::Cluster cluster{gpus / 8, 8};
+        plan.assignment = tw::parallel::defaultAssignment(plan);
+        const auto d = tw::parallel::derivePlan(plan, cluster, *model, batch, *gpu);
+        tw::ui::MeshView view;
+        view.resize(1100, 420);
+        view.show();
+        const auto t0 = Clock::now();
+        view.setMesh(cluster, d.mesh, d.plan, &d.comm.groups);
+        const double first = msSince(t0);
+        (void)view.grab();
+        std::vector<double> again, paint;
+        for (int r = 0; r < std::min(runs, 5); ++r) {
+            const auto t1 = Clock::now();
+            view.setMesh(cluster, d.mesh, d.plan, &d.comm.groups);
+            again.push_back(msSince(t1));
+            const auto t2 = Clock::now();
+            (void)view.grab();
+            paint.push_back(msSince(t2));
+        }
+        std::printf("%-6llu %14.1f %14.1f %12.1f\n", static_cast<unsigned long long>(gpus), first, median(again), median(paint));
     }
     return 0;
 }
