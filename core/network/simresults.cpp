@@ -72,24 +72,33 @@ LinkRates LinkRateLookup::sum(const std::vector<LinkId>& links, double time) con
 
 LinkRateLookup::Gathered LinkRateLookup::gather(const std::vector<LinkId>& links) const
 {
+    std::vector<std::uint32_t> scratch;
+    return gather(links, scratch);
+}
+
+LinkRateLookup::Gathered LinkRateLookup::gather(const std::vector<LinkId>& links, std::vector<std::uint32_t>& scratch) const
+{
     Gathered out;
     if (!m_topology)
         return out;
-    std::vector<std::uint32_t> ids;
+    const std::size_t seriesCount = m_simulation ? m_simulation->linkBins.series.size() : 0;
+    if (scratch.size() < seriesCount)
+        scratch.resize(seriesCount, 0);
+    std::vector<std::uint32_t> order; // the series in the order they first appear
     for (const LinkId l : links) {
         if (l >= m_topology->links().size())
             continue;
         out.bandwidth += m_topology->link(l).bandwidth;
-        if (m_simulation && m_simulation->linkBins.of(l))
-            ids.push_back(m_simulation->linkBins.seriesOf[l]);
+        if (!m_simulation || !m_simulation->linkBins.of(l))
+            continue;
+        const std::uint32_t s = m_simulation->linkBins.seriesOf[l];
+        if (scratch[s]++ == 0)
+            order.push_back(s);
     }
-    std::sort(ids.begin(), ids.end());
-    for (std::size_t i = 0; i < ids.size();) {
-        std::size_t j = i;
-        while (j < ids.size() && ids[j] == ids[i])
-            ++j;
-        out.series.emplace_back(ids[i], std::uint32_t(j - i));
-        i = j;
+    out.series.reserve(order.size());
+    for (const std::uint32_t s : order) {
+        out.series.emplace_back(s, scratch[s]);
+        scratch[s] = 0;
     }
     return out;
 }

@@ -48,6 +48,9 @@ public:
         std::vector<std::pair<std::uint32_t, std::uint32_t>> series; // (series index, links reading it)
     };
     [[nodiscard]] Gathered gather(const std::vector<LinkId>& links) const;
+    // The same with a caller's scratch counts (kept zero between calls: gathering many link sets costs
+    // their links, not a sort or an allocation each).
+    [[nodiscard]] Gathered gather(const std::vector<LinkId>& links, std::vector<std::uint32_t>& scratch) const;
     // sum(links, time).total for the links gathered.
     [[nodiscard]] double total(const Gathered& links, double time) const;
 

@@ -214,6 +214,14 @@ void TestSimResults::gathered()
     QCOMPARE(rates.total(g, 2.75), rates.sum({0, 2, 3}, 2.75).total);
     QCOMPARE(rates.total(g, 4.5), 0.0);
     QCOMPARE(LinkRateLookup(&t, nullptr, nullptr).total(g, 3.0), 0.0);
+    // A scratch reused across gathers is left zero: the same links gather the same twice.
+    std::vector<std::uint32_t> scratch;
+    const LinkRateLookup::Gathered once = rates.gather({0, 2, 3}, scratch);
+    const LinkRateLookup::Gathered twice = rates.gather({0, 2, 3}, scratch);
+    QCOMPARE(once.series, twice.series);
+    QCOMPARE(rates.total(twice, 2.75), 160.0);
+    for (const std::uint32_t c : scratch)
+        QCOMPARE(c, 0u);
     QCOMPARE(LinkRateLookup(&t, nullptr, nullptr).gather({0, 1}).bandwidth, 200.0);
 }
 

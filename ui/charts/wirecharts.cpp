@@ -78,6 +78,7 @@ WireCharts::WireCharts(QWidget* parent)
     m_throughput->addLayer(QStringLiteral("now"), m_throughput->layer(QStringLiteral("main")), QCustomPlot::limAbove);
     m_nowLayer = m_throughput->layer(QStringLiteral("now"));
     m_nowLayer->setMode(QCPLayer::lmBuffered);
+    connect(m_throughput, &QCustomPlot::afterReplot, this, [this] { m_throughputQueued = false; });
     // Step lines and fills are axis-aligned: drawn without antialiasing they look the same and cost a
     // fraction (the stacked fills of a busy link were most of a replot).
     m_throughput->setNotAntialiasedElements(QCP::aePlottables | QCP::aeFills);
@@ -226,6 +227,7 @@ void WireCharts::setThroughput(const network::Topology* topology, const network:
     m_throughput->setProperty("timeScale", unit.scale);
     // Drawn by the event loop's next turn: a new step's delivery (the fabric's layout first) stays short.
     m_throughput->replot(QCustomPlot::rpQueuedReplot);
+    m_throughputQueued = true;
 }
 
 void WireCharts::setTime(double seconds)
@@ -235,7 +237,10 @@ void WireCharts::setTime(double seconds)
     const double scale = m_throughput->property("timeScale").toDouble();
     m_now->point1->setCoords(seconds * scale, 0);
     m_now->point2->setCoords(seconds * scale, 1);
-    m_nowLayer->replot(); // this layer's buffer only, then a repaint of the widget
+    // This layer's buffer only, then a repaint of the widget; not while a full replot is queued (it draws
+    // the line where it now is; a layer's replot would then replot the whole chart at once).
+    if (!m_throughputQueued)
+        m_nowLayer->replot();
 }
 
 void WireCharts::setBreakdown(const network::StepSimulation& sim, const std::vector<std::uint32_t>& stageOfGpu)

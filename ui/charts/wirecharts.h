@@ -72,6 +72,7 @@ private:
     QCPTextElement* m_scalingTitle = nullptr;
     QCPItemStraightLine* m_now = nullptr;
     QCPLayer* m_nowLayer = nullptr; // the time line's own buffered layer
+    bool m_throughputQueued = false; // a full replot of the throughput chart is queued (it draws the time line too)
     std::vector<std::vector<double>> m_barValues;
     int m_bars = 0, m_points = 0, m_measured = 0;
     DisplayUnits m_units;

@@ -147,13 +147,18 @@ double placeGroups(WireLayout& L, const std::vector<NodeId>& topRow, double grid
 
 // One pass at a given gap scale.
 WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServer, double gapScale,
-                      const std::shared_ptr<const WireGroups>& shared, int openGroup)
+                      const std::shared_ptr<const WireGroups>& shared, int openGroup, WireLayout* recycle)
 {
     const WireGroups& grouping = *shared;
     WireLayout L;
+    if (recycle) { // the previous layout's per-node, per-server and per-link arrays: no fresh pages to fault in
+        L.nodes = std::move(recycle->nodes);
+        L.servers = std::move(recycle->servers);
+        L.segmentOf = std::move(recycle->segmentOf);
+    }
     L.gapScale = gapScale;
     L.openServer = openServer;
-    L.nodes.resize(t.nodes().size());
+    L.nodes.assign(t.nodes().size(), {});
     L.groupingShared = shared;
     L.groups.resize(grouping.groups.size());
     L.openGroup = openGroup >= 0 && std::size_t(openGroup) < grouping.groups.size()
@@ -410,7 +415,7 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         placeRow(leaves, y);
         y += sh + 150 * L.gapScale + sh;
     }
-    L.servers.resize(parts.size());
+    L.servers.assign(parts.size(), {});
     for (std::size_t s = 0; s < parts.size(); ++s)
         L.servers[s].compact = hiddenServer[s] != 0; // inside a collapsed group: not drawn
     {
@@ -597,12 +602,12 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
 } // namespace
 
 WireLayout WireLayout::compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted, int openGroup,
-                               std::shared_ptr<const WireGroups> grouping)
+                               std::shared_ptr<const WireGroups> grouping, WireLayout* recycle)
 {
     if (!grouping)
         grouping = std::make_shared<const WireGroups>(groupNodes(topology));
     // One row of servers: the row gaps grow so that the drawing fills the area's height too.
-    WireLayout L = layoutOnce(topology, area, openServer, 1, grouping, openGroup);
+    WireLayout L = layoutOnce(topology, area, openServer, 1, grouping, openGroup, recycle);
     if (!fitted || L.servers.empty() || L.servers.size() > 8 || L.world.isEmpty() || !grouping->empty())
         return L;
     // The other way round when the height limits the scale: the gaps shrink (down to 0.45).
@@ -610,10 +615,10 @@ WireLayout WireLayout::compute(const network::Topology& topology, QSizeF area, i
     const double target = w1 * area.height() / area.width();
     if (std::abs(target - h1) < 0.02 * h1)
         return L;
-    const WireLayout twice = layoutOnce(topology, area, L.openServer, 2, grouping, L.openGroup);
+    const WireLayout twice = layoutOnce(topology, area, L.openServer, 2, grouping, L.openGroup, nullptr);
     const double slope = twice.world.height() - h1;
     const double g = slope > 0 ? std::clamp(1 + (target - h1) / slope, 0.45, 2.6) : 1.0;
-    return layoutOnce(topology, area, L.openServer, g, grouping, L.openGroup);
+    return layoutOnce(topology, area, L.openServer, g, grouping, L.openGroup, &L);
 }
 
 bool WireLayout::nodeDrawn(const network::Topology& topology, NodeId node) const

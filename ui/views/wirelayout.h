@@ -77,9 +77,11 @@ public:
     // Lays out `topology` for a drawing area of `area` (widget px; only its shape and size matter).
     // `openGroup`: the pod or server group drawn open (-1 or one that cannot open: none); a server group
     // inside a pod opens its pod too. `grouping`: groupNodes(topology) when already known (it reads
-    // every node and link: 10 ms at 98,304 GPUs), else computed here.
+    // every node and link: 10 ms at 98,304 GPUs), else computed here. `recycle`: a layout this one
+    // replaces, whose arrays it reuses (left empty).
     [[nodiscard]] static WireLayout compute(const network::Topology& topology, QSizeF area, int openServer, bool fitted,
-                                            int openGroup = -1, std::shared_ptr<const WireGroups> grouping = nullptr);
+                                            int openGroup = -1, std::shared_ptr<const WireGroups> grouping = nullptr,
+                                            WireLayout* recycle = nullptr);
 
     [[nodiscard]] bool compact() const { return compactServers; }
     // The collapsed group a node is drawn in (-1: drawn on its own or inside a compact server).

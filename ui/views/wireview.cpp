@@ -178,7 +178,7 @@ void WireView::rebuildLayout()
     L.hoveredSegment = -1;
     if (m_topology && !m_groups)
         m_groups = std::make_shared<const WireGroups>(groupNodes(*m_topology));
-    L.geo = m_topology ? WireLayout::compute(*m_topology, contentArea().size(), m_openServer, L.fitted, m_openGroup, m_groups)
+    L.geo = m_topology ? WireLayout::compute(*m_topology, contentArea().size(), m_openServer, L.fitted, m_openGroup, m_groups, &L.geo)
                        : WireLayout{};
     m_openServer = L.geo.openServer;
     m_openGroup = L.geo.openGroup;
@@ -204,13 +204,14 @@ void WireView::rebuildLayout()
         L.maxGroupPayload = 0;
         L.groupRates.clear();
         L.groupRates.reserve(groups.size());
+        std::vector<std::uint32_t> scratch;
         for (std::size_t g = 0; g < groups.size(); ++g) {
             for (const LinkId l : groups[g].internal)
                 L.groupPayload[g] += m_loads && l < m_loads->links.size() ? m_loads->links[l].payload()
                                      : m_simulation && l < m_simulation->linkPayloadBytes.size() ? m_simulation->linkPayloadBytes[l]
                                                                                                   : 0.0;
             L.maxGroupPayload = std::max(L.maxGroupPayload, L.groupPayload[g]);
-            L.groupRates.push_back(L.rates.gather(groups[g].internal));
+            L.groupRates.push_back(L.rates.gather(groups[g].internal, scratch));
         }
     }
     // The highlight survives a new layout.
