@@ -551,6 +551,16 @@ void WireView::paintEvent(QPaintEvent*)
     // drawLine each.
     const bool many = n > kMaxSmoothLines;
     std::map<std::pair<QRgb, int>, std::vector<QLineF>> batches;
+    // Qt's raster engine fills a shape of more than about 96 scanlines on its GUI thread pool, a dispatch
+    // and a wait per line: with thousands of long lines half a frame went to waking threads. An aliased
+    // line cut into pieces of at most kPieceRows rows is filled on this thread, and its flat-capped
+    // pieces meet without a seam.
+    constexpr double kPieceRows = 80;
+    auto addPieces = [](std::vector<QLineF>& out, QPointF a, QPointF b) {
+        const int pieces = std::max(1, int(std::ceil(std::abs(b.y() - a.y()) / kPieceRows)));
+        for (int k = 0; k < pieces; ++k)
+            out.emplace_back(a + (b - a) * (double(k) / pieces), a + (b - a) * (double(k + 1) / pieces));
+    };
     auto lineColor = [&](std::size_t i) {
         double u = rates[i].bandwidth > 0 ? rates[i].total / rates[i].bandwidth : 0;
         if (many)
@@ -587,7 +597,7 @@ void WireView::paintEvent(QPaintEvent*)
             batches.clear();
             for (std::size_t i = 0; i < n; ++i)
                 if (shown(i) && !special(i))
-                    batches[{lineColor(i).rgba(), int(std::lround(lines[i].width * 4))}].emplace_back(lines[i].p, lines[i].q);
+                    addPieces(batches[{lineColor(i).rgba(), int(std::lround(lines[i].width * 4))}], lines[i].p, lines[i].q);
             for (const auto& [pen, batch] : batches) {
                 p.setPen(QPen(QColor::fromRgba(pen.first), pen.second / 4.0, Qt::SolidLine, Qt::FlatCap));
                 p.drawLines(batch.data(), int(batch.size()));
