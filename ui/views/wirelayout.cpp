@@ -463,14 +463,16 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
     L.segmentOf.assign(t.links().size(), -1);
     const auto objects = NodeId(t.nodes().size());
     const auto groupObjects = objects + NodeId(parts.size());
-    auto objectOf = [&](NodeId n) -> NodeId {
-        if (const int g = L.collapsedGroupOf(n); g >= 0)
-            return groupObjects + NodeId(g);
+    // Each node's object once (the link loops below read two per link: a million links at 98,304 GPUs).
+    std::vector<NodeId> objectOfNode(t.nodes().size());
+    for (NodeId n = 0; n < t.nodes().size(); ++n) {
         const auto s = t.node(n).server;
-        if (s >= 0 && std::size_t(s) < parts.size() && L.servers[std::size_t(s)].compact)
-            return objects + NodeId(s);
-        return n;
-    };
+        const int g = L.collapsedGroupOf(n);
+        objectOfNode[n] = g >= 0 ? groupObjects + NodeId(g)
+                          : s >= 0 && std::size_t(s) < parts.size() && L.servers[std::size_t(s)].compact ? objects + NodeId(s)
+                                                                                                            : n;
+    }
+    auto objectOf = [&](NodeId n) { return objectOfNode[n]; };
     auto rectOf = [&](NodeId obj) -> QRectF {
         return obj >= groupObjects ? L.groups[obj - groupObjects].rect
                : obj >= objects    ? L.servers[obj - objects].rect
