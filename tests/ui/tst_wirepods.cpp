@@ -396,8 +396,8 @@ void TestWirePods::serverGroupOpensInsideItsPod()
 }
 
 // The groups are read off a fabric once (every node and link): opening a group or resizing reuses
-// them, a caller that has them (stage 5's job, off the GUI thread) hands them over, a new fabric gets
-// its own. The boxes' loads survive a new layout: pod 1 carries all the payload (1 → full), before and
+// them, a caller that has them (stage 5's job, off the GUI thread) hands them over with a layout
+// computed ahead, a new fabric gets its own. The boxes' loads survive a new layout: pod 1 carries all the payload (1 → full), before and
 // after pod 2 opens.
 void TestWirePods::groupsOncePerFabric()
 {
@@ -428,6 +428,26 @@ void TestWirePods::groupsOncePerFabric()
     view.setNetwork(other, nullptr, nullptr);
     QVERIFY(view.layout().groupingShared.get() != given.get());
     QCOMPARE(view.groupCount(), 4);
+
+    // A layout computed ahead (stage 5's job) is taken when it was computed for the view's drawing area,
+    // fitted and with nothing open (its arrays become the view's), and ignored otherwise.
+    view.openGroup(-1);
+    view.fitToView();
+    auto third = std::make_shared<const Topology>(fourPods());
+    const auto groups = std::make_shared<const WireGroups>(tw::ui::groupNodes(*third));
+    auto ahead = std::make_shared<WireLayout>(WireLayout::compute(*third, view.drawingArea(), -1, true, -1, groups));
+    const QRectF world = ahead->world;
+    const void* arrays = ahead->nodes.data();
+    view.setNetwork(third, nullptr, nullptr, groups, ahead);
+    QCOMPARE(static_cast<const void*>(view.layout().nodes.data()), arrays);
+    QCOMPARE(view.layout().world, world);
+    auto fourth = std::make_shared<const Topology>(fourPods());
+    const auto groups4 = std::make_shared<const WireGroups>(tw::ui::groupNodes(*fourth));
+    auto wrongSize = std::make_shared<WireLayout>(WireLayout::compute(*fourth, QSizeF(300, 200), -1, true, -1, groups4));
+    const void* unused = wrongSize->nodes.data();
+    view.setNetwork(fourth, nullptr, nullptr, groups4, wrongSize);
+    QVERIFY(static_cast<const void*>(view.layout().nodes.data()) != unused);
+    QCOMPARE(view.layout().area, view.drawingArea());
 }
 
 QTEST_MAIN(TestWirePods)

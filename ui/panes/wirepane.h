@@ -20,6 +20,7 @@
 
 #include "panes/stagepane.h"
 #include "views/wiregroups.h"
+#include "views/wirelayout.h"
 
 #include <QWidget>
 
@@ -59,14 +60,17 @@ struct WireResult {
     std::shared_ptr<const network::StepSimulation> simulation;
     std::shared_ptr<const scenario::Derivation> derivation;
     std::shared_ptr<const WireGroups> groups; // the fabric's groups as stage 5 draws them
+    std::shared_ptr<WireLayout> layout;       // its first layout for the view's drawing area (null: none asked)
     std::optional<Error> error;
     bool cancelled = false;
 };
 
 // The work of one job (runs on a pool thread): the fabric and the step's link loads, then the step
-// simulated with MFU inputs from the derivation. Link timelines are recorded (the animation).
+// simulated with MFU inputs from the derivation. Link timelines are recorded (the animation). The
+// drawing's groups, and with a valid `area` its first layout for that drawing area (WireView::drawingArea).
 [[nodiscard]] WireResult simulateWire(const scenario::Scenario& scenario,
-                                      std::shared_ptr<const scenario::Derivation> derivation, const Progress& progress);
+                                      std::shared_ptr<const scenario::Derivation> derivation, const Progress& progress,
+                                      QSizeF area = {});
 
 class WirePane : public QWidget, public StagePane {
     Q_OBJECT

@@ -610,6 +610,8 @@ WireLayout WireLayout::compute(const network::Topology& topology, QSizeF area, i
         grouping = std::make_shared<const WireGroups>(groupNodes(topology));
     // One row of servers: the row gaps grow so that the drawing fills the area's height too.
     WireLayout L = layoutOnce(topology, area, openServer, 1, grouping, openGroup, recycle);
+    L.area = area;
+    L.fitted = fitted;
     if (!fitted || L.servers.empty() || L.servers.size() > 8 || L.world.isEmpty() || !grouping->empty())
         return L;
     // The other way round when the height limits the scale: the gaps shrink (down to 0.45).
@@ -620,7 +622,10 @@ WireLayout WireLayout::compute(const network::Topology& topology, QSizeF area, i
     const WireLayout twice = layoutOnce(topology, area, L.openServer, 2, grouping, L.openGroup, nullptr);
     const double slope = twice.world.height() - h1;
     const double g = slope > 0 ? std::clamp(1 + (target - h1) / slope, 0.45, 2.6) : 1.0;
-    return layoutOnce(topology, area, L.openServer, g, grouping, L.openGroup, &L);
+    WireLayout out = layoutOnce(topology, area, L.openServer, g, grouping, L.openGroup, &L);
+    out.area = area;
+    out.fitted = fitted;
+    return out;
 }
 
 bool WireLayout::nodeDrawn(const network::Topology& topology, NodeId node) const

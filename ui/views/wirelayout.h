@@ -73,6 +73,8 @@ public:
     std::vector<GroupGeom> groups;   // per grouping().groups
     int openGroup = -1;              // the innermost group drawn open (-1: none); its pod, if any, is open too
     bool compactServers = false;     // the servers shown are drawn compact
+    QSizeF area;                     // the drawing area it was computed for
+    bool fitted = false;             // computed for a fitted view
 
     // Lays out `topology` for a drawing area of `area` (widget px; only its shape and size matter).
     // `openGroup`: the pod or server group drawn open (-1 or one that cannot open: none); a server group

@@ -15,6 +15,7 @@
 #include <array>
 #include <map>
 #include <cmath>
+#include <utility>
 
 namespace tw::ui {
 
@@ -47,7 +48,8 @@ WireView::WireView(QWidget* parent) : QWidget(parent), m_state(std::make_unique<
 WireView::~WireView() = default;
 
 void WireView::setNetwork(std::shared_ptr<const network::Topology> topology, std::shared_ptr<const network::LinkLoads> loads,
-                          std::shared_ptr<const network::StepSimulation> simulation, std::shared_ptr<const WireGroups> groups)
+                          std::shared_ptr<const network::StepSimulation> simulation, std::shared_ptr<const WireGroups> groups,
+                          std::shared_ptr<WireLayout> layout)
 {
     ViewState& L = *m_state;
     const bool sameShape = topology && m_topology && topology->nodes().size() == L.nodeCount
@@ -55,6 +57,7 @@ void WireView::setNetwork(std::shared_ptr<const network::Topology> topology, std
     if (groups || topology != m_topology)
         m_groups = std::move(groups); // null: computed by the next layout
     L.groupsStale = true;
+    m_prepared = std::move(layout);
     m_topology = std::move(topology);
     m_loads = std::move(loads);
     m_simulation = std::move(simulation);
@@ -79,6 +82,7 @@ void WireView::clear()
     m_loads.reset();
     m_simulation.reset();
     m_groups.reset();
+    m_prepared.reset();
     m_callers = nullptr;
     m_openServer = -1;
     m_openGroup = -1;
@@ -178,8 +182,15 @@ void WireView::rebuildLayout()
     L.hoveredSegment = -1;
     if (m_topology && !m_groups)
         m_groups = std::make_shared<const WireGroups>(groupNodes(*m_topology));
-    L.geo = m_topology ? WireLayout::compute(*m_topology, contentArea().size(), m_openServer, L.fitted, m_openGroup, m_groups, &L.geo)
-                       : WireLayout{};
+    // A layout computed ahead is taken once, when it was computed for what is drawn now.
+    const std::shared_ptr<WireLayout> prepared = std::exchange(m_prepared, nullptr);
+    if (prepared && m_topology && prepared->groupingShared == m_groups && prepared->area == contentArea().size()
+        && prepared->fitted && L.fitted && m_openServer < 0 && m_openGroup < 0 && prepared->openServer < 0
+        && prepared->openGroup < 0 && prepared->nodes.size() == m_topology->nodes().size())
+        L.geo = std::move(*prepared);
+    else
+        L.geo = m_topology ? WireLayout::compute(*m_topology, contentArea().size(), m_openServer, L.fitted, m_openGroup, m_groups, &L.geo)
+                           : WireLayout{};
     m_openServer = L.geo.openServer;
     m_openGroup = L.geo.openGroup;
     L.rates = network::LinkRateLookup(m_topology.get(), m_simulation.get(), m_loads.get());

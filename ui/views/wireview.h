@@ -62,11 +62,15 @@ public:
     // simulated step (may be null: links are then coloured by their share of the busiest link's
     // bytes, and no packets move). Keeps zoom and pan while the topology's shape is unchanged,
     // otherwise fits the view. `groups`: groupNodes(*topology) when the caller has it (computed off the
-    // GUI thread), else computed here once per topology.
+    // GUI thread), else computed here once per topology. `layout`: the fabric's layout computed ahead
+    // (off the GUI thread, with `groups`), taken when it was computed for what the view then draws (its
+    // drawingArea, fitted, nothing open), else ignored.
     void setNetwork(std::shared_ptr<const network::Topology> topology,
                     std::shared_ptr<const network::LinkLoads> loads,
                     std::shared_ptr<const network::StepSimulation> simulation,
-                    std::shared_ptr<const WireGroups> groups = nullptr);
+                    std::shared_ptr<const WireGroups> groups = nullptr, std::shared_ptr<WireLayout> layout = nullptr);
+    // The drawing area a layout is computed for (the widget less its margins and legend).
+    [[nodiscard]] QSizeF drawingArea() const { return contentArea().size(); }
     void clear();
     [[nodiscard]] const network::Topology* topology() const { return m_topology.get(); }
 
@@ -178,6 +182,7 @@ private:
     std::shared_ptr<const network::LinkLoads> m_loads;
     std::shared_ptr<const network::StepSimulation> m_simulation;
     std::shared_ptr<const WireGroups> m_groups; // of m_topology (null until the first layout needs it)
+    std::shared_ptr<WireLayout> m_prepared;     // a layout computed ahead, for the next layout (setNetwork)
     LinkCallers m_callers;
     std::vector<int> m_highlighted;
     std::vector<network::LinkId> m_traced, m_tracedGradient;
