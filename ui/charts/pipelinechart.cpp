@@ -271,7 +271,8 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
     if (!more.isEmpty())
         title += QStringLiteral("\n") + more.join(QStringLiteral(" · "));
     m_title->setText(title);
-    m_plot->replot();
+    // Drawn by the event loop's next turn: a new plan's delivery to stage 3 stays short.
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void PipelineChart::setStageTicks(int every)
