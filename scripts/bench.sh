@@ -308,6 +308,10 @@ put gui.presets "$(IFS=,; echo "${gui_presets[*]}")"
 while read -r line; do
   put_result "sim.$(tr ' ' '\n' <<<"$line" | sed -n 's/^name=//p')" "$line"
 done < <(grep '^RESULT name=simulate_' "$work/wire.txt" || true)
+# bench_wireview's frames at cluster scale (wire_frame_GPUS_VIEW) under frame.NAME.
+while read -r line; do
+  put_result "frame.$(tr ' ' '\n' <<<"$line" | sed -n 's/^name=//p')" "$line"
+done < <(grep '^RESULT name=wire_frame_' "$work/wire.txt" || true)
 # bench_scale's RESULT lines (scale_N) under scale.scale_N, and the sizes that finished.
 while read -r line; do
   put_result "scale.$(tr ' ' '\n' <<<"$line" | sed -n 's/^name=//p')" "$line"

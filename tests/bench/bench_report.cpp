@@ -655,6 +655,20 @@ int main(int argc, char** argv)
     md << "| The GPT-3 175B step's link rates binned over the whole step within the bins' budget (#21) | "
        << (binsMib ? fmt(binsMib, 1) + " MiB of bins (budget " + fmt(binsBudget, 0) + " MiB)" : std::string("not run"))
        << " | " << verdict(binsMib && binsBudget ? std::optional<bool>(*binsMib <= *binsBudget) : std::nullopt) << " |\n";
+    // A stage 5 frame at cluster scale (#21, bench_wireview): the slowest median of its views (every
+    // group collapsed, one open, a server group open inside a pod) at 16,384 and 98,304 GPUs.
+    {
+        std::optional<double> worst;
+        std::string where;
+        for (const char* name : {"16384_collapsed", "16384_open", "98304_collapsed", "98304_open", "98304_inner"})
+            if (const std::optional<double> ms = num(std::string("frame.wire_frame_") + name + ".median_ms"); ms && (!worst || *ms > *worst)) {
+                worst = ms;
+                where = name;
+            }
+        md << "| A stage 5 frame with 16,384 (and 98,304) GPUs drawn ≤ 16 ms median (#21) | "
+           << (worst ? "slowest median " + fmt(worst, 1) + " ms (" + where + ")" : std::string("not run")) << " | "
+           << verdict(worst ? std::optional<bool>(*worst <= 16) : std::nullopt) << " |\n";
+    }
     // The GUI thread (#21, bench_stalls): the longest stretch over every preset's tour.
     const std::optional<double> stallWorst = num("stalls.worst_ms");
     const std::optional<double> stallSteps = num("stalls.steps_over");
