@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 namespace tw::ui {
@@ -80,7 +81,7 @@ inline QFont pixelFont(int px, bool bold = false)
     return f;
 }
 
-inline QString joined(const std::vector<int>& gpus, int except = -1, int limit = 12)
+inline QString joined(std::span<const int> gpus, int except = -1, int limit = 12)
 {
     QStringList parts;
     int shown = 0;
@@ -104,24 +105,35 @@ inline constexpr int kZNode = 0, kZLinks = 5, kZCard = 10, kZLabels = 20, kZDrag
 
 using namespace meshdraw; // meshview.cpp and meshlegend.cpp read the helpers unqualified
 
+// How a GPU's card is drawn now: MeshView's restyle writes one per GPU, the card items (or, in a very
+// large mesh, the one field item) read them.
+struct CardStyle {
+    QColor fill, band;
+    QPen outline;
+    QStringList lines;
+    bool crosses = false, highlighted = false, dimmed = false, drop = false, token = false, over = false;
+};
+
 // One GPU card, painted in one go (fill, TP band, text, outline) so that 256 of them restyle and
-// repaint quickly.
+// repaint quickly. Its style is MeshView's (styles[gpu]).
 class GpuCardItem : public QGraphicsItem {
 public:
-    GpuCardItem(int gpu, const Metrics& m)
-        : m_gpu(gpu), m_m(m), m_rect(0, 0, m.cardW, m.cardH)
+    GpuCardItem(int gpu, const Metrics& m, const std::vector<CardStyle>& styles)
+        : m_gpu(gpu), m_m(m), m_rect(0, 0, m.cardW, m.cardH), m_styles(styles)
     {
         setZValue(kZCard);
         setAcceptHoverEvents(false);
     }
     QRectF boundingRect() const override { return m_rect.adjusted(-7, -7, 7, 7); }
+    [[nodiscard]] const CardStyle& style() const { return m_styles[std::size_t(m_gpu)]; }
     void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override
     {
         if (QStyleOptionGraphicsItem::levelOfDetailFromTransform(p->worldTransform()) * m_rect.width() < kTinyPx) {
             paintTiny(p);
             return;
         }
-        if (m_token) {
+        const CardStyle& s = style();
+        if (s.token) {
             // The followed token's GPU: a yellow ring with a dark rim outside the card.
             p->setBrush(Qt::NoBrush);
             p->setPen(QPen(kInk, 7.0));
@@ -132,15 +144,15 @@ public:
         QPainterPath shape;
         shape.addRoundedRect(m_rect, m_m.radius, m_m.radius);
         p->setPen(Qt::NoPen);
-        p->setBrush(m_drop ? m_fill.lighter(112) : m_fill);
+        p->setBrush(s.drop ? s.fill.lighter(112) : s.fill);
         p->drawPath(shape);
         p->save();
         p->setClipPath(shape);
-        p->fillRect(QRectF(0, 0, m_rect.width(), m_m.band), m_band);
+        p->fillRect(QRectF(0, 0, m_rect.width(), m_m.band), s.band);
         p->restore();
-        if (!m_lines.isEmpty()) {
+        if (!s.lines.isEmpty()) {
             // Dark text on light fills, white on dark ones (the palette's later, darker tints).
-            const bool darkFill = 0.2126 * m_fill.redF() + 0.7152 * m_fill.greenF() + 0.0722 * m_fill.blueF() < 0.45;
+            const bool darkFill = 0.2126 * s.fill.redF() + 0.7152 * s.fill.greenF() + 0.0722 * s.fill.blueF() < 0.45;
             const QColor ink = darkFill ? QColor(Qt::white) : kInk;
             const QColor muted = darkFill ? QColor(0xe5, 0xe7, 0xeb) : kMuted;
             const QFont idFont = pixelFont(m_m.idPx, true);
@@ -148,37 +160,37 @@ public:
             const QFont stageFont = pixelFont(m_m.stagePx);
             qreal total = 0;
             std::vector<qreal> heights;
-            for (int i = 0; i < m_lines.size(); ++i) {
+            for (int i = 0; i < s.lines.size(); ++i) {
                 const QFont& f = i == 0 ? idFont : i == 1 ? coordFont : stageFont;
                 heights.push_back(QFontMetricsF(f).height());
                 total += heights.back();
             }
             qreal y = m_m.band + (m_rect.height() - m_m.band - total) / 2;
-            for (int i = 0; i < m_lines.size(); ++i) {
+            for (int i = 0; i < s.lines.size(); ++i) {
                 p->setFont(i == 0 ? idFont : i == 1 ? coordFont : stageFont);
                 p->setPen(i == 2 ? muted : ink);
-                p->drawText(QRectF(2, y, m_rect.width() - 4, heights[std::size_t(i)]), Qt::AlignCenter, m_lines[i]);
+                p->drawText(QRectF(2, y, m_rect.width() - 4, heights[std::size_t(i)]), Qt::AlignCenter, s.lines[i]);
                 y += heights[std::size_t(i)];
             }
         }
         // The warning badge: a red triangle with "!" in the top-right corner.
-        if (m_crosses && m_m.cardW >= 40) {
-            const qreal s = std::min<qreal>(16, m_rect.height() * 0.34);
-            const QPointF c(m_rect.right() - s * 0.75, m_m.band + s * 0.15);
+        if (s.crosses && m_m.cardW >= 40) {
+            const qreal sz = std::min<qreal>(16, m_rect.height() * 0.34);
+            const QPointF c(m_rect.right() - sz * 0.75, m_m.band + sz * 0.15);
             QPainterPath tri;
             tri.moveTo(c.x(), c.y());
-            tri.lineTo(c.x() + s * 0.6, c.y() + s);
-            tri.lineTo(c.x() - s * 0.6, c.y() + s);
+            tri.lineTo(c.x() + sz * 0.6, c.y() + sz);
+            tri.lineTo(c.x() - sz * 0.6, c.y() + sz);
             tri.closeSubpath();
             p->setPen(Qt::NoPen);
             p->setBrush(kWarn);
             p->drawPath(tri);
             p->setPen(Qt::white);
-            p->setFont(pixelFont(int(s * 0.7), true));
-            p->drawText(QRectF(c.x() - s * 0.5, c.y() + s * 0.2, s, s * 0.8), Qt::AlignCenter, QStringLiteral("!"));
+            p->setFont(pixelFont(int(sz * 0.7), true));
+            p->drawText(QRectF(c.x() - sz * 0.5, c.y() + sz * 0.2, sz, sz * 0.8), Qt::AlignCenter, QStringLiteral("!"));
         }
         p->setBrush(Qt::NoBrush);
-        p->setPen(m_drop ? QPen(kInk, 3.5) : m_outline);
+        p->setPen(s.drop ? QPen(kInk, 3.5) : s.outline);
         p->drawRoundedRect(m_rect, m_m.radius, m_m.radius);
     }
     // A card a few pixels wide (thousands of GPUs in view): its fill, band and any outline that says
@@ -186,15 +198,16 @@ public:
     // rounded corners, clipping and text do not show at that size and took 120 ms for 16,384 cards.
     void paintTiny(QPainter* p) const
     {
+        const CardStyle& s = style();
         const bool aa = p->testRenderHint(QPainter::Antialiasing);
         p->setRenderHint(QPainter::Antialiasing, false);
-        if (m_token)
+        if (s.token)
             p->fillRect(m_rect.adjusted(-3, -3, 3, 3), QColor(0xF0, 0xE4, 0x42));
-        p->fillRect(m_rect, m_drop ? m_fill.lighter(112) : m_fill);
-        p->fillRect(QRectF(0, 0, m_rect.width(), m_m.band), m_band);
-        if (m_drop || m_highlighted || m_crosses || m_over) {
+        p->fillRect(m_rect, s.drop ? s.fill.lighter(112) : s.fill);
+        p->fillRect(QRectF(0, 0, m_rect.width(), m_m.band), s.band);
+        if (s.drop || s.highlighted || s.crosses || s.over) {
             p->setBrush(Qt::NoBrush);
-            p->setPen(m_drop ? QPen(kInk, 3.5) : m_outline);
+            p->setPen(s.drop ? QPen(kInk, 3.5) : s.outline);
             p->drawRect(m_rect);
         }
         p->setRenderHint(QPainter::Antialiasing, aa);
@@ -203,24 +216,24 @@ public:
     int m_gpu;
     Metrics m_m;
     QRectF m_rect;
-    QColor m_fill, m_band;
-    QPen m_outline;
-    QStringList m_lines;
-    bool m_crosses = false, m_highlighted = false, m_dimmed = false, m_drop = false, m_token = false, m_over = false;
+
+private:
+    const std::vector<CardStyle>& m_styles;
 };
 
-// A node's rounded box with its title.
+// A node's rounded box with its title; red-rimmed when warn[node] (MeshView's) is set.
 class NodeBoxItem : public QGraphicsItem {
 public:
-    NodeBoxItem(int node, const QRectF& rect, const Metrics& m)
-        : m_node(node), m_rect(rect), m_m(m)
+    NodeBoxItem(int node, const QRectF& rect, const Metrics& m, const std::vector<char>& warn)
+        : m_node(node), m_rect(rect), m_m(m), m_warn(warn)
     {
         setZValue(kZNode);
     }
     QRectF boundingRect() const override { return m_rect.adjusted(-2, -2, 2, 2); }
     void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override
     {
-        p->setPen(QPen(m_warn ? kWarn : QColor(0x64, 0x74, 0x8b), m_warn ? 2.0 : 1.5));
+        const bool warn = m_warn[std::size_t(m_node)] != 0;
+        p->setPen(QPen(warn ? kWarn : QColor(0x64, 0x74, 0x8b), warn ? 2.0 : 1.5));
         p->setBrush(QColor(0xf3, 0xf4, 0xf6));
         const qreal lod = QStyleOptionGraphicsItem::levelOfDetailFromTransform(p->worldTransform());
         if (lod * m_rect.width() < 3 * kTinyPx) { // a box of tiny cards: plain, and its title unreadable
@@ -240,17 +253,20 @@ public:
     int m_node;
     QRectF m_rect;
     Metrics m_m;
-    bool m_warn = false;
+
+private:
+    const std::vector<char>& m_warn;
 };
 
-// Every node box and GPU card of a very large mesh in one item (MeshView::kMaxCardItems): the boxes
-// plain (red-rimmed where a TP group crosses nodes), each card one fill, the followed token's GPUs ringed
-// in yellow; cached in device pixels until a style changes (update()).
-// The cards and boxes are MeshView's, kept out of the scene.
+// Every node box and GPU card of a very large mesh in one item (MeshView::kMaxCardItems), painted from
+// MeshView's arrays (no item per card or box): the boxes plain (red-rimmed where a TP group crosses
+// nodes), each card one fill, the followed token's GPUs ringed in yellow; cached in device pixels until
+// a style changes (update()).
 class CardFieldItem : public QGraphicsItem {
 public:
-    CardFieldItem(const std::vector<GpuCardItem*>& cards, const std::vector<NodeBoxItem*>& nodes, const QRectF& bounds)
-        : m_cards(cards), m_nodes(nodes), m_bounds(bounds)
+    CardFieldItem(const std::vector<CardStyle>& styles, const std::vector<QRectF>& cards, const std::vector<QRectF>& nodes,
+                  const std::vector<char>& nodeWarn, const QRectF& bounds)
+        : m_styles(styles), m_cards(cards), m_nodes(nodes), m_nodeWarn(nodeWarn), m_bounds(bounds)
     {
         setZValue(kZCard);
         setCacheMode(QGraphicsItem::DeviceCoordinateCache);
@@ -261,30 +277,33 @@ public:
         p->setRenderHint(QPainter::Antialiasing, false);
         p->setBrush(QColor(0xf3, 0xf4, 0xf6));
         const QPen plain(QColor(0x64, 0x74, 0x8b), 0), warn(kWarn, 0);
-        for (const NodeBoxItem* node : m_nodes) {
-            p->setPen(node->m_warn ? warn : plain);
-            p->drawRect(node->m_rect);
+        for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+            p->setPen(m_nodeWarn[i] ? warn : plain);
+            p->drawRect(m_nodes[i]);
         }
-        for (const GpuCardItem* card : m_cards) {
-            const QRectF r = card->m_rect.translated(card->pos());
-            if (card->m_token)
+        for (std::size_t g = 0; g < m_cards.size(); ++g) {
+            const CardStyle& s = m_styles[g];
+            const QRectF& r = m_cards[g];
+            if (s.token)
                 p->fillRect(r.adjusted(-3, -3, 3, 3), QColor(0xF0, 0xE4, 0x42));
             // A card is a pixel or two wide: what an outline says in a small mesh, its fill says here (the
             // hovered GPU and its peers dark, a GPU over its memory red, the rest faded while hovering).
-            QColor fill = card->m_fill;
-            if (card->m_highlighted)
-                fill = card->m_outline.color();
-            else if (card->m_over)
+            QColor fill = s.fill;
+            if (s.highlighted)
+                fill = s.outline.color();
+            else if (s.over)
                 fill = kWarn;
-            else if (card->m_dimmed)
+            else if (s.dimmed)
                 fill = mix(fill, Qt::white, 0.3);
             p->fillRect(r, fill);
         }
     }
 
 private:
-    const std::vector<GpuCardItem*>& m_cards;
-    const std::vector<NodeBoxItem*>& m_nodes;
+    const std::vector<CardStyle>& m_styles;
+    const std::vector<QRectF>& m_cards;
+    const std::vector<QRectF>& m_nodes;
+    const std::vector<char>& m_nodeWarn;
     QRectF m_bounds;
 };
 

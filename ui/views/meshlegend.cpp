@@ -20,7 +20,7 @@ void MeshView::updateLegend()
     }
     m_decor.clear();
     m_legendEntries.clear();
-    if (m_cards.empty())
+    if (m_styles.empty())
         return;
     const Metrics m = metricsFor(m_detail);
     // Text size follows the drawing's width so that the legend reads like the cards.
@@ -115,7 +115,7 @@ void MeshView::updateLegend()
     std::size_t overGpus = 0;
     double worstOver = 0;
     if (m_colorBy == ColorBy::Memory && m_capacity > 0)
-        for (std::size_t g = 0; g < std::min(m_memory.size(), m_cards.size()); ++g)
+        for (std::size_t g = 0; g < std::min(m_memory.size(), m_styles.size()); ++g)
             if (m_memory[g] > m_capacity) {
                 ++overGpus;
                 worstOver = std::max(worstOver, m_memory[g] - m_capacity);
@@ -142,7 +142,7 @@ void MeshView::updateLegend()
             m_warning += QLatin1Char('\n');
         m_warning += tr("⚠ %1 of %2 GPUs do not fit: up to %3 over their %4.")
                          .arg(overGpus)
-                         .arg(m_cards.size())
+                         .arg(m_styles.size())
                          .arg(QString::fromStdString(formatBytes(worstOver, m_units)),
                               QString::fromStdString(formatBytes(m_capacity, m_units)));
     }
@@ -170,7 +170,7 @@ void MeshView::updateLegend()
     for (std::size_t t = 0; t < m_tpGroups.size() && links < 256; ++t) {
         if (!m_tpGroupCrosses[t])
             continue;
-        const auto& members = m_tpGroups[t];
+        const std::span<const int> members = m_tpGroups[t];
         bool labelledThis = false;
         for (std::size_t i = 0; i + 1 < members.size(); ++i) {
             const int a = members[i], b = members[i + 1];

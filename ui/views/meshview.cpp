@@ -49,9 +49,11 @@ void MeshView::clear()
     scene()->clear();
     m_cards.clear();
     m_nodes.clear();
-    m_offScene.clear();
     m_field = nullptr;
+    m_styles.clear();
     m_home.clear();
+    m_nodeRects.clear();
+    m_nodeWarn.clear();
     m_decor.clear();
     m_status = nullptr;
     m_gpus.clear();
@@ -94,8 +96,9 @@ void MeshView::setMesh(const parallel::Cluster& cluster, const std::vector<paral
 
     // Group membership: core's groups when they cover every GPU once, else read off the coordinates.
     using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
-    // Groups by key, in the keys' order (a dense table over the coordinates' ranges: a map of 98,304
-    // GPUs took tens of milliseconds of the GUI thread).
+    // Groups by key, in the keys' order, each group's members by `order` (a counting sort over a dense
+    // table of the coordinates' ranges: a map, then a vector per group, of 98,304 GPUs took tens of
+    // milliseconds of the GUI thread).
     auto fromCoords = [&](auto key, auto order, int Gpu::*slot) {
         std::size_t dims[3] = {0, 0, 0};
         for (std::uint64_t g = 0; g < n; ++g) {
@@ -104,43 +107,52 @@ void MeshView::setMesh(const parallel::Cluster& cluster, const std::vector<paral
             dims[1] = std::max<std::size_t>(dims[1], std::get<1>(k) + 1u);
             dims[2] = std::max<std::size_t>(dims[2], std::get<2>(k) + 1u);
         }
-        std::vector<std::vector<int>> byKey(dims[0] * dims[1] * dims[2]);
+        std::vector<std::size_t> keyOf(n), first(dims[0] * dims[1] * dims[2] + 1, 0);
         for (std::uint64_t g = 0; g < n; ++g) {
             const Key k = key(m_gpus[g]);
-            byKey[(std::get<0>(k) * dims[1] + std::get<1>(k)) * dims[2] + std::get<2>(k)].push_back(int(g));
+            keyOf[g] = (std::get<0>(k) * dims[1] + std::get<1>(k)) * dims[2] + std::get<2>(k);
+            ++first[keyOf[g] + 1];
         }
-        std::vector<std::vector<int>> out;
-        for (auto& members : byKey) {
-            if (members.empty())
+        for (std::size_t k = 1; k < first.size(); ++k)
+            first[k] += first[k - 1];
+        std::vector<int> sorted(n);
+        std::vector<std::size_t> next(first.begin(), first.end() - 1);
+        for (std::uint64_t g = 0; g < n; ++g)
+            sorted[next[keyOf[g]]++] = int(g);
+        GroupTable out;
+        out.members.reserve(n);
+        for (std::size_t k = 0; k + 1 < first.size(); ++k) {
+            if (first[k] == first[k + 1])
                 continue;
-            std::stable_sort(members.begin(), members.end(),
-                             [&](int a, int b) { return order(m_gpus[std::size_t(a)]) < order(m_gpus[std::size_t(b)]); });
-            for (int g : members)
-                m_gpus[std::size_t(g)].*slot = int(out.size());
-            out.push_back(std::move(members));
+            const auto begin = sorted.begin() + std::ptrdiff_t(first[k]), end = sorted.begin() + std::ptrdiff_t(first[k + 1]);
+            std::stable_sort(begin, end, [&](int a, int b) { return order(m_gpus[std::size_t(a)]) < order(m_gpus[std::size_t(b)]); });
+            for (auto it = begin; it != end; ++it) {
+                m_gpus[std::size_t(*it)].*slot = int(out.size());
+                out.members.push_back(*it);
+            }
+            out.start.push_back(out.members.size());
         }
         return out;
     };
-    auto fromCore = [&](const char* kind, int Gpu::*slot, std::vector<bool>* crosses) -> std::optional<std::vector<std::vector<int>>> {
+    auto fromCore = [&](const char* kind, int Gpu::*slot, std::vector<bool>* crosses) -> std::optional<GroupTable> {
         if (!groups)
             return std::nullopt;
-        std::vector<std::vector<int>> out;
+        GroupTable out;
         std::vector<int> seen(n, -1);
         for (const parallel::Group& grp : *groups) {
             if (grp.kind != kind)
                 continue;
-            std::vector<int> members;
             for (std::uint32_t g : grp.members) {
                 if (g >= n || seen[g] >= 0)
                     return std::nullopt;
                 seen[g] = int(out.size());
-                members.push_back(int(g));
+                out.members.push_back(int(g));
             }
+            out.start.push_back(out.members.size());
             if (crosses)
                 crosses->push_back(grp.crossesNodes);
-            out.push_back(std::move(members));
         }
-        if (out.empty() || std::count(seen.begin(), seen.end(), -1) > 0)
+        if (out.size() == 0 || std::count(seen.begin(), seen.end(), -1) > 0)
             return std::nullopt;
         for (std::uint64_t g = 0; g < n; ++g)
             m_gpus[g].*slot = seen[g];
@@ -153,7 +165,8 @@ void MeshView::setMesh(const parallel::Cluster& cluster, const std::vector<paral
     } else {
         m_tpGroupCrosses.clear();
         m_tpGroups = fromCoords([](const Gpu& g) { return Key{g.pp, g.dp, 0}; }, [](const Gpu& g) { return g.tp; }, &Gpu::tpGroup);
-        for (const auto& members : m_tpGroups) {
+        for (std::size_t t = 0; t < m_tpGroups.size(); ++t) {
+            const std::span<const int> members = m_tpGroups[t];
             bool crosses = false;
             for (int g : members)
                 crosses |= m_gpus[std::size_t(g)].node != m_gpus[std::size_t(members.front())].node;
@@ -176,7 +189,7 @@ void MeshView::setMesh(const parallel::Cluster& cluster, const std::vector<paral
         if (m_tpGroupCrosses[std::size_t(m_gpus[g].tpGroup)])
             m_crossing.push_back(int(g));
 
-    if (cluster.nodes != m_shapeNodes || cluster.gpusPerNode != m_shapeGpusPerNode || m_cards.size() != n)
+    if (cluster.nodes != m_shapeNodes || cluster.gpusPerNode != m_shapeGpusPerNode || m_home.size() != n)
         rebuildItems((n + cluster.gpusPerNode - 1) / cluster.gpusPerNode, cluster.gpusPerNode);
     if (m_hovered >= int(n))
         m_hovered = -1;
@@ -235,9 +248,7 @@ void MeshView::rebuildItems(std::uint64_t nodes, std::uint64_t gpusPerNode)
     s->clear();
     m_cards.clear();
     m_nodes.clear();
-    m_offScene.clear();
     m_field = nullptr;
-    m_home.clear();
     m_decor.clear();
     m_status = nullptr;
     m_shapeNodes = nodes;
@@ -264,50 +275,55 @@ void MeshView::rebuildItems(std::uint64_t nodes, std::uint64_t gpusPerNode)
             nodeCols = c;
         }
     }
-    m_nodes.reserve(nodes);
-    m_cards.reserve(n);
-    // Beyond kMaxCardItems GPUs the cards and node boxes stay out of the scene (a scene of 110,000
-    // items took 120 ms to build and 270 ms to paint at 98,304 GPUs, each card a fraction of a pixel):
-    // one CardFieldItem paints them all from their styles, cached until a style changes.
+    // Beyond kMaxCardItems GPUs the cards and node boxes are not scene items (a scene of 110,000 items
+    // took 120 ms to build and 270 ms to paint at 98,304 GPUs, each card a fraction of a pixel; building
+    // the items alone to hold their styles, 40 ms): one CardFieldItem paints them all from the arrays,
+    // cached until a style changes.
     const bool field = n > kMaxCardItems;
-    auto place = [&](QGraphicsItem* item) {
-        if (field)
-            m_offScene.emplace_back(item);
-        else
-            s->addItem(item);
-    };
-    for (std::uint64_t node = 0; node < nodes; ++node) {
-        const QRectF box(qreal(node % nodeCols) * (nodeW + m.nodeGap), qreal(node / nodeCols) * (nodeH + m.nodeGap), nodeW, nodeH);
-        auto* item = new NodeBoxItem(int(node), box, m);
-        place(item);
-        m_nodes.push_back(item);
-    }
+    m_styles.assign(n, CardStyle{});
+    m_nodeWarn.assign(nodes, 0);
+    m_nodeRects.clear();
+    m_nodeRects.reserve(nodes);
+    m_home.clear();
+    m_home.reserve(n);
+    for (std::uint64_t node = 0; node < nodes; ++node)
+        m_nodeRects.emplace_back(qreal(node % nodeCols) * (nodeW + m.nodeGap), qreal(node / nodeCols) * (nodeH + m.nodeGap), nodeW, nodeH);
     for (std::size_t g = 0; g < n; ++g) {
-        const std::uint64_t node = g / gpn, local = g % gpn;
-        const QRectF box = m_nodes[node]->m_rect;
+        const std::uint64_t local = g % gpn;
+        const QRectF& box = m_nodeRects[g / gpn];
         const QPointF topLeft(box.left() + m.pad + qreal(local % cols) * (m.cardW + m.gap),
                               box.top() + m.title + qreal(local / cols) * (m.cardH + m.gap));
-        auto* card = new GpuCardItem(int(g), m);
-        card->setPos(topLeft);
-        place(card);
-        m_cards.push_back(card);
-        m_home.push_back(QRectF(topLeft, QSizeF(m.cardW, m.cardH)));
+        m_home.emplace_back(topLeft, QSizeF(m.cardW, m.cardH));
     }
     if (field) {
         QRectF all;
-        for (const NodeBoxItem* node : m_nodes)
-            all |= node->m_rect;
-        m_field = new CardFieldItem(m_cards, m_nodes, all);
+        for (const QRectF& box : m_nodeRects)
+            all |= box;
+        m_field = new CardFieldItem(m_styles, m_home, m_nodeRects, m_nodeWarn, all);
         s->addItem(m_field);
+    } else {
+        m_nodes.reserve(nodes);
+        m_cards.reserve(n);
+        for (std::uint64_t node = 0; node < nodes; ++node) {
+            auto* item = new NodeBoxItem(int(node), m_nodeRects[node], m, m_nodeWarn);
+            s->addItem(item);
+            m_nodes.push_back(item);
+        }
+        for (std::size_t g = 0; g < n; ++g) {
+            auto* card = new GpuCardItem(int(g), m, m_styles);
+            card->setPos(m_home[g].topLeft());
+            s->addItem(card);
+            m_cards.push_back(card);
+        }
     }
     m_contentRect = s->itemsBoundingRect();
 }
 
 void MeshView::restyle()
 {
-    const std::size_t n = m_cards.size();
+    const std::size_t n = m_styles.size();
     const Gpu* hovered = m_hovered >= 0 ? &m_gpus[std::size_t(m_hovered)] : nullptr;
-    std::vector<bool> nodeWarn(m_nodes.size(), false);
+    std::vector<char> nodeWarn(m_nodeRects.size(), 0);
     // The few outlines a card can have, built once (a pen per card was most of a restyle of 98,304
     // cards): index = kind · 2 + crosses, kinds 0 plain, 1 over its memory, 2 hovered, 3 TP, 4 DP and
     // 5 PP peer of the hovered GPU.
@@ -346,7 +362,7 @@ void MeshView::restyle()
     };
     for (std::size_t g = 0; g < n; ++g) {
         const Gpu& gpu = m_gpus[g];
-        GpuCardItem* card = m_cards[g];
+        CardStyle& card = m_styles[g];
         int colorIndex = 0;
         switch (m_colorBy) {
         case ColorBy::DpReplica: colorIndex = int(gpu.dp); break;
@@ -359,12 +375,12 @@ void MeshView::restyle()
         const bool known = byMemory && g < m_memory.size() && m_capacity > 0;
         const double used = known ? m_memory[g] : 0.0;
         const double share = known ? used / m_capacity : 0.0;
-        card->m_over = known && used > m_capacity;
-        card->m_fill = byMemory ? (known ? memoryFill(share) : fillColor(-1)) : memo(fills, colorIndex, fillColor);
-        card->m_band = memo(bands, gpu.tpGroup, bandColor);
-        card->m_crosses = m_tpGroupCrosses[std::size_t(gpu.tpGroup)];
-        if (card->m_crosses)
-            nodeWarn[std::size_t(gpu.node)] = true;
+        card.over = known && used > m_capacity;
+        card.fill = byMemory ? (known ? memoryFill(share) : fillColor(-1)) : memo(fills, colorIndex, fillColor);
+        card.band = memo(bands, gpu.tpGroup, bandColor);
+        card.crosses = m_tpGroupCrosses[std::size_t(gpu.tpGroup)];
+        if (card.crosses)
+            nodeWarn[std::size_t(gpu.node)] = 1;
 
         // Lines by detail level.
         QStringList lines;
@@ -384,15 +400,15 @@ void MeshView::restyle()
             const QString over = tr("+%1 over").arg(QString::fromStdString(formatBytes(used - m_capacity, m_units)));
             const QString pct = tr("%1 % used").arg(std::lround(100.0 * share));
             if (m_detail == Detail::Full)
-                lines = QStringList{lines[0], QString::fromStdString(formatBytes(used, m_units)), card->m_over ? over : pct};
+                lines = QStringList{lines[0], QString::fromStdString(formatBytes(used, m_units)), card.over ? over : pct};
             else
-                lines = QStringList{lines[0], card->m_over ? over : pct};
+                lines = QStringList{lines[0], card.over ? over : pct};
         }
-        card->m_lines = lines;
+        card.lines = lines;
 
         // Hover: the hovered card and its TP (solid), DP (dashed) and PP (dotted) peers stand out,
         // the others fade.
-        int kind = card->m_over ? 1 : 0;
+        int kind = card.over ? 1 : 0;
         bool highlighted = false, dimmed = false;
         if (hovered) {
             if (int(g) == m_hovered)
@@ -407,23 +423,23 @@ void MeshView::restyle()
                 dimmed = true;
             highlighted = kind >= 2;
         }
-        const QPen& pen = penFor(kind, card->m_crosses);
-        card->m_outline = pen;
-        card->m_highlighted = highlighted;
-        card->m_dimmed = dimmed;
-        if (!m_field) { // out of the scene a card's opacity and update() are not read: the field paints
-            card->setOpacity(dimmed ? 0.3 : 1.0);
-            card->update();
+        card.outline = penFor(kind, card.crosses);
+        card.highlighted = highlighted;
+        card.dimmed = dimmed;
+        card.drop = int(g) == m_dropTarget;
+        card.token = std::binary_search(m_tokenGpus.begin(), m_tokenGpus.end(), int(g));
+        if (!m_cards.empty()) {
+            m_cards[g]->setOpacity(dimmed ? 0.3 : 1.0);
+            m_cards[g]->update();
         }
-        card->m_drop = int(g) == m_dropTarget;
-        card->m_token = std::binary_search(m_tokenGpus.begin(), m_tokenGpus.end(), int(g));
     }
     if (m_field)
-        m_field->update(); // (the cards' own update() is a no-op out of the scene)
-    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
-        if (m_nodes[i]->m_warn != nodeWarn[i]) {
-            m_nodes[i]->m_warn = nodeWarn[i];
-            m_nodes[i]->update();
+        m_field->update();
+    for (std::size_t i = 0; i < m_nodeWarn.size(); ++i) {
+        if (m_nodeWarn[i] != nodeWarn[i]) {
+            m_nodeWarn[i] = nodeWarn[i];
+            if (!m_nodes.empty())
+                m_nodes[i]->update();
         }
     }
     if (m_status) {
@@ -457,7 +473,7 @@ void MeshView::setTokenGpus(std::vector<int> gpus)
     if (gpus == m_tokenGpus)
         return;
     m_tokenGpus = std::move(gpus);
-    if (!m_cards.empty())
+    if (!m_styles.empty())
         restyle();
 }
 
@@ -480,7 +496,7 @@ void MeshView::setMemory(std::vector<double> peakBytes, double capacityBytes, co
     m_memory = std::move(peakBytes);
     m_capacity = capacityBytes;
     m_units = units;
-    if (!m_cards.empty() && m_colorBy == ColorBy::Memory)
+    if (!m_styles.empty() && m_colorBy == ColorBy::Memory)
         updateLegend();
 }
 
@@ -489,14 +505,14 @@ void MeshView::setColorBy(ColorBy mode)
     if (mode == m_colorBy)
         return;
     m_colorBy = mode;
-    if (m_cards.empty())
+    if (m_styles.empty())
         return;
     updateLegend();
 }
 
 void MeshView::fit()
 {
-    if (m_cards.empty())
+    if (m_styles.empty())
         return;
     const QRectF r = scene()->sceneRect();
     const QSize vp = viewport()->size();
@@ -533,15 +549,16 @@ MeshView::CardLook MeshView::cardLook(int gpu) const
 {
     if (gpu < 0 || gpu >= gpuCount())
         return {};
-    const GpuCardItem* c = m_cards[std::size_t(gpu)];
-    return {c->m_fill, c->m_band, c->m_outline, c->m_crosses, c->m_highlighted, c->m_dimmed, c->m_token, c->m_over,
-            c->m_lines.join(QLatin1Char('\n'))};
+    const CardStyle& c = m_styles[std::size_t(gpu)];
+    return {c.fill, c.band, c.outline, c.crosses, c.highlighted, c.dimmed, c.token, c.over, c.lines.join(QLatin1Char('\n'))};
 }
 
 QRectF MeshView::cardSceneRect(int gpu) const
 {
     if (gpu < 0 || gpu >= gpuCount())
         return {};
+    if (m_cards.empty())
+        return m_home[std::size_t(gpu)];
     const GpuCardItem* c = m_cards[std::size_t(gpu)];
     return c->m_rect.translated(c->pos());
 }
@@ -597,12 +614,12 @@ void MeshView::mouseMoveEvent(QMouseEvent* event)
             target = -1;
         if (target != m_dropTarget) {
             if (m_dropTarget >= 0) {
-                m_cards[std::size_t(m_dropTarget)]->m_drop = false;
+                m_styles[std::size_t(m_dropTarget)].drop = false;
                 m_cards[std::size_t(m_dropTarget)]->update();
             }
             m_dropTarget = target;
             if (target >= 0) {
-                m_cards[std::size_t(target)]->m_drop = true;
+                m_styles[std::size_t(target)].drop = true;
                 m_cards[std::size_t(target)]->update();
             }
         }
@@ -636,11 +653,12 @@ void MeshView::endDrag()
         GpuCardItem* card = m_cards[std::size_t(m_pressed)];
         card->setPos(m_home[std::size_t(m_pressed)].topLeft());
         card->setZValue(kZCard);
-        card->setOpacity(card->m_dimmed ? 0.3 : 1.0);
+        card->setOpacity(m_styles[std::size_t(m_pressed)].dimmed ? 0.3 : 1.0);
     }
     if (m_dropTarget >= 0 && m_dropTarget < gpuCount()) {
-        m_cards[std::size_t(m_dropTarget)]->m_drop = false;
-        m_cards[std::size_t(m_dropTarget)]->update();
+        m_styles[std::size_t(m_dropTarget)].drop = false;
+        if (!m_cards.empty())
+            m_cards[std::size_t(m_dropTarget)]->update();
     }
     m_pressed = m_dropTarget = -1;
     m_dragging = false;

@@ -17,7 +17,7 @@
 #include <QRectF>
 
 #include <cstdint>
-#include <memory>
+#include <span>
 #include <vector>
 
 class QGraphicsSimpleTextItem;
@@ -36,6 +36,7 @@ namespace tw::ui {
 class CardFieldItem;
 class GpuCardItem;
 class NodeBoxItem;
+struct CardStyle;
 
 class MeshView : public QGraphicsView {
     Q_OBJECT
@@ -79,7 +80,7 @@ public:
     [[nodiscard]] const std::vector<int>& tokenGpus() const { return m_tokenGpus; }
     [[nodiscard]] ColorBy colorBy() const { return m_colorBy; }
 
-    [[nodiscard]] int gpuCount() const { return int(m_cards.size()); }
+    [[nodiscard]] int gpuCount() const { return int(m_home.size()); }
     [[nodiscard]] Detail detail() const { return m_detail; }
     // A card's centre in viewport coordinates; (-1,-1) for an unknown GPU.
     [[nodiscard]] QPointF gpuCenter(int gpu) const;
@@ -126,18 +127,37 @@ private:
         int tpGroup = -1, dpGroup = -1, ppGroup = -1, epGroup = -1;
     };
     std::vector<Gpu> m_gpus;
-    std::vector<std::vector<int>> m_tpGroups, m_dpGroups, m_ppGroups, m_epGroups;
+    // Groups of GPUs with their members in one array (98,304 GPUs make ~100,000 groups, most of one GPU).
+    struct GroupTable {
+        std::vector<int> members;
+        std::vector<std::size_t> start{0}; // group i is members[start[i], start[i + 1])
+        [[nodiscard]] std::size_t size() const { return start.size() - 1; }
+        [[nodiscard]] std::span<const int> operator[](std::size_t i) const
+        {
+            return {members.data() + start[i], start[i + 1] - start[i]};
+        }
+        void clear()
+        {
+            members.clear();
+            start.assign(1, 0);
+        }
+    };
+    GroupTable m_tpGroups, m_dpGroups, m_ppGroups, m_epGroups;
     std::vector<bool> m_tpGroupCrosses;
     std::uint64_t m_dpDegree = 1, m_ppDegree = 1, m_tpDegree = 1, m_epDegree = 1;
 
+    // Per GPU: how its card is drawn and where (scene coordinates); per node: its box and whether a TP
+    // group crosses it. The items read these.
+    std::vector<CardStyle> m_styles;
+    std::vector<QRectF> m_home;
+    std::vector<QRectF> m_nodeRects;
+    std::vector<char> m_nodeWarn;
+    // Up to kMaxCardItems GPUs, a scene item per card and node box (the cards can be dragged); beyond,
+    // none and m_field paints them all (a GPU swap is made in a smaller mesh).
+    static constexpr std::size_t kMaxCardItems = 16384;
     std::vector<GpuCardItem*> m_cards;
     std::vector<NodeBoxItem*> m_nodes;
-    // Beyond this many GPUs the cards and node boxes are not scene items (m_offScene owns them) and
-    // m_field paints them; a card cannot then be dragged (a GPU swap is made in a smaller mesh).
-    static constexpr std::size_t kMaxCardItems = 16384;
-    std::vector<std::unique_ptr<QGraphicsItem>> m_offScene;
     CardFieldItem* m_field = nullptr;
-    std::vector<QRectF> m_home; // each card's rect in scene coordinates
     std::vector<QGraphicsItem*> m_decor; // legend, warning, links: rebuilt on every setMesh
     QGraphicsSimpleTextItem* m_status = nullptr;
     QRectF m_contentRect;
