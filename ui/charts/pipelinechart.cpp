@@ -35,6 +35,76 @@ QColor blockColor(bool backward, bool laterChunk)
 
 } // namespace
 
+// Every block (or aggregated bar) and its micro-batch label, drawn by one layerable on the "blocks"
+// layer above the lanes: a QCPItemRect and a QCPItemText per block took 10 ms to create and 7 ms to
+// delete for the 1,024 blocks of a Llama-3 plan, on every new plan.
+class PipelineBlockLayer : public QCPLayerable {
+public:
+    struct Block {
+        double start, end; // x axis units
+        double stage;
+        QColor color;
+        bool outlined; // a white pen between neighbours (off for aggregated bars)
+    };
+    struct Label {
+        double start, end;
+        double stage;
+        QString text;
+        bool onDark;
+        qreal width; // the text's, + padding
+        bool visible = false;
+    };
+    static constexpr double kHalf = 0.36; // half a block's height in stage rows
+
+    explicit PipelineBlockLayer(QCustomPlot* plot)
+        : QCPLayerable(plot, QStringLiteral("blocks"))
+    {
+    }
+    void clear()
+    {
+        blocks.clear();
+        labels.clear();
+    }
+    std::vector<Block> blocks;
+    std::vector<Label> labels;
+    QFont font;
+
+protected:
+    QRect clipRect() const override { return mParentPlot->axisRect()->rect(); }
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override
+    {
+        applyAntialiasingHint(painter, mAntialiased, QCP::aeItems);
+    }
+    void draw(QCPPainter* painter) override
+    {
+        const QCPAxis* x = mParentPlot->xAxis;
+        const QCPAxis* y = mParentPlot->yAxis;
+        const QRectF clip = clipRect();
+        const QPen white(Qt::white, 1);
+        for (const Block& b : blocks) {
+            const QRectF r = QRectF(QPointF(x->coordToPixel(b.start), y->coordToPixel(b.stage - kHalf)),
+                                    QPointF(x->coordToPixel(b.end), y->coordToPixel(b.stage + kHalf)))
+                                 .normalized();
+            if (!r.adjusted(-1, -1, 1, 1).intersects(clip))
+                continue;
+            painter->setPen(b.outlined ? white : QPen(Qt::NoPen));
+            painter->setBrush(b.color);
+            painter->drawRect(r);
+        }
+        painter->setFont(font);
+        for (const Label& l : labels) {
+            if (!l.visible)
+                continue;
+            const QPointF c(x->coordToPixel((l.start + l.end) / 2), y->coordToPixel(l.stage));
+            const QRectF r(c.x() - l.width / 2, c.y() - 50, l.width, 100);
+            if (!r.intersects(clip))
+                continue;
+            painter->setPen(l.onDark ? QColor(Qt::white) : kInk);
+            painter->drawText(r, Qt::AlignCenter, l.text);
+        }
+    }
+};
+
 PipelineChart::PipelineChart(QWidget* parent)
     : QObject(parent)
 {
@@ -51,6 +121,8 @@ PipelineChart::PipelineChart(QWidget* parent)
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+    m_plot->addLayer(QStringLiteral("blocks"), m_plot->layer(QStringLiteral("main")), QCustomPlot::limAbove);
+    m_layer = new PipelineBlockLayer(m_plot); // the plot owns it
 
     connect(m_plot, &QCustomPlot::afterLayout, this, &PipelineChart::updateLabels);
     // A click (press and release at about the same place, not a drag) on a block names it.
@@ -88,7 +160,7 @@ void PipelineChart::clear()
 {
     m_plot->clearItems();
     m_plot->clearPlottables();
-    m_labels.clear();
+    m_layer->clear();
     m_blocks.clear();
     m_drawn = 0;
     m_optimizerBlocks = 0;
@@ -103,7 +175,7 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
 {
     m_plot->clearItems();
     m_plot->clearPlottables();
-    m_labels.clear();
+    m_layer->clear();
     m_drawn = 0;
     m_optimizerBlocks = 0;
     m_optimizerSpan = {0, 0};
@@ -164,30 +236,19 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
     }
 
     const int n = int(t.blocks.size());
-    const qreal half = 0.36;
+    const qreal half = PipelineBlockLayer::kHalf;
     if (n <= kMaxBlocks) {
         const bool labels = n <= kMaxLabels;
-        QFont labelFont = m_plot->xAxis->tickLabelFont();
-        const QFontMetricsF fm(labelFont);
+        m_layer->font = m_plot->xAxis->tickLabelFont();
+        const QFontMetricsF fm(m_layer->font);
+        m_layer->blocks.reserve(t.blocks.size());
         for (const parallel::PipelineBlock& b : t.blocks) {
-            const QColor color = blockColor(b.backward, b.chunk > 0);
-            auto* rect = new QCPItemRect(m_plot);
-            rect->topLeft->setCoords(b.start * m_scale, b.stage - half);
-            rect->bottomRight->setCoords(b.end * m_scale, b.stage + half);
-            rect->setPen(QPen(Qt::white, 1));
-            rect->setBrush(color);
-            rect->setSelectable(false);
+            m_layer->blocks.push_back({b.start * m_scale, b.end * m_scale, double(b.stage), blockColor(b.backward, b.chunk > 0), true});
             ++m_drawn;
             if (labels) {
-                auto* text = new QCPItemText(m_plot);
-                text->position->setCoords((b.start + b.end) / 2 * m_scale, b.stage);
-                text->setPositionAlignment(Qt::AlignCenter);
-                text->setFont(labelFont);
-                const bool dark = b.chunk > 0;
-                text->setColor(dark ? Qt::white : kInk);
-                text->setText(QString::number(b.microBatch));
-                text->setSelectable(false);
-                m_labels.push_back({text, b.start * m_scale, b.end * m_scale, fm.horizontalAdvance(text->text()) + 4});
+                QString text = QString::number(b.microBatch);
+                const qreal width = fm.horizontalAdvance(text) + 4;
+                m_layer->labels.push_back({b.start * m_scale, b.end * m_scale, double(b.stage), std::move(text), b.chunk > 0, width});
             }
         }
     } else {
@@ -209,12 +270,7 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
             auto flush = [&](int end) {
                 if (runKind <= 0)
                     return;
-                auto* rect = new QCPItemRect(m_plot);
-                rect->topLeft->setCoords(runStart * width * m_scale, s - half);
-                rect->bottomRight->setCoords(end * width * m_scale, s + half);
-                rect->setPen(Qt::NoPen);
-                rect->setBrush(blockColor(runKind == 2, false));
-                rect->setSelectable(false);
+                m_layer->blocks.push_back({runStart * width * m_scale, end * width * m_scale, double(s), blockColor(runKind == 2, false), false});
                 ++m_drawn;
             };
             for (int k = 0; k <= bins; ++k) {
@@ -299,18 +355,18 @@ void PipelineChart::updateLabels()
             m_plot->replot(QCustomPlot::rpQueuedReplot);
         }
     }
-    if (m_labels.empty())
+    if (m_layer->labels.empty())
         return;
-    const bool tallEnough = rowPixels * 0.72 >= QFontMetricsF(m_labels.front().item->font()).height();
-    for (Label& l : m_labels) {
+    const bool tallEnough = rowPixels * 0.72 >= QFontMetricsF(m_layer->font).height();
+    for (PipelineBlockLayer::Label& l : m_layer->labels) {
         const double w = std::fabs(m_plot->xAxis->coordToPixel(l.end) - m_plot->xAxis->coordToPixel(l.start));
-        l.item->setVisible(tallEnough && w >= l.textWidth);
+        l.visible = tallEnough && w >= l.width;
     }
 }
 
 int PipelineChart::visibleLabels() const
 {
-    return int(std::count_if(m_labels.begin(), m_labels.end(), [](const Label& l) { return l.item->visible(); }));
+    return int(std::count_if(m_layer->labels.begin(), m_layer->labels.end(), [](const PipelineBlockLayer::Label& l) { return l.visible; }));
 }
 
 } // namespace tw::ui

@@ -14,7 +14,6 @@
 #include <utility>
 #include <vector>
 
-class QCPItemText;
 class QCPTextElement;
 class QCustomPlot;
 class QWidget;
@@ -25,6 +24,8 @@ struct PipelineBlock;
 }
 
 namespace tw::ui {
+
+class PipelineBlockLayer;
 
 class PipelineChart : public QObject {
     Q_OBJECT
@@ -61,12 +62,8 @@ private:
 
     QCustomPlot* m_plot = nullptr;
     QCPTextElement* m_title = nullptr;
-    struct Label {
-        QCPItemText* item;
-        double start, end;
-        qreal textWidth;
-    };
-    std::vector<Label> m_labels;
+    // The blocks (or aggregated bars) and their labels, drawn by one layerable on a layer of their own.
+    PipelineBlockLayer* m_layer = nullptr;
     std::vector<parallel::PipelineBlock> m_blocks; // for clicks
     QPoint m_pressAt;
     int m_drawn = 0;
