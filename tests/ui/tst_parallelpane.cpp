@@ -83,6 +83,7 @@ private slots:
     void findPlansThatFitAppliesOneUndoableEdit();
     void efficiencyBoxShowsAutoAndSetsAFixedRate();
     void pipelineEndsWithTheOptimizerStep();
+    void hiddenPaneDrawsTheLatestMeshWhenShown();
 
 private:
     void loadPreset(const char* name);
@@ -368,6 +369,45 @@ void TestParallelPane::pipelineEndsWithTheOptimizerStep()
         QCoreApplication::processEvents();
         QVERIFY(chart->widget()->grab().save(shots + QStringLiteral("/pipeline-optimizer-gpt3-175b.png")));
     }
+}
+
+// A hidden stage 3 draws its mesh when it is shown, for the latest plan (a 98,304-GPU mesh took
+// 20–60 ms of every delivery with another stage on screen); the rest of the pane follows at once.
+void TestParallelPane::hiddenPaneDrawsTheLatestMeshWhenShown()
+{
+    loadPreset("paper-tp"); // tp 4
+    QVERIFY(m_doc->setCluster(2, 4));
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QCOMPARE(m_pane->meshView()->gpuCount(), 8);
+
+    m_pane->hide();
+    // 4 nodes of 4 GPUs (dp 4), then 1 node (dp 1): the latest is drawn when shown.
+    for (const std::uint64_t nodes : {4u, 1u}) {
+        QVERIFY(m_doc->setCluster(nodes, 4));
+        QVERIFY(m_doc->waitForDerivation());
+        QCoreApplication::processEvents();
+        QVERIFY(m_doc->derivation()->stage3);
+        QCOMPARE(m_doc->derivation()->cluster.gpuCount(), nodes * 4);
+        QCOMPARE(m_pane->meshView()->gpuCount(), 8); // not drawn while hidden
+    }
+    m_pane->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_pane));
+    QCOMPARE(m_pane->meshView()->gpuCount(), 4);
+    QVERIFY2(m_pane->meshView()->gpuToolTip(3).contains(QStringLiteral("dp 0 · pp 0 · tp 3")),
+             qPrintable(m_pane->meshView()->gpuToolTip(3)));
+
+    // A valid plan, then an impossible one, while hidden: the valid one is drawn (as when shown).
+    m_pane->hide();
+    QVERIFY(m_doc->setCluster(4, 4));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_doc->setCluster(3, 4)); // 12 GPUs: dp 3 does not divide paper-tp's batch
+    QVERIFY(m_doc->waitForDerivation());
+    QCoreApplication::processEvents();
+    QVERIFY(!m_doc->derivation()->stage3);
+    m_pane->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_pane));
+    QCOMPARE(m_pane->meshView()->gpuCount(), 16);
 }
 
 QTEST_MAIN(TestParallelPane)

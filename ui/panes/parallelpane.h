@@ -93,6 +93,7 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
+    void showMesh(); // draws m_meshPending's mesh
     void buildForm(QWidget* form);
     void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
     void showScenario();
@@ -143,6 +144,8 @@ private:
     QWidget* m_followChip = nullptr;
     FigureSet m_chainFigures;
     bool m_tokenStale = false; // the followed token changed while the pane was hidden
+    // The derivation whose mesh is drawn when the pane is next shown (null: the drawing is current).
+    std::shared_ptr<const scenario::Derivation> m_meshPending;
 };
 
 } // namespace tw::ui
