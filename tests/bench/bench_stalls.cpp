@@ -75,8 +75,11 @@ public:
         --m_depth;
         if (ms > threshold / 4 && ms > longest.ms) {
             const char* type = QMetaEnum::fromType<QEvent::Type>().valueToKey(event->type());
-            note(ms, QStringLiteral("%1 to %2").arg(QString::fromLatin1(type ? type : "event"),
-                                                  QString::fromLatin1(receiver->metaObject()->className())));
+            // The receiver's class, and its object name when it has one ("MetaCall to QCustomPlot (pipelineChart)").
+            QString to = QString::fromLatin1(receiver->metaObject()->className());
+            if (!receiver->objectName().isEmpty())
+                to += QStringLiteral(" (%1)").arg(receiver->objectName());
+            note(ms, QStringLiteral("%1 to %2").arg(QString::fromLatin1(type ? type : "event"), to));
         } else {
             over += ms > threshold;
         }

@@ -35,12 +35,15 @@
 #include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTest>
+#include <QThread>
 #include <QTimer>
 #include <QUndoStack>
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 using tw::network::LinkId;
@@ -121,6 +124,7 @@ private slots:
     void cancelKeepsTheLastStep();
     void overheadNoteShowsTheModelAndTheLoopbackMeasurement();
     void tokenTraceRunsOffTheGuiThread();
+    void releaseLaterFreesOffTheGuiThreadAtIdlePriority();
 
 private:
     void loadPreset(const char* name);
@@ -467,6 +471,33 @@ void TestWirePane::cancelKeepsTheLastStep()
     QVERIFY2(m_pane->statusLabel()->text().contains(QStringLiteral("cancelled")),
              qPrintable(m_pane->statusLabel()->text()));
     QVERIFY(m_pane->cancelButton()->isHidden());
+}
+
+// The previous step is dropped with releaseLater: freed on the release pool's one thread at idle
+// priority (gigabytes freed at normal priority slowed the GUI thread's replot after a new step).
+void TestWirePane::releaseLaterFreesOffTheGuiThreadAtIdlePriority()
+{
+    struct Probe {
+        std::atomic<QThread*>* thread;
+        std::atomic<int>* priority;
+        Probe(std::atomic<QThread*>* t, std::atomic<int>* p)
+            : thread(t), priority(p)
+        {
+        }
+        ~Probe()
+        {
+            *thread = QThread::currentThread();
+            *priority = int(QThread::currentThread()->priority());
+        }
+    };
+    std::atomic<QThread*> thread{nullptr};
+    std::atomic<int> priority{-1};
+    tw::ui::releaseLater(std::make_shared<Probe>(&thread, &priority), std::vector<double>(1000, 1.0));
+    QVERIFY(tw::ui::releasePool()->waitForDone(10000));
+    QVERIFY(thread.load() != nullptr);
+    QVERIFY(thread.load() != QThread::currentThread());
+    QCOMPARE(priority.load(), int(QThread::IdlePriority));
+    QCOMPARE(tw::ui::releasePool()->maxThreadCount(), 1);
 }
 
 QTEST_MAIN(TestWirePane)

@@ -3,12 +3,25 @@
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QFutureWatcher>
+#include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <atomic>
 #include <memory>
 
 namespace tw::ui {
+
+QThreadPool* releasePool()
+{
+    static QThreadPool pool; // its destructor, at exit, waits for a release still running
+    static const bool configured = [] {
+        pool.setMaxThreadCount(1);
+        pool.setThreadPriority(QThread::IdlePriority);
+        return true;
+    }();
+    (void)configured;
+    return &pool;
+}
 
 BackgroundJob::BackgroundJob(QObject* parent)
     : QObject(parent)
