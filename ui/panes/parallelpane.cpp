@@ -38,6 +38,7 @@
 #include <QVBoxLayout>
 
 #include <climits>
+#include <utility>
 
 namespace tw::ui {
 
@@ -633,8 +634,7 @@ void ParallelPane::updateCaption()
 
 void ParallelPane::showMesh()
 {
-    const auto derivation = std::move(m_meshPending);
-    m_meshPending.reset();
+    const auto derivation = std::exchange(m_meshPending, nullptr);
     if (const parallel::PlanDerivation* plan = derivation ? derivation->stage3.get() : nullptr)
         m_mesh->setMesh(derivation->cluster, plan->mesh, plan->plan, &plan->comm.groups);
 }
