@@ -185,4 +185,27 @@ Result<scenario::Scenario> scenarioFor(const ScenarioOptions& o, std::ostream& e
     return scenario::resolvePaths(std::move(*load.scenario), o.scenarioFile);
 }
 
+std::optional<scenario::Scenario> readScenario(const ScenarioOptions& o, std::ostream& err)
+{
+    auto loaded = scenarioFor(o, err);
+    if (!loaded) {
+        printError(err, loaded.error());
+        return std::nullopt;
+    }
+    return std::move(loaded).value();
+}
+
+Error inScenarioFile(Error e, const ScenarioOptions& o)
+{
+    if (e.where.file.empty() && !o.scenarioFile.empty())
+        e.where.file = displayName(o.scenarioFile);
+    return e;
+}
+
+void printPlanCannotRun(std::ostream& err, std::size_t reasons)
+{
+    err << kTool << ": the plan cannot run (" << reasons << (reasons == 1 ? " reason" : " reasons")
+        << " in \"errors\")\n";
+}
+
 } // namespace tw::cli

@@ -9,6 +9,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,5 +53,11 @@ void printRows(std::ostream& out, const std::vector<std::vector<std::string>>& r
 // The scenario of --scenario FILE (every problem but the last printed, each with its JSON path) or
 // --preset NAME.
 [[nodiscard]] Result<scenario::Scenario> scenarioFor(const ScenarioOptions& o, std::ostream& err);
+// The same, or nullopt after printing why it could not be read (the command then exits kExitInput).
+[[nodiscard]] std::optional<scenario::Scenario> readScenario(const ScenarioOptions& o, std::ostream& err);
+// An error about the scenario that names no file is located in --scenario FILE (if one was given).
+[[nodiscard]] Error inScenarioFile(Error e, const ScenarioOptions& o);
+// "tokenwire-cli: the plan cannot run (N reasons in "errors")" after a --json document that lists them.
+void printPlanCannotRun(std::ostream& err, std::size_t reasons);
 
 } // namespace tw::cli

@@ -3,6 +3,7 @@
 // from its doc/PERFORMANCE.md). The figures come from core's NCCL model (collective/nccl.h, ncclgraph.h).
 
 #include "args.h"
+#include "cliio.h"
 #include "commands.h"
 
 #include "base/units.h"
@@ -66,16 +67,14 @@ int busbwDtypeSize(std::string_view name)
 
 int runBusbw(const BusbwOptions& o, std::ostream& out, std::ostream& err)
 {
-    auto loaded = loadScenarioFor(o.scenario, err);
-    if (!loaded) {
-        printCliError(err, loaded.error());
+    const auto loaded = readScenario(o.scenario, err);
+    if (!loaded)
         return kExitInput;
-    }
-    const scenario::Scenario& s = loaded.value();
+    const scenario::Scenario& s = *loaded;
     const network::TopologySpec spec = scenario::resolvedTopology(s);
     auto system = nccl::systemFor(s.hardware.gpu, spec, s.hardware.cluster());
     if (!system) {
-        printCliError(err, system.error());
+        printError(err, system.error());
         return kExitInput;
     }
     const nccl::System& sys = system.value();
@@ -99,7 +98,7 @@ int runBusbw(const BusbwOptions& o, std::ostream& out, std::ostream& err)
         Error e = swept.error();
         e.where.field = e.where.jsonPath == "protocol" ? "--protocol" : "--algo";
         e.where.jsonPath.clear();
-        printCliError(err, e);
+        printError(err, e);
         return kExitInput;
     }
     const std::vector<nccl::Prediction>& rows = swept.value();

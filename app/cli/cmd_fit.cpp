@@ -1,6 +1,7 @@
 // tokenwire-cli fit: the plans that fit the scenario's model on its cluster (issue #18).
 
 #include "args.h"
+#include "cliio.h"
 #include "commands.h"
 
 #include "base/units.h"
@@ -39,21 +40,16 @@ std::string scheduleText(const parallel::ParallelPlan& p)
 
 int runFit(const FitCommandOptions& o, std::ostream& out, std::ostream& err)
 {
-    auto loaded = loadScenarioFor(o.scenario, err);
-    if (!loaded) {
-        printCliError(err, loaded.error());
+    const auto loaded = readScenario(o.scenario, err);
+    if (!loaded)
         return kExitInput;
-    }
-    const scenario::Scenario s = std::move(loaded).value();
+    const scenario::Scenario& s = *loaded;
     scenario::FitOptions options;
     options.top = o.top;
     options.simulate = o.simulate;
     auto found = scenario::searchFittingPlans(s, options);
     if (!found) {
-        Error e = found.error();
-        if (e.where.file.empty() && !o.scenario.scenarioFile.empty())
-            e.where.file = scenarioDisplayName(o.scenario.scenarioFile);
-        printCliError(err, e);
+        printError(err, inScenarioFile(found.error(), o.scenario));
         return kExitInput;
     }
     const scenario::FitSearch& r = found.value();

@@ -2,6 +2,7 @@
 // (issue #19, docs/compute.md).
 
 #include "args.h"
+#include "cliio.h"
 #include "commands.h"
 
 #include "base/units.h"
@@ -103,7 +104,7 @@ int runKernels(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     const scenario::Derivation& d = *derived->derivation;
     if (!d.stage3) {
         for (const Error& e : d.planErrors)
-            printCliError(err, e);
+            printError(err, e);
         return kExitInput;
     }
     const parallel::ComputeKernels& k = d.stage3->kernels;

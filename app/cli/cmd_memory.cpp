@@ -1,6 +1,7 @@
 // tokenwire-cli memory: the memory of every GPU under the scenario's parallel plan (issue #18).
 
 #include "args.h"
+#include "cliio.h"
 #include "commands.h"
 
 #include "base/units.h"
@@ -91,8 +92,7 @@ int runMemory(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
             out << json{{"scenario", s.name}, {"valid", false}, {"errors", errors}}.dump(-1, ' ', false,
                                                                                             json::error_handler_t::replace)
                 << '\n';
-            err << kTool << ": the plan cannot run (" << d.planErrors.size()
-                << (d.planErrors.size() == 1 ? " reason" : " reasons") << " in \"errors\")\n";
+            printPlanCannotRun(err, d.planErrors.size());
             return kExitInput;
         }
         json gpus = json::array();
@@ -136,7 +136,7 @@ int runMemory(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     if (!mem) {
         out << "\nThis plan cannot run (the reasons are on standard error).\n";
         for (const Error& e : d.planErrors)
-            printCliError(err, e);
+            printError(err, e);
         return kExitInput;
     }
     for (const parallel::RoleMemory& r : mem->roles) {

@@ -34,8 +34,7 @@ int runPlan(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     if (o.json) {
         out << dumpJson(scenario::planJson(s, d)) << '\n';
         if (!plan)
-            err << "tokenwire-cli: the plan cannot run (" << d.planErrors.size()
-                << (d.planErrors.size() == 1 ? " reason" : " reasons") << " in \"errors\")\n";
+            printPlanCannotRun(err, d.planErrors.size());
         if (!out.good())
             return kExitInput;
         return plan ? kExitOk : kExitInput;

@@ -122,21 +122,16 @@ json measuredJson(double v)
 
 int runSweep(const SweepCommandOptions& o, std::ostream& out, std::ostream& err)
 {
-    auto loaded = scenarioFor(o.scenario, err);
-    if (!loaded) {
-        printError(err, loaded.error());
+    const auto loaded = readScenario(o.scenario, err);
+    if (!loaded)
         return kExitInput;
-    }
-    const scenario::Scenario s = std::move(loaded).value();
+    const scenario::Scenario& s = *loaded;
     scenario::SweepOptions options;
     options.gpus = o.gpus;
     options.strong = o.strong;
     auto result = scenario::runSweep(s, options);
     if (!result) {
-        Error e = result.error();
-        if (e.where.file.empty() && !o.scenario.scenarioFile.empty())
-            e.where.file = displayName(o.scenario.scenarioFile);
-        printError(err, e);
+        printError(err, inScenarioFile(result.error(), o.scenario));
         return kExitInput;
     }
     const scenario::Sweep& w = result.value();

@@ -86,17 +86,6 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
     return kExitUsage;
 }
 
-// For commands in their own files (cmd_*.cpp): the scenario of --scenario / --preset, and the error printer.
-Result<scenario::Scenario> loadScenarioFor(const ScenarioOptions& options, std::ostream& err)
-{
-    return scenarioFor(options, err);
-}
-
-void printCliError(std::ostream& err, const Error& e)
-{
-    printError(err, e);
-}
-
 // The scenario's plan with the command line's overrides: --pp and --tp first (DP takes the rest),
 // then --ep, then an explicit --dp, then the sharding.
 void applyPlanOverrides(const ScenarioOptions& o, scenario::Scenario& s)
@@ -113,26 +102,16 @@ void applyPlanOverrides(const ScenarioOptions& o, scenario::Scenario& s)
         s.parallel.sharding = parallel::shardingFromString(*o.sharding).value_or(s.parallel.sharding);
 }
 
-std::string scenarioDisplayName(const std::string& path)
-{
-    return displayName(path);
-}
-
 std::optional<DerivedScenario> deriveScenarioFor(const ScenarioOptions& options, std::ostream& err)
 {
-    auto loaded = scenarioFor(options, err);
-    if (!loaded) {
-        printError(err, loaded.error());
+    auto loaded = readScenario(options, err);
+    if (!loaded)
         return std::nullopt;
-    }
-    DerivedScenario out{std::move(loaded).value(), nullptr};
+    DerivedScenario out{std::move(*loaded), nullptr};
     applyPlanOverrides(options, out.scenario);
     auto derived = scenario::derive(out.scenario);
     if (!derived) {
-        Error e = derived.error();
-        if (e.where.file.empty() && !options.scenarioFile.empty())
-            e.where.file = displayName(options.scenarioFile);
-        printError(err, e);
+        printError(err, inScenarioFile(derived.error(), options));
         return std::nullopt;
     }
     out.derivation = std::move(derived).value();

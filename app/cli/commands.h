@@ -69,10 +69,6 @@ struct BusbwOptions;
 [[nodiscard]] int runBusbw(const BusbwOptions& options, std::ostream& out, std::ostream& err);
 // Lists the presets: names, a blank line, then "name — description" lines.
 [[nodiscard]] int runPresets(std::ostream& out);
-// The scenario of --scenario FILE (every problem but the last printed to err) or --preset NAME, and the
-// "tokenwire-cli: …" error printer, for commands in their own source files.
-[[nodiscard]] Result<scenario::Scenario> loadScenarioFor(const ScenarioOptions& options, std::ostream& err);
-void printCliError(std::ostream& err, const Error& e);
 // The command line's plan overrides, as `plan` applies them: --pp, --tp, --ep, then --dp, then the sharding.
 void applyPlanOverrides(const ScenarioOptions& options, scenario::Scenario& s);
 // The scenario of --scenario / --preset with the plan overrides applied, derived; nullopt after printing
@@ -82,8 +78,6 @@ struct DerivedScenario {
     std::shared_ptr<const scenario::Derivation> derivation;
 };
 [[nodiscard]] std::optional<DerivedScenario> deriveScenarioFor(const ScenarioOptions& options, std::ostream& err);
-// How a scenario file is named in messages ("<stdin>" for -).
-[[nodiscard]] std::string scenarioDisplayName(const std::string& path);
 // The whole tool: parses argv, runs the command, writes "tokenwire-cli: …" errors to err.
 [[nodiscard]] int runTool(int argc, char** argv, std::ostream& out, std::ostream& err);
 

@@ -5,6 +5,27 @@
 
 namespace tw::cli {
 
+namespace {
+
+// Option lines several commands share, written once so that every --help says them alike.
+const std::string kScenarioOptions =
+    "  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input\n"
+    "  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)\n";
+const std::string kDegreeOptions =
+    "  --dp N --pp N --tp N   set a degree; after --pp or --tp alone, DP takes the rest of the GPUs\n"
+    "  --ep N                 expert-parallel degree (divides dp and the experts)\n";
+const std::string kShardingOptions =
+    "  --zero K               ZeRO stage 0-3 (0 = plain DDP)\n"
+    "  --sharding NAME        ddp, zero1, zero2, zero3, fsdp-full or fsdp-hybrid\n";
+const std::string kUnitsOption =
+    "  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)\n";
+const std::string kHelpOption =
+    "  -h, --help             this text\n";
+const std::string kOpOption =
+    "  --op OP                allreduce, reducescatter, allgather, broadcast, reduce, alltoall or sendrecv\n";
+
+} // namespace
+
 std::string usage(Command command)
 {
     switch (command) {
@@ -21,12 +42,10 @@ Options:
   --json                 one JSON object: n_tokens, n_bytes, ids, tokenizer, figures
                          ({id,label,value,unit,formula,inputs}), length_histogram, warnings
   --count                only the number of tokens
-  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
-  --seq-len T            tokens per training sequence (default 1024)
+)" + kUnitsOption + R"(  --seq-len T            tokens per training sequence (default 1024)
   --micro-batch B        sequences per micro-batch (default 32)
   --global-batch G       tokens per optimizer step (default 524288)
-  -h, --help             this text
-
+)" + kHelpOption + R"(
 Tokenization is byte-level, so any bytes can be tokenized: invalid UTF-8 is reported as a
 warning on standard error (with its line and column) and the bytes are tokenized as they are.
 Exit status: 0 done, 1 unreadable or corrupt input or tokenizer, 2 wrong usage.
@@ -41,8 +60,7 @@ tokenizer.json that `tokenwire-cli tokenize --tokenizer FILE` reads back.
 Options:
   --vocab-size V         target vocabulary size, 257…65,536 (required)
   --out FILE             where to write tokenizer.json (default: standard output)
-  -h, --help             this text
-
+)" + kHelpOption + R"(
 A summary (merges learned, time, file written) goes to standard error. When the text runs out
 of pairs before V, the smaller vocabulary is written and a warning says so.
 Exit status: 0 done, 1 unreadable input or unwritable output, 2 wrong usage.
@@ -54,13 +72,9 @@ Derives every figure of a scenario: stage 1 (the text, its tokens, sequences, ba
 (parameters, tensors, memory per GPU, FLOPs), each with its value, unit and formula.
 
 Options:
-  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
-  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --json                 one JSON object: scenario, description, figures ({id,label,value,unit,
+)" + kScenarioOptions + R"(  --json                 one JSON object: scenario, description, figures ({id,label,value,unit,
                          formula,inputs}), problems
-  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
-  -h, --help             this text
-
+)" + kUnitsOption + kHelpOption + R"(
 Relative paths in a scenario file are relative to the file's folder.
 Exit status: 0 done, 1 unreadable or invalid scenario (every problem is listed with its JSON
 path), 2 wrong usage.
@@ -73,13 +87,9 @@ then weights, gradients and optimizer state, with its shape in symbols and numbe
 layer and phase.
 
 Options:
-  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
-  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --json                 one JSON object: scenario, tensors ({name,component,shape_symbols,shape,
+)" + kScenarioOptions + R"(  --json                 one JSON object: scenario, tensors ({name,component,shape_symbols,shape,
                          dtype,bytes,layer,phase,kind})
-  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
-  -h, --help             this text
-
+)" + kUnitsOption + kHelpOption + R"(
 Exit status: 0 done, 1 unreadable or invalid scenario, 2 wrong usage.
 )";
     case Command::Explain:
@@ -89,12 +99,8 @@ Prints how the figure ID was derived: its value and formula, then the figures it
 indented by depth, back to the inputs (the text, the tokenizer, the scenario's numbers).
 
 Options:
-  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
-  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --json                 one JSON object: id, chain ({id,label,value,unit,formula,inputs,depth})
-  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
-  -h, --help             this text
-
+)" + kScenarioOptions + R"(  --json                 one JSON object: id, chain ({id,label,value,unit,formula,inputs,depth})
+)" + kUnitsOption + kHelpOption + R"(
 An unknown ID is refused with the ids close to it. `tokenwire-cli derive` lists every id.
 Exit status: 0 done, 1 unreadable or invalid scenario, 2 wrong usage or unknown ID.
 )";
@@ -107,16 +113,8 @@ its communication signature per strategy (payload per call, frequency, peers, by
 optimizer step, whether its groups leave a node) and every collective call of one optimizer step.
 
 Options:
-  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
-  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --dp N --pp N --tp N   set a degree; after --pp or --tp alone, DP takes the rest of the GPUs
-  --ep N                 expert-parallel degree (divides dp and the experts)
-  --zero K               ZeRO stage 0-3 (0 = plain DDP)
-  --sharding NAME        ddp, zero1, zero2, zero3, fsdp-full or fsdp-hybrid
-  --json                 one JSON object: valid, errors, figures, signature, groups, calls
-  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
-  -h, --help             this text
-
+)" + kScenarioOptions + kDegreeOptions + kShardingOptions + R"(  --json                 one JSON object: valid, errors, figures, signature, groups, calls
+)" + kUnitsOption + kHelpOption + R"(
 An impossible plan (8-way TP of 12 heads, dp x pp x tp not the GPU count, ...) is printed with
 every reason and the valid choices; the exit status is then 1.
 Exit status: 0 a valid plan, 1 unreadable scenario or impossible plan, 2 wrong usage.
@@ -132,13 +130,8 @@ layer totals (docs/compute.md). With parallel.compute_efficiency set to a number
 given, the plan does not use these times (the table says so).
 
 Options:
-  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
-  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --dp N --pp N --tp N   set a degree; after --pp or --tp alone, DP takes the rest of the GPUs
-  --ep N                 expert-parallel degree (divides dp and the experts)
-  --json                 one JSON document instead of the table
-  -h, --help             this text
-
+)" + kScenarioOptions + kDegreeOptions + R"(  --json                 one JSON document instead of the table
+)" + kHelpOption + R"(
 Exit status: 0 done, 1 unreadable scenario or impossible plan, 2 wrong usage.
 )";
     case Command::Fit:
@@ -153,9 +146,7 @@ step time. Kept: the cluster, the model, T, the global batch G, the fabric. Boun
 TP inside a node, v <= 4, micro-batch <= 64, at most 500,000 candidates.
 
 Options:
-  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
-  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --top N                plans listed (1-1000, default 10)
+)" + kScenarioOptions + R"(  --top N                plans listed (1-1000, default 10)
   --simulate K           layouts simulated exactly (0-1000, default 6; a 1,024-GPU step takes seconds),
                          the others listed with their coarse estimate, marked ~
   --json                 {"plans": [{dp, pp, tp, ep, sharding, sequence_parallel, schedule,
@@ -176,18 +167,10 @@ Table 2 times the micro-batches in flight), buffers (DDP buckets, gathered ZeRO-
 the framework reserve, the peak, the capacity and whether it fits (docs/memory.md).
 
 Options:
-  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
-  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --dp N --pp N --tp N   set a degree; after --pp or --tp alone, DP takes the rest of the GPUs
-  --ep N                 expert-parallel degree (divides dp and the experts)
-  --zero K               ZeRO stage 0-3 (0 = plain DDP)
-  --sharding NAME        ddp, zero1, zero2, zero3, fsdp-full or fsdp-hybrid
-  --json                 {"gpus": [{gpu, stage, weights, gradients, optimizer, activations, buffers,
+)" + kScenarioOptions + kDegreeOptions + kShardingOptions + R"(  --json                 {"gpus": [{gpu, stage, weights, gradients, optimizer, activations, buffers,
                          reserve, total}, ...], "roles": [...], "peak_bytes", "capacity_bytes", "fits"}
                          (bytes as numbers; total = the GPU's peak without the reserve)
-  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
-  -h, --help             this text
-
+)" + kUnitsOption + kHelpOption + R"(
 Exit status: 0 the plan can run (fitting or not: see "fits"), 1 unreadable scenario or impossible
 plan, 2 wrong usage.
 )";
@@ -205,8 +188,7 @@ All-to-All, 1 Broadcast, Reduce, Send/Recv; n/a for N = 1), and the closed form 
 In one step a rank sends at most one message and receives at most one (single-port, full duplex).
 
 Options:
-  --op OP                allreduce, reducescatter, allgather, broadcast, reduce, alltoall or sendrecv
-  --algo NAME            an algorithm of OP (default: the first --list shows for it: ring for
+)" + kOpOption + R"(  --algo NAME            an algorithm of OP (default: the first --list shows for it: ring for
                          allreduce, reducescatter and allgather; binomial for broadcast and reduce;
                          pairwise for alltoall)
   --ranks N              number of ranks, 1-16,384 (sendrecv: 2, rank 0 sends to rank 1)
@@ -234,8 +216,7 @@ Options:
                          bytes, reduce}]}], steps numbered from 1). Sizes are plain bytes.
   --units si|iec         table sizes in MB (10^6 B, the default) or MiB (2^20 B)
   --list                 every operation with its algorithms (the default first), one sentence each
-  -h, --help             this text
-
+)" + kHelpOption + R"(
 Exit status: 0 done, 1 a spec the algorithm cannot schedule (every reason is printed: a root out
 of range, ranks per node that do not divide N, sendrecv with N other than 2, ...), 2 wrong usage
 (an unknown operation or algorithm, an algorithm OP does not have, a bad size, time or rate).
@@ -250,13 +231,9 @@ Prints the step time, compute, exposed communication (per strategy), the communi
 and the busiest links.
 
 Options:
-  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
-  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --json                 one JSON object: step_time_s, compute_s, exposed_comm_s, comm_share, mfu,
+)" + kScenarioOptions + R"(  --json                 one JSON object: step_time_s, compute_s, exposed_comm_s, comm_share, mfu,
                          links ({id,from,to,type,bytes,wire_bytes,utilization}), figures
-  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
-  -h, --help             this text
-
+)" + kUnitsOption + kHelpOption + R"(
 Exit status: 0 done, 1 unreadable scenario, impossible plan or fabric, 2 wrong usage.
 )";
     case Command::Sweep:
@@ -273,18 +250,14 @@ paper-testbed fabric every GPU is a node, and the paper's measured points (15 % 
 24.5 %, 67 % efficiency and 4.69x at 7) are printed next to the prediction with the gap in words.
 
 Options:
-  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
-  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --gpus LIST            cluster sizes: 1,2,4,8 or 1-7 or 1,2,4-8 (at most 64 sizes of 1-4,096 GPUs)
+)" + kScenarioOptions + R"(  --gpus LIST            cluster sizes: 1,2,4,8 or 1-7 or 1,2,4-8 (at most 64 sizes of 1-4,096 GPUs)
   --strong               strong scaling: keep the global batch (accumulation shrinks with dp)
   --json                 one JSON object: scenario, base_gpus, points ({gpus, nodes, dp, pp, tp, ep,
                          step_time_s, compute_s, exposed_comm_s, comm_share, tokens_per_s, speedup,
                          efficiency, mfu, ok, error}), measured ({gpus, comm_share, efficiency,
                          speedup, source}; null when not measured), gaps, figures
   --csv                  one header line, then one row per size (the point fields of --json)
-  --units si|iec         byte sizes in MB (10^6 B, the default) or MiB (2^20 B)
-  -h, --help             this text
-
+)" + kUnitsOption + kHelpOption + R"(
 Example: tokenwire-cli sweep --preset paper-testbed --gpus 1-7
 Exit status: 0 done, 1 unreadable scenario or a size that cannot run (the other sizes are still
 printed; the reasons go to standard error), 2 wrong usage (a malformed --gpus, too many sizes, more
@@ -320,10 +293,7 @@ algorithm and protocol used. auto picks what NCCL's tuner picks (the minimum pre
 See docs/nccl.md for the rules followed and simplified. Predictions, not measurements.
 
 Options:
-  --scenario FILE        a scenario file (.tokenwire.json), or - for standard input
-  --preset NAME          a preset shipped with the program (see tokenwire-cli presets)
-  --op OP                allreduce, reducescatter, allgather, broadcast, reduce, alltoall or sendrecv
-  --algo NAME            auto (default) or one of NCCL's algorithms for the operation; alltoall and
+)" + kScenarioOptions + kOpOption + R"(  --algo NAME            auto (default) or one of NCCL's algorithms for the operation; alltoall and
                          sendrecv run point-to-point (auto only)
   --protocol NAME        auto (default), simple, ll128 or ll
   --min-bytes SIZE       smallest size (default 8); K, M, G = powers of 1024 as in nccl-tests
@@ -335,8 +305,7 @@ Options:
                          its channels: GPU order and NIC), "rows": [{"bytes", "count", "time_s", "algbw",
                          "busbw", "algorithm", "protocol", "channels", "latency_s", "bandwidth_s"}]};
                          bandwidths in B/s, busbw null for one GPU
-  -h, --help             this text
-
+)" + kHelpOption + R"(
 Sizes: the whole buffer as nccl-tests counts it (AllGather's output, ReduceScatter's input); for
 allgather, reducescatter and alltoall the count is rounded down to a multiple of the GPU count.
 Exit status: 0 done, 1 unreadable scenario or a pair NCCL does not have (the message names it), 2
