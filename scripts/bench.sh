@@ -107,6 +107,23 @@ median_seconds() { # name command...
   fi
 }
 ms() { awk -v s="$1" 'BEGIN { print s * 1000 }'; }
+# Two commands timed side by side as whole processes (median_seconds, peak_mib): a line each, their
+# figures put under SECTION.NAME, and versus_s / versus_rss set to (median of the first, of the second)
+# and (peak RSS of the first, of the second) for the summary.
+versus() { # section name1 label1 command1 name2 label2 command2 [note after the first line]
+  local section="$1" names=("$2" "$5") labels=("$3" "$6") cmds=("$4" "$7") note="${8:-}" lines i med lo hi rss
+  mapfile -t lines < <(median_seconds "$section" "$4" "$7")
+  versus_s=() versus_rss=()
+  for i in 0 1; do
+    read -r med lo hi <<<"${lines[$i]}"
+    rss=$(peak_mib ${cmds[$i]})
+    printf '%-28s median %8.1f ms (%.1f-%.1f)   peak RSS %6s MiB%s\n' "${labels[$i]}" "$(ms "$med")" "$(ms "$lo")" \
+      "$(ms "$hi")" "$rss" "$([ "$i" = 1 ] || printf '%s' "$note")"
+    put "$section.${names[$i]}.median_s" "$med"; put "$section.${names[$i]}.min_s" "$lo"
+    put "$section.${names[$i]}.max_s" "$hi"; put "$section.${names[$i]}.peak_rss_mib" "$rss"
+    versus_s+=("$med") versus_rss+=("$rss")
+  done
+}
 
 bytes=$(stat -c %s "$text")
 tw_log "text: $text ($bytes bytes), $runs runs each"
@@ -133,17 +150,8 @@ echo "== (b) whole process: tokenize --count (start-up and vocabulary loading in
 cli_cmd="$cli tokenize --count $text"
 node_cmd="node $peers/tiktoken-count.mjs $text"
 echo "counts: tokenwire-cli $($cli_cmd), node tiktoken $($node_cmd)"
-mapfile -t proc < <(median_seconds count "$cli_cmd" "$node_cmd")
-read -r cli_s cli_min cli_max <<<"${proc[0]}"
-read -r node_s node_min node_max <<<"${proc[1]}"
-cli_rss=$(peak_mib $cli_cmd)
-node_rss=$(peak_mib $node_cmd)
-printf '%-28s median %8.1f ms (%.1f-%.1f)   peak RSS %6s MiB\n' "tokenwire-cli --count" "$(ms "$cli_s")" "$(ms "$cli_min")" "$(ms "$cli_max")" "$cli_rss"
-printf '%-28s median %8.1f ms (%.1f-%.1f)   peak RSS %6s MiB\n' "node tiktoken-count.mjs" "$(ms "$node_s")" "$(ms "$node_min")" "$(ms "$node_max")" "$node_rss"
-put process.tokenwire.median_s "$cli_s"; put process.tokenwire.min_s "$cli_min"; put process.tokenwire.max_s "$cli_max"
-put process.tokenwire.peak_rss_mib "$cli_rss"
-put process.node.median_s "$node_s"; put process.node.min_s "$node_min"; put process.node.max_s "$node_max"
-put process.node.peak_rss_mib "$node_rss"
+versus process tokenwire "tokenwire-cli --count" "$cli_cmd" node "node tiktoken-count.mjs" "$node_cmd"
+cli_s=${versus_s[0]} node_s=${versus_s[1]} cli_rss=${versus_rss[0]} node_rss=${versus_rss[1]}
 
 echo
 echo "== (c) training a BPE vocabulary of $vocab tokens, single thread =="
@@ -162,17 +170,9 @@ put train.inproc.peak_rss_mb "$(sort -g "$work/trainer-rss.txt" | tail -n1)"
 put train.inproc.merges "$(sed -n 's/.*: \([0-9]*\) merges.*/\1/p' "$work/trainer.txt")"
 trainer_cmd="$bin/tests/bench/bench_trainer $text $vocab 1"
 spm_cmd="spm_train --input=$text --model_prefix=$work/spm --vocab_size=$vocab --model_type=bpe --num_threads=1 --character_coverage=1.0 --input_sentence_size=0 --minloglevel=2"
-mapfile -t train < <(median_seconds train "$trainer_cmd" "$spm_cmd")
-read -r trainer_s trainer_min trainer_max <<<"${train[0]}"
-read -r spm_s spm_min spm_max <<<"${train[1]}"
-trainer_rss=$(peak_mib $trainer_cmd)
-spm_rss=$(peak_mib $spm_cmd)
-printf '%-28s median %8.1f ms (%.1f-%.1f)   peak RSS %6s MiB  (whole process, one training)\n' "bench_trainer" "$(ms "$trainer_s")" "$(ms "$trainer_min")" "$(ms "$trainer_max")" "$trainer_rss"
-printf '%-28s median %8.1f ms (%.1f-%.1f)   peak RSS %6s MiB\n' "spm_train (bpe, 1 thread)" "$(ms "$spm_s")" "$(ms "$spm_min")" "$(ms "$spm_max")" "$spm_rss"
-put train.tokenwire.median_s "$trainer_s"; put train.tokenwire.min_s "$trainer_min"; put train.tokenwire.max_s "$trainer_max"
-put train.tokenwire.peak_rss_mib "$trainer_rss"
-put train.spm.median_s "$spm_s"; put train.spm.min_s "$spm_min"; put train.spm.max_s "$spm_max"
-put train.spm.peak_rss_mib "$spm_rss"
+versus train tokenwire "bench_trainer" "$trainer_cmd" spm "spm_train (bpe, 1 thread)" "$spm_cmd" \
+  "  (whole process, one training)"
+trainer_s=${versus_s[0]} spm_s=${versus_s[1]} trainer_rss=${versus_rss[0]} spm_rss=${versus_rss[1]}
 
 echo
 echo "== summary (ratio > 1: TokenWire is faster) =="
