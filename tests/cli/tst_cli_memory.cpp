@@ -145,6 +145,11 @@ void TestCliMemory::impossiblePlan()
     QVERIFY2(!doc.is_discarded(), qPrintable(r.describe()));
     QCOMPARE(doc["valid"].get<bool>(), false);
     QVERIFY(doc["errors"].dump().find("parallel.tp") != std::string::npos);
+    // Standard error says as much, counting the document's reasons (as `plan --json` does).
+    const std::size_t reasons = doc["errors"].size();
+    QCOMPARE(QString::fromUtf8(r.err), QStringLiteral("tokenwire-cli: the plan cannot run (%1 %2 in \"errors\")\n")
+                                           .arg(reasons)
+                                           .arg(reasons == 1 ? QStringLiteral("reason") : QStringLiteral("reasons")));
     const CliRun t = runCli(args({"memory", "--preset", "paper-tp", "--tp", "8", "--dp", "1"}));
     QCOMPARE(t.exitCode, 1);
     QVERIFY2(QString::fromUtf8(t.err).contains(QStringLiteral("parallel.tp")), qPrintable(t.describe()));
