@@ -168,38 +168,37 @@ std::vector<Error> validate(const ModelConfig& m)
 
 namespace {
 
-ModelConfig gpt2Like(std::string name, std::uint64_t layers, std::uint64_t d, std::uint64_t heads,
-                     std::uint64_t positions)
+// The shape every catalogue model sets; precisions, recomputation and the rest keep their defaults.
+ModelConfig shaped(std::string name, Family family, std::uint64_t layers, std::uint64_t d, std::uint64_t heads,
+                   std::uint64_t kvHeads, std::uint64_t ffn, std::uint64_t vocab, std::uint64_t positions, bool tied)
 {
     ModelConfig m;
     m.name = std::move(name);
-    m.family = Family::Gpt2;
-    m.layers = layers;
-    m.hiddenSize = d;
-    m.heads = heads;
-    m.kvHeads = heads;
-    m.ffnSize = 4 * d;
-    m.vocabSize = 50257;
-    m.maxPositions = positions;
-    m.tiedEmbeddings = true;
-    return m;
-}
-
-ModelConfig llamaLike(std::string name, std::uint64_t layers, std::uint64_t d, std::uint64_t heads,
-                      std::uint64_t kvHeads, std::uint64_t ffn, std::uint64_t vocab, std::uint64_t context)
-{
-    ModelConfig m;
-    m.name = std::move(name);
-    m.family = Family::Llama;
+    m.family = family;
     m.layers = layers;
     m.hiddenSize = d;
     m.heads = heads;
     m.kvHeads = kvHeads;
     m.ffnSize = ffn;
     m.vocabSize = vocab;
-    m.maxPositions = context; // RoPE: informational (the trained context), no parameters
-    m.tiedEmbeddings = false;
+    m.maxPositions = positions;
+    m.tiedEmbeddings = tied;
     return m;
+}
+
+// GPT-2's family: multi-head attention, a 4d MLP, GPT-2's 50,257 tokens, tied embeddings.
+ModelConfig gpt2Like(std::string name, std::uint64_t layers, std::uint64_t d, std::uint64_t heads,
+                     std::uint64_t positions)
+{
+    return shaped(std::move(name), Family::Gpt2, layers, d, heads, heads, 4 * d, 50257, positions, true);
+}
+
+// Llama's family: grouped-query attention, a SwiGLU MLP of its own width, untied embeddings. RoPE has no
+// parameters: the context is informational (the trained one).
+ModelConfig llamaLike(std::string name, std::uint64_t layers, std::uint64_t d, std::uint64_t heads,
+                      std::uint64_t kvHeads, std::uint64_t ffn, std::uint64_t vocab, std::uint64_t context)
+{
+    return shaped(std::move(name), Family::Llama, layers, d, heads, kvHeads, ffn, vocab, context, false);
 }
 
 } // namespace

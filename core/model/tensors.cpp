@@ -129,22 +129,15 @@ private:
     std::vector<TensorInfo>& m_out;
 };
 
-// Appends a copy of src named head + tail. src must not live in out unless out has room for one
-// more entry (no reallocation).
+// Appends a copy of src named head + tail (src may be an entry of out: push_back copies it first).
 TensorInfo& appendCopy(std::vector<TensorInfo>& out, const TensorInfo& src, std::string_view head, std::string_view tail)
 {
-    TensorInfo& t = out.emplace_back();
-    t.name.append(head).append(tail);
-    t.component = src.component;
-    t.shapeSymbols = src.shapeSymbols;
-    t.shape = src.shape;
-    t.dtype = src.dtype;
-    t.dtypeName = src.dtypeName;
-    t.kind = src.kind;
-    t.phase = src.phase;
-    t.layer = src.layer;
-    t.bytes = src.bytes;
-    return t;
+    std::string name;
+    name.reserve(head.size() + tail.size());
+    name.append(head).append(tail);
+    out.push_back(src);
+    out.back().name = std::move(name);
+    return out.back();
 }
 
 // The inventory is large (7,133 tensors for GPT-3 175B) and every block of a kind (dense or MoE)

@@ -30,18 +30,29 @@ bool groupsNodeByNode(const Topology& topo, const parallel::CommPlan& plan, cons
     return true;
 }
 
-std::optional<ChannelRings> channelRings(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
-                                         const collective::BoundCall& b, Router& router)
+std::optional<NodeSpan> nodeSpan(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
+                                 const collective::BoundCall& b, int minPerNode)
 {
-    if (call >= plan.calls.size())
+    if (call >= plan.calls.size() || !b.nccl || !b.counted || b.prediction.pointToPoint || b.groupNodes < 2
+        || b.groupPerNode < minPerNode)
         return std::nullopt;
     const parallel::CollectiveCall& c = plan.calls[call];
-    if (!b.nccl || !b.counted || b.prediction.pointToPoint || b.channels.empty() || b.groupNodes < 2
-        || b.groupPerNode < 2 || b.spec.algorithm != collective::Algorithm::Ring)
-        return std::nullopt;
     const auto g = static_cast<std::uint32_t>(b.groupPerNode), n = static_cast<std::uint32_t>(b.groupNodes);
     if (b.spec.ranks != std::uint64_t{g} * n || !groupsNodeByNode(topo, plan, c, g, n))
         return std::nullopt;
+    return NodeSpan{&c, g, n};
+}
+
+std::optional<ChannelRings> channelRings(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
+                                         const collective::BoundCall& b, Router& router)
+{
+    if (b.channels.empty() || b.spec.algorithm != collective::Algorithm::Ring)
+        return std::nullopt;
+    const std::optional<NodeSpan> span = nodeSpan(topo, plan, call, b, 2);
+    if (!span)
+        return std::nullopt;
+    const parallel::CollectiveCall& c = *span->call;
+    const std::uint32_t g = span->g, n = span->n;
     // Distinct channels (GPU order and rail); one ring per distinct order.
     ChannelRings rings;
     std::vector<std::pair<std::vector<int>, std::pair<int, int>>> seen;

@@ -25,6 +25,18 @@ namespace tw::network {
 [[nodiscard]] bool groupsNodeByNode(const Topology& topology, const parallel::CommPlan& plan,
                                     const parallel::CollectiveCall& c, std::uint32_t g, std::uint32_t n);
 
+// A call NCCL runs over whole nodes: its plan entry, g GPUs on each of n ≥ 2 nodes.
+struct NodeSpan {
+    const parallel::CollectiveCall* call = nullptr;
+    std::uint32_t g = 0, n = 0;
+};
+// The span of call `call` (bound as `bound`) when it is a counted NCCL collective (not point-to-point)
+// whose groups list their GPUs node by node (groupsNodeByNode) over at least two nodes with at least
+// `minPerNode` GPUs each; nullopt otherwise. What channelRings, treeChannels and nvlsTree first ask.
+[[nodiscard]] std::optional<NodeSpan> nodeSpan(const Topology& topology, const parallel::CommPlan& plan,
+                                               std::uint32_t call, const collective::BoundCall& bound,
+                                               int minPerNode);
+
 struct ChannelRings {
     std::vector<std::vector<std::uint32_t>> orders; // per distinct channel: the group's ranks in ring order
     std::vector<std::uint32_t> weight;              // channels sharing that order and rail

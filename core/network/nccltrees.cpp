@@ -11,15 +11,14 @@ namespace tw::network {
 std::optional<TreeChannels> treeChannels(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
                                          const collective::BoundCall& b, Router& router)
 {
-    if (call >= plan.calls.size())
+    if (b.prediction.algorithm != nccl::Algorithm::Tree || b.spec.op != collective::Op::AllReduce
+        || b.treeChannels.empty())
         return std::nullopt;
-    const parallel::CollectiveCall& c = plan.calls[call];
-    if (!b.nccl || !b.counted || b.prediction.pointToPoint || b.prediction.algorithm != nccl::Algorithm::Tree
-        || b.spec.op != collective::Op::AllReduce || b.treeChannels.empty() || b.groupNodes < 2 || b.groupPerNode < 1)
+    const std::optional<NodeSpan> span = nodeSpan(topo, plan, call, b, 1); // ncclchannels.h
+    if (!span)
         return std::nullopt;
-    const auto g = static_cast<std::uint32_t>(b.groupPerNode), n = static_cast<std::uint32_t>(b.groupNodes);
-    if (b.spec.ranks != std::uint64_t{g} * n || !groupsNodeByNode(topo, plan, c, g, n)) // ncclchannels.h
-        return std::nullopt;
+    const parallel::CollectiveCall& c = *span->call;
+    const std::uint32_t g = span->g, n = span->n;
     // The double binary tree of the nodes (the same for every channel).
     std::vector<nccl::TreeLinks> nodeTree;
     for (std::uint32_t k = 0; k < n; ++k)

@@ -98,15 +98,14 @@ std::vector<std::vector<collective::Transfer>> nvlsSteps(const collective::Sched
 std::optional<NvlsTree> nvlsTree(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
                                  const collective::BoundCall& b, Router& router)
 {
-    if (call >= plan.calls.size())
+    if (b.prediction.algorithm != nccl::Algorithm::NvlsTree || b.spec.op != collective::Op::AllReduce
+        || b.nvlsChannels.empty())
         return std::nullopt;
-    const parallel::CollectiveCall& c = plan.calls[call];
-    if (!b.nccl || !b.counted || b.prediction.pointToPoint || b.prediction.algorithm != nccl::Algorithm::NvlsTree
-        || b.spec.op != collective::Op::AllReduce || b.nvlsChannels.empty() || b.groupNodes < 2 || b.groupPerNode < 1)
+    const std::optional<NodeSpan> span = nodeSpan(topo, plan, call, b, 1); // ncclchannels.h
+    if (!span)
         return std::nullopt;
-    const auto g = static_cast<std::uint32_t>(b.groupPerNode), n = static_cast<std::uint32_t>(b.groupNodes);
-    if (b.spec.ranks != std::uint64_t{g} * n || !groupsNodeByNode(topo, plan, c, g, n)) // ncclchannels.h
-        return std::nullopt;
+    const parallel::CollectiveCall& c = *span->call;
+    const std::uint32_t g = span->g, n = span->n;
     NvlsTree tree;
     tree.perNode = g;
     tree.nodes = n;

@@ -66,6 +66,14 @@ void Builder::buildGroups()
         expected += P * Tt * (D / EP);
     groups.reserve(expected);
     auto index = [&] { return static_cast<std::uint32_t>(groups.size()); };
+    // A DP-kind group on stage s, tensor rank t: the dp ranks first, first + stride, … (count of them).
+    auto addDpGroup = [&](std::uint64_t s, std::uint64_t t, std::uint64_t first, std::uint64_t stride,
+                          std::uint64_t count, const char* name) {
+        std::vector<std::uint32_t> mem(count);
+        for (std::uint64_t j = 0; j < count; ++j)
+            mem[j] = at(first + j * stride, s, t);
+        addGroup(Strategy::DP, name, std::move(mem));
+    };
 
     // TP groups (fixed dp, pp; ordered by tp), by pp then dp.
     tpBase = index();
@@ -82,35 +90,23 @@ void Builder::buildGroups()
     if (D > 1 && !hybrid) {
         haveDp = true;
         for (std::uint64_t s = 0; s < P; ++s)
-            for (std::uint64_t t = 0; t < Tt; ++t) {
-                std::vector<std::uint32_t> mem(D);
-                for (std::uint64_t d = 0; d < D; ++d)
-                    mem[d] = at(d, s, t);
-                addGroup(Strategy::DP, "dp", std::move(mem));
-            }
+            for (std::uint64_t t = 0; t < Tt; ++t)
+                addDpGroup(s, t, 0, 1, D, "dp");
     }
     shardBase = index();
     if (hybrid && H > 1) {
         for (std::uint64_t s = 0; s < P; ++s)
             for (std::uint64_t t = 0; t < Tt; ++t)
-                for (std::uint64_t j = 0; j < D / H; ++j) {
-                    std::vector<std::uint32_t> mem(H);
-                    for (std::uint64_t r = 0; r < H; ++r)
-                        mem[r] = at(j * H + r, s, t);
-                    addGroup(Strategy::DP, "dp-shard", std::move(mem));
-                }
+                for (std::uint64_t j = 0; j < D / H; ++j)
+                    addDpGroup(s, t, j * H, 1, H, "dp-shard");
     }
     replicaBase = index();
     if (hybrid && D / H > 1) {
         haveReplica = true;
         for (std::uint64_t s = 0; s < P; ++s)
             for (std::uint64_t t = 0; t < Tt; ++t)
-                for (std::uint64_t r = 0; r < H; ++r) {
-                    std::vector<std::uint32_t> mem(D / H);
-                    for (std::uint64_t j = 0; j < D / H; ++j)
-                        mem[j] = at(j * H + r, s, t);
-                    addGroup(Strategy::DP, "dp-replica", std::move(mem));
-                }
+                for (std::uint64_t r = 0; r < H; ++r)
+                    addDpGroup(s, t, r, H, D / H, "dp-replica");
     }
     // Expert-DP groups (fixed pp, tp, dp % ep; the dp/ep ranks holding the same experts), only on
     // stages that hold experts. Ordered by pp, tp, dp % ep.
@@ -123,12 +119,8 @@ void Builder::buildGroups()
             haveExpertDp = true;
             expertFirstOf[s] = index();
             for (std::uint64_t t = 0; t < Tt; ++t)
-                for (std::uint64_t r = 0; r < EP; ++r) {
-                    std::vector<std::uint32_t> mem(D / EP);
-                    for (std::uint64_t j = 0; j < D / EP; ++j)
-                        mem[j] = at(j * EP + r, s, t);
-                    addGroup(Strategy::DP, "dp-expert", std::move(mem));
-                }
+                for (std::uint64_t r = 0; r < EP; ++r)
+                    addDpGroup(s, t, r, EP, D / EP, "dp-expert");
         }
     }
     // Pipeline pairs per boundary b between chunk b (stage b mod pp) and chunk b+1, by (b, dp, tp):

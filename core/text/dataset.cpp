@@ -18,6 +18,23 @@ std::string integer(std::uint64_t v) { return formatInteger(static_cast<std::int
 // a / b, or 0 when b is 0 (the formula then says the figure is undefined).
 double ratio(double a, double b) { return b == 0 ? 0.0 : a / b; }
 
+// One side of a quotient figure: its symbol in the formula, its value and how the value is written.
+struct Operand {
+    std::string_view symbol;
+    double value;
+    std::string text;
+};
+
+// The figure a / b. Its formula: "a / b = 12 / 4 = 3", or "a / b: undefined<why>" when b is 0.
+Figure quotient(std::string id, std::string label, std::string unit, const Operand& a, const Operand& b,
+                std::string_view whyUndefined, std::vector<std::string> inputs)
+{
+    const double q = ratio(a.value, b.value);
+    std::string formula = std::string(a.symbol) + " / " + std::string(b.symbol);
+    formula += b.value == 0 ? ": undefined" + std::string(whyUndefined) : " = " + a.text + " / " + b.text + " = " + num(q);
+    return {std::move(id), std::move(label), q, std::move(unit), std::move(formula), std::move(inputs)};
+}
+
 } // namespace
 
 DatasetStats computeDataset(std::string_view text, std::span<const TokenSpan> tokens, const BpeModel& model,
@@ -75,16 +92,11 @@ DatasetStats computeDataset(std::string_view text, std::span<const TokenSpan> to
            "distinct ids among the n_tokens = " + integer(s.tokens) + " tokens: " + integer(s.uniqueTokens) + " of V = "
                + integer(model.vocabSize()),
            {"tokens.count", "tokenizer.vocab_size"}});
-    f.add({"tokens.per_word", "Tokens per word", ratio(n, words), "",
-           words == 0 ? "n_tokens / n_words: undefined, the text has no words"
-                      : "n_tokens / n_words = " + integer(s.tokens) + " / " + integer(s.text.words) + " = "
-                            + num(ratio(n, words)),
-           {"tokens.count", "text.words"}});
-    f.add({"tokens.bytes_per_token", "Bytes per token", ratio(bytes, n), "B",
-           n == 0 ? "n_bytes / n_tokens: undefined, there are no tokens"
-                  : "n_bytes / n_tokens = " + integer(s.text.bytes) + " / " + integer(s.tokens) + " = "
-                        + num(ratio(bytes, n)),
-           {"text.bytes", "tokens.count"}});
+    const Operand tokensOperand{"n_tokens", n, integer(s.tokens)};
+    f.add(quotient("tokens.per_word", "Tokens per word", "", tokensOperand, {"n_words", words, integer(s.text.words)},
+                   ", the text has no words", {"tokens.count", "text.words"}));
+    f.add(quotient("tokens.bytes_per_token", "Bytes per token", "B", {"n_bytes", bytes, integer(s.text.bytes)},
+                   tokensOperand, ", there are no tokens", {"text.bytes", "tokens.count"}));
 
     // The training shape (inputs of the scenario).
     f.add({"dataset.T", "Sequence length T", T, "tokens", "input: T = " + integer(shape.sequenceLength), {}});
@@ -103,23 +115,15 @@ DatasetStats computeDataset(std::string_view text, std::span<const TokenSpan> to
                + integer(packed),
            {"tokens.count", "dataset.documents"}});
 
-    const double sequences = ratio(P, T);
-    f.add({"dataset.sequences", "Sequences of T tokens", sequences, "sequences",
-           T == 0 ? "packed tokens / T: undefined for T = 0"
-                  : "packed tokens / T = " + integer(packed) + " / " + integer(shape.sequenceLength) + " = " + num(sequences),
-           {"dataset.packed_tokens", "dataset.T"}});
-
-    const double microBatches = ratio(sequences, B);
-    f.add({"dataset.micro_batches", "Micro-batches of B sequences", microBatches, "",
-           B == 0 ? "sequences / B: undefined for B = 0"
-                  : "sequences / B = " + num(sequences) + " / " + integer(shape.microBatch) + " = " + num(microBatches),
-           {"dataset.sequences", "dataset.B"}});
-
-    const double steps = ratio(P, G);
-    f.add({"dataset.steps_per_epoch", "Optimizer steps per epoch", steps, "",
-           G == 0 ? "packed tokens / G: undefined for G = 0"
-                  : "packed tokens / G = " + integer(packed) + " / " + integer(shape.globalBatchTokens) + " = " + num(steps),
-           {"dataset.packed_tokens", "dataset.G"}});
+    const Operand packedOperand{"packed tokens", P, integer(packed)};
+    const double sequences =
+        f.add(quotient("dataset.sequences", "Sequences of T tokens", "sequences", packedOperand,
+                       {"T", T, integer(shape.sequenceLength)}, " for T = 0", {"dataset.packed_tokens", "dataset.T"}))
+            .value;
+    f.add(quotient("dataset.micro_batches", "Micro-batches of B sequences", "", {"sequences", sequences, num(sequences)},
+                   {"B", B, integer(shape.microBatch)}, " for B = 0", {"dataset.sequences", "dataset.B"}));
+    f.add(quotient("dataset.steps_per_epoch", "Optimizer steps per epoch", "", packedOperand,
+                   {"G", G, integer(shape.globalBatchTokens)}, " for G = 0", {"dataset.packed_tokens", "dataset.G"}));
 
     // Ids are stored as uint16 while every id fits 16 bits (V ≤ 65,536), else uint32 (nanoGPT's
     // prepare.py stores GPT-2 ids as np.uint16).
