@@ -46,6 +46,8 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <functional>
+
 namespace tw::ui {
 
 MainWindow::MainWindow(QWidget* parent)
@@ -333,6 +335,35 @@ int MainWindow::stageCount() const
     return kStageCount;
 }
 
+namespace {
+
+// The window grabbed once per tab of `tabs` after the first (stage<N>-tab<K>.png in dir, K from 2),
+// with `prepare(tab)` run after each switch; the tab shown before is shown again. false, with the
+// error, when a picture could not be written.
+bool saveTabPictures(MainWindow& window, Stage stage, QTabWidget* tabs, const QString& dir, QString* error,
+                     const std::function<void(int)>& prepare = {})
+{
+    window.setStage(stage);
+    const int shown = tabs->currentIndex();
+    bool ok = true;
+    for (int tab = 1; ok && tab < tabs->count(); ++tab) {
+        tabs->setCurrentIndex(tab);
+        QApplication::processEvents();
+        if (prepare) {
+            prepare(tab);
+            QApplication::processEvents();
+        }
+        ok = window.grab().save(
+            QDir(dir).filePath(QStringLiteral("stage%1-tab%2.png").arg(numberOf(stage)).arg(tab + 1)));
+    }
+    tabs->setCurrentIndex(shown);
+    if (!ok && error)
+        *error = QObject::tr("cannot write the stage %1 pictures in %2").arg(numberOf(stage)).arg(dir);
+    return ok;
+}
+
+} // namespace
+
 bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error)
 {
     if (!QDir().mkpath(dir)) {
@@ -390,65 +421,32 @@ bool saveStageScreenshots(MainWindow& window, const QString& dir, QString* error
         painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
         scene->render(&painter);
     }
-    const int current = pane->tabs()->currentIndex();
-    bool ok = diagram.save(QDir(dir).filePath(QStringLiteral("stage2-diagram.png")));
-    for (int tab = 1; ok && tab < pane->tabs()->count(); ++tab) {
-        pane->tabs()->setCurrentIndex(tab);
-        QApplication::processEvents();
-        ok = window.grab().save(QDir(dir).filePath(QStringLiteral("stage2-tab%1.png").arg(tab + 1)));
-    }
-    pane->tabs()->setCurrentIndex(current);
-    if (!ok) {
+    if (!diagram.save(QDir(dir).filePath(QStringLiteral("stage2-diagram.png")))) {
         if (error)
             *error = QObject::tr("cannot write the stage 2 pictures in %1").arg(dir);
         return false;
     }
-    // Stage 4's tabs: the algorithm comparison, the table, the plan's traffic.
-    window.setStage(Stage::Collectives);
+    // Stage 2's other tabs; stage 4's: the algorithm comparison (drawn for the pane's spec), the table,
+    // the plan's traffic; stage 3's: the calls, the pipeline timeline, the figures; stage 5's: where the
+    // step goes, the scaling sweep (run over the default sizes), the figures.
     CollectivePane* coll = window.collectivePane();
-    for (int tab = 1; ok && tab < coll->tabs()->count(); ++tab) {
-        coll->tabs()->setCurrentIndex(tab);
-        QApplication::processEvents();
-        if (tab == 1) {
-            coll->charts()->setSpec(coll->spec(), window.document()->scenario().collectives.link);
-            QApplication::processEvents();
-        }
-        ok = window.grab().save(QDir(dir).filePath(QStringLiteral("stage4-tab%1.png").arg(tab + 1)));
-    }
-    coll->tabs()->setCurrentIndex(0);
-    // Stage 3's tabs: the calls, the pipeline timeline, the figures.
-    window.setStage(Stage::Gpus);
-    ParallelPane* plan = window.parallelPane();
-    const int planTab = plan->tabs()->currentIndex();
-    for (int tab = 1; ok && tab < plan->tabs()->count(); ++tab) {
-        plan->tabs()->setCurrentIndex(tab);
-        QApplication::processEvents();
-        ok = window.grab().save(QDir(dir).filePath(QStringLiteral("stage3-tab%1.png").arg(tab + 1)));
-    }
-    plan->tabs()->setCurrentIndex(planTab);
-    if (!ok) {
-        if (error)
-            *error = QObject::tr("cannot write the stage 3 pictures in %1").arg(dir);
-        return false;
-    }
-    // Stage 5's tabs: where the step goes, the scaling sweep (run over the default sizes), the figures.
-    window.setStage(Stage::Wire);
     WirePane* wire = window.wirePane();
-    for (int tab = 1; ok && tab < wire->tabs()->count(); ++tab) {
-        wire->tabs()->setCurrentIndex(tab);
-        if (tab == 2) {
-            wire->runSweep(wire->sweepGpusEdit()->text());
-            wire->waitForSimulation(300000);
-        }
-        QApplication::processEvents();
-        ok = window.grab().save(QDir(dir).filePath(QStringLiteral("stage5-tab%1.png").arg(tab + 1)));
-    }
-    wire->tabs()->setCurrentIndex(0);
-    if (!ok) {
-        if (error)
-            *error = QObject::tr("cannot write the stage 5 pictures in %1").arg(dir);
+    const bool ok =
+        saveTabPictures(window, Stage::Tensors, pane->tabs(), dir, error)
+        && saveTabPictures(window, Stage::Collectives, coll->tabs(), dir, error,
+                           [&](int tab) {
+                               if (tab == 1)
+                                   coll->charts()->setSpec(coll->spec(), window.document()->scenario().collectives.link);
+                           })
+        && saveTabPictures(window, Stage::Gpus, window.parallelPane()->tabs(), dir, error)
+        && saveTabPictures(window, Stage::Wire, wire->tabs(), dir, error, [&](int tab) {
+               if (tab == 2) {
+                   wire->runSweep(wire->sweepGpusEdit()->text());
+                   wire->waitForSimulation(300000);
+               }
+           });
+    if (!ok)
         return false;
-    }
     window.setStage(Stage::Text);
     return true;
 }

@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QImage>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
@@ -285,6 +286,22 @@ void TstGuiCli::screenshotsAreFiveStagesAtTheGivenSize()
         digests.insert(qHashBits(image.constBits(), size_t(image.sizeInBytes())));
     }
     QCOMPARE(digests.size(), 5);
+    // Stage 2's whole diagram, and one picture per tab after the first of stages 2-5 (stage<N>-tab<K>.png,
+    // K from 2 without a gap; stage 1 has no tabs), each the window's size and unlike the stage's own.
+    QVERIFY(!QImage(QDir(dir).filePath(QStringLiteral("stage2-diagram.png"))).isNull());
+    const QStringList files = QDir(dir).entryList({QStringLiteral("*.png")}, QDir::Files);
+    for (int stage = 1; stage <= 5; ++stage) {
+        const QStringList tabs = files.filter(QRegularExpression(QStringLiteral("^stage%1-tab\\d+\\.png$").arg(stage)));
+        QCOMPARE(tabs.isEmpty(), stage == 1);
+        const QImage stageImage(QDir(dir).filePath(QStringLiteral("stage%1.png").arg(stage)));
+        for (int tab = 2; tab < 2 + tabs.size(); ++tab) {
+            const QString path = QDir(dir).filePath(QStringLiteral("stage%1-tab%2.png").arg(stage).arg(tab));
+            const QImage image(path);
+            QVERIFY2(!image.isNull(), qPrintable(path));
+            QCOMPARE(image.size(), QSize(1280, 720));
+            QVERIFY2(image != stageImage, qPrintable(path));
+        }
+    }
 }
 
 QTEST_GUILESS_MAIN(TstGuiCli)

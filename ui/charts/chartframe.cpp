@@ -36,4 +36,13 @@ void legendBelow(QCustomPlot* plot, const QFont& font)
     plot->plotLayout()->setRowStretchFactor(2, 0.001);
 }
 
+QStringList legendNames(const QCustomPlot* plot)
+{
+    QStringList names;
+    for (int i = 0; i < plot->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i)))
+            names << item->plottable()->name();
+    return names;
+}
+
 } // namespace tw::ui

@@ -4,6 +4,7 @@
 
 #include <QFont>
 #include <QString>
+#include <QStringList>
 
 class QCPTextElement;
 class QCustomPlot;
@@ -16,5 +17,8 @@ QCPTextElement* frameChart(QCustomPlot* plot, const QFont& base, const QString& 
 // The legend alone: visible, in `font`, taken out of the axis rect into a centred row 2 under the chart
 // (rows 0 and 1, the title and the axis rect, must exist).
 void legendBelow(QCustomPlot* plot, const QFont& font);
+
+// The names of the plottables in the plot's legend, in its order.
+[[nodiscard]] QStringList legendNames(const QCustomPlot* plot);
 
 } // namespace tw::ui

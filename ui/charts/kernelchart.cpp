@@ -102,11 +102,7 @@ QString KernelChart::title() const
 
 QStringList KernelChart::legendNames() const
 {
-    QStringList names;
-    for (int i = 0; i < m_plot->legend->itemCount(); ++i)
-        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_plot->legend->item(i)))
-            names << item->plottable()->name();
-    return names;
+    return tw::ui::legendNames(m_plot);
 }
 
 void KernelChart::clear()

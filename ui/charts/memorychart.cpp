@@ -60,11 +60,7 @@ QString MemoryChart::title() const
 
 QStringList MemoryChart::legendNames() const
 {
-    QStringList names;
-    for (int i = 0; i < m_plot->legend->itemCount(); ++i)
-        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(m_plot->legend->item(i)))
-            names << item->plottable()->name();
-    return names;
+    return tw::ui::legendNames(m_plot);
 }
 
 void MemoryChart::clear()

@@ -629,11 +629,7 @@ void CollectivePane::updateStepLabel()
 
 bool CollectivePane::showFigure(const QString& id)
 {
-    if (!m_derivation || !m_chainFigures.find(id.toStdString()))
-        return false;
-    m_chain->setHtml(derivationChainHtml(m_chainFigures, id, units()));
-    m_chain->setProperty("figureId", id);
-    return true;
+    return m_derivation && panekit::showFigureChain(m_chain, m_chainFigures, id, units());
 }
 
 DisplayUnits CollectivePane::units() const

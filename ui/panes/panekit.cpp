@@ -107,6 +107,29 @@ QTableView* figureTable(QWidget* parent, QAbstractItemModel* figures, const char
     return t;
 }
 
+bool selectFigureRow(QTableView* table, const QString& id)
+{
+    const QAbstractItemModel* figures = table->model();
+    for (int r = 0; r < figures->rowCount(); ++r) {
+        const QModelIndex index = figures->index(r, FigureTableModel::LabelColumn);
+        if (figures->data(index, FigureTableModel::FigureIdRole).toString() == id) {
+            table->selectRow(r);
+            table->scrollTo(index);
+            return true;
+        }
+    }
+    return false;
+}
+
+bool showFigureChain(QTextBrowser* chain, const FigureSet& figures, const QString& id, const DisplayUnits& units)
+{
+    if (!figures.find(id.toStdString()))
+        return false;
+    chain->setHtml(derivationChainHtml(figures, id, units));
+    chain->setProperty("figureId", id);
+    return true;
+}
+
 QFormLayout* formGroup(QVBoxLayout* formLayout, const QString& title)
 {
     auto* box = new QGroupBox(title, formLayout->parentWidget());

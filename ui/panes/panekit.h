@@ -48,6 +48,13 @@ QLabel* problemLabel(QWidget* parent, const char* objectName);
 QSplitter* figurePage(QWidget* pane, QAbstractItemModel* figures, const char* prefix, const QString& placeholder,
                       Qt::Orientation orientation, QTableView** table, QTextBrowser** chain);
 
+// Selects the row of figure `id` in a FigureTableModel's table and scrolls to it (false: no such row).
+bool selectFigureRow(QTableView* table, const QString& id);
+// Shows figure `id`'s derivation chain in the browser and remembers the id in its "figureId" property (a
+// pane shows it again after a new derivation or units); false, and nothing changes, when the set has no
+// such figure.
+bool showFigureChain(QTextBrowser* chain, const FigureSet& figures, const QString& id, const DisplayUnits& units);
+
 // The stage layout: the caption on top, then the form on the left and, on the right, the drawing over
 // the tabs (sizes in px of the drawing and the tabs).
 void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,

@@ -745,18 +745,9 @@ void ParallelPane::applyUnits()
 
 bool ParallelPane::showFigure(const QString& id)
 {
-    if (!m_derivation || !m_chainFigures.find(id.toStdString()))
+    if (!m_derivation || !panekit::showFigureChain(m_chain, m_chainFigures, id, units()))
         return false;
-    for (int r = 0; r < m_figures->rowCount(); ++r) {
-        const QModelIndex index = m_figures->index(r, FigureTableModel::LabelColumn);
-        if (m_figures->data(index, FigureTableModel::FigureIdRole).toString() == id) {
-            m_figureTable->selectRow(r);
-            m_figureTable->scrollTo(index);
-            break;
-        }
-    }
-    m_chain->setHtml(derivationChainHtml(m_chainFigures, id, units()));
-    m_chain->setProperty("figureId", id);
+    panekit::selectFigureRow(m_figureTable, id);
     return true;
 }
 

@@ -497,11 +497,7 @@ void WirePane::fillFigures()
 
 bool WirePane::showFigure(const QString& id)
 {
-    if (!m_allFigures.find(id.toStdString()))
-        return false;
-    m_chain->setHtml(derivationChainHtml(m_allFigures, id, units()));
-    m_chain->setProperty("figureId", id);
-    return true;
+    return panekit::showFigureChain(m_chain, m_allFigures, id, units());
 }
 
 void WirePane::showStatus(const QString& text, bool problem)

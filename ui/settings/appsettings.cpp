@@ -92,52 +92,45 @@ void AppSettings::setDisplayUnits(DisplayUnits units)
     emit displayUnitsChanged(units);
 }
 
+template <typename T>
+void AppSettings::change(T& member, T value, const char* key, const QVariant& stored, void (AppSettings::*signal)(T))
+{
+    if (value == member)
+        return;
+    member = value;
+    write(key, stored);
+    emit(this->*signal)(value);
+}
+
 void AppSettings::setTheme(Theme theme)
 {
-    if (theme == m_theme)
-        return;
-    m_theme = theme;
-    write("view/theme", theme == Theme::Dark ? QStringLiteral("dark") : QStringLiteral("light"));
-    emit themeChanged(theme);
+    change(m_theme, theme, "view/theme", theme == Theme::Dark ? QStringLiteral("dark") : QStringLiteral("light"),
+           &AppSettings::themeChanged);
 }
 
 void AppSettings::setPaletteScheme(PaletteScheme scheme)
 {
-    if (scheme == m_palette)
-        return;
-    m_palette = scheme;
-    write("view/palette", scheme == PaletteScheme::TolBright ? QStringLiteral("tol-bright") : QStringLiteral("okabe-ito"));
-    emit paletteSchemeChanged(scheme);
+    change(m_palette, scheme, "view/palette",
+           scheme == PaletteScheme::TolBright ? QStringLiteral("tol-bright") : QStringLiteral("okabe-ito"),
+           &AppSettings::paletteSchemeChanged);
 }
 
 void AppSettings::setFontScale(double scale)
 {
     scale = clamped(scale, kMinFontScale, kMaxFontScale, 1.0);
-    if (scale == m_fontScale)
-        return;
-    m_fontScale = scale;
-    write("view/fontScale", scale);
-    emit fontScaleChanged(scale);
+    change(m_fontScale, scale, "view/fontScale", scale, &AppSettings::fontScaleChanged);
 }
 
 void AppSettings::setAnimationSpeed(double speed)
 {
     speed = clamped(speed, kMinAnimationSpeed, kMaxAnimationSpeed, 1.0);
-    if (speed == m_animationSpeed)
-        return;
-    m_animationSpeed = speed;
-    write("view/animationSpeed", speed);
-    emit animationSpeedChanged(speed);
+    change(m_animationSpeed, speed, "view/animationSpeed", speed, &AppSettings::animationSpeedChanged);
 }
 
 void AppSettings::setAutosaveIntervalSeconds(int seconds)
 {
     seconds = std::clamp(seconds, kMinAutosaveSeconds, kMaxAutosaveSeconds);
-    if (seconds == m_autosaveSeconds)
-        return;
-    m_autosaveSeconds = seconds;
-    write("files/autosaveSeconds", seconds);
-    emit autosaveIntervalChanged(seconds);
+    change(m_autosaveSeconds, seconds, "files/autosaveSeconds", seconds, &AppSettings::autosaveIntervalChanged);
 }
 
 void AppSettings::restoreDefaults()

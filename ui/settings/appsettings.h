@@ -72,6 +72,10 @@ signals:
 private:
     explicit AppSettings(QObject* parent = nullptr);
     void write(const char* key, const QVariant& value);
+    // The setters' common part: unless value is the one held, holds it, writes `stored` under key and
+    // emits signal(value).
+    template <typename T>
+    void change(T& member, T value, const char* key, const QVariant& stored, void (AppSettings::*signal)(T));
 
     DisplayUnits m_units;
     Theme m_theme = Theme::Light;

@@ -350,7 +350,7 @@ void MeshView::restyle()
         return *slot;
     };
     // Fills and bands repeat with the palette's rounds.
-    constexpr int kRounds = 3 * int(kPaletteSize);
+    constexpr int kRounds = 3 * int(kCategoricalSize);
     std::array<std::optional<QColor>, std::size_t(kRounds)> fills, bands;
     auto memo = [](auto& table, int i, QColor (*make)(int)) {
         if (i < 0)

@@ -26,25 +26,20 @@ namespace tw::ui {
 
 namespace scheduledraw {
 
+// The shared colour-blind-safe palette (views/palette.h): kCategorical, kInk, kMuted, mix (t = share of a).
+using namespace palette;
 
-// The shared colour-blind-safe palette (views/palette.h).
-inline const auto& kPalette = palette::kCategorical;
-inline constexpr int kPaletteSize = palette::kCategoricalSize;
-inline const QColor kInk = palette::kInk;
-inline const QColor kMuted = palette::kMuted;
 inline const QColor kEmpty(0xf1, 0xf3, 0xf5);
 inline const QColor kEmptyLine(0x9c, 0xa3, 0xaf);
 inline const QColor kReduceInk(0x11, 0x18, 0x27);
 inline const QColor kCopyInk(0x33, 0x41, 0x55);
 inline const QColor kGauge(0x33, 0x41, 0x55);
 
-using palette::mix; // t = share of a
-
 inline QColor rankColor(int r)
 {
     static const double tints[] = {1.0, 0.55, 0.6};
-    const QColor base = kPalette[r % kPaletteSize];
-    switch ((r / kPaletteSize) % 3) {
+    const QColor base = kCategorical[r % kCategoricalSize];
+    switch ((r / kCategoricalSize) % 3) {
     case 1: return mix(base, Qt::white, tints[1]);
     case 2: return mix(base, Qt::black, tints[2]);
     default: return base;

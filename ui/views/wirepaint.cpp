@@ -19,8 +19,8 @@ using network::NodeKind;
 
 namespace {
 
-const QColor kInk = palette::kInk;
-const QColor kMuted = palette::kMuted;
+using palette::kInk;
+using palette::kMuted;
 const QColor kServerFill(0xF8, 0xFA, 0xFC);
 const QColor kServerLine(0x94, 0xA3, 0xB8);
 const QColor kGpuFill(0x33, 0x41, 0x55);

@@ -25,8 +25,8 @@ using network::NodeKind;
 
 namespace {
 
-const QColor kInk = palette::kInk;
-const QColor kMuted = palette::kMuted;
+using palette::kInk;
+using palette::kMuted;
 const QColor kUnknownStrategy(0x64, 0x74, 0x8B);
 
 constexpr double kLegendPx = 34;          // the legend strip at the bottom of the widget
@@ -290,6 +290,20 @@ void WireView::zoomAbout(QPointF anchor, double factor)
     update();
 }
 
+// Zooms in (never out) so that r, centred, fills `width` and `height` of the drawing area, at most 40
+// times the fitted zoom.
+void WireView::zoomOnto(const QRectF& r, double width, double height)
+{
+    ViewState& L = *m_state;
+    const QRectF area = contentArea();
+    const double scale = std::min({L.fitScale * 40, width * area.width() / r.width(), height * area.height() / r.height()});
+    if (scale > L.scale) {
+        L.scale = scale;
+        L.offset = area.center() - r.center() * scale;
+        L.fitted = false;
+    }
+}
+
 void WireView::openServer(int server)
 {
     if (!compactServers() || server < -1 || server >= int(m_state->geo.servers.size()))
@@ -297,20 +311,11 @@ void WireView::openServer(int server)
     if (server == m_openServer)
         return;
     m_openServer = server;
-    ViewState& L = *m_state;
-    L.fitted = true;
+    m_state->fitted = true;
     rebuildLayout();
     // Zoom onto the opened server (its labels readable); 0 or Home shows everything again.
-    if (server >= 0) {
-        const QRectF r = L.geo.servers[std::size_t(server)].rect;
-        const QRectF area = contentArea();
-        const double scale = std::min({L.fitScale * 40, 0.6 * area.width() / r.width(), 0.8 * area.height() / r.height()});
-        if (scale > L.scale) {
-            L.scale = scale;
-            L.offset = area.center() - r.center() * scale;
-            L.fitted = false;
-        }
-    }
+    if (server >= 0)
+        zoomOnto(m_state->geo.servers[std::size_t(server)].rect, 0.6, 0.8);
     update();
     emit serverOpened(server);
 }
@@ -324,20 +329,11 @@ void WireView::openGroup(int group)
         return;
     m_openGroup = group;
     m_openServer = -1;
-    ViewState& L = *m_state;
-    L.fitted = true;
+    m_state->fitted = true;
     rebuildLayout();
     // Frame the open group's parts (the boxes stay in view above them at the fitted zoom).
-    if (group >= 0) {
-        const QRectF r = L.geo.groups[std::size_t(group)].rect;
-        const QRectF area = contentArea();
-        const double scale = std::min({L.fitScale * 40, 0.95 * area.width() / r.width(), 0.9 * area.height() / r.height()});
-        if (scale > L.scale) {
-            L.scale = scale;
-            L.offset = area.center() - r.center() * scale;
-            L.fitted = false;
-        }
-    }
+    if (group >= 0)
+        zoomOnto(m_state->geo.groups[std::size_t(group)].rect, 0.95, 0.9);
     update();
     emit groupOpened(group);
 }

@@ -176,6 +176,7 @@ private:
     [[nodiscard]] QPointF toScreen(QPointF world) const;
     [[nodiscard]] QPointF toWorld(QPointF screen) const;
     [[nodiscard]] QRectF contentArea() const;
+    void zoomOnto(const QRectF& r, double width, double height);
     [[nodiscard]] WireViewport viewport() const; // the current transform and visible area
     std::unique_ptr<ViewState> m_state;
     std::shared_ptr<const network::Topology> m_topology;
