@@ -1,5 +1,6 @@
 #include "kernels.h"
 
+#include "base/enumnames.h"
 #include "base/units.h"
 
 #include <algorithm>
@@ -163,27 +164,16 @@ void mlpSteps(std::vector<Step>& steps, const ModelConfig& m, const ListBuilder&
     steps.push_back({lb.gemm(prefix + "MLP down", 1, rows, d, f, count), {1, rows, d, f}});
 }
 
+constexpr std::array kKernelClassNames{EnumName{KernelClass::Gemm, "gemm"},
+                                      EnumName{KernelClass::Attention, "attention"},
+                                      EnumName{KernelClass::MemoryBound, "memory"}};
+constexpr std::array kKernelPassNames{EnumName{KernelPass::Forward, "forward"}, EnumName{KernelPass::Backward, "backward"},
+                                      EnumName{KernelPass::Recompute, "recompute"}};
+
 } // namespace
 
-std::string_view toString(KernelClass k)
-{
-    switch (k) {
-    case KernelClass::Gemm: return "gemm";
-    case KernelClass::Attention: return "attention";
-    case KernelClass::MemoryBound: return "memory";
-    }
-    return "gemm";
-}
-
-std::string_view toString(KernelPass p)
-{
-    switch (p) {
-    case KernelPass::Forward: return "forward";
-    case KernelPass::Backward: return "backward";
-    case KernelPass::Recompute: return "recompute";
-    }
-    return "forward";
-}
+std::string_view toString(KernelClass k) { return nameOf(kKernelClassNames, k); }
+std::string_view toString(KernelPass p) { return nameOf(kKernelPassNames, p); }
 
 double mathPeak(const GpuSpec& gpu, Precision precision)
 {

@@ -2,9 +2,12 @@
 
 #include "topology_p.h"
 
+#include "base/enumnames.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <utility>
 
@@ -16,19 +19,44 @@ std::string I(std::uint64_t v) { return formatInteger(static_cast<std::int64_t>(
 
 std::string inQuotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-constexpr Protocol kAllProtocols[] = {
-    Protocol::PcieGen3,     Protocol::PcieGen4,     Protocol::PcieGen5,      Protocol::NvLink3,
-    Protocol::NvLink4,      Protocol::InfinibandHdr, Protocol::InfinibandNdr, Protocol::RoCEv2,
-    Protocol::Ethernet10G,  Protocol::Ethernet25G,  Protocol::Ethernet100G,  Protocol::Ethernet400G,
-    Protocol::TcpLoopback,  Protocol::MemoryBus,
-};
+// One row per enum value: the JSON name and, for protocols, the name people read (base/enumnames.h).
+constexpr std::array kNodeKindNames{EnumName{NodeKind::Gpu, "gpu"},
+                                    EnumName{NodeKind::PcieSwitch, "pcie-switch"},
+                                    EnumName{NodeKind::RootComplex, "root-complex"},
+                                    EnumName{NodeKind::NvSwitch, "nvswitch"},
+                                    EnumName{NodeKind::Nic, "nic"},
+                                    EnumName{NodeKind::LeafSwitch, "leaf"},
+                                    EnumName{NodeKind::SpineSwitch, "spine"},
+                                    EnumName{NodeKind::HostMemory, "host-memory"}};
+constexpr std::array kProtocolNames{
+    EnumName{Protocol::PcieGen3, "pcie-gen3", "PCIe Gen3 x16"},
+    EnumName{Protocol::PcieGen4, "pcie-gen4", "PCIe Gen4 x16"},
+    EnumName{Protocol::PcieGen5, "pcie-gen5", "PCIe Gen5 x16"},
+    EnumName{Protocol::NvLink3, "nvlink3", "NVLink 3"},
+    EnumName{Protocol::NvLink4, "nvlink4", "NVLink 4"},
+    EnumName{Protocol::InfinibandHdr, "ib-hdr", "InfiniBand HDR"},
+    EnumName{Protocol::InfinibandNdr, "ib-ndr", "InfiniBand NDR"},
+    EnumName{Protocol::RoCEv2, "rocev2", "RoCEv2"},
+    EnumName{Protocol::Ethernet10G, "ethernet-10g", "10 Gb/s Ethernet (TCP)"},
+    EnumName{Protocol::Ethernet25G, "ethernet-25g", "25 Gb/s Ethernet (TCP)"},
+    EnumName{Protocol::Ethernet100G, "ethernet-100g", "100 Gb/s Ethernet (TCP)"},
+    EnumName{Protocol::Ethernet400G, "ethernet-400g", "400 Gb/s Ethernet (TCP)"},
+    EnumName{Protocol::TcpLoopback, "tcp-loopback", "TCP over loopback"},
+    EnumName{Protocol::MemoryBus, "memory-bus", "host memory bus"}};
+constexpr std::array kTopologyKindNames{
+    EnumName{TopologyKind::PcieServer, "pcie-server"}, EnumName{TopologyKind::NvSwitchNode, "nvswitch-node"},
+    EnumName{TopologyKind::LeafSpine, "leaf-spine"}, EnumName{TopologyKind::PaperTestbed, "paper-testbed"},
+    EnumName{TopologyKind::ThreeTier, "three-tier"}};
+constexpr std::array kIntraNodeNames{EnumName{IntraNode::Pcie, "pcie"}, EnumName{IntraNode::NvSwitch, "nvswitch"}};
+constexpr std::array kNicPlacementNames{EnumName{NicPlacement::PerGpu, "per-gpu"},
+                                        EnumName{NicPlacement::PerNode, "per-node"}};
 
 template <class Pred>
 std::string protocolNames(Pred keep)
 {
     std::string out;
-    for (Protocol p : kAllProtocols)
-        if (keep(p))
+    for (const auto& row : kProtocolNames)
+        if (const Protocol p = row.value; keep(p))
             out += (out.empty() ? "" : ", ") + std::string(toString(p));
     return out;
 }
@@ -38,70 +66,10 @@ constexpr double Gb = 1e9 / 8;
 
 } // namespace
 
-std::string_view toString(NodeKind k)
-{
-    switch (k) {
-    case NodeKind::Gpu: return "gpu";
-    case NodeKind::PcieSwitch: return "pcie-switch";
-    case NodeKind::RootComplex: return "root-complex";
-    case NodeKind::NvSwitch: return "nvswitch";
-    case NodeKind::Nic: return "nic";
-    case NodeKind::LeafSwitch: return "leaf";
-    case NodeKind::SpineSwitch: return "spine";
-    case NodeKind::HostMemory: return "host-memory";
-    }
-    return "gpu";
-}
-
-std::string_view toString(Protocol p)
-{
-    switch (p) {
-    case Protocol::PcieGen3: return "pcie-gen3";
-    case Protocol::PcieGen4: return "pcie-gen4";
-    case Protocol::PcieGen5: return "pcie-gen5";
-    case Protocol::NvLink3: return "nvlink3";
-    case Protocol::NvLink4: return "nvlink4";
-    case Protocol::InfinibandHdr: return "ib-hdr";
-    case Protocol::InfinibandNdr: return "ib-ndr";
-    case Protocol::RoCEv2: return "rocev2";
-    case Protocol::Ethernet10G: return "ethernet-10g";
-    case Protocol::Ethernet25G: return "ethernet-25g";
-    case Protocol::Ethernet100G: return "ethernet-100g";
-    case Protocol::Ethernet400G: return "ethernet-400g";
-    case Protocol::TcpLoopback: return "tcp-loopback";
-    case Protocol::MemoryBus: return "memory-bus";
-    }
-    return "pcie-gen4";
-}
-
-std::optional<Protocol> protocolFromString(std::string_view s)
-{
-    for (Protocol p : kAllProtocols)
-        if (toString(p) == s)
-            return p;
-    return std::nullopt;
-}
-
-std::string_view displayName(Protocol p)
-{
-    switch (p) {
-    case Protocol::PcieGen3: return "PCIe Gen3 x16";
-    case Protocol::PcieGen4: return "PCIe Gen4 x16";
-    case Protocol::PcieGen5: return "PCIe Gen5 x16";
-    case Protocol::NvLink3: return "NVLink 3";
-    case Protocol::NvLink4: return "NVLink 4";
-    case Protocol::InfinibandHdr: return "InfiniBand HDR";
-    case Protocol::InfinibandNdr: return "InfiniBand NDR";
-    case Protocol::RoCEv2: return "RoCEv2";
-    case Protocol::Ethernet10G: return "10 Gb/s Ethernet (TCP)";
-    case Protocol::Ethernet25G: return "25 Gb/s Ethernet (TCP)";
-    case Protocol::Ethernet100G: return "100 Gb/s Ethernet (TCP)";
-    case Protocol::Ethernet400G: return "400 Gb/s Ethernet (TCP)";
-    case Protocol::TcpLoopback: return "TCP over loopback";
-    case Protocol::MemoryBus: return "host memory bus";
-    }
-    return "";
-}
+std::string_view toString(NodeKind k) { return nameOf(kNodeKindNames, k); }
+std::string_view toString(Protocol p) { return nameOf(kProtocolNames, p); }
+std::optional<Protocol> protocolFromString(std::string_view s) { return valueOf(kProtocolNames, s); }
+std::string_view displayName(Protocol p) { return displayOf(kProtocolNames, p, ""); }
 
 // docs/model.md §5: typical link rates per direction.
 BytesPerSecond nominalBandwidth(Protocol p)
@@ -175,48 +143,15 @@ bool isNetwork(Protocol p)
     }
 }
 
-std::string_view toString(TopologyKind k)
-{
-    switch (k) {
-    case TopologyKind::PcieServer: return "pcie-server";
-    case TopologyKind::NvSwitchNode: return "nvswitch-node";
-    case TopologyKind::LeafSpine: return "leaf-spine";
-    case TopologyKind::PaperTestbed: return "paper-testbed";
-    case TopologyKind::ThreeTier: return "three-tier";
-    }
-    return "nvswitch-node";
-}
-
-std::optional<TopologyKind> topologyKindFromString(std::string_view s)
-{
-    for (TopologyKind k : {TopologyKind::PcieServer, TopologyKind::NvSwitchNode, TopologyKind::LeafSpine,
-                           TopologyKind::PaperTestbed, TopologyKind::ThreeTier})
-        if (toString(k) == s)
-            return k;
-    return std::nullopt;
-}
+std::string_view toString(TopologyKind k) { return nameOf(kTopologyKindNames, k); }
+std::optional<TopologyKind> topologyKindFromString(std::string_view s) { return valueOf(kTopologyKindNames, s); }
 
 bool isSwitchedFabric(TopologyKind k) { return k == TopologyKind::LeafSpine || k == TopologyKind::ThreeTier; }
 
-std::string_view toString(IntraNode k) { return k == IntraNode::Pcie ? "pcie" : "nvswitch"; }
-std::optional<IntraNode> intraNodeFromString(std::string_view s)
-{
-    if (s == "pcie")
-        return IntraNode::Pcie;
-    if (s == "nvswitch")
-        return IntraNode::NvSwitch;
-    return std::nullopt;
-}
-
-std::string_view toString(NicPlacement k) { return k == NicPlacement::PerGpu ? "per-gpu" : "per-node"; }
-std::optional<NicPlacement> nicPlacementFromString(std::string_view s)
-{
-    if (s == "per-gpu")
-        return NicPlacement::PerGpu;
-    if (s == "per-node")
-        return NicPlacement::PerNode;
-    return std::nullopt;
-}
+std::string_view toString(IntraNode k) { return nameOf(kIntraNodeNames, k); }
+std::optional<IntraNode> intraNodeFromString(std::string_view s) { return valueOf(kIntraNodeNames, s); }
+std::string_view toString(NicPlacement k) { return nameOf(kNicPlacementNames, k); }
+std::optional<NicPlacement> nicPlacementFromString(std::string_view s) { return valueOf(kNicPlacementNames, s); }
 
 // ---------------------------------------------------------------------------------------------
 // Validation

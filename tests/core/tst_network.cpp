@@ -13,6 +13,8 @@
 
 #include <QTest>
 
+#include <set>
+
 #include <limits>
 #include <map>
 
@@ -113,6 +115,7 @@ class TestNetwork : public QObject {
     Q_OBJECT
 
 private slots:
+    void namesRoundTrip();
     void builders_data();
     void builders();
     void leafSpineOversubscription_data();
@@ -948,6 +951,39 @@ void TestNetwork::autoNvLinkFollowsGpu()
     QVERIFY2(net.ok(), net.ok() ? "" : net.error().toString().c_str());
     const Topology& t = *net.value()->topology;
     QCOMPARE(t.link(*t.findLink("n0.gpu0-nvswitch")).bandwidth, rate);
+}
+
+void TestNetwork::namesRoundTrip()
+{
+    // Every value of the fabric's enums (counted from their declarations in topology.h: 14 protocols,
+    // 8 node kinds, 5 topology kinds) has its own name, read back to the same value.
+    std::set<std::string_view> protocolNames;
+    for (int i = 0; i < 14; ++i) {
+        const auto p = static_cast<Protocol>(i);
+        QVERIFY(toString(p) != "?");
+        QVERIFY(protocolNames.insert(toString(p)).second);
+        QCOMPARE(protocolFromString(toString(p)), std::optional<Protocol>(p));
+        QVERIFY(!displayName(p).empty());
+    }
+    std::set<std::string_view> nodeNames;
+    for (int i = 0; i < 8; ++i)
+        QVERIFY(nodeNames.insert(toString(static_cast<NodeKind>(i))).second && !nodeNames.contains("?"));
+    for (int i = 0; i < 5; ++i) {
+        const auto k = static_cast<TopologyKind>(i);
+        QCOMPARE(topologyKindFromString(toString(k)), std::optional<TopologyKind>(k));
+    }
+    // The names the shipped presets write (resources/presets/*.json) and the tables show.
+    QCOMPARE(toString(Protocol::InfinibandNdr), std::string_view("ib-ndr"));
+    QCOMPARE(toString(Protocol::Ethernet400G), std::string_view("ethernet-400g"));
+    QCOMPARE(displayName(Protocol::NvLink4), std::string_view("NVLink 4"));
+    QCOMPARE(displayName(Protocol::PcieGen4), std::string_view("PCIe Gen4 x16"));
+    QCOMPARE(toString(NodeKind::LeafSwitch), std::string_view("leaf"));
+    QCOMPARE(toString(TopologyKind::LeafSpine), std::string_view("leaf-spine"));
+    QCOMPARE(intraNodeFromString("nvswitch"), std::optional<IntraNode>(IntraNode::NvSwitch));
+    QCOMPARE(toString(NicPlacement::PerGpu), std::string_view("per-gpu"));
+    QCOMPARE(nicPlacementFromString("per-node"), std::optional<NicPlacement>(NicPlacement::PerNode));
+    QVERIFY(!protocolFromString("PCIe Gen4 x16")); // the display name is not a JSON name
+    QVERIFY(!topologyKindFromString("Leaf-Spine"));
 }
 
 QTEST_APPLESS_MAIN(TestNetwork)
