@@ -43,6 +43,15 @@ std::optional<NodeSpan> nodeSpan(const Topology& topo, const parallel::CommPlan&
     return NodeSpan{&c, g, n};
 }
 
+std::optional<NodeSpan> allReduceSpan(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
+                                      const collective::BoundCall& b, nccl::Algorithm algorithm,
+                                      const std::vector<nccl::Channel>& channels)
+{
+    if (b.prediction.algorithm != algorithm || b.spec.op != collective::Op::AllReduce || channels.empty())
+        return std::nullopt;
+    return nodeSpan(topo, plan, call, b, 1);
+}
+
 std::optional<ChannelRings> channelRings(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
                                          const collective::BoundCall& b, Router& router)
 {

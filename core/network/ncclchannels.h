@@ -36,6 +36,11 @@ struct NodeSpan {
 [[nodiscard]] std::optional<NodeSpan> nodeSpan(const Topology& topology, const parallel::CommPlan& plan,
                                                std::uint32_t call, const collective::BoundCall& bound,
                                                int minPerNode);
+// The span of an AllReduce NCCL runs with `algorithm` on `channels` (the bound call's tree or NVLS
+// channels; none: nullopt), one GPU or more per node.
+[[nodiscard]] std::optional<NodeSpan> allReduceSpan(const Topology& topology, const parallel::CommPlan& plan,
+                                                    std::uint32_t call, const collective::BoundCall& bound,
+                                                    nccl::Algorithm algorithm, const std::vector<nccl::Channel>& channels);
 
 struct ChannelRings {
     std::vector<std::vector<std::uint32_t>> orders; // per distinct channel: the group's ranks in ring order

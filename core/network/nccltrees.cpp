@@ -11,10 +11,7 @@ namespace tw::network {
 std::optional<TreeChannels> treeChannels(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
                                          const collective::BoundCall& b, Router& router)
 {
-    if (b.prediction.algorithm != nccl::Algorithm::Tree || b.spec.op != collective::Op::AllReduce
-        || b.treeChannels.empty())
-        return std::nullopt;
-    const std::optional<NodeSpan> span = nodeSpan(topo, plan, call, b, 1); // ncclchannels.h
+    const auto span = allReduceSpan(topo, plan, call, b, nccl::Algorithm::Tree, b.treeChannels); // ncclchannels.h
     if (!span)
         return std::nullopt;
     const parallel::CollectiveCall& c = *span->call;

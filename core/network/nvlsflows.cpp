@@ -98,10 +98,7 @@ std::vector<std::vector<collective::Transfer>> nvlsSteps(const collective::Sched
 std::optional<NvlsTree> nvlsTree(const Topology& topo, const parallel::CommPlan& plan, std::uint32_t call,
                                  const collective::BoundCall& b, Router& router)
 {
-    if (b.prediction.algorithm != nccl::Algorithm::NvlsTree || b.spec.op != collective::Op::AllReduce
-        || b.nvlsChannels.empty())
-        return std::nullopt;
-    const std::optional<NodeSpan> span = nodeSpan(topo, plan, call, b, 1); // ncclchannels.h
+    const auto span = allReduceSpan(topo, plan, call, b, nccl::Algorithm::NvlsTree, b.nvlsChannels); // ncclchannels.h
     if (!span)
         return std::nullopt;
     const parallel::CollectiveCall& c = *span->call;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <type_traits>
 #include <utility>
 
 namespace tw::network {
@@ -582,24 +583,18 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
         else
             error = errorAt(base + key, std::string("expected a whole number ≥ 0, got ") + (v.is_number() ? v.dump() : v.type_name()));
     };
-    auto number = [&](const char* key, double& field) {
+    // A number or a boolean: `is` tells the JSON type the field takes, `expected` names it in the message.
+    auto typed = [&](const char* key, auto& field, bool (Json::*is)() const noexcept, const char* expected) {
         if (error || !j.contains(key))
             return;
         const Json& v = j.at(key);
-        if (!v.is_number())
-            error = errorAt(base + key, std::string("expected a number, got ") + v.type_name());
+        if (!(v.*is)())
+            error = errorAt(base + key, std::string("expected ") + expected + ", got " + v.type_name());
         else
-            field = v.get<double>();
+            field = v.template get<std::remove_reference_t<decltype(field)>>();
     };
-    auto boolean = [&](const char* key, bool& field) {
-        if (error || !j.contains(key))
-            return;
-        const Json& v = j.at(key);
-        if (!v.is_boolean())
-            error = errorAt(base + key, std::string("expected true or false, got ") + v.type_name());
-        else
-            field = v.get<bool>();
-    };
+    auto number = [&](const char* key, double& field) { typed(key, field, &Json::is_number, "a number"); };
+    auto boolean = [&](const char* key, bool& field) { typed(key, field, &Json::is_boolean, "true or false"); };
     auto any = [](Protocol) { return true; };
     text("kind", topologyKindFromString, "kind", "pcie-server, nvswitch-node, leaf-spine, paper-testbed, three-tier",
          s.kind);
