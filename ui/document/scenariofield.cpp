@@ -25,31 +25,38 @@ const T* as(const FieldValue& v)
     return std::get_if<T>(&v);
 }
 
-// A count member: get and set through a pointer-to-member chain written as a lambda.
-template <class Access>
-FieldInfo count(Field f, const char* path, const char* command, const char* label, Access access)
+// A member read and written through `access` (a lambda returning a reference to it); the edit's value
+// must hold the FieldValue alternative V.
+template <class V, class Access>
+FieldInfo typed(Field f, const char* path, const char* command, const char* label, Access access)
 {
     return {f, path, command, label, [access](const Scenario& s) { return FieldValue(access(const_cast<Scenario&>(s))); },
             [access](Scenario& s, const FieldValue& v) {
-                const auto* n = as<std::uint64_t>(v);
-                if (!n)
+                const auto* x = as<V>(v);
+                if (!x)
                     return false;
-                access(s) = *n;
+                access(s) = *x;
                 return true;
             }};
+}
+
+// A count, a flag and a real quantity (base units: B, s, FLOP/s …).
+template <class Access>
+FieldInfo count(Field f, const char* path, const char* command, const char* label, Access access)
+{
+    return typed<std::uint64_t>(f, path, command, label, access);
 }
 
 template <class Access>
 FieldInfo flag(Field f, const char* path, const char* command, const char* label, Access access)
 {
-    return {f, path, command, label, [access](const Scenario& s) { return FieldValue(access(const_cast<Scenario&>(s))); },
-            [access](Scenario& s, const FieldValue& v) {
-                const auto* b = as<bool>(v);
-                if (!b)
-                    return false;
-                access(s) = *b;
-                return true;
-            }};
+    return typed<bool>(f, path, command, label, access);
+}
+
+template <class Access>
+FieldInfo real(Field f, const char* path, const char* command, const char* label, Access access)
+{
+    return typed<double>(f, path, command, label, access);
 }
 
 // An enum stored in the scenario, edited by its JSON name.
@@ -71,17 +78,10 @@ FieldInfo named(Field f, const char* path, const char* command, const char* labe
             }};
 }
 
-// A real quantity (base units: B, FLOP/s) of the user-defined GPU.
+// A real quantity of the user-defined GPU.
 FieldInfo customGpuReal(Field f, const char* path, const char* command, const char* label, double model::GpuSpec::*member)
 {
-    return {f, path, command, label, [member](const Scenario& s) { return FieldValue(s.hardware.custom.*member); },
-            [member](Scenario& s, const FieldValue& v) {
-                const auto* x = as<double>(v);
-                if (!x)
-                    return false;
-                s.hardware.custom.*member = *x;
-                return true;
-            }};
+    return real(f, path, command, label, [member](Scenario& s) -> double& { return s.hardware.custom.*member; });
 }
 
 // The algorithm of one collective (auto, NCCL's or a textbook one): only those the collective has are accepted.
@@ -105,14 +105,7 @@ FieldInfo algorithm(Field f, collective::Op op, const char* path, const char* co
 
 FieldInfo linkReal(Field f, const char* path, const char* command, const char* label, double collective::LinkModel::*member)
 {
-    return {f, path, command, label, [member](const Scenario& s) { return FieldValue(s.collectives.link.*member); },
-            [member](Scenario& s, const FieldValue& v) {
-                const auto* x = as<double>(v);
-                if (!x)
-                    return false;
-                s.collectives.link.*member = *x;
-                return true;
-            }};
+    return real(f, path, command, label, [member](Scenario& s) -> double& { return s.collectives.link.*member; });
 }
 
 FieldInfo precision(Field f, const char* path, const char* command, const char* label,
@@ -176,16 +169,8 @@ const std::vector<FieldInfo>& table()
               QT_TRANSLATE_NOOP("tw::ui::Field", "Experts E"), [](Scenario& s) -> auto& { return s.model.moe.experts; }),
         count(Field::MoeTopK, "model.moe.top_k", QT_TRANSLATE_NOOP("tw::ui::Field", "Set experts per token"),
               QT_TRANSLATE_NOOP("tw::ui::Field", "Top-k"), [](Scenario& s) -> auto& { return s.model.moe.topK; }),
-        {Field::MoeCapacityFactor, "model.moe.capacity_factor", QT_TRANSLATE_NOOP("tw::ui::Field", "Set capacity factor"),
-         QT_TRANSLATE_NOOP("tw::ui::Field", "Capacity factor"),
-         [](const Scenario& s) { return FieldValue(s.model.moe.capacityFactor); },
-         [](Scenario& s, const FieldValue& v) {
-             const auto* x = as<double>(v);
-             if (!x)
-                 return false;
-             s.model.moe.capacityFactor = *x;
-             return true;
-         }},
+        real(Field::MoeCapacityFactor, "model.moe.capacity_factor", QT_TRANSLATE_NOOP("tw::ui::Field", "Set capacity factor"),
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Capacity factor"), [](Scenario& s) -> auto& { return s.model.moe.capacityFactor; }),
         count(Field::MoeLayerInterval, "model.moe.layer_interval", QT_TRANSLATE_NOOP("tw::ui::Field", "Set MoE interval"),
               QT_TRANSLATE_NOOP("tw::ui::Field", "MoE every k-th layer"),
               [](Scenario& s) -> auto& { return s.model.moe.layerInterval; }),
@@ -259,16 +244,9 @@ const std::vector<FieldInfo>& table()
              [](Scenario& s) -> auto& { return s.parallel.sequenceParallel; }),
         count(Field::ShardGroupSize, "parallel.shard_group_size", QT_TRANSLATE_NOOP("tw::ui::Field", "Set shard group size"),
               QT_TRANSLATE_NOOP("tw::ui::Field", "Shard group"), [](Scenario& s) -> auto& { return s.parallel.shardGroupSize; }),
-        {Field::ComputeEfficiency, "parallel.compute_efficiency", QT_TRANSLATE_NOOP("tw::ui::Field", "Set compute efficiency"),
-         QT_TRANSLATE_NOOP("tw::ui::Field", "Achieved / peak FLOP/s"),
-         [](const Scenario& s) { return FieldValue(s.parallel.computeEfficiency); },
-         [](Scenario& s, const FieldValue& v) {
-             const auto* x = as<double>(v);
-             if (!x)
-                 return false;
-             s.parallel.computeEfficiency = *x;
-             return true;
-         }},
+        real(Field::ComputeEfficiency, "parallel.compute_efficiency", QT_TRANSLATE_NOOP("tw::ui::Field", "Set compute efficiency"),
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Achieved / peak FLOP/s"),
+             [](Scenario& s) -> auto& { return s.parallel.computeEfficiency; }),
         algorithm(Field::AllReduceAlgorithm, collective::Op::AllReduce, "collectives.allreduce",
                   QT_TRANSLATE_NOOP("tw::ui::Field", "Choose AllReduce algorithm"), QT_TRANSLATE_NOOP("tw::ui::Field", "AllReduce")),
         algorithm(Field::ReduceScatterAlgorithm, collective::Op::ReduceScatter, "collectives.reducescatter",
