@@ -166,7 +166,10 @@ std::string gpuLine(const scenario::Scenario& s, const scenario::Derivation& d)
            + formatInteger(static_cast<std::int64_t>(s.hardware.gpusPerNode)) + " × " + gpu;
 }
 
-// The scenario of --scenario FILE (every problem printed, each with its JSON path) or --preset NAME.
+namespace {
+
+// The scenario of --scenario FILE (every problem but the last printed, each with its JSON path) or
+// --preset NAME; readScenario prints the last.
 Result<scenario::Scenario> scenarioFor(const ScenarioOptions& o, std::ostream& err)
 {
     if (!o.preset.empty())
@@ -184,6 +187,8 @@ Result<scenario::Scenario> scenarioFor(const ScenarioOptions& o, std::ostream& e
         return std::move(*load.scenario);
     return scenario::resolvePaths(std::move(*load.scenario), o.scenarioFile);
 }
+
+} // namespace
 
 std::optional<scenario::Scenario> readScenario(const ScenarioOptions& o, std::ostream& err)
 {

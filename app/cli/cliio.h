@@ -50,10 +50,8 @@ void printRows(std::ostream& out, const std::vector<std::vector<std::string>>& r
 // "8 × NVIDIA A100" or "4 nodes × 8 × NVIDIA H100".
 [[nodiscard]] std::string gpuLine(const scenario::Scenario& s, const scenario::Derivation& d);
 
-// The scenario of --scenario FILE (every problem but the last printed, each with its JSON path) or
-// --preset NAME.
-[[nodiscard]] Result<scenario::Scenario> scenarioFor(const ScenarioOptions& o, std::ostream& err);
-// The same, or nullopt after printing why it could not be read (the command then exits kExitInput).
+// The scenario of --scenario FILE or --preset NAME; nullopt after printing why it could not be read,
+// every problem with its JSON path (the command then exits kExitInput).
 [[nodiscard]] std::optional<scenario::Scenario> readScenario(const ScenarioOptions& o, std::ostream& err);
 // An error about the scenario that names no file is located in --scenario FILE (if one was given).
 [[nodiscard]] Error inScenarioFile(Error e, const ScenarioOptions& o);
