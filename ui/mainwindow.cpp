@@ -71,7 +71,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_wirePane = new WirePane(m_document, m_stages);
     m_stages->addWidget(m_wirePane);
     m_stagePanes = {m_textPane, m_tensorPane, m_parallelPane, m_collectivePane, m_wirePane};
-    m_narration = new NarrationBar(m_document, m_wirePane, this);
+    m_narration = new NarrationBar(m_document, this);
     m_toolbar = new ScenarioToolbar(m_document, m_actions, this);
     addToolBar(Qt::TopToolBarArea, m_toolbar);
     m_presentation = new Presentation(this);

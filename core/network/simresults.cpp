@@ -120,6 +120,20 @@ double LinkRateLookup::total(const Gathered& links, double time) const
     return total;
 }
 
+std::optional<LinkId> mostUtilizedLink(const Topology& topology, const StepSimulation& simulation)
+{
+    std::optional<LinkId> most;
+    double best = 0;
+    for (LinkId l = 0; l < simulation.linkPayloadBytes.size() && l < topology.links().size(); ++l) {
+        const double use = simulation.linkPayloadBytes[l] / std::max(topology.link(l).bandwidth, 1.0);
+        if (simulation.linkPayloadBytes[l] > 0 && use > best) {
+            best = use;
+            most = l;
+        }
+    }
+    return most;
+}
+
 double busiestTime(const StepSimulation& simulation)
 {
     // Links busy per bin (a series counts once per link reading it: an orbit's members under symmetry);

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <utility>
+#include <optional>
 #include <vector>
 
 namespace tw::network {
@@ -59,6 +60,10 @@ private:
     const StepSimulation* m_simulation = nullptr;
     const LinkLoads* m_loads = nullptr;
 };
+
+// The link with the largest payload over its capacity in the step (the bottleneck, not the widest pipe:
+// "net.busiest_link_bytes" names the link with the most bytes); none when no link carried payload.
+[[nodiscard]] std::optional<LinkId> mostUtilizedLink(const Topology& topology, const StepSimulation& simulation);
 
 // The middle of the first bin of the step with the most links busy (carrying bytes in it), clipped to
 // the step; 0 when no link carries traffic.

@@ -186,6 +186,7 @@ figure { margin: 1em 0 1.5em; }
 figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
 figcaption { color: #57606a; font-size: .9em; }
 p.description, p.empty, footer { color: #57606a; }
+p.note { color: #57606a; font-style: italic; border-left: 3px solid #d0d7de; padding-left: .6em; }
 footer { margin-top: 3em; font-size: .85em; }
 @media print {
   body { max-width: none; margin: 0; padding: 0; font-size: 9.5pt; }
@@ -266,6 +267,8 @@ std::string reportMarkdown(const Scenario& s, const Derivation& d, const ReportO
         out += "\n## " + md(stageHeading(k)) + "\n\n";
         for (const ReportImage& img : o.images[std::size_t(k)])
             out += "![" + md(img.title) + "](" + url(img.source) + ")\n\n";
+        for (const std::string& note : o.notes[std::size_t(k)])
+            out += "*" + md(note) + "*\n\n";
         const auto& figures = stages[std::size_t(k)];
         if (figures.empty()) {
             out += "*" + md(kNoStageFigures[k]) + "*\n";
@@ -325,6 +328,8 @@ std::string reportHtml(const Scenario& s, const Derivation& d, const ReportOptio
         for (const ReportImage& img : o.images[std::size_t(k)])
             out += "<figure><img src=\"" + html(url(img.source)) + "\" alt=\"" + html(img.title) + "\" /><figcaption>"
                    + html(img.title) + "</figcaption></figure>\n";
+        for (const std::string& note : o.notes[std::size_t(k)])
+            out += "<p class=\"note\">" + html(note) + "</p>\n";
         const auto& figures = stages[std::size_t(k)];
         if (figures.empty()) {
             out += "<p class=\"empty\">" + html(kNoStageFigures[k]) + "</p>\n</section>\n";

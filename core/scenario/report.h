@@ -34,6 +34,7 @@ struct ReportOptions {
     std::string generator = "TokenWire"; // "TokenWire 0.9.0" in the footer
     DisplayUnits units;                // how byte sizes are written (MB or MiB)
     std::array<std::vector<ReportImage>, kStageCount> images; // per stage, index 0 = stage 1
+    std::array<std::vector<std::string>, kStageCount> notes;  // per stage: what was left out and why
     bool operator==(const ReportOptions&) const = default;
 };
 

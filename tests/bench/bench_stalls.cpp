@@ -16,6 +16,7 @@
 //        Prints a table and RESULT lines for scripts/bench.sh.
 
 #include "document/document.h"
+#include "document/results.h"
 #include "document/scenariofield.h"
 #include "mainwindow.h"
 #include "panes/wirepane.h"
@@ -135,7 +136,8 @@ Step step(const char* name, Call call, Done done)
 
 bool idle(tw::ui::MainWindow& w)
 {
-    return !w.document()->isDeriving() && !w.wirePane()->simulationJob()->isBusy() && !w.wirePane()->traceJob()->isBusy();
+    const tw::ui::Results* results = w.document()->results();
+    return !w.document()->isDeriving() && !results->stepJob()->isBusy() && !results->traceJob()->isBusy();
 }
 
 std::vector<Step> tour(tw::ui::MainWindow& w, const QString& preset)

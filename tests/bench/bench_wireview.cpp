@@ -8,7 +8,8 @@
 // --shots DIR saves those frames as PNG.
 // Usage: QT_QPA_PLATFORM=offscreen bench_wireview [--runs FRAMES] [--shots DIR]   (Release build; scripts/bench.sh)
 
-#include "panes/wirepane.h"
+#include "document/results.h"
+#include "views/wiregroups.h"
 #include "views/wireview.h"
 
 #include "network/simulate.h"
@@ -255,8 +256,8 @@ int main(int argc, char** argv)
                 latePackets, latePackets > 0 ? "PASS" : "FAIL");
 
     // Switching the fabric as the pane does: the edited scenario derived (stages 1–4 memoized), the
-    // new fabric built, the step's loads mapped and simulated (WirePane's simulateWire, the job's
-    // work), then drawn. The reference alternates between its NVSwitch node and a PCIe server.
+    // new fabric built, the step's loads mapped and simulated (the document's step job, Results'
+    // simulateStep with stage 5's groups), then drawn. The reference alternates between its NVSwitch node and a PCIe server.
     tw::scenario::Scenario fabrics[2] = {tw::scenario::preset("paper-reference").value(),
                                          tw::scenario::preset("paper-reference").value()};
     fabrics[1].topology.kind = tw::network::TopologyKind::PcieServer;
@@ -274,9 +275,12 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "derive: %s\n", d.error().toString().c_str());
             return 1;
         }
-        const tw::ui::WireResult w = tw::ui::simulateWire(f, d.value(), {});
+        // As stage 5 asks for it: the step, then the drawing's groups on the same thread.
+        const tw::ui::StepResult w = tw::ui::simulateStep(f, d.value(), {}, [](tw::ui::StepResult& r) {
+            r.groups = std::make_shared<const tw::ui::WireGroups>(tw::ui::groupNodes(*r.network->topology));
+        });
         if (w.error) {
-            std::fprintf(stderr, "simulateWire: %s\n", w.error->toString().c_str());
+            std::fprintf(stderr, "simulateStep: %s\n", w.error->toString().c_str());
             return 1;
         }
         view.setNetwork(w.network->topology,

@@ -6,6 +6,7 @@
 
 #include "compare/comparepanel.h"
 #include "document/document.h"
+#include "document/results.h"
 #include "settings/appsettings.h"
 #include "views/palette.h"
 #include "workers/backgroundjob.h"
@@ -120,7 +121,7 @@ void TestComparePanel::saysHowToUseItWhenNothingIsPinned()
     QVERIFY(!panel.isPinned());
     QCOMPARE(panel.model()->rowCount(), 0);
     // Nothing pinned: B's step is not simulated (nothing to compare it with).
-    QVERIFY(!panel.jobB()->isBusy());
+    QVERIFY(!doc.results()->stepJob()->isBusy());
 }
 
 void TestComparePanel::pinChangeSwapUndoClear()
@@ -345,7 +346,7 @@ void TestComparePanel::bIsSimulatedOnlyWhileVisible()
     QVERIFY(doc.setField(Field::MicroBatch, std::uint64_t(16)));
     QVERIFY(doc.waitForDerivation());
     QTest::qWait(300); // longer than the job's debounce
-    QVERIFY(!panel.jobB()->isBusy());
+    QVERIFY(!doc.results()->stepJob()->isBusy());
     QVERIFY(panel.isPendingB());
     QVERIFY(!panel.sideB().simulated);
     // Stages 1–4 of B are there already (no simulation needed): activations halved. Stage 5 waits.

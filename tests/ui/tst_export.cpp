@@ -13,6 +13,10 @@
 #include "charts/kernelchart.h"
 #include "charts/modelcharts.h"
 #include "document/document.h"
+#include "charts/chartframe.h"
+#include "charts/wirecharts.h"
+#include "panes/wirepane.h"
+#include "document/results.h"
 #include "export/exporter.h"
 #include "panes/tensorpane.h"
 #include "views/figuretablemodel.h"
@@ -225,6 +229,7 @@ private slots:
     void reportAsJson();
     void reportAsHtml();
     void reportAsMarkdown();
+    void reportLeavesOutChartsOfAnEarlierScenario();
     void failingPathsReportedWithoutLeftovers();
     void reportFailureLeavesNoPictures();
     void chartContextMenuExportsThroughTheHook();
@@ -506,6 +511,52 @@ void TstExport::reportAsMarkdown()
     QVERIFY(QFileInfo::exists(m_dir.filePath(QStringLiteral("story_files/stage2-1.png"))));
     QVERIFY(!QFileInfo::exists(m_dir.filePath(QStringLiteral("story_files/stage2-2.png"))));
     QVERIFY(!QString::fromUtf8(readAll(path)).contains(QStringLiteral("stage2-2.png")));
+}
+
+// Issue 34: a report of paper-pp must not carry the testbed's sweep or a step of another preset. Stage 5
+// after the testbed's sweep, then paper-pp: the report waits for paper-pp's step (its breakdown and
+// throughput charts are paper-pp's), and a chart still showing an earlier scenario's result is left out
+// with a note saying so.
+void TstExport::reportLeavesOutChartsOfAnEarlierScenario()
+{
+    m_doc = std::make_unique<Document>();
+    tw::ui::WirePane wire(m_doc.get());
+    wire.resize(1280, 720);
+    wire.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&wire));
+    QVERIFY(m_doc->loadPreset(QStringLiteral("paper-testbed")));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(wire.waitForSimulation());
+    QVERIFY(wire.runSweep(QStringLiteral("1-3")));
+    QVERIFY(wire.waitForSimulation(120000));
+    QCOMPARE(wire.charts()->scalingPoints(), 3);
+    // A chart drawn for this scenario, tagged as the results' charts are; then another preset.
+    QCustomPlot stale;
+    stale.resize(400, 300);
+    stale.addGraph()->setData({1, 2}, {1, 2});
+    stale.plotLayout()->insertRow(0);
+    stale.plotLayout()->addElement(0, 0, new QCPTextElement(&stale, QStringLiteral("An old result")));
+    tw::ui::setResultGeneration(&stale, m_doc->generation());
+    wire.hide(); // stage 5 not on screen: the report itself asks for the step
+    QVERIFY(m_doc->loadPreset(QStringLiteral("paper-pp")));
+    QVERIFY(m_doc->waitForDerivation());
+
+    QList<QList<QCustomPlot*>> charts = tw::ui::stageCharts({nullptr, nullptr, nullptr, nullptr, &wire});
+    charts[4] << &stale;
+    const QString path = m_dir.filePath(QStringLiteral("pp.md"));
+    QString error;
+    QVERIFY2(tw::ui::exportReport(m_doc.get(), charts, path, &error), qPrintable(error));
+    QVERIFY(m_doc->results()->isStepCurrent()); // the report waited for paper-pp's step
+    QCOMPARE(m_doc->results()->step()->scenario->name, std::string("paper-pp"));
+    const QString md = QString::fromUtf8(readAll(path));
+    QVERIFY2(!md.contains(QStringLiteral("Scaling")), "the testbed's sweep is not paper-pp's");
+    QVERIFY2(md.contains(QStringLiteral("“An old result” is left out")), qPrintable(md.left(2000)));
+    // Stage 5's charts are the step of paper-pp: the breakdown chart's title ("Step 9.77 s: …") gives the
+    // step time of the current step, not the testbed's.
+    const double step = m_doc->results()->step()->simulation->stepSeconds;
+    const QString title = QStringLiteral("Step %1:").arg(QString::fromStdString(tw::formatSeconds(step)));
+    QVERIFY2(md.contains(title), qPrintable(title + QLatin1Char('\n') + md.left(3000)));
+    QVERIFY(wire.charts()->breakdownTitle().startsWith(title));
 }
 
 void TstExport::failingPathsReportedWithoutLeftovers()

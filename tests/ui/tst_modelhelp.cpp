@@ -265,7 +265,7 @@ void TestModelHelp::architecturePageOpensWithItsSections()
     const QRegularExpression heading(QStringLiteral("^#{1,2} (.+)$"), QRegularExpression::MultilineOption);
     for (auto it = heading.globalMatch(source); it.hasNext();)
         headings << it.next().captured(1).remove(u'`').trimmed();
-    QCOMPARE(headings.size(), 4); // the title, "Three layers", "Each folder's job", "One edit, …"
+    QCOMPARE(headings.size(), 5); // the title, "Three layers", "Each folder's job", "Who owns a result", "One edit, …"
     ModelHelp help;
     help.resize(1100, 760);
     help.show();

@@ -5,6 +5,7 @@
 // Expected values are hand-derived in the comments (docs/model.md §3).
 
 #include "document/document.h"
+#include "document/results.h"
 #include "panes/fitplansdialog.h"
 #include "panes/parallelpane.h"
 #include "charts/memorychart.h"
@@ -540,7 +541,7 @@ void TestParallelPane::findPlansThatFitAppliesOneUndoableEdit()
     // window usable. The search is cancelled before the event loop runs again, so it cannot have finished.
     m_pane->openFitPlans();
     QVERIFY(dialog->isSearching());
-    auto* job = dialog->findChild<tw::ui::BackgroundJob*>();
+    tw::ui::BackgroundJob* job = m_doc->results()->fitJob(); // the document's results run the search
     QVERIFY(job);
     QSignalSpy cancelled(job, &tw::ui::BackgroundJob::cancelled);
     QSignalSpy finished(job, &tw::ui::BackgroundJob::finished);

@@ -8,6 +8,7 @@
 
 #include "charts/wirecharts.h"
 #include "document/document.h"
+#include "document/results.h"
 #include "document/scenariofield.h"
 #include "panes/parallelpane.h"
 #include "panes/wirepane.h"
@@ -413,7 +414,7 @@ void TestWirePane::badSweepInputSaysWhatIsWrong()
     QTest::keyClick(gpus, Qt::Key_Return);
     const QString status = m_pane->findChild<QLabel*>(QStringLiteral("sweepStatus"))->text();
     QVERIFY2(status.contains(QStringLiteral("x")), qPrintable(status));
-    QVERIFY(!m_pane->sweepJob()->isBusy());
+    QVERIFY(!m_doc->results()->sweepJob()->isBusy());
     QCOMPARE(gpus->text(), QStringLiteral("1,x")); // what the user typed stays
 }
 
@@ -564,7 +565,7 @@ void TestWirePane::tokenTraceRunsOffTheGuiThread()
     QVERIFY(m_doc->waitForDerivation());
     QVERIFY(m_pane->waitForSimulation(180000));
     QVERIFY2(m_pane->isCurrent(), qPrintable(m_pane->statusLabel()->text()));
-    tw::ui::BackgroundJob* job = m_pane->traceJob();
+    tw::ui::BackgroundJob* job = m_doc->results()->traceJob();
     QSignalSpy finished(job, &tw::ui::BackgroundJob::finished);
     QSignalSpy cancelled(job, &tw::ui::BackgroundJob::cancelled);
     int ticks = 0, ticksAtFinish = -1;

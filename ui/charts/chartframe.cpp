@@ -45,4 +45,21 @@ QStringList legendNames(const QCustomPlot* plot)
     return names;
 }
 
+namespace {
+const char* const kResultGeneration = "tokenwireResultGeneration";
+} // namespace
+
+void setResultGeneration(QCustomPlot* plot, quint64 generation)
+{
+    plot->setProperty(kResultGeneration, QVariant::fromValue(generation));
+}
+
+std::optional<quint64> resultGeneration(const QCustomPlot* plot)
+{
+    const QVariant v = plot->property(kResultGeneration);
+    if (!v.isValid())
+        return std::nullopt;
+    return v.value<quint64>();
+}
+
 } // namespace tw::ui

@@ -6,6 +6,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <optional>
+
 class QCPTextElement;
 class QCustomPlot;
 
@@ -20,5 +22,10 @@ void legendBelow(QCustomPlot* plot, const QFont& font);
 
 // The names of the plottables in the plot's legend, in its order.
 [[nodiscard]] QStringList legendNames(const QCustomPlot* plot);
+
+// A chart that draws a result of the document's Results (a step, a sweep) carries the scenario
+// generation of that result, so a report can leave out a chart of an older scenario (0: none drawn).
+void setResultGeneration(QCustomPlot* plot, quint64 generation);
+[[nodiscard]] std::optional<quint64> resultGeneration(const QCustomPlot* plot);
 
 } // namespace tw::ui

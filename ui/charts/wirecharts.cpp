@@ -113,19 +113,27 @@ std::vector<double> WireCharts::barValues(int bar) const
 
 void WireCharts::clear()
 {
-    for (QCustomPlot* p : {m_throughput, m_breakdown, m_scaling})
+    for (QCustomPlot* p : {m_throughput, m_breakdown})
         resetPlot(p);
     m_now = nullptr;
-    m_bars = m_points = m_measured = 0;
+    m_bars = 0;
     m_barValues.clear();
     m_throughputTitle->setText(tr("Link throughput: hover or click a link of the fabric"));
     m_breakdownTitle->setText(tr("Where the step goes: no simulation yet"));
-    m_scalingTitle->setText(tr("Scaling: run a sweep"));
+    for (QCustomPlot* p : {m_throughput, m_breakdown})
+        p->replot();
+    clearSweep(tr("Scaling: run a sweep"));
+}
+
+void WireCharts::clearSweep(const QString& title)
+{
+    resetPlot(m_scaling);
+    m_points = m_measured = 0;
+    m_scalingTitle->setText(title);
     // Empty, the scaling chart still says what its axes will hold.
     m_scaling->xAxis->setLabel(tr("GPUs"));
     m_scaling->yAxis->setLabel(tr("efficiency (%)"));
-    for (QCustomPlot* p : {m_throughput, m_breakdown, m_scaling})
-        p->replot();
+    m_scaling->replot();
 }
 
 void WireCharts::setThroughput(const network::Topology* topology, const network::StepSimulation* simulation,

@@ -48,6 +48,9 @@ public:
     // Per GPU (or per stage when more than kMaxBars GPUs; stageOfGpu[g] = pipeline stage of GPU g).
     void setBreakdown(const network::StepSimulation& simulation, const std::vector<std::uint32_t>& stageOfGpu);
     void setSweep(const scenario::Sweep& sweep);
+    // Whether the scaling chart shows a sweep; clearSweep() empties it, its title saying why.
+    [[nodiscard]] bool hasSweep() const { return m_points > 0 || m_measured > 0; }
+    void clearSweep(const QString& title);
     void clear();
 
     [[nodiscard]] QCustomPlot* throughputPlot() const { return m_throughput; }

@@ -2,6 +2,7 @@
 
 #include "document/commands.h"
 #include "document/document.h"
+#include "document/results.h"
 #include "settings/appsettings.h"
 #include "settings/theme.h"
 #include "stage.h"
@@ -92,32 +93,21 @@ QString square(const QColor& colour)
 // ---------------------------------------------------------------------------------------------------
 // ComparePanel
 
-// What one simulation job produced, with the inputs it was for.
-struct ComparePanel::Measured {
-    std::shared_ptr<const scenario::Derivation> derivation;
-    scenario::Scenario scenario;
-    std::optional<scenario::KeyFigures> figures;
-    QString error;
-    bool cancelled = false;
-};
-
 namespace {
 
-// The work of one job (a pool thread): the scenario's fabric and one simulated step, its key figures.
-std::any measure(const scenario::Scenario& s, std::shared_ptr<const scenario::Derivation> d, const Progress& progress)
+// The key figures of a derivation with its simulated step (as scenario::measureKeyFigures gives them): a
+// step that could not be simulated leaves stage 5 out with the reason.
+scenario::KeyFigures figuresOf(const StepResult& step, const std::string& name)
 {
-    auto k = scenario::measureKeyFigures(s, *d, progress);
-    std::optional<scenario::KeyFigures> figures;
-    QString error;
-    if (k)
-        figures = std::move(k).value();
-    else
-        error = qs(k.error().toString());
-    return std::make_tuple(d, s, figures, error, progress.stopRequested());
+    if (step.ok())
+        return scenario::keyFigures(*step.derivation, step.simulation.get(), name);
+    scenario::KeyFigures k = scenario::keyFigures(*step.derivation, nullptr, name);
+    if (step.cancelled)
+        k.stage5Note = "the simulation of the step was cancelled";
+    else if (step.error && step.derivation->stage3)
+        k.stage5Note = "the step cannot be simulated: " + step.error->toString();
+    return k;
 }
-
-using MeasureTuple = std::tuple<std::shared_ptr<const scenario::Derivation>, scenario::Scenario,
-                                std::optional<scenario::KeyFigures>, QString, bool>;
 
 } // namespace
 
@@ -248,31 +238,44 @@ ComparePanel::ComparePanel(Document* document, QWidget* parent)
     m_pages->addWidget(m_split);
     layout->addWidget(m_pages, 1);
 
-    m_jobA = new BackgroundJob(this);
-    m_jobB = new BackgroundJob(this);
-    for (BackgroundJob* job : {m_jobA, m_jobB}) {
+    // The steps come from the document's results: B's is the document's own step, A's a pinned one.
+    Results* results = m_document->results();
+    for (BackgroundJob* job : {results->pinnedJob(), results->stepJob()}) {
         connect(job, &BackgroundJob::started, this, [this] {
+            if (!m_aPending && !m_bPending)
+                return;
             m_progress->setValue(0);
             m_progress->show();
             m_cancel->show();
         });
         connect(job, &BackgroundJob::progressed, this, [this](double f) { m_progress->setValue(int(f * 100)); });
     }
-    auto unpack = [](const std::any& r) {
-        const auto& t = std::any_cast<const MeasureTuple&>(r);
-        return Measured{std::get<0>(t), std::get<1>(t), std::get<2>(t), std::get<3>(t), std::get<4>(t)};
-    };
-    connect(m_jobA, &BackgroundJob::finished, this, [this, unpack](const std::any& r) { applyA(unpack(r)); });
-    connect(m_jobB, &BackgroundJob::finished, this, [this, unpack](const std::any& r) { applyB(unpack(r)); });
+    connect(results, &Results::pinnedStepFinished, this, &ComparePanel::applyA);
+    connect(results, &Results::stepFinished, this, &ComparePanel::applyB);
+    connect(results, &Results::stepRefused, this, [this] {
+        if (!m_bPending)
+            return;
+        m_bPending = false; // B has no step: its plan cannot run (its key figures say so) or it cannot be derived
+        refresh();
+    });
+    connect(results->stepJob(), &BackgroundJob::cancelled, this, [this] {
+        if (!m_bPending || m_document->isDeriving() || m_document->derivationGeneration() != m_document->generation())
+            return; // stopped by an edit: B follows the next derivation
+        m_bPending = false;
+        m_bCancelled = true;
+        m_b.stage5Note = "the simulation of the step was cancelled";
+        refresh();
+    });
     connect(m_cancel, &QPushButton::clicked, this, [this] {
-        const bool a = m_aPending, b = m_bPending;
-        m_jobA->cancel();
-        m_jobB->cancel();
-        if (a) {
+        Results* results = m_document->results();
+        if (m_aPending) {
+            results->cancelPinnedStep();
             m_aPending = false;
             m_a.stage5Note = "the simulation of the step was cancelled";
         }
-        if (b) {
+        if (m_bPending && results->stepJob()->isBusy()) {
+            results->cancelStep(); // its cancelled() marks B
+        } else if (m_bPending) { // B waited for A's step
             m_bPending = false;
             m_bCancelled = true;
             m_b.stage5Note = "the simulation of the step was cancelled";
@@ -384,22 +387,24 @@ void ComparePanel::pinNow()
     m_aDerivation = d;
     m_aDescription = describe(*d);
     m_status->hide();
-    // B's step of this very derivation and scenario is already simulated: that is A's step.
-    const bool bDone = m_bDerivation == d && !m_bPending && !m_bCancelled && (m_b.simulated || !d->stage3);
-    if (bDone) {
-        m_a = m_b;
+    // The document's step of this very derivation is already simulated: that is A's step.
+    Results* results = m_document->results();
+    if (const auto step = results->step(); step && results->isStepCurrent() && step->derivation == d) {
+        m_a = figuresOf(*step, resolved.name);
         m_aPending = false;
-        m_jobA->cancel();
+        results->cancelPinnedStep();
+        if (m_bDerivation == d) {
+            m_b = figuresOf(*step, m_document->scenario().name);
+            m_bPending = false;
+        }
     } else {
         m_a = scenario::keyFigures(*d, nullptr, resolved.name);
         m_aPending = true;
-        // B is the same scenario: A's job fills both (B's own job would do the same work).
-        if (m_bDerivation == d) {
-            m_jobB->cancel();
+        results->requestPinnedStep(resolved, d);
+        if (m_bDerivation == d) { // B is the same scenario: it takes A's step when it comes (applyA)
             m_bPending = true;
             m_bCancelled = false;
         }
-        m_jobA->schedule([resolved, d](const Progress& p) -> std::any { return measure(resolved, d, p); });
     }
     refresh();
 }
@@ -416,16 +421,14 @@ void ComparePanel::swap()
     m_a = m_b;
     m_aDescription = m_bDerivation ? describe(*m_bDerivation) : std::string();
     m_pinnedAt = QDateTime::currentDateTime();
-    m_jobA->cancel();
+    Results* results = m_document->results();
+    results->cancelPinnedStep();
     m_aPending = false;
     if (m_bPending && m_bDerivation) {
-        // B's step was still being simulated: simulate it for A now.
-        m_jobB->cancel();
+        // B's step was still being simulated: simulate it for A now (the document's stops with the swap).
         m_bPending = false;
         m_aPending = true;
-        const scenario::Scenario resolved = m_document->resolvedScenario();
-        const auto d = m_bDerivation;
-        m_jobA->schedule([resolved, d](const Progress& p) -> std::any { return measure(resolved, d, p); });
+        results->requestPinnedStep(m_document->resolvedScenario(), m_bDerivation);
     }
     if (!(oldA == m_document->scenario()))
         m_document->undoStack()->push(new ReplaceScenarioCommand(m_document, oldA, tr("Swap A and B")));
@@ -434,8 +437,7 @@ void ComparePanel::swap()
 
 void ComparePanel::clear()
 {
-    m_jobA->cancel();
-    m_jobB->cancel();
+    m_document->results()->cancelPinnedStep();
     m_pinned = false;
     m_pinRequested = false;
     m_aPending = false;
@@ -452,13 +454,9 @@ void ComparePanel::clear()
 bool ComparePanel::waitUntilIdle(int timeoutMs)
 {
     QDeadlineTimer deadline(timeoutMs);
-    while (!deadline.hasExpired()) {
-        if (!m_document->isDeriving() && !m_jobA->isBusy() && !m_jobB->isBusy() && !m_pinRequested)
-            break;
+    while (m_pinRequested && !deadline.hasExpired())
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    }
-    QCoreApplication::processEvents();
-    return !m_document->isDeriving() && !m_jobA->isBusy() && !m_jobB->isBusy();
+    return m_document->results()->waitUntilIdle(int(std::max<qint64>(deadline.remainingTime(), 0))) && !m_pinRequested;
 }
 
 void ComparePanel::onDerived()
@@ -484,47 +482,44 @@ void ComparePanel::requestB()
     if (!m_pinned || !m_bDerivation || !m_bPending)
         return;
     if (!isVisible()) {
-        // Simulated when the panel is shown again (only a visible panel spends the time).
-        m_jobB->cancel();
-        m_bStale = true;
+        m_bStale = true; // simulated when the panel is shown again (only a visible panel spends the time)
         return;
     }
     m_bStale = false;
-    const scenario::Scenario resolved = m_document->resolvedScenario();
-    const auto d = m_bDerivation;
-    m_jobB->schedule([resolved, d](const Progress& p) -> std::any { return measure(resolved, d, p); }, 120);
+    Results* results = m_document->results();
+    if (const auto step = results->step(); step && results->isStepCurrent() && step->derivation == m_bDerivation) {
+        applyB(step); // stage 5 simulated it already
+        return;
+    }
+    if (m_aPending && m_aDerivation == m_bDerivation)
+        return; // A's step is B's: applyA gives it to both
+    results->requestStep();
 }
 
-void ComparePanel::applyA(const Measured& m)
+void ComparePanel::applyA(const std::shared_ptr<const StepResult>& step)
 {
-    if (m.derivation != m_aDerivation)
+    if (step->derivation != m_aDerivation)
         return;
     m_aPending = false;
-    if (m.figures)
-        m_a = *m.figures;
-    else
-        m_a.stage5Note = m.cancelled ? std::string("the simulation of the step was cancelled") : m.error.toStdString();
-    // B waiting on the same derivation and scenario: the same step.
-    if (m_bPending && m.derivation == m_bDerivation && m.scenario == m_document->resolvedScenario()) {
+    m_a = figuresOf(*step, m_a.scenarioName);
+    // B waiting on the same derivation: the same step.
+    if (m_bPending && step->derivation == m_bDerivation && m_document->results()->isCurrent(step->generation)) {
         m_b = m_a;
         m_b.scenarioName = m_document->scenario().name;
         m_bPending = false;
-        m_jobB->cancel();
     }
     refresh();
 }
 
-void ComparePanel::applyB(const Measured& m)
+void ComparePanel::applyB(const std::shared_ptr<const StepResult>& step)
 {
-    if (m.derivation != m_bDerivation || !(m.scenario == m_document->resolvedScenario()))
+    if (step->derivation != m_bDerivation || !m_document->results()->isCurrent(step->generation))
         return; // a newer edit is on its way
+    if (!m_bPending && (m_b.simulated || !m_pinned))
+        return;
     m_bPending = false;
-    if (m.figures) {
-        m_b = *m.figures;
-    } else {
-        m_bCancelled = m.cancelled;
-        m_b.stage5Note = m.cancelled ? std::string("the simulation of the step was cancelled") : m.error.toStdString();
-    }
+    m_bCancelled = step->cancelled;
+    m_b = figuresOf(*step, m_document->scenario().name);
     refresh();
 }
 
@@ -538,11 +533,10 @@ void ComparePanel::showEvent(QShowEvent* event)
 void ComparePanel::hideEvent(QHideEvent* event)
 {
     QWidget::hideEvent(event);
-    // Hidden: stop B's simulation and run it again when shown (A's, pinned once, runs to its end).
-    if (m_jobB->isBusy() && m_bPending) {
-        m_jobB->cancel();
+    // Hidden: B's step is asked for again when shown (the document's step runs on for stage 5, and A's,
+    // pinned once, to its end).
+    if (m_bPending)
         m_bStale = true;
-    }
 }
 
 void ComparePanel::resizeEvent(QResizeEvent* event)
@@ -565,7 +559,8 @@ void ComparePanel::refresh()
     m_swap->setEnabled(m_pinned);
     m_clear->setEnabled(m_pinned);
     m_all->setEnabled(m_pinned);
-    const bool busy = (m_aPending && m_jobA->isBusy()) || (m_bPending && m_jobB->isBusy());
+    const Results* results = m_document->results();
+    const bool busy = (m_aPending && results->pinnedJob()->isBusy()) || (m_bPending && results->stepJob()->isBusy());
     if (!busy) {
         m_progress->hide();
         m_cancel->hide();

@@ -9,9 +9,10 @@
 // viewer's units. "Swap" makes A the document's scenario (one undoable step) and pins B; "Clear"
 // forgets A. Nothing is computed here: the figures, their differences and directions come from core.
 //
-// Stage 5 needs a simulated step: A's is simulated once when it is pinned (or taken from B when B's
-// step of the same derivation is already simulated); B's off the GUI thread after every derivation
-// (BackgroundJob, progress and cancel), only while the panel is visible and something is pinned.
+// Stage 5 needs a simulated step, which the document's results own: B's is the document's own step
+// (asked for after every derivation, only while the panel is visible and something is pinned; shared
+// with stage 5), A's a pinned step (Results::requestPinnedStep), simulated once when it is pinned unless
+// the document's step of the same derivation is already there.
 
 #include "base/units.h"
 #include "scenario/compare.h"
@@ -39,8 +40,8 @@ struct Derivation;
 
 namespace tw::ui {
 
-class BackgroundJob;
 class Document;
+struct StepResult;
 
 // The comparison as a table, one key figure per row: Figure | A | B | Δ | Δ% | B is. Rows of one
 // stage, or of every stage (the vertical header then names the stage). A side whose step is still
@@ -126,8 +127,6 @@ public:
     // What a bar of `chart` is drawn at = value in base units / chartScale (GB, ms … on the axis).
     [[nodiscard]] double chartScale(Chart chart) const;
     [[nodiscard]] QStringList chartCategories(Chart chart) const;
-    [[nodiscard]] BackgroundJob* jobA() const { return m_jobA; }
-    [[nodiscard]] BackgroundJob* jobB() const { return m_jobB; }
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -136,12 +135,11 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
-    struct Measured;
     void onDerived();
     void pinNow();
     void requestB();
-    void applyA(const Measured& m);
-    void applyB(const Measured& m);
+    void applyA(const std::shared_ptr<const StepResult>& step);
+    void applyB(const std::shared_ptr<const StepResult>& step);
     void refresh();
     void fillTable();
     void fillCharts();
@@ -187,8 +185,6 @@ private:
     QTableView* m_table = nullptr;
     CompareTableModel* m_model = nullptr;
     QCustomPlot* m_plots[3] = {nullptr, nullptr, nullptr};
-    BackgroundJob* m_jobA = nullptr;
-    BackgroundJob* m_jobB = nullptr;
 };
 
 } // namespace tw::ui

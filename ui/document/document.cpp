@@ -1,6 +1,7 @@
 #include "document.h"
 
 #include "commands.h"
+#include "results.h"
 
 #include "base/fileio.h"
 #include "scenario/derive.h"
@@ -8,17 +9,15 @@
 #include "scenario/scenariojson.h"
 #include "text/samples.h"
 #include "views/qtstrings.h"
+#include "workers/backgroundjob.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QFile>
 #include <QFileInfo>
-#include <QFutureWatcher>
 #include <QUndoStack>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
-#include <atomic>
 #include <optional>
 
 namespace tw::ui {
@@ -27,6 +26,7 @@ namespace {
 constexpr qint64 kMaxScenarioFileBytes = 64 * 1024 * 1024;
 
 struct Outcome {
+    quint64 generation = 0; // of the scenario derived
     Document::DerivationPtr derivation;
     std::optional<Error> error;
 };
@@ -38,33 +38,27 @@ scenario::Scenario startScenario()
 }
 } // namespace
 
-struct Document::Job {
-    quint64 generation = 0;
-    QFuture<Outcome> future;
-    QFutureWatcher<Outcome> watcher;
-};
-
 Document::Document(QObject* parent)
     : QObject(parent)
     , m_scenario(startScenario())
     , m_undo(new QUndoStack(this))
     , m_deriver(std::make_shared<scenario::Deriver>())
+    , m_job(new BackgroundJob(this))
 {
     connect(m_undo, &QUndoStack::cleanChanged, this, [this](bool clean) {
         emit modifiedChanged(!clean);
         emit titleChanged(title());
     });
+    connect(m_job, &BackgroundJob::progressed, this, [this](double f) {
+        if (m_deriving)
+            emit derivationProgressed(f);
+    });
+    connect(m_job, &BackgroundJob::finished, this, [this](const std::any& r) { applyOutcome(r); });
+    m_results = new Results(this);
     rederive();
 }
 
-Document::~Document()
-{
-    m_stop.request_stop();
-    for (const auto& job : m_jobs) {
-        job->watcher.disconnect(this);
-        job->future.waitForFinished();
-    }
-}
+Document::~Document() = default;
 
 QStringList Document::problemsAt(const QString& jsonPath) const
 {
@@ -307,16 +301,14 @@ bool Document::saveAs(const QString& path, QString* error)
 void Document::applyField(Field field, const FieldValue& value)
 {
     if (setFieldValue(m_scenario, field, value)) {
-        emit scenarioChanged();
-        rederive();
+        changed();
     }
 }
 
 void Document::applyText(const scenario::TextSource& source)
 {
     m_scenario.text = source;
-    emit scenarioChanged();
-    rederive();
+    changed();
 }
 
 void Document::setFollowedToken(qint64 index)
@@ -332,9 +324,7 @@ void Document::cancelDerivation()
 {
     if (!m_deriving)
         return;
-    m_stop.request_stop();
-    m_stop = std::stop_source();
-    ++m_generation; // the stopped job's result, if any, is dropped
+    m_job->cancel(); // the stopped job's result, if any, is dropped
     m_current = false;
     setDeriving(false);
     emit derivationCancelled();
@@ -346,15 +336,13 @@ void Document::applyPlan(const scenario::Hardware& hardware, const parallel::Par
     m_scenario.hardware = hardware;
     m_scenario.parallel = plan;
     m_scenario.topology = topology;
-    emit scenarioChanged();
-    rederive();
+    changed();
 }
 
 void Document::applyScenario(const scenario::Scenario& scenario)
 {
     m_scenario = scenario;
-    emit scenarioChanged();
-    rederive();
+    changed();
 }
 
 void Document::replaceAll(const scenario::Scenario& scenario, const QString& path)
@@ -363,10 +351,9 @@ void Document::replaceAll(const scenario::Scenario& scenario, const QString& pat
     m_scenario = scenario;
     m_filePath = path;
     m_undo->clear(); // clean again; emits cleanChanged only when it was not
-    emit scenarioChanged();
     if (!wasModified)
         emit titleChanged(title());
-    rederive();
+    changed();
 }
 
 void Document::setDeriving(bool deriving)
@@ -377,80 +364,58 @@ void Document::setDeriving(bool deriving)
     emit derivingChanged(deriving);
 }
 
+void Document::changed()
+{
+    ++m_generation; // before anyone hears of it: every result held is an older scenario's from now on
+    emit scenarioChanged();
+    rederive();
+}
+
 void Document::rederive()
 {
-    // A newer scenario supersedes whatever is running: its stop token fires and its result is dropped.
-    m_stop.request_stop();
-    m_stop = std::stop_source();
-    const quint64 generation = ++m_generation;
+    // A newer scenario supersedes whatever is running: the job stops it and drops its result.
+    const quint64 generation = m_generation;
     m_current = true;
 
     std::vector<Error> problems = scenario::validate(m_scenario);
     if (!problems.empty()) {
+        m_job->cancel();
         m_problems = std::move(problems);
         setDeriving(false);
         emit problemsChanged();
         return;
     }
 
-    scenario::Scenario input = resolvedScenario();
-    auto job = std::make_shared<Job>();
-    job->generation = generation;
-    // Progress arrives on a pool thread: throttled to whole percents and queued to the GUI thread.
-    auto lastPercent = std::make_shared<std::atomic<int>>(-1);
-    auto report = [this, generation, lastPercent](double f) {
-        const int percent = static_cast<int>(f * 100.0);
-        if (lastPercent->exchange(percent) == percent)
-            return;
-        QMetaObject::invokeMethod(this, [this, generation, f] {
-            if (generation == m_generation && m_deriving)
-                emit derivationProgressed(f);
-        }, Qt::QueuedConnection);
-    };
-    job->future = QtConcurrent::run([deriver = m_deriver, input = std::move(input), stop = m_stop.get_token(), report] {
-        Progress progress;
-        progress.stop = stop;
-        progress.report = report;
+    m_job->schedule([deriver = m_deriver, input = resolvedScenario(), generation](const Progress& progress) -> std::any {
         auto result = deriver->derive(input, progress);
         Outcome out;
+        out.generation = generation;
         if (result)
             out.derivation = std::move(result).value();
         else
             out.error = result.error();
         return out;
     });
-    connect(&job->watcher, &QFutureWatcherBase::finished, this, [this, raw = job.get()] {
-        // Drop the job (later: it is still inside its own signal) and apply it if it is current.
-        std::shared_ptr<Job> self;
-        for (auto it = m_jobs.begin(); it != m_jobs.end(); ++it)
-            if (it->get() == raw) {
-                self = *it;
-                m_jobs.erase(it);
-                break;
-            }
-        if (!self)
-            return;
-        QMetaObject::invokeMethod(this, [self] {}, Qt::QueuedConnection); // keeps the watcher alive until the signal returns
-        if (self->generation != m_generation)
-            return;
-        const Outcome out = self->future.result();
-        setDeriving(false);
-        if (out.error) {
-            m_problems = {*out.error};
-            emit problemsChanged();
-            return;
-        }
-        m_derivation = out.derivation;
-        ++m_derivationCount;
-        const bool hadProblems = !m_problems.empty();
-        m_problems.clear();
-        if (hadProblems)
-            emit problemsChanged();
-        emit derived(m_derivation);
-    });
-    job->watcher.setFuture(job->future);
-    m_jobs.push_back(std::move(job));
     setDeriving(true);
+}
+
+void Document::applyOutcome(const std::any& result)
+{
+    const auto& out = std::any_cast<const Outcome&>(result);
+    setDeriving(false);
+    if (out.error) {
+        m_problems = {*out.error};
+        emit problemsChanged();
+        return;
+    }
+    m_derivation = out.derivation;
+    m_derivationGeneration = out.generation;
+    ++m_derivationCount;
+    const bool hadProblems = !m_problems.empty();
+    m_problems.clear();
+    if (hadProblems)
+        emit problemsChanged();
+    emit derived(m_derivation);
 }
 
 bool Document::waitForDerivation(int timeoutMs)

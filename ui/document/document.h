@@ -18,9 +18,9 @@
 #include <QString>
 #include <QStringList>
 
+#include <any>
 #include <chrono>
 #include <memory>
-#include <stop_token>
 #include <vector>
 
 class QUndoStack;
@@ -31,6 +31,9 @@ struct Derivation;
 } // namespace tw::scenario
 
 namespace tw::ui {
+
+class BackgroundJob;
+class Results;
 
 class Document : public QObject {
     Q_OBJECT
@@ -46,6 +49,13 @@ public:
     // The scenario as derived: file paths relative to the scenario file made absolute.
     [[nodiscard]] scenario::Scenario resolvedScenario() const;
     [[nodiscard]] QUndoStack* undoStack() const { return m_undo; }
+    // Every result computed from the scenario beyond its derivation (the step, the sweep, the trace …).
+    [[nodiscard]] Results* results() const { return m_results; }
+    // The scenario's generation: it moves with every change of the scenario (an edit, undo, redo, a
+    // file or preset). Every result is tagged with the generation it was computed for.
+    [[nodiscard]] quint64 generation() const { return m_generation; }
+    // The generation derivation() was derived for (it lags generation() while deriving or invalid).
+    [[nodiscard]] quint64 derivationGeneration() const { return m_derivationGeneration; }
     // The last successful derivation (it stays while the scenario is invalid; see problems()).
     [[nodiscard]] DerivationPtr derivation() const { return m_derivation; }
     // Why the current scenario cannot be derived (empty when derivation() is current).
@@ -138,7 +148,9 @@ signals:
 
 private:
     void replaceAll(const scenario::Scenario& scenario, const QString& path);
+    void changed(); // the scenario changed: a new generation, scenarioChanged(), rederive()
     void rederive();
+    void applyOutcome(const std::any& result); // the derivation job's, on the GUI thread
     void setDeriving(bool deriving);
 
     scenario::Scenario m_scenario;
@@ -149,10 +161,10 @@ private:
     QString m_filePath;
     std::chrono::milliseconds m_mergeWindow{1500};
 
-    struct Job;
-    std::vector<std::shared_ptr<Job>> m_jobs; // running; the last is current
-    std::stop_source m_stop;
-    quint64 m_generation = 0;
+    BackgroundJob* m_job = nullptr; // the derivation's
+    Results* m_results = nullptr;
+    quint64 m_generation = 1; // the first scenario's (0: none)
+    quint64 m_derivationGeneration = 0;
     bool m_deriving = false;
     bool m_current = true;
     bool m_flushing = false;

@@ -1,6 +1,9 @@
 #include "exporter.h"
 
+#include "charts/chartframe.h"
 #include "document/document.h"
+#include "document/results.h"
+#include "workers/backgroundjob.h"
 #include "settings/appsettings.h"
 
 #include "base/fileio.h"
@@ -13,7 +16,9 @@
 #include <QApplication>
 #include <QBuffer>
 #include <QContextMenuEvent>
+#include <QCoreApplication>
 #include <QDate>
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -35,6 +40,8 @@ namespace {
 
 constexpr int kDefaultWidth = 960;
 constexpr int kDefaultHeight = 600;
+// How long a report waits for the current scenario's derivation, then its simulated step.
+constexpr int kReportWaitMs = 120000;
 
 // The system's reason from a saveFileAtomically error ("cannot save: No such file…" → "No such file…").
 QString reasonOf(const Error& e)
@@ -250,6 +257,32 @@ QList<QList<QCustomPlot*>> stageCharts(const QList<QWidget*>& stageRoots)
     return out;
 }
 
+namespace {
+
+// Waits (processing events, as for the derivation) for the current scenario's step; false when there is
+// none for it (its plan cannot run, the simulation failed, was cancelled or took longer than the wait).
+bool waitForStep(Document* document)
+{
+    Results* results = document->results();
+    results->requestStep();
+    QDeadlineTimer deadline(kReportWaitMs);
+    while (!results->isStepCurrent() && results->stepJob()->isBusy() && !deadline.hasExpired())
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    QCoreApplication::processEvents(); // the step's delivery to the panes
+    return results->isStepCurrent();
+}
+
+std::string stepMissingNote(Document* document)
+{
+    const QString why = document->results()->stepProblem();
+    return (why.isEmpty() ? QObject::tr("Stage 5's step is not in this report: its simulation did not finish. Export "
+                                        "again once stage 5 shows it.")
+                          : QObject::tr("Stage 5's step is not in this report: %1.").arg(why))
+        .toStdString();
+}
+
+} // namespace
+
 bool exportReport(Document* document, const QList<QList<QCustomPlot*>>& chartsPerStage, const QString& path,
                   QString* error)
 {
@@ -268,7 +301,7 @@ bool exportReport(Document* document, const QList<QList<QCustomPlot*>>& chartsPe
                                .arg(path, suffix));
     if (!document)
         return fail(error, QObject::tr("Cannot write %1: there is no scenario").arg(path));
-    if (document->isDeriving() && !document->waitForDerivation(120000))
+    if (document->isDeriving() && !document->waitForDerivation(kReportWaitMs))
         return fail(error, QObject::tr("Cannot write %1: the scenario is still being derived").arg(path));
     const Document::DerivationPtr d = document->derivation();
     if (!d)
@@ -283,6 +316,9 @@ bool exportReport(Document* document, const QList<QList<QCustomPlot*>>& chartsPe
         return writeFile(path, QByteArray::fromStdString(scenario::derivationJsonText(s, *d) + "\n"), error);
 
     scenario::ReportOptions options;
+    // Stage 5 draws the scenario's simulated step: wait for it as for the derivation, or say why it is not there.
+    if (d->stage3 && !waitForStep(document))
+        options.notes[4].push_back(stepMissingNote(document));
     options.date = QDate::currentDate().toString(Qt::ISODate).toStdString();
     options.generator = "TokenWire " TOKENWIRE_VERSION;
     options.units = AppSettings::instance()->displayUnits();
@@ -303,6 +339,15 @@ bool exportReport(Document* document, const QList<QList<QCustomPlot*>>& chartsPe
         for (QCustomPlot* plot : chartsPerStage[k]) {
             if (!plot || !plotHasContent(plot))
                 continue;
+            // A chart of a result computed for an earlier scenario (a sweep of another preset) is left out.
+            if (const auto generation = resultGeneration(plot); generation && *generation != document->generation()) {
+                options.notes[std::size_t(k)].push_back(
+                    QObject::tr("The chart “%1” is left out: it shows a result computed for an earlier scenario. Run it "
+                                "again for this one to include it.")
+                        .arg(plotTitle(plot))
+                        .toStdString());
+                continue;
+            }
             ++n;
             const QByteArray png = plotPng(plot, kDefaultWidth, kDefaultHeight);
             if (png.isEmpty()) {

@@ -2,6 +2,7 @@
 
 #include "document/commands.h"
 #include "document/document.h"
+#include "document/results.h"
 #include "settings/appsettings.h"
 #include "workers/backgroundjob.h"
 
@@ -13,7 +14,6 @@
 #include <QDialogButtonBox>
 #include <QHeaderView>
 #include <QLabel>
-#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QTableWidget>
@@ -21,14 +21,6 @@
 #include <QVBoxLayout>
 
 namespace tw::ui {
-
-namespace {
-
-struct Outcome {
-    Result<scenario::FitSearch> result = makeError("not run");
-};
-
-} // namespace
 
 FitPlansDialog::FitPlansDialog(Document* document, QWidget* parent)
     : QDialog(parent)
@@ -68,15 +60,21 @@ FitPlansDialog::FitPlansDialog(Document* document, QWidget* parent)
     layout->addWidget(buttons);
     resize(1000, 480);
 
-    m_job = new BackgroundJob(this);
-    connect(m_job, &BackgroundJob::progressed, this,
+    // The search runs on the document's results; this dialog shows what it finds.
+    Results* results = m_document->results();
+    connect(results->fitJob(), &BackgroundJob::progressed, this,
             [this](double f) { m_progress->setValue(int(std::clamp(f, 0.0, 1.0) * 1000)); });
-    connect(m_job, &BackgroundJob::finished, this, [this](const std::any& result) {
-        const auto* outcome = std::any_cast<std::shared_ptr<Outcome>>(&result);
-        m_cancel->setEnabled(false);
-        if (!outcome || !*outcome)
+    connect(results, &Results::fitFound, this, [this](const std::shared_ptr<const FitResult>& found) {
+        if (!m_searching)
+            return; // another dialog's search, or one this dialog stopped
+        const Result<scenario::FitSearch>& r = found->search;
+        if (!found->final) {
+            if (r)
+                showPlans(r.value(), false);
             return;
-        const Result<scenario::FitSearch>& r = (*outcome)->result;
+        }
+        m_searching = false;
+        m_cancel->setEnabled(false);
         if (!r) {
             m_status->setText(r.error().message == "cancelled" ? tr("Search stopped; the plans found so far are listed.")
                                                                : tr("The search failed: %1").arg(qs(r.error().toString())));
@@ -85,9 +83,15 @@ FitPlansDialog::FitPlansDialog(Document* document, QWidget* parent)
         m_progress->setValue(1000);
         showPlans(r.value(), true);
     });
-    connect(m_job, &BackgroundJob::cancelled, this, [this] {
+    connect(results->fitJob(), &BackgroundJob::cancelled, this, [this] {
+        if (!m_searching)
+            return;
+        m_searching = false;
         m_cancel->setEnabled(false);
-        m_status->setText(tr("Search stopped; the plans found so far are listed."));
+        m_status->setText(m_document->generation() == m_searchedGeneration
+                              ? tr("Search stopped; the plans found so far are listed.")
+                              : tr("The scenario changed, so the search stopped: the plans listed were found for the "
+                                   "scenario as it was. Search again for the current one."));
     });
     connect(m_cancel, &QPushButton::clicked, this, &FitPlansDialog::cancelSearch);
     connect(close, &QPushButton::clicked, this, &QDialog::reject);
@@ -113,42 +117,28 @@ void FitPlansDialog::startSearch(const scenario::FitOptions& options)
     m_status->setText(tr("Searching the layouts of %1 GPUs: degrees, sharding, sequence parallelism, recomputation, "
                          "micro-batch, schedule…")
                           .arg(m_searched.hardware.gpuCount()));
-    const std::uint64_t generation = ++m_generation;
-    const scenario::Scenario s = m_searched;
-    QPointer<FitPlansDialog> self(this);
-    m_job->schedule([s, options, self, generation](const Progress& progress) -> std::any {
-        auto outcome = std::make_shared<Outcome>();
-        outcome->result = scenario::searchFittingPlans(s, options, progress, [self, generation](const scenario::FitSearch& partial) {
-            // First results early: each partial list goes to the GUI thread (dropped if the dialog is gone).
-            auto copy = std::make_shared<scenario::FitSearch>(partial);
-            QMetaObject::invokeMethod(
-                self.data(),
-                [self, generation, copy] {
-                    if (self && self->m_generation == generation && self->isSearching())
-                        self->showPlans(*copy, false);
-                },
-                Qt::QueuedConnection);
-        });
-        return outcome;
-    });
+    m_searching = true;
+    m_searchedGeneration = m_document->generation();
+    m_document->results()->requestFit(options);
 }
 
 void FitPlansDialog::cancelSearch()
 {
-    m_job->cancel();
+    if (m_searching)
+        m_document->results()->cancelFit();
     m_cancel->setEnabled(false);
 }
 
 bool FitPlansDialog::isSearching() const
 {
-    return m_job->isBusy();
+    return m_searching;
 }
 
 bool FitPlansDialog::waitUntilIdle(int timeoutMs)
 {
-    const bool idle = m_job->waitUntilIdle(timeoutMs);
+    const bool idle = m_document->results()->fitJob()->waitUntilIdle(timeoutMs);
     QCoreApplication::processEvents();
-    return idle;
+    return idle && !m_searching;
 }
 
 void FitPlansDialog::showPlans(const scenario::FitSearch& search, bool done)

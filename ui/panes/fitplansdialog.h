@@ -1,6 +1,6 @@
 #pragma once
-// Stage 3's "Find plans that fit…": runs core's plan search (scenario/fitsearch.h) off the GUI thread
-// on the document's scenario, shows progress and the plans as they come (the coarse ranking first, then
+// Stage 3's "Find plans that fit…": asks the document's results for core's plan search
+// (scenario/fitsearch.h, off the GUI thread) on the document's scenario, shows progress and the plans as they come (the coarse ranking first, then
 // each simulated one), can be cancelled, and applies the chosen plan to the document as one undoable
 // edit (degrees, sharding, schedule, micro-batch and recomputation together).
 
@@ -17,7 +17,6 @@ class QTableWidget;
 
 namespace tw::ui {
 
-class BackgroundJob;
 class Document;
 
 class FitPlansDialog : public QDialog {
@@ -47,7 +46,6 @@ private:
     void showPlans(const scenario::FitSearch& search, bool done);
 
     Document* m_document;
-    BackgroundJob* m_job = nullptr;
     scenario::Scenario m_searched; // the scenario the listed plans belong to
     std::vector<scenario::FitPlan> m_plans;
     QLabel* m_status = nullptr;
@@ -56,7 +54,8 @@ private:
     QPushButton* m_apply = nullptr;
     QPushButton* m_cancel = nullptr;
     int m_partials = 0;
-    std::uint64_t m_generation = 0;
+    bool m_searching = false;             // this dialog's search runs (the results' fit job is shared)
+    std::uint64_t m_searchedGeneration = 0; // the document generation it searches
 };
 
 } // namespace tw::ui

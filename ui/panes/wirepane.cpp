@@ -4,13 +4,17 @@
 #include "network/overhead.h"
 #include "settings/theme.h"
 
+#include "charts/chartframe.h"
 #include "charts/wirecharts.h"
 #include "document/document.h"
+#include "document/results.h"
 #include "panes/panekit.h"
 #include "scenario/sweep.h"
 #include "views/figuretablemodel.h"
 #include "views/tokenchipview.h"
 #include "views/wiregpuhover.h"
+#include "views/wiregroups.h"
+#include "views/wirelayout.h"
 #include "views/wireview.h"
 #include "settings/appsettings.h"
 #include "workers/backgroundjob.h"
@@ -32,6 +36,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -90,38 +95,11 @@ LinkCallers callersOf(std::shared_ptr<const scenario::NetworkStage> network, con
 
 } // namespace
 
-WireResult simulateWire(const scenario::Scenario& scenario, std::shared_ptr<const scenario::Derivation> derivation,
-                        const Progress& progress, QSizeF area)
-{
-    WireResult out;
-    out.scenario = std::make_shared<const scenario::Scenario>(scenario);
-    out.derivation = derivation;
-    if (!derivation) {
-        out.error = makeError("nothing to simulate: the scenario has not been derived");
-        return out;
-    }
-    // The fabric and its link loads, then the step with the animation's link samples (core's one way).
-    auto step = scenario::simulateDerived(scenario, *derivation, true, progress);
-    if (!step) {
-        out.cancelled = progress.stopRequested();
-        out.error = step.error();
-        return out;
-    }
-    out.network = step.value().network;
-    out.simulation = step.value().simulation;
-    // The drawing's groups too (every node and link read: 10 ms of the GUI thread at 98,304 GPUs).
-    out.groups = std::make_shared<const WireGroups>(groupNodes(*out.network->topology));
-    // And the first layout (a million links at 98,304 GPUs: 30 ms and its memory's page faults).
-    if (area.isValid() && !area.isEmpty())
-        out.layout = std::make_shared<WireLayout>(WireLayout::compute(*out.network->topology, area, -1, true, -1, out.groups));
-    progress(1.0);
-    return out;
-}
-
 WirePane::WirePane(Document* document, QWidget* parent)
     : QWidget(parent)
     , m_document(document)
     , m_clock(std::make_unique<QElapsedTimer>())
+    , m_results(document->results())
 {
     setObjectName(QStringLiteral("wirePane"));
     m_caption = panekit::caption(this, "wireCaption");
@@ -134,8 +112,9 @@ WirePane::WirePane(Document* document, QWidget* parent)
     m_view->setMinimumHeight(200); // with the transport and the tabs, it fits 1280×720 unsqueezed
     // Hovering a GPU: what it does at the animation's time (issue #19), from the step drawn.
     m_view->setGpuToolTips([this](int gpu, double time) {
-        const scenario::Derivation* d = m_result.derivation.get();
-        return gpuToolTip({m_result.simulation.get(), d ? d->stage3.get() : nullptr, d ? &d->model : nullptr, time},
+        const StepResult& r = result();
+        const scenario::Derivation* d = r.derivation.get();
+        return gpuToolTip({r.simulation.get(), d ? d->stage3.get() : nullptr, d ? &d->model : nullptr, time},
                           std::uint32_t(gpu));
     });
 
@@ -231,8 +210,6 @@ WirePane::WirePane(Document* document, QWidget* parent)
     m_followChip = panekit::followChip(this, m_document);
     panekit::stageLayout(this, m_caption, formScroll, top, m_tabs, 470, 380, m_followChip);
 
-    m_job = new BackgroundJob(this);
-    m_sweepJob = new BackgroundJob(this);
     m_timer = new QTimer(this);
     m_timer->setInterval(16);
     connect(m_timer, &QTimer::timeout, this, &WirePane::tick);
@@ -244,71 +221,70 @@ WirePane::WirePane(Document* document, QWidget* parent)
     space->setContext(Qt::WidgetWithChildrenShortcut);
     connect(space, &QShortcut::activated, this, [this] { setPlaying(!isPlaying()); });
     connect(m_slider, &QSlider::valueChanged, this, [this](int v) {
-        if (m_updating || !m_result.simulation)
+        if (m_updating || !m_drawn)
             return;
-        setTime(m_result.simulation->stepSeconds * double(v) / kSliderSteps);
+        setTime(m_drawn->simulation->stepSeconds * double(v) / kSliderSteps);
     });
     connect(m_view, &WireView::linkHovered, this, [this](int link) {
         if (link >= 0)
             setChartLink(network::LinkId(link));
     });
-    connect(m_job, &BackgroundJob::started, this, [this] {
+    // The document's results: the step (its progress here, over the drawing's caption), the sweep.
+    m_results->setStepPreparation([view = QPointer<WireView>(m_view)]() -> StepPreparation {
+        const QSizeF area = view ? view->drawingArea() : QSizeF();
+        return [area](StepResult& r) {
+            // The drawing's groups (every node and link read: 10 ms of the GUI thread at 98,304 GPUs) and
+            // its first layout (a million links: 30 ms and its memory's page faults), off the GUI thread.
+            r.groups = std::make_shared<const WireGroups>(groupNodes(*r.network->topology));
+            if (area.isValid() && !area.isEmpty())
+                r.layout = std::make_shared<WireLayout>(WireLayout::compute(*r.network->topology, area, -1, true, -1, r.groups));
+        };
+    });
+    BackgroundJob* stepJob = m_results->stepJob();
+    connect(stepJob, &BackgroundJob::started, this, [this] {
         m_progress->setValue(0);
         m_progress->show();
         m_cancel->show();
-        showStatus(m_result.simulation ? tr("Simulating the new step… (the drawing shows the previous one)")
-                                       : tr("Simulating the step…"),
+        showStatus(m_drawn ? tr("Simulating the new step… (the drawing shows the previous one)") : tr("Simulating the step…"),
                    false);
     });
-    connect(m_job, &BackgroundJob::progressed, this, [this](double f) { m_progress->setValue(int(f * 100)); });
-    connect(m_job, &BackgroundJob::finished, this,
-            [this](const std::any& r) { applyResult(std::any_cast<WireResult>(r)); });
-    connect(m_job, &BackgroundJob::cancelled, this, [this] {
+    connect(stepJob, &BackgroundJob::progressed, this, [this](double f) { m_progress->setValue(int(f * 100)); });
+    connect(stepJob, &BackgroundJob::cancelled, this, [this] {
         m_progress->hide();
         m_cancel->hide();
-        m_current = false;
+        if (m_document->isDeriving())
+            return; // superseded by an edit: the next step is on its way
         showStatus(tr("Simulation cancelled: the drawing shows the previous step. Edit anything to simulate again."),
                    true);
     });
-    connect(m_cancel, &QPushButton::clicked, m_job, &BackgroundJob::cancel);
+    connect(m_cancel, &QPushButton::clicked, m_results, &Results::cancelStep);
+    connect(m_results, &Results::stepFinished, this, &WirePane::applyStep);
+    connect(m_results, &Results::stepRefused, this, [this](const QString& reason) {
+        m_progress->hide();
+        m_cancel->hide();
+        showStatus(reason + QLatin1Char('.'), true);
+    });
+    connect(m_results, &Results::outdated, this, &WirePane::showOutdated);
 
     connect(m_sweepRun, &QPushButton::clicked, this, [this] { runSweep(m_sweepGpus->text()); });
     connect(m_sweepGpus, &QLineEdit::returnPressed, this, [this] { runSweep(m_sweepGpus->text()); });
-    connect(m_sweepCancel, &QPushButton::clicked, m_sweepJob, &BackgroundJob::cancel);
-    connect(m_sweepJob, &BackgroundJob::started, this, [this] {
+    BackgroundJob* sweepJob = m_results->sweepJob();
+    connect(m_sweepCancel, &QPushButton::clicked, m_results, &Results::cancelSweep);
+    connect(sweepJob, &BackgroundJob::started, this, [this] {
         m_sweepCancel->setEnabled(true);
         m_sweepStatus->setText(tr("Simulating the sizes…"));
     });
-    connect(m_sweepJob, &BackgroundJob::progressed, this, [this](double f) {
+    connect(sweepJob, &BackgroundJob::progressed, this, [this](double f) {
         m_sweepStatus->setText(tr("Simulating the sizes… %1 %").arg(int(f * 100)));
     });
-    connect(m_sweepJob, &BackgroundJob::cancelled, this, [this] {
+    connect(sweepJob, &BackgroundJob::cancelled, this, [this] {
         m_sweepCancel->setEnabled(false);
-        m_sweepStatus->setText(tr("Sweep cancelled."));
+        const bool edited = m_document->isDeriving() || m_document->derivationGeneration() != m_document->generation();
+        m_sweepStatus->setText(edited ? tr("The scenario changed, so the sweep stopped: press Run sweep to simulate these "
+                                           "sizes for it.")
+                                      : tr("Sweep cancelled."));
     });
-    connect(m_sweepJob, &BackgroundJob::finished, this, [this](const std::any& r) {
-        m_sweepCancel->setEnabled(false);
-        const auto& result = std::any_cast<const Result<scenario::Sweep>&>(r);
-        if (!result) {
-            m_sweepStatus->setText(tr("The sweep stopped: %1").arg(qs(result.error().toString())));
-            return;
-        }
-        const scenario::Sweep& sweep = result.value();
-        m_charts->setSweep(sweep);
-        QStringList failed;
-        for (const scenario::SweepPoint& p : sweep.points)
-            if (!p.ok)
-                failed << tr("%1 GPUs: %2").arg(p.gpus).arg(qs(p.error.toString()));
-        m_sweepStatus->setText(failed.isEmpty() ? tr("%1 sizes simulated.").arg(sweep.points.size())
-                                                : tr("Not simulated — %1").arg(failed.join(QStringLiteral("; "))));
-        QString gaps;
-        for (const std::string& g : sweep.gaps)
-            gaps += QStringLiteral("<p>%1</p>").arg(qs(g).toHtmlEscaped());
-        m_sweepGaps->setHtml(gaps);
-        for (const Figure& f : sweep.figures.all())
-            m_allFigures.add(f);
-        fillFigures();
-    });
+    connect(m_results, &Results::swept, this, &WirePane::applySweep);
 
     connect(m_figureTable, &QAbstractItemView::clicked, this, [this](const QModelIndex& index) {
         showFigure(m_figures->data(index, FigureTableModel::FigureIdRole).toString());
@@ -356,94 +332,94 @@ WirePane::WirePane(Document* document, QWidget* parent)
 
 WirePane::~WirePane() = default;
 
+const StepResult& WirePane::result() const
+{
+    static const StepResult none;
+    return m_drawn ? *m_drawn : none;
+}
+
+bool WirePane::isCurrent() const
+{
+    return m_drawn && m_results->isCurrent(m_drawn->generation);
+}
+
 void WirePane::onDerived()
 {
-    m_stale = true;
     if (isVisible())
-        startSimulation();
+        requestStep();
 }
 
 void WirePane::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
-    if (m_stale)
-        startSimulation();
+    requestStep(); // nothing when the current step is drawn or on its way
     if (m_traceStale)
         updateTrace();
 }
 
-void WirePane::startSimulation()
+void WirePane::requestStep()
 {
-    const auto derivation = m_document->derivation();
-    if (!derivation)
+    if (!m_document->derivation())
         return;
-    m_stale = false;
-    m_current = false;
-    if (!derivation->stage3) {
-        m_job->cancel();
-        m_progress->hide();
-        m_cancel->hide();
-        QStringList why;
-        for (const Error& e : derivation->planErrors)
-            why << qs(e.toString());
-        showStatus(tr("The stage 3 plan cannot run, so there is no step to put on the wire: %1")
-                       .arg(why.join(QStringLiteral("; "))),
-                   true);
-        return;
-    }
-    const scenario::Scenario scenario = m_document->resolvedScenario();
-    const QSizeF area = m_view->drawingArea();
-    m_job->schedule([scenario, derivation, area](const Progress& progress) -> std::any {
-        return simulateWire(scenario, derivation, progress, area);
-    }, 120);
+    m_results->requestStep();
 }
 
-void WirePane::applyResult(WireResult result)
+void WirePane::showOutdated()
+{
+    // The scenario changed: what is drawn is the previous scenario's until the new step arrives.
+    if (m_drawn)
+        showStatus(tr("The drawing shows the previous scenario's step; the current one is simulated when it is derived."),
+                   false);
+    if (const auto sweep = m_results->sweep(); sweep && !m_results->isCurrent(sweep->generation) && m_charts->hasSweep()) {
+        m_charts->clearSweep(tr("Scaling: run the sweep again for this scenario"));
+        m_sweepGaps->clear();
+        m_sweepStatus->setText(tr("The sweep shown before was run for %1; the scenario has changed since. Press Run sweep "
+                                  "to simulate these sizes for %2.")
+                                   .arg(qs(sweep->scenarioName.empty() ? std::string("another scenario") : sweep->scenarioName),
+                                        m_document->displayName() == tr("Untitled") && !m_document->scenario().name.empty()
+                                            ? qs(m_document->scenario().name)
+                                            : m_document->displayName()));
+        m_sweepCancel->setEnabled(false);
+        fillFigures();
+    }
+}
+
+void WirePane::applyStep(const std::shared_ptr<const StepResult>& result)
 {
     m_progress->hide();
     m_cancel->hide();
-    if (result.error) {
-        m_current = false;
+    if (!result->ok()) {
+        if (result->cancelled)
+            return; // the job's cancelled() said it
         showStatus(tr("This scenario cannot be simulated: %1. The drawing shows the last step that could.")
-                       .arg(qs(result.error->toString())),
+                       .arg(qs(result->error ? result->error->toString() : std::string("no step"))),
                    true);
         return;
     }
-    const bool sameShape = m_result.network && result.network
-                           && m_result.network->topology->links().size() == result.network->topology->links().size();
-    // The previous step (and the routes of its fabric) outlive the view's switch to the new one and are
-    // freed on a pool thread (releaseLater, below).
-    WireResult previous = std::move(m_result);
-    std::shared_ptr<TraceRouter> previousRouter = std::move(m_router); // it refers to the old topology
-    m_result = std::move(result);
-    m_current = true;
-    const network::StepSimulation& sim = *m_result.simulation;
-    const network::Topology& topology = *m_result.network->topology;
-    auto loads = std::shared_ptr<const network::LinkLoads>(m_result.network, &m_result.network->loads);
-    m_view->setNetwork(m_result.network->topology, loads, m_result.simulation, m_result.groups, std::move(m_result.layout));
-    m_view->setLinkCallers(callersOf(m_result.network, units()));
-    releaseLater(std::move(previous), std::move(previousRouter));
+    const bool sameShape = m_drawn && m_drawn->network->topology->links().size() == result->network->topology->links().size();
+    // The previous step outlives the view's switch to the new one and is freed on a pool thread.
+    std::shared_ptr<const StepResult> previous = std::exchange(m_drawn, result);
+    std::shared_ptr<const TraceResult> previousTrace = std::exchange(m_drawnTrace, nullptr);
+    const StepResult& r = *m_drawn;
+    const network::StepSimulation& sim = *r.simulation;
+    const network::Topology& topology = *r.network->topology;
+    auto loads = std::shared_ptr<const network::LinkLoads>(r.network, &r.network->loads);
+    m_view->setNetwork(r.network->topology, loads, r.simulation, r.groups, r.layout);
+    m_view->setLinkCallers(callersOf(r.network, units()));
+    releaseLater(std::move(previous), std::move(previousTrace));
 
-    // The throughput chart: the hovered link survives when the fabric kept its shape, else the busiest.
-    if (!sameShape || !m_chartLink || *m_chartLink >= topology.links().size()) {
-        // The most utilized link (payload over capacity × step): the bottleneck, not the widest pipe.
-        std::optional<network::LinkId> busiest;
-        double best = 0;
-        for (network::LinkId l = 0; l < sim.linkPayloadBytes.size(); ++l) {
-            const double use = sim.linkPayloadBytes[l] / std::max(topology.link(l).bandwidth, 1.0);
-            if (sim.linkPayloadBytes[l] > 0 && use > best) {
-                best = use;
-                busiest = l;
-            }
-        }
-        m_chartLink = busiest;
-    }
+    // The throughput chart: the hovered link survives when the fabric kept its shape, else the most
+    // utilized one (the bottleneck).
+    if (!sameShape || !m_chartLink || *m_chartLink >= topology.links().size())
+        m_chartLink = network::mostUtilizedLink(topology, sim);
     m_charts->setThroughput(&topology, &sim, m_chartLink);
     std::vector<std::uint32_t> stageOf;
-    if (m_result.derivation && m_result.derivation->stage3)
-        for (const parallel::MeshCoord& c : m_result.derivation->stage3->mesh)
+    if (r.derivation && r.derivation->stage3)
+        for (const parallel::MeshCoord& c : r.derivation->stage3->mesh)
             stageOf.push_back(c.pp);
     m_charts->setBreakdown(sim, stageOf);
+    for (QCustomPlot* plot : {m_charts->throughputPlot(), m_charts->breakdownPlot()})
+        setResultGeneration(plot, r.generation);
     setTime(std::min(m_time, sim.stepSeconds));
 
     auto percent = [](double x) {
@@ -472,13 +448,37 @@ void WirePane::applyResult(WireResult result)
     updateTrace();
 }
 
+void WirePane::applySweep(const std::shared_ptr<const SweepResult>& result)
+{
+    m_sweepCancel->setEnabled(false);
+    if (!result->sweep) {
+        m_sweepStatus->setText(tr("The sweep stopped: %1").arg(qs(result->sweep.error().toString())));
+        return;
+    }
+    const scenario::Sweep& sweep = result->sweep.value();
+    m_charts->setSweep(sweep);
+    setResultGeneration(m_charts->scalingPlot(), result->generation);
+    QStringList failed;
+    for (const scenario::SweepPoint& p : sweep.points)
+        if (!p.ok)
+            failed << tr("%1 GPUs: %2").arg(p.gpus).arg(qs(p.error.toString()));
+    m_sweepStatus->setText(failed.isEmpty() ? tr("%1 sizes simulated.").arg(sweep.points.size())
+                                            : tr("Not simulated — %1").arg(failed.join(QStringLiteral("; "))));
+    QString gaps;
+    for (const std::string& g : sweep.gaps)
+        gaps += QStringLiteral("<p>%1</p>").arg(qs(g).toHtmlEscaped());
+    m_sweepGaps->setHtml(gaps);
+    fillFigures();
+}
+
 void WirePane::fillFigures()
 {
     // The table lists stage 5's figures; the chains can walk back through every stage.
     m_allFigures = FigureSet();
     FigureSet shown;
-    if (m_result.derivation)
-        for (const Figure& f : m_result.derivation->figures.all())
+    const StepResult& r = result();
+    if (r.derivation)
+        for (const Figure& f : r.derivation->figures.all())
             m_allFigures.add(f);
     auto addBoth = [&](const FigureSet& set) {
         for (const Figure& f : set.all()) {
@@ -486,12 +486,16 @@ void WirePane::fillFigures()
             shown.add(f);
         }
     };
-    if (m_result.network)
-        addBoth(m_result.network->figures);
-    if (m_result.simulation)
-        addBoth(m_result.simulation->figures);
-    if (m_trace)
-        addBoth(m_trace->figures);
+    if (r.network)
+        addBoth(r.network->figures);
+    if (r.simulation)
+        addBoth(r.simulation->figures);
+    if (const scenario::TokenTrace* trace = tokenTrace())
+        addBoth(trace->figures);
+    // The sweep's figures when it is the current scenario's.
+    if (const auto sweep = m_results->sweep(); sweep && m_results->isCurrent(sweep->generation) && sweep->sweep)
+        for (const Figure& f : sweep->sweep.value().figures.all())
+            m_allFigures.add(f);
     m_figures->setFigures(std::move(shown));
 }
 
@@ -511,27 +515,24 @@ void WirePane::setChartLink(std::optional<network::LinkId> link)
     if (link == m_chartLink)
         return;
     m_chartLink = link;
-    if (m_result.simulation)
-        m_charts->setThroughput(m_result.network->topology.get(), m_result.simulation.get(), m_chartLink);
+    if (m_drawn)
+        m_charts->setThroughput(m_drawn->network->topology.get(), m_drawn->simulation.get(), m_chartLink);
     m_charts->setTime(m_time);
 }
 
 double WirePane::busiestTime() const
 {
-    return m_result.simulation ? network::busiestTime(*m_result.simulation) : 0.0;
+    return m_drawn ? network::busiestTime(*m_drawn->simulation) : 0.0;
 }
 
 bool WirePane::waitForSimulation(int timeoutMs)
 {
-    const bool a = m_job->waitUntilIdle(timeoutMs);
-    const bool b = m_sweepJob->waitUntilIdle(timeoutMs);
-    const bool c = m_traceJob->waitUntilIdle(timeoutMs); // the followed token, traced once the step is drawn
-    return a && b && c;
+    return m_results->waitUntilIdle(timeoutMs); // the followed token too, traced once the step is drawn
 }
 
 void WirePane::setTime(double seconds)
 {
-    const double step = m_result.simulation ? m_result.simulation->stepSeconds : 0.0;
+    const double step = m_drawn ? m_drawn->simulation->stepSeconds : 0.0;
     m_time = std::clamp(seconds, 0.0, step);
     m_view->setTime(m_time);
     m_charts->setTime(m_time);
@@ -550,7 +551,7 @@ void WirePane::setPlaying(bool playing)
 {
     if (playing == isPlaying())
         return;
-    if (playing && m_result.simulation && m_result.simulation->stepSeconds > 0) {
+    if (playing && m_drawn && m_drawn->simulation->stepSeconds > 0) {
         m_clock->start();
         m_timer->start();
     } else {
@@ -566,9 +567,9 @@ bool WirePane::isPlaying() const
 
 void WirePane::tick()
 {
-    if (!m_result.simulation)
+    if (!m_drawn)
         return;
-    const double step = m_result.simulation->stepSeconds;
+    const double step = m_drawn->simulation->stepSeconds;
     const double wall = playSeconds();
     const double dt = double(m_clock->restart()) / 1000.0;
     double t = m_time + dt * step / std::max(wall, 1e-3);
@@ -593,9 +594,9 @@ void WirePane::applyUnits()
     m_figures->setDisplayUnits(u);
     m_view->setDisplayUnits(u);
     m_charts->setDisplayUnits(u);
-    if (m_result.network) {
-        m_view->setLinkCallers(callersOf(m_result.network, u));
-        m_charts->setThroughput(m_result.network->topology.get(), m_result.simulation.get(), m_chartLink);
+    if (m_drawn) {
+        m_view->setLinkCallers(callersOf(m_drawn->network, u));
+        m_charts->setThroughput(m_drawn->network->topology.get(), m_drawn->simulation.get(), m_chartLink);
         m_charts->setTime(m_time);
     }
     showScenario(); // the NIC rate's text
@@ -607,7 +608,7 @@ void WirePane::applyUnits()
 
 void WirePane::updateTimeLabel()
 {
-    const double step = m_result.simulation ? m_result.simulation->stepSeconds : 0.0;
+    const double step = m_drawn ? m_drawn->simulation->stepSeconds : 0.0;
     m_timeLabel->setText(step > 0 ? tr("t = %1 of %2").arg(qs(formatSeconds(m_time)), qs(formatSeconds(step)))
                                   : tr("no step yet"));
 }
@@ -624,10 +625,11 @@ bool WirePane::runSweep(const QString& gpus)
     scenario::SweepOptions options;
     options.gpus = std::move(list).value();
     options.strong = m_sweepStrong->isChecked();
-    const scenario::Scenario scenario = m_document->resolvedScenario();
-    m_sweepJob->schedule([scenario, options](const Progress& progress) -> std::any {
-        return scenario::runSweep(scenario, options, progress);
-    });
+    if (!m_results->requestSweep(options)) {
+        m_sweepStatus->setText(tr("The scenario cannot be derived (see the other stages): fix it to run a sweep."));
+        theme::showProblem(m_sweepStatus, true);
+        return false;
+    }
     return true;
 }
 

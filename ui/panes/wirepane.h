@@ -6,25 +6,20 @@
 // throughput, of where each GPU's step goes and of the scaling sweep; the stage's figures with their
 // derivation chains back to the text.
 //
-// The simulation (core's deriveNetwork + simulateStep) and the sweep run off the GUI thread with
-// progress and cancel; the view keeps showing the last result until the new one is ready. The step
-// is simulated only while the pane is visible (a hidden pane marks itself stale and simulates when
-// shown), so big scenarios cost nothing elsewhere. Following a token routes its traffic off the GUI
-// thread too (wirepanetrace.cpp): progress in the caption, Cancel, the latest token wins.
+// A view of the document's results (Results): it asks for the step while it is visible (a hidden pane
+// asks when shown, so big scenarios cost nothing elsewhere), for the sweep when the user runs one and
+// for the followed token's trace (wirepanetrace.cpp), and draws what they deliver. Until the current
+// scenario's step arrives, the drawing shows the last one and says it is the previous scenario's.
 
-#include "network/routing.h"
-#include "network/simulate.h"
-#include "scenario/derive.h"
-#include "scenario/sweep.h"
-#include "scenario/tokentrace.h"
+#include "base/figure.h"
+#include "base/units.h"
+#include "network/topology.h"
 
+#include "document/results.h"
 #include "panes/stagepane.h"
-#include "views/wiregroups.h"
-#include "views/wirelayout.h"
 
 #include <QWidget>
 
-#include <any>
 #include <memory>
 #include <optional>
 
@@ -47,30 +42,10 @@ class QVBoxLayout;
 
 namespace tw::ui {
 
-class BackgroundJob;
 class Document;
 class FigureTableModel;
 class WireCharts;
 class WireView;
-
-// What one simulation job produced (shared pointers: the GUI keeps them while the next one runs).
-struct WireResult {
-    std::shared_ptr<const scenario::Scenario> scenario; // the scenario simulated
-    std::shared_ptr<const scenario::NetworkStage> network;
-    std::shared_ptr<const network::StepSimulation> simulation;
-    std::shared_ptr<const scenario::Derivation> derivation;
-    std::shared_ptr<const WireGroups> groups; // the fabric's groups as stage 5 draws them
-    std::shared_ptr<WireLayout> layout;       // its first layout for the view's drawing area (null: none asked)
-    std::optional<Error> error;
-    bool cancelled = false;
-};
-
-// The work of one job (runs on a pool thread): the fabric and the step's link loads, then the step
-// simulated with MFU inputs from the derivation. Link timelines are recorded (the animation). The
-// drawing's groups, and with a valid `area` its first layout for that drawing area (WireView::drawingArea).
-[[nodiscard]] WireResult simulateWire(const scenario::Scenario& scenario,
-                                      std::shared_ptr<const scenario::Derivation> derivation, const Progress& progress,
-                                      QSizeF area = {});
 
 class WirePane : public QWidget, public StagePane {
     Q_OBJECT
@@ -99,15 +74,14 @@ public:
     [[nodiscard]] QPushButton* sweepButton() const { return m_sweepRun; }
     [[nodiscard]] QTextBrowser* sweepGapText() const { return m_sweepGaps; }
     [[nodiscard]] FigureTableModel* figureModel() const { return m_figures; }
-    [[nodiscard]] BackgroundJob* simulationJob() const { return m_job; }
-    [[nodiscard]] BackgroundJob* sweepJob() const { return m_sweepJob; }
+    [[nodiscard]] QLabel* sweepStatus() const { return m_sweepStatus; }
 
-    // The result drawn now (null before the first simulation).
-    [[nodiscard]] const WireResult& result() const { return m_result; }
-    // Whether the drawn result is the current scenario's (false while a new one is being simulated,
+    // The step drawn now (empty before the first simulation).
+    [[nodiscard]] const StepResult& result() const;
+    // Whether the drawn step is the current scenario's (false while a new one is being simulated,
     // or when the scenario cannot be simulated: statusLabel() says why).
-    [[nodiscard]] bool isCurrent() const { return m_current; }
-    // Processes events until the simulation (and a sweep) is idle; false on timeout.
+    [[nodiscard]] bool isCurrent() const;
+    // Processes events until the document's results are idle (the step, a sweep, a trace); false on timeout.
     bool waitForSimulation(int timeoutMs = 60000);
 
     // The animation: the time in the step (s), playing or not, the step's wall-clock duration.
@@ -132,12 +106,11 @@ public:
 
     // The story's live thread: the followed token traced onto the drawn fabric (null when no token is
     // followed or nothing is simulated yet); the caption under the drawing says what it crosses.
-    [[nodiscard]] const scenario::TokenTrace* tokenTrace() const { return m_trace ? &*m_trace : nullptr; }
+    [[nodiscard]] const scenario::TokenTrace* tokenTrace() const;
     [[nodiscard]] QLabel* tokenCaption() const { return m_tokenCaption; }
     [[nodiscard]] QWidget* followChip() const { return m_followChip; }
-    // The trace's job (routing thousands of GPUs' transfers takes a second on the largest presets) and
-    // the button that cancels it (shown while it runs).
-    [[nodiscard]] BackgroundJob* traceJob() const { return m_traceJob; }
+    // The button that cancels the trace (routing thousands of GPUs' transfers takes a second on the
+    // largest presets; shown while it runs).
     [[nodiscard]] QPushButton* traceCancelButton() const { return m_traceCancel; }
     // The animation's pace: one step plays in (the speed box's seconds) / (the settings' animation speed).
     [[nodiscard]] double playSeconds() const;
@@ -151,8 +124,10 @@ private:
     void showPods(const scenario::Scenario& scenario);
     void showScenario();
     void onDerived();
-    void startSimulation();
-    void applyResult(WireResult result);
+    void requestStep();
+    void applyStep(const std::shared_ptr<const StepResult>& result);
+    void showOutdated();
+    void applySweep(const std::shared_ptr<const SweepResult>& result);
     void showStatus(const QString& text, bool problem);
     void editTopology(const network::TopologySpec& spec, const QString& text, int mergeKey = 0);
     void chooseFabric(int kind);
@@ -161,7 +136,7 @@ private:
     void fillFigures();
     void tick();
     void updateTrace();
-    void showTrace(const std::any& result);
+    void showTrace(const std::shared_ptr<const TraceResult>& result);
     [[nodiscard]] QWidget* buildTraceRow(QWidget* parent);
     void applyUnits();
     [[nodiscard]] DisplayUnits units() const;
@@ -226,18 +201,12 @@ private:
     QTextBrowser* m_chain = nullptr;
     FigureSet m_allFigures; // stages 1–5, so chains reach the inputs
 
-    BackgroundJob* m_job = nullptr;
-    BackgroundJob* m_sweepJob = nullptr;
-    WireResult m_result;
+    Results* m_results;
+    std::shared_ptr<const StepResult> m_drawn;      // the step drawn (of the current scenario or older)
+    std::shared_ptr<const TraceResult> m_drawnTrace; // the followed token's trace drawn on it
     std::optional<network::LinkId> m_chartLink;
     double m_time = 0;
-    bool m_current = false;
-    bool m_stale = true;
     bool m_updating = false;
-    std::optional<scenario::TokenTrace> m_trace;
-    struct TraceRouter; // routes of m_result's topology, kept across traces (one trace at a time uses it)
-    std::shared_ptr<TraceRouter> m_router;
-    BackgroundJob* m_traceJob = nullptr;
     QPushButton* m_traceCancel = nullptr;
     bool m_traceStale = false; // the followed token changed while the pane was hidden
     QLabel* m_tokenCaption = nullptr;

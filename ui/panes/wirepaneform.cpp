@@ -349,7 +349,6 @@ void WirePane::showScenario()
            "between them. Press play to watch the bits move; hover a link for its bytes, a GPU for the kernels it runs now.")
             .arg(s.hardware.nodes * s.hardware.gpusPerNode));
     m_updating = false;
-    m_current = false;
 }
 
 } // namespace tw::ui

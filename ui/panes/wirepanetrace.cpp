@@ -6,6 +6,7 @@
 #include "wirepane.h"
 
 #include "document/document.h"
+#include "document/results.h"
 #include "panes/panekit.h"
 #include "settings/theme.h"
 #include "views/qtstrings.h"
@@ -13,32 +14,12 @@
 #include "workers/backgroundjob.h"
 
 #include "base/units.h"
-#include "network/routing.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 
-#include <mutex>
-#include <optional>
-
 namespace tw::ui {
-
-// The routes of one drawn topology, cached across traces; a superseded trace may still be routing
-// when the next one starts, so they take turns.
-struct WirePane::TraceRouter {
-    std::mutex mutex;
-    std::optional<network::Router> router; // made by the first trace, on its pool thread (40 ms at 98,304 GPUs)
-};
-
-namespace {
-
-// What one trace job returns (through std::any, which needs a copyable value).
-struct TraceOutcome {
-    std::shared_ptr<const Result<scenario::TokenTrace>> trace;
-};
-
-} // namespace
 
 QWidget* WirePane::buildTraceRow(QWidget* parent)
 {
@@ -52,64 +33,58 @@ QWidget* WirePane::buildTraceRow(QWidget* parent)
     m_traceCancel->hide();
     layout->addWidget(m_traceCancel, 0, Qt::AlignTop);
 
-    m_traceJob = new BackgroundJob(this);
-    connect(m_traceJob, &BackgroundJob::progressed, this, [this](double f) {
+    BackgroundJob* job = m_results->traceJob();
+    connect(job, &BackgroundJob::progressed, this, [this](double f) {
         m_tokenCaption->setText(tr("Routing <b>%1</b>'s traffic onto the fabric… %2 %")
                                     .arg(panekit::followedTokenCaption(m_document).toHtmlEscaped())
                                     .arg(int(f * 100)));
     });
-    connect(m_traceJob, &BackgroundJob::finished, this, &WirePane::showTrace);
-    connect(m_traceJob, &BackgroundJob::cancelled, this, [this] {
+    connect(m_results, &Results::traced, this, &WirePane::showTrace);
+    connect(job, &BackgroundJob::cancelled, this, [this] {
         m_traceCancel->hide();
+        if (!m_results->isStepCurrent())
+            return; // the scenario changed: traced again on its step
         m_tokenCaption->setText(tr("Tracing cancelled: the followed token's links are not drawn. Follow a token "
                                    "again to trace it."));
         m_tokenCaption->show();
     });
-    connect(m_traceCancel, &QPushButton::clicked, m_traceJob, &BackgroundJob::cancel);
+    connect(m_traceCancel, &QPushButton::clicked, m_results, &Results::cancelTrace);
     return row;
+}
+
+const scenario::TokenTrace* WirePane::tokenTrace() const
+{
+    return m_drawnTrace && m_drawnTrace->trace ? &m_drawnTrace->trace.value() : nullptr;
 }
 
 void WirePane::updateTrace()
 {
     m_traceStale = false;
     const qint64 index = m_document->followedToken();
-    m_trace.reset();
+    m_drawnTrace.reset();
     m_view->clearTracedLinks();
-    const bool ready = m_result.network && m_result.derivation && m_result.scenario && m_result.derivation->stage3;
-    if (index < 0 || !ready || std::size_t(index) >= m_result.derivation->tokens().size()) {
-        m_traceJob->cancel(); // a trace of the previous token is no longer wanted
+    const bool ready = isCurrent() && m_drawn->derivation->stage3;
+    if (index < 0 || !ready || std::size_t(index) >= m_drawn->derivation->tokens().size()) {
+        m_results->requestTrace(-1); // a trace of the previous token is no longer wanted
         m_traceCancel->hide();
         m_view->setHighlightedGpus({});
         m_tokenCaption->hide();
         fillFigures();
         return;
     }
-    if (!m_router)
-        m_router = std::make_shared<TraceRouter>();
     m_tokenCaption->setText(tr("Routing <b>%1</b>'s traffic onto the fabric…")
                                 .arg(panekit::followedTokenCaption(m_document).toHtmlEscaped()));
     m_tokenCaption->show();
     m_traceCancel->show();
     fillFigures();
-    // The job holds what it reads: the step's derivation, scenario and fabric stay alive while it runs.
-    m_traceJob->schedule([derivation = m_result.derivation, scenario = m_result.scenario, network = m_result.network,
-                          router = m_router, token = std::uint64_t(index)](const Progress& progress) -> std::any {
-        const std::lock_guard lock(router->mutex);
-        if (progress.stopRequested())
-            return TraceOutcome{};
-        if (!router->router)
-            router->router.emplace(*network->topology);
-        return TraceOutcome{std::make_shared<const Result<scenario::TokenTrace>>(scenario::traceToken(
-            *derivation, *scenario, token, network->topology.get(), progress, &*router->router))};
-    });
+    m_results->requestTrace(index);
 }
 
-void WirePane::showTrace(const std::any& result)
+void WirePane::showTrace(const std::shared_ptr<const TraceResult>& result)
 {
-    const auto& outcome = std::any_cast<const TraceOutcome&>(result);
-    if (!outcome.trace)
-        return; // stopped before it started (a newer request replaces it)
-    const Result<scenario::TokenTrace>& trace = *outcome.trace;
+    if (result->step != m_drawn)
+        return; // traced on a step this pane does not draw (it draws it as soon as it is delivered)
+    const Result<scenario::TokenTrace>& trace = result->trace;
     m_traceCancel->hide();
     if (!trace) {
         m_view->clearTracedLinks();
@@ -118,9 +93,9 @@ void WirePane::showTrace(const std::any& result)
         m_tokenCaption->show();
         return;
     }
-    m_trace = trace.value();
+    m_drawnTrace = result;
     fillFigures();
-    const scenario::TokenTrace& t = *m_trace;
+    const scenario::TokenTrace& t = trace.value();
     std::vector<std::pair<network::LinkId, double>> row;
     std::vector<network::LinkId> gradient;
     for (const scenario::TokenTraceLink& l : t.links) {

@@ -1,11 +1,10 @@
 #include "narrationbar.h"
 
 #include "document/document.h"
-#include "panes/wirepane.h"
+#include "document/results.h"
 #include "settings/appsettings.h"
 #include "settings/theme.h"
 #include "stage.h"
-#include "workers/backgroundjob.h"
 
 #include "scenario/derive.h"
 #include "views/qtstrings.h"
@@ -29,10 +28,9 @@ const QString kScheme = QStringLiteral("figure");
 
 } // namespace
 
-NarrationBar::NarrationBar(Document* document, WirePane* wire, QWidget* parent)
+NarrationBar::NarrationBar(Document* document, QWidget* parent)
     : QFrame(parent)
     , m_document(document)
-    , m_wire(wire)
 {
     setObjectName(QStringLiteral("narrationBar"));
     setFrameShape(QFrame::NoFrame);
@@ -60,12 +58,9 @@ NarrationBar::NarrationBar(Document* document, WirePane* wire, QWidget* parent)
     });
 
     connect(m_document, &Document::derived, this, &NarrationBar::refresh);
-    if (m_wire) {
-        // After the pane has taken the result (its own slot runs first, in the same event).
-        auto later = [this] { QTimer::singleShot(0, this, &NarrationBar::refresh); };
-        connect(m_wire->simulationJob(), &BackgroundJob::finished, this, later);
-        connect(m_wire->simulationJob(), &BackgroundJob::cancelled, this, later);
-    }
+    // Stage 5's sentences tell the simulated step when it is the current scenario's.
+    connect(m_document->results(), &Results::stepFinished, this, &NarrationBar::refresh);
+    connect(m_document->results(), &Results::outdated, this, &NarrationBar::refresh);
     connect(AppSettings::instance(), &AppSettings::displayUnitsChanged, this, &NarrationBar::refresh);
     applyFont();
     refresh();
@@ -116,13 +111,11 @@ void NarrationBar::refresh()
     }
     const scenario::NetworkStage* network = nullptr;
     const network::StepSimulation* simulation = nullptr;
-    if (m_wire && m_wire->isCurrent()) {
-        const WireResult& r = m_wire->result();
-        if (r.derivation == d && r.network && r.simulation) {
-            network = r.network.get();
-            simulation = r.simulation.get();
-            m_usesSimulation = true;
-        }
+    const Results* results = m_document->results();
+    if (const auto step = results->step(); step && results->isStepCurrent() && step->derivation == d) {
+        network = step->network.get();
+        simulation = step->simulation.get();
+        m_usesSimulation = true;
     }
     m_narration = scenario::narrate(m_document->scenario(), *d, network, simulation, AppSettings::instance()->displayUnits());
     render();

@@ -15,13 +15,12 @@ class QUrl;
 namespace tw::ui {
 
 class Document;
-class WirePane;
 
 class NarrationBar : public QFrame {
     Q_OBJECT
 public:
     // wire may be null (stage 5 then never has the simulation's numbers).
-    NarrationBar(Document* document, WirePane* wire, QWidget* parent = nullptr);
+    explicit NarrationBar(Document* document, QWidget* parent = nullptr);
 
     // The stage narrated, 0 (Text) … 4 (Wire), as MainWindow counts them.
     void setStage(int index);
@@ -63,7 +62,6 @@ private:
     void onHighlighted(const QUrl& url);
 
     Document* m_document;
-    WirePane* m_wire;
     QTextBrowser* m_browser = nullptr;
     scenario::Narration m_narration;
     int m_stage = 0;
