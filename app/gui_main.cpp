@@ -98,50 +98,47 @@ std::optional<QSize> parseSize(const QString& text)
     return QSize(w, h);
 }
 
-} // namespace
-
-int main(int argc, char* argv[])
+// --help, --version and an option neither ours nor Qt's, answered before QApplication (so without a
+// display): the exit code, or nothing to go on.
+std::optional<int> answerEarly(int argc, char* argv[], const Options& o, QTextStream& err)
 {
-    QElapsedTimer clock;
-    clock.start();
-    QTextStream err(stderr);
-    const Options o;
-
-    // --help and --version answer before QApplication, so they work without a display.
     QStringList raw;
     for (int i = 0; i < argc; ++i)
         raw << QString::fromLocal8Bit(argv[i]);
-    {
-        QCommandLineParser early;
-        o.addTo(early);
-        const bool parsed = early.parse(raw);
-        if (parsed && early.isSet(o.help)) {
-            printHelp(early);
-            return kExitOk;
-        }
-        if (parsed && early.isSet(o.version)) {
-            QTextStream(stdout) << "tokenwire " << TOKENWIRE_VERSION << '\n';
-            return kExitOk;
-        }
-        // An option neither ours nor Qt's: say which, without needing a display.
-        bool onlyQtUnknown = true;
-        for (const QString& name : early.unknownOptionNames())
-            onlyQtUnknown = onlyQtUnknown && isQtOption(name);
-        if (!parsed && !onlyQtUnknown) {
-            err << "tokenwire: " << early.errorText() << "\nTry 'tokenwire --help'.\n";
-            return kExitUsage;
-        }
+    QCommandLineParser early;
+    o.addTo(early);
+    const bool parsed = early.parse(raw);
+    if (parsed && early.isSet(o.help)) {
+        printHelp(early);
+        return kExitOk;
     }
+    if (parsed && early.isSet(o.version)) {
+        QTextStream(stdout) << "tokenwire " << TOKENWIRE_VERSION << '\n';
+        return kExitOk;
+    }
+    // An option neither ours nor Qt's: say which, without needing a display.
+    bool onlyQtUnknown = true;
+    for (const QString& name : early.unknownOptionNames())
+        onlyQtUnknown = onlyQtUnknown && isQtOption(name);
+    if (!parsed && !onlyQtUnknown) {
+        err << "tokenwire: " << early.errorText() << "\nTry 'tokenwire --help'.\n";
+        return kExitUsage;
+    }
+    return std::nullopt;
+}
 
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("TokenWire"));
-    QApplication::setApplicationVersion(QStringLiteral(TOKENWIRE_VERSION));
-    QApplication::setDesktopFileName(QStringLiteral("tokenwire"));
-    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/tokenwire.png")));
+// What the command line asks for once QApplication took its own options.
+struct Request {
+    QString scenarioPath; // FILE or --scenario
+    std::optional<QSize> size;
+    std::optional<tw::ui::Stage> stage;
+    bool batch = false; // --screenshot or --startup-timing
+};
 
-    // Again on what QApplication left (it removed its own options).
-    QCommandLineParser parser;
-    o.addTo(parser);
+// The request from what QApplication left (help, version and usage errors answered): the exit code
+// when it is answered, else nothing.
+std::optional<int> readRequest(QCommandLineParser& parser, const Options& o, QTextStream& err, Request& r)
+{
     if (!parser.parse(QApplication::arguments())) {
         err << "tokenwire: " << parser.errorText() << "\nTry 'tokenwire --help'.\n";
         return kExitUsage;
@@ -163,31 +160,32 @@ int main(int argc, char* argv[])
         return usage(QStringLiteral("one scenario FILE at most, got %1: %2").arg(files.size()).arg(files.join(QStringLiteral(", "))));
     if (!files.isEmpty() && parser.isSet(o.scenario))
         return usage(QStringLiteral("give the scenario either as FILE or as --scenario, not both"));
-    const QString scenarioPath = parser.isSet(o.scenario) ? parser.value(o.scenario) : files.value(0);
-    if (!scenarioPath.isEmpty() && parser.isSet(o.preset))
+    r.scenarioPath = parser.isSet(o.scenario) ? parser.value(o.scenario) : files.value(0);
+    if (!r.scenarioPath.isEmpty() && parser.isSet(o.preset))
         return usage(QStringLiteral("--preset and a scenario file exclude each other: give one"));
-    std::optional<QSize> size;
     if (parser.isSet(o.size)) {
-        size = parseSize(parser.value(o.size));
-        if (!size)
+        r.size = parseSize(parser.value(o.size));
+        if (!r.size)
             return usage(QStringLiteral("--size: \"%1\" is not WxH in pixels (e.g. 1280x720)").arg(parser.value(o.size)));
     }
-    const bool batch = parser.isSet(o.screenshot) || parser.isSet(o.startupTiming);
-
-    // The viewer's theme, palette and font scale (batch runs keep the defaults, so pictures and
-    // timings do not depend on someone's settings).
-    if (!batch)
-        tw::ui::theme::followAppSettings(app);
-    tw::ui::MainWindow window;
-    std::optional<tw::ui::Stage> stage;
+    r.batch = parser.isSet(o.screenshot) || parser.isSet(o.startupTiming);
     if (parser.isSet(o.stage)) {
         bool ok = false;
-        stage = tw::ui::stageNumbered(parser.value(o.stage).toInt(&ok));
-        if (!ok || !stage)
+        r.stage = tw::ui::stageNumbered(parser.value(o.stage).toInt(&ok));
+        if (!ok || !r.stage)
             return usage(QStringLiteral("--stage: \"%1\" is not a stage number from 1 to %2")
                              .arg(parser.value(o.stage))
                              .arg(tw::ui::kStageCount));
     }
+    return std::nullopt;
+}
+
+// The preset or the scenario file the window starts from. A bad --scenario, or a bad FILE in a batch run
+// (screenshots, timing), stops with the reason (the exit code); a bad FILE given to the window (a file
+// manager's "Open with") is opened later (openLater) on the default scenario, with the reason in a box.
+std::optional<int> loadStart(tw::ui::MainWindow& window, const QCommandLineParser& parser, const Options& o,
+                             const Request& r, QTextStream& err, bool& openLater)
+{
     if (parser.isSet(o.preset)) {
         QString error;
         if (!window.document()->loadPreset(parser.value(o.preset), &error)) {
@@ -196,30 +194,59 @@ int main(int argc, char* argv[])
         }
         window.document()->undoStack()->clear();
     }
-    // A bad --scenario, or a bad FILE in a batch run (screenshots, timing), stops with the reason; a bad
-    // FILE given to the window (a file manager's "Open with") opens it on the default scenario with
-    // the reason in a message box.
-    bool openLater = false;
-    if (!scenarioPath.isEmpty()) {
-        QString error;
-        if (window.document()->open(scenarioPath, &error)) {
-            if (!batch)
-                tw::ui::AppSettings::instance()->addRecentFile(scenarioPath);
-        } else {
-            if (!batch && !parser.isSet(o.scenario)) {
-                openLater = true;
-            } else {
-                if (!error.contains(scenarioPath))
-                    error = scenarioPath + QStringLiteral(": ") + error;
-                err << "tokenwire: " << error << '\n';
-                return kExitInput;
-            }
-        }
+    if (r.scenarioPath.isEmpty())
+        return std::nullopt;
+    QString error;
+    if (window.document()->open(r.scenarioPath, &error)) {
+        if (!r.batch)
+            tw::ui::AppSettings::instance()->addRecentFile(r.scenarioPath);
+    } else if (!r.batch && !parser.isSet(o.scenario)) {
+        openLater = true;
+    } else {
+        if (!error.contains(r.scenarioPath))
+            error = r.scenarioPath + QStringLiteral(": ") + error;
+        err << "tokenwire: " << error << '\n';
+        return kExitInput;
     }
-    if (size)
-        window.resize(*size);
-    if (stage)
-        window.setStage(*stage);
+    return std::nullopt;
+}
+
+} // namespace
+
+int main(int argc, char* argv[])
+{
+    QElapsedTimer clock;
+    clock.start();
+    QTextStream err(stderr);
+    const Options o;
+    if (const std::optional<int> answered = answerEarly(argc, argv, o, err))
+        return *answered;
+
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("TokenWire"));
+    QApplication::setApplicationVersion(QStringLiteral(TOKENWIRE_VERSION));
+    QApplication::setDesktopFileName(QStringLiteral("tokenwire"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/tokenwire.png")));
+
+    // Again on what QApplication left (it removed its own options).
+    QCommandLineParser parser;
+    o.addTo(parser);
+    Request r;
+    if (const std::optional<int> answered = readRequest(parser, o, err, r))
+        return *answered;
+
+    // The viewer's theme, palette and font scale (batch runs keep the defaults, so pictures and
+    // timings do not depend on someone's settings).
+    if (!r.batch)
+        tw::ui::theme::followAppSettings(app);
+    tw::ui::MainWindow window;
+    bool openLater = false;
+    if (const std::optional<int> failed = loadStart(window, parser, o, r, err, openLater))
+        return *failed;
+    if (r.size)
+        window.resize(*r.size);
+    if (r.stage)
+        window.setStage(*r.stage);
     if (parser.isSet(o.screenshot)) {
         QString error;
         if (!tw::ui::saveStageScreenshots(window, parser.value(o.screenshot), &error)) {
@@ -228,7 +255,7 @@ int main(int argc, char* argv[])
         }
         return kExitOk;
     }
-    if (!batch)
+    if (!r.batch)
         window.enableAutosave();
     window.show();
     if (parser.isSet(o.startupTiming)) {
@@ -240,9 +267,9 @@ int main(int argc, char* argv[])
         return kExitOk;
     }
     // After a crash: offer the scenario an earlier session autosaved (not when a file or preset was asked for).
-    if (scenarioPath.isEmpty() && !parser.isSet(o.preset))
+    if (r.scenarioPath.isEmpty() && !parser.isSet(o.preset))
         window.autosave()->recoverIfAny();
     if (openLater)
-        window.actions()->openPath(scenarioPath); // says why in a message box over the window
+        window.actions()->openPath(r.scenarioPath); // says why in a message box over the window
     return QApplication::exec();
 }

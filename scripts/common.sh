@@ -5,8 +5,9 @@ TOKENWIRE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export TOKENWIRE_CACHE="${TOKENWIRE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokenwire}"
 export TOKENWIRE_GPT2_DIR="$TOKENWIRE_CACHE/gpt2"
 
+# python3 runs the function-lengths test (scripts/function-lengths.py).
 TOKENWIRE_PACKAGES=(cmake ninja-build pkg-config g++ qt6-base-dev qt6-svg-dev libqcustomplot-dev nlohmann-json3-dev
-  libpcre2-dev xvfb xauth fonts-dejavu-core ccache imagemagick)
+  libpcre2-dev xvfb xauth fonts-dejavu-core ccache imagemagick python3)
 
 # Open MPI for tools/measure (real collectives on loopback, issue #10) and its smoke test: test.sh and
 # measure.sh install them; run.sh does not (the GUI does not need MPI).

@@ -690,24 +690,157 @@ Result<bool> parseBusbwOption(ArgCursor& cur, std::string_view name, std::option
     return false;
 }
 
-} // namespace
-
-Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
-{
-    Invocation inv;
-    ArgCursor cur(args);
+// What parseArgs keeps between arguments.
+struct ParseState {
     bool formatSet = false;
     bool optionsEnded = false;
     CollectiveSeen collectiveSeen;
     bool gpusGiven = false;
     bool busbwOpGiven = false;
-    std::string* input = nullptr;
+    std::string* input = nullptr; // where the command's positional input goes
+};
 
+// An option of the current command: true when it knew it.
+Result<bool> parseCommandOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl,
+                                Invocation& inv, ParseState& st)
+{
+    Result<bool> known = false;
+    if (inv.command == Command::Tokenize)
+        known = parseTokenizeOption(cur, name, inl, inv.tokenize, st.formatSet);
+    else if (inv.command == Command::TrainBpe)
+        known = parseTrainOption(cur, name, inl, inv.trainBpe);
+    else if (inv.command == Command::Derive || inv.command == Command::Tensors
+             || inv.command == Command::Explain || inv.command == Command::Simulate)
+        known = parseScenarioOption(cur, name, inl, inv.scenario);
+    else if (inv.command == Command::Plan || inv.command == Command::Memory || inv.command == Command::Kernels)
+        known = parsePlanOption(cur, name, inl, inv.scenario);
+    else if (inv.command == Command::Collective)
+        known = parseCollectiveOption(cur, name, inl, inv.collective, st.collectiveSeen);
+    else if (inv.command == Command::Sweep)
+        known = parseSweepOption(cur, name, inl, inv.sweep, st.gpusGiven);
+    else if (inv.command == Command::Validate)
+        known = parseValidateOption(cur, name, inl, inv.validate);
+    else if (inv.command == Command::Busbw)
+        known = parseBusbwOption(cur, name, inl, inv.busbw, st.busbwOpGiven);
+    else if (inv.command == Command::Fit)
+        known = parseFitOption(cur, name, inl, inv.fit);
+    return known;
+}
+
+// A positional argument: first the command, then the input.
+Status takePositional(std::string_view arg, Invocation& inv, ParseState& st)
+{
+    if (inv.command == Command::None) {
+        if (const std::optional<Command> command = valueOf(kCommandNames, arg)) {
+            inv.command = *command;
+            if (*command == Command::Tokenize)
+                st.input = &inv.tokenize.input;
+            else if (*command == Command::TrainBpe)
+                st.input = &inv.trainBpe.input;
+            else if (*command == Command::Explain)
+                st.input = &inv.scenario.figureId;
+        } else if (arg == "help") {
+            inv.help = true;
+        } else {
+            return usageError("unknown command '" + std::string(arg) + "'; expected " + commandList());
+        }
+        return Ok{};
+    }
+    if (!st.input)
+        return usageError("unexpected argument '" + std::string(arg) + "': " + commandName(inv.command)
+                          + (inv.command == Command::Presets      ? " takes no argument"
+                             : inv.command == Command::Validate   ? " takes options only (see --help)"
+                             : inv.command == Command::Collective ? " takes options only (see --help)"
+                             : inv.command == Command::Busbw      ? " takes options only (see --help)"
+                                                                  : " reads --scenario FILE or --preset NAME"));
+    if (inv.command == Command::Explain) {
+        if (!st.input->empty())
+            return usageError("unexpected argument '" + std::string(arg) + "': explain traces one figure ID");
+        if (arg.empty())
+            return usageError("empty figure ID; expected an id such as model.parameters");
+        *st.input = std::string(arg);
+        return Ok{};
+    }
+    if (!st.input->empty())
+        return usageError("unexpected argument '" + std::string(arg) + "': only one input FILE (or -) is read");
+    if (arg.empty())
+        return usageError("empty input path; expected a FILE or - for standard input");
+    *st.input = std::string(arg);
+    return Ok{};
+}
+
+// What the command needs once every argument is read (a scenario, an input, the sweep's sizes …); the
+// collective command's options completed.
+Status checkComplete(Invocation& inv, ParseState& st)
+{
+    if (inv.help || inv.version)
+        return Ok{};
+    if (inv.command == Command::None)
+        return usageError("missing command; expected " + commandList() + " (see --help)");
+    if (inv.command == Command::Presets || inv.command == Command::Validate)
+        return Ok{};
+    if (inv.command == Command::Collective) {
+        auto done = finishCollective(inv.collective, st.collectiveSeen);
+        if (!done)
+            return done.error();
+        return Ok{};
+    }
+    if (inv.command == Command::Derive || inv.command == Command::Tensors || inv.command == Command::Explain
+        || inv.command == Command::Plan || inv.command == Command::Memory || inv.command == Command::Kernels
+        || inv.command == Command::Simulate) {
+        if (inv.command == Command::Explain && inv.scenario.figureId.empty())
+            return usageError("missing figure ID (for example model.parameters; derive lists every id)");
+        if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
+            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        return Ok{};
+    }
+    if (inv.command == Command::Fit) {
+        if (inv.fit.scenario.scenarioFile.empty() && inv.fit.scenario.preset.empty())
+            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        return Ok{};
+    }
+    if (inv.command == Command::Busbw) {
+        if (inv.busbw.scenario.scenarioFile.empty() && inv.busbw.scenario.preset.empty())
+            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        if (!st.busbwOpGiven)
+            return usageError("missing; busbw needs the operation: " + listOr(opNames()), "--op");
+        if (inv.busbw.minBytes > inv.busbw.maxBytes)
+            return usageError("is larger than --max-bytes", "--min-bytes");
+        const int size = busbwDtypeSize(inv.busbw.dtype);
+        for (double b : {inv.busbw.minBytes, inv.busbw.maxBytes})
+            if (std::fmod(b, size) != 0)
+                return usageError(formatInteger(static_cast<std::int64_t>(b)) + " is not a multiple of the " + inv.busbw.dtype
+                                      + " size (" + std::to_string(size) + " B)",
+                                  b == inv.busbw.minBytes ? "--min-bytes" : "--max-bytes");
+        return Ok{};
+    }
+    if (inv.command == Command::Sweep) {
+        if (inv.sweep.scenario.scenarioFile.empty() && inv.sweep.scenario.preset.empty())
+            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        if (!st.gpusGiven)
+            return usageError("missing; sweep needs the cluster sizes, such as 1,2,4,8 or 1-7", "--gpus");
+        return Ok{};
+    }
+    if (inv.command == Command::TrainBpe && inv.trainBpe.vocabSize == 0)
+        return usageError("missing; train-bpe needs the target vocabulary size V (257…65,536)", "--vocab-size");
+    if (st.input->empty())
+        return usageError("missing input FILE (or - for standard input)");
+    return Ok{};
+}
+
+} // namespace
+
+// The command line: the command, its options and its input, checked.
+Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
+{
+    Invocation inv;
+    ArgCursor cur(args);
+    ParseState st;
     while (!cur.atEnd()) {
         const std::string_view arg = cur.take();
-        const bool isOption = !optionsEnded && arg.size() > 1 && arg.front() == '-';
+        const bool isOption = !st.optionsEnded && arg.size() > 1 && arg.front() == '-';
         if (isOption && arg == "--") {
-            optionsEnded = true;
+            st.optionsEnded = true;
             continue;
         }
         if (isOption) {
@@ -720,123 +853,18 @@ Result<Invocation> parseArgs(const std::vector<std::string_view>& args)
                 inv.version = true;
                 continue;
             }
-            Result<bool> known = false;
-            if (inv.command == Command::Tokenize)
-                known = parseTokenizeOption(cur, name, inl, inv.tokenize, formatSet);
-            else if (inv.command == Command::TrainBpe)
-                known = parseTrainOption(cur, name, inl, inv.trainBpe);
-            else if (inv.command == Command::Derive || inv.command == Command::Tensors
-                     || inv.command == Command::Explain || inv.command == Command::Simulate)
-                known = parseScenarioOption(cur, name, inl, inv.scenario);
-            else if (inv.command == Command::Plan || inv.command == Command::Memory || inv.command == Command::Kernels)
-                known = parsePlanOption(cur, name, inl, inv.scenario);
-            else if (inv.command == Command::Collective)
-                known = parseCollectiveOption(cur, name, inl, inv.collective, collectiveSeen);
-            else if (inv.command == Command::Sweep)
-                known = parseSweepOption(cur, name, inl, inv.sweep, gpusGiven);
-            else if (inv.command == Command::Validate)
-                known = parseValidateOption(cur, name, inl, inv.validate);
-            else if (inv.command == Command::Busbw)
-                known = parseBusbwOption(cur, name, inl, inv.busbw, busbwOpGiven);
-            else if (inv.command == Command::Fit)
-                known = parseFitOption(cur, name, inl, inv.fit);
+            Result<bool> known = parseCommandOption(cur, name, inl, inv, st);
             if (!known)
                 return known.error();
             if (!known.value())
                 return unknownOption(name, inv.command);
             continue;
         }
-        // A positional argument: first the command, then the input.
-        if (inv.command == Command::None) {
-            if (const std::optional<Command> command = valueOf(kCommandNames, arg)) {
-                inv.command = *command;
-                if (*command == Command::Tokenize)
-                    input = &inv.tokenize.input;
-                else if (*command == Command::TrainBpe)
-                    input = &inv.trainBpe.input;
-                else if (*command == Command::Explain)
-                    input = &inv.scenario.figureId;
-            } else if (arg == "help") {
-                inv.help = true;
-            } else {
-                return usageError("unknown command '" + std::string(arg) + "'; expected " + commandList());
-            }
-            continue;
-        }
-        if (!input)
-            return usageError("unexpected argument '" + std::string(arg) + "': " + commandName(inv.command)
-                              + (inv.command == Command::Presets      ? " takes no argument"
-                                 : inv.command == Command::Validate   ? " takes options only (see --help)"
-                                 : inv.command == Command::Collective ? " takes options only (see --help)"
-                                 : inv.command == Command::Busbw      ? " takes options only (see --help)"
-                                                                      : " reads --scenario FILE or --preset NAME"));
-        if (inv.command == Command::Explain) {
-            if (!input->empty())
-                return usageError("unexpected argument '" + std::string(arg) + "': explain traces one figure ID");
-            if (arg.empty())
-                return usageError("empty figure ID; expected an id such as model.parameters");
-            *input = std::string(arg);
-            continue;
-        }
-        if (!input->empty())
-            return usageError("unexpected argument '" + std::string(arg) + "': only one input FILE (or -) is read");
-        if (arg.empty())
-            return usageError("empty input path; expected a FILE or - for standard input");
-        *input = std::string(arg);
+        if (Status taken = takePositional(arg, inv, st); !taken.ok())
+            return taken.error();
     }
-
-    if (inv.help || inv.version)
-        return inv;
-    if (inv.command == Command::None)
-        return usageError("missing command; expected " + commandList() + " (see --help)");
-    if (inv.command == Command::Presets || inv.command == Command::Validate)
-        return inv;
-    if (inv.command == Command::Collective) {
-        auto done = finishCollective(inv.collective, collectiveSeen);
-        if (!done)
-            return done.error();
-        return inv;
-    }
-    if (inv.command == Command::Derive || inv.command == Command::Tensors || inv.command == Command::Explain
-        || inv.command == Command::Plan || inv.command == Command::Memory || inv.command == Command::Kernels
-        || inv.command == Command::Simulate) {
-        if (inv.command == Command::Explain && inv.scenario.figureId.empty())
-            return usageError("missing figure ID (for example model.parameters; derive lists every id)");
-        if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
-            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
-        return inv;
-    }
-    if (inv.command == Command::Fit) {
-        if (inv.fit.scenario.scenarioFile.empty() && inv.fit.scenario.preset.empty())
-            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
-        return inv;
-    }
-    if (inv.command == Command::Busbw) {
-        if (inv.busbw.scenario.scenarioFile.empty() && inv.busbw.scenario.preset.empty())
-            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
-        if (!busbwOpGiven)
-            return usageError("missing; busbw needs the operation: " + listOr(opNames()), "--op");
-        if (inv.busbw.minBytes > inv.busbw.maxBytes)
-            return usageError("is larger than --max-bytes", "--min-bytes");
-        const int size = busbwDtypeSize(inv.busbw.dtype);
-        for (double b : {inv.busbw.minBytes, inv.busbw.maxBytes})
-            if (std::fmod(b, size) != 0)
-                return usageError(formatInteger(static_cast<std::int64_t>(b)) + " is not a multiple of the " + inv.busbw.dtype
-                                      + " size (" + std::to_string(size) + " B)",
-                                  b == inv.busbw.minBytes ? "--min-bytes" : "--max-bytes");
-        return inv;
-    }
-    if (inv.command == Command::Sweep) {
-        if (inv.sweep.scenario.scenarioFile.empty() && inv.sweep.scenario.preset.empty())
-            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
-        if (!gpusGiven)
-            return usageError("missing; sweep needs the cluster sizes, such as 1,2,4,8 or 1-7", "--gpus");
-        return inv;
-    }
-    if (inv.command == Command::TrainBpe && inv.trainBpe.vocabSize == 0)
-        return usageError("missing; train-bpe needs the target vocabulary size V (257…65,536)", "--vocab-size");
-    if (input->empty())
-        return usageError("missing input FILE (or - for standard input)");
+    if (Status complete = checkComplete(inv, st); !complete.ok())
+        return complete.error();
     return inv;
 }
 

@@ -118,104 +118,88 @@ json measuredJson(double v)
     return v < 0 ? json(nullptr) : json(v);
 }
 
-} // namespace
-
-int runSweep(const SweepCommandOptions& o, std::ostream& out, std::ostream& err)
+// One sweep point as JSON (and the CSV's cells).
+json pointJson(const scenario::SweepPoint& p)
 {
-    const auto loaded = readScenario(o.scenario, err);
-    if (!loaded)
-        return kExitInput;
-    const scenario::Scenario& s = *loaded;
-    scenario::SweepOptions options;
-    options.gpus = o.gpus;
-    options.strong = o.strong;
-    auto result = scenario::runSweep(s, options);
-    if (!result) {
-        printError(err, inScenarioFile(result.error(), o.scenario));
-        return kExitInput;
-    }
-    const scenario::Sweep& w = result.value();
-    bool allRan = true;
+    return json{{"gpus", p.gpus},
+                {"nodes", p.nodes},
+                {"dp", p.dp},
+                {"pp", p.pp},
+                {"tp", p.tp},
+                {"ep", p.ep},
+                {"step_time_s", p.stepSeconds},
+                {"compute_s", p.computeSeconds},
+                {"exposed_comm_s", p.exposedCommSeconds},
+                {"comm_share", p.commShare},
+                {"tokens_per_s", p.tokensPerSecond},
+                {"speedup", p.speedup},
+                {"efficiency", p.efficiency},
+                {"mfu", p.mfu},
+                {"ok", p.ok},
+                {"error", p.ok ? json(nullptr) : json(p.error.toString())}};
+}
+
+// The sweep as one JSON document: its points, the measured points, the gaps and the figures.
+void printSweepJson(std::ostream& out, const scenario::Scenario& s, const scenario::Sweep& w, bool strong)
+{
+    json points = json::array();
     for (const scenario::SweepPoint& p : w.points)
-        if (!p.ok) {
-            allRan = false;
-            Error e = p.error;
-            e.message = formatInteger(static_cast<std::int64_t>(p.gpus)) + " GPUs cannot run: " + e.message;
-            printError(err, e);
+        points.push_back(pointJson(p));
+    json measured = json::array();
+    for (const scenario::MeasuredPoint& m : w.measured)
+        measured.push_back({{"gpus", m.gpus},
+                            {"comm_share", measuredJson(m.commShare)},
+                            {"efficiency", measuredJson(m.efficiency)},
+                            {"speedup", measuredJson(m.speedup)},
+                            {"source", m.source}});
+    json figures = json::array();
+    for (const Figure& f : w.figures.all())
+        figures.push_back(figureJson(f));
+    const json doc{{"scenario", s.name},
+                   {"scaling", strong ? "strong" : "weak"},
+                   {"base_gpus", w.baseGpus},
+                   {"points", points},
+                   {"measured", measured},
+                   {"gaps", w.gaps},
+                   {"figures", figures}};
+    out << dumpJson(doc) << '\n';
+}
+
+// The sweep's points as CSV, one row a point.
+void printSweepCsv(std::ostream& out, const scenario::Sweep& w)
+{
+    static const char* const columns[] = {"gpus", "nodes", "dp", "pp", "tp", "ep", "step_time_s", "compute_s",
+                                          "exposed_comm_s", "comm_share", "tokens_per_s", "speedup", "efficiency",
+                                          "mfu", "ok", "error"};
+    std::string header;
+    for (const char* c : columns)
+        header += (header.empty() ? "" : ",") + std::string(c);
+    out << header << '\n';
+    for (const scenario::SweepPoint& p : w.points) {
+        const json row = pointJson(p);
+        std::string line;
+        for (std::size_t k = 0; k < std::size(columns); ++k) {
+            const json& v = row.at(columns[k]);
+            // Numbers as JSON writes them (shortest form that reads back exactly), text as CSV fields,
+            // null (no error) as an empty field.
+            const std::string cell = v.is_null() ? std::string() : v.is_string() ? csvField(v.get<std::string>()) : v.dump();
+            line += (k == 0 ? "" : ",") + cell;
         }
-    const int status = allRan ? kExitOk : kExitInput;
-    auto pointJson = [](const scenario::SweepPoint& p) {
-        return json{{"gpus", p.gpus},
-                    {"nodes", p.nodes},
-                    {"dp", p.dp},
-                    {"pp", p.pp},
-                    {"tp", p.tp},
-                    {"ep", p.ep},
-                    {"step_time_s", p.stepSeconds},
-                    {"compute_s", p.computeSeconds},
-                    {"exposed_comm_s", p.exposedCommSeconds},
-                    {"comm_share", p.commShare},
-                    {"tokens_per_s", p.tokensPerSecond},
-                    {"speedup", p.speedup},
-                    {"efficiency", p.efficiency},
-                    {"mfu", p.mfu},
-                    {"ok", p.ok},
-                    {"error", p.ok ? json(nullptr) : json(p.error.toString())}};
-    };
-    if (o.scenario.json) {
-        json points = json::array();
-        for (const scenario::SweepPoint& p : w.points)
-            points.push_back(pointJson(p));
-        json measured = json::array();
-        for (const scenario::MeasuredPoint& m : w.measured)
-            measured.push_back({{"gpus", m.gpus},
-                                {"comm_share", measuredJson(m.commShare)},
-                                {"efficiency", measuredJson(m.efficiency)},
-                                {"speedup", measuredJson(m.speedup)},
-                                {"source", m.source}});
-        json figures = json::array();
-        for (const Figure& f : w.figures.all())
-            figures.push_back(figureJson(f));
-        const json doc{{"scenario", s.name},
-                       {"scaling", o.strong ? "strong" : "weak"},
-                       {"base_gpus", w.baseGpus},
-                       {"points", points},
-                       {"measured", measured},
-                       {"gaps", w.gaps},
-                       {"figures", figures}};
-        out << dumpJson(doc) << '\n';
-        return out.good() ? status : kExitInput;
+        out << line << '\n';
     }
-    if (o.csv) {
-        static const char* const columns[] = {"gpus", "nodes", "dp", "pp", "tp", "ep", "step_time_s", "compute_s",
-                                              "exposed_comm_s", "comm_share", "tokens_per_s", "speedup", "efficiency",
-                                              "mfu", "ok", "error"};
-        std::string header;
-        for (const char* c : columns)
-            header += (header.empty() ? "" : ",") + std::string(c);
-        out << header << '\n';
-        for (const scenario::SweepPoint& p : w.points) {
-            const json row = pointJson(p);
-            std::string line;
-            for (std::size_t k = 0; k < std::size(columns); ++k) {
-                const json& v = row.at(columns[k]);
-                // Numbers as JSON writes them (shortest form that reads back exactly), text as CSV fields,
-                // null (no error) as an empty field.
-                const std::string cell = v.is_null() ? std::string() : v.is_string() ? csvField(v.get<std::string>()) : v.dump();
-                line += (k == 0 ? "" : ",") + cell;
-            }
-            out << line << '\n';
-        }
-        return out.good() ? status : kExitInput;
-    }
+}
+
+// The sweep as tables: the scenario, the points, the measured points and the gaps.
+void printSweepTable(std::ostream& out, const scenario::Scenario& s, const scenario::Sweep& w, bool strong)
+{
     auto percentText = [](double share) { return formatCount(100.0 * share, 1) + " %"; };
     const scenario::Scenario& base = s;
     out << "Scenario:   " << s.name << '\n';
     out << "Model:      " << base.model.name << ", " << network::toString(base.topology.kind) << " fabric, "
-        << (o.strong ? "strong scaling (the global batch is kept)"
-                     : "weak scaling (each replica keeps B = " + formatInteger(static_cast<std::int64_t>(base.batch.microBatch))
-                           + " sequences of T = " + formatInteger(static_cast<std::int64_t>(base.batch.sequenceLength))
-                           + " tokens and its accumulation steps)")
+        << (strong ? "strong scaling (the global batch is kept)"
+                   : "weak scaling (each replica keeps B = " + formatInteger(static_cast<std::int64_t>(base.batch.microBatch))
+                         + " sequences of T = " + formatInteger(static_cast<std::int64_t>(base.batch.sequenceLength))
+                         + " tokens and its accumulation steps)")
         << '\n';
     if (w.baseGpus > 0)
         out << "Speedup and efficiency against " << formatInteger(static_cast<std::int64_t>(w.baseGpus))
@@ -251,6 +235,42 @@ int runSweep(const SweepCommandOptions& o, std::ostream& out, std::ostream& err)
         for (const std::string& g : w.gaps)
             out << "  " << g << '\n';
     }
+}
+
+} // namespace
+
+// tokenwire-cli sweep: the step simulated for each cluster size, as JSON, CSV or tables; the points that
+// cannot run are reported on err (exit 1).
+int runSweep(const SweepCommandOptions& o, std::ostream& out, std::ostream& err)
+{
+    const auto loaded = readScenario(o.scenario, err);
+    if (!loaded)
+        return kExitInput;
+    const scenario::Scenario& s = *loaded;
+    scenario::SweepOptions options;
+    options.gpus = o.gpus;
+    options.strong = o.strong;
+    auto result = scenario::runSweep(s, options);
+    if (!result) {
+        printError(err, inScenarioFile(result.error(), o.scenario));
+        return kExitInput;
+    }
+    const scenario::Sweep& w = result.value();
+    bool allRan = true;
+    for (const scenario::SweepPoint& p : w.points)
+        if (!p.ok) {
+            allRan = false;
+            Error e = p.error;
+            e.message = formatInteger(static_cast<std::int64_t>(p.gpus)) + " GPUs cannot run: " + e.message;
+            printError(err, e);
+        }
+    const int status = allRan ? kExitOk : kExitInput;
+    if (o.scenario.json)
+        printSweepJson(out, s, w, o.strong);
+    else if (o.csv)
+        printSweepCsv(out, w);
+    else
+        printSweepTable(out, s, w, o.strong);
     return out.good() ? status : kExitInput;
 }
 

@@ -317,169 +317,166 @@ struct GroupModel {
     nccl::Tuning tuning;
 };
 
-} // namespace
-
-CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cluster& cluster,
-                              const AlgorithmChoice& choice, const FigureSet& inputs, const NcclFabric& fabric)
+// Call i's schedule spec, algorithm pick and group shape (a hierarchical pick falls back to the ring
+// on a group uneven over nodes). False when the call has no group.
+bool specOf(const parallel::CommPlan& plan, std::uint32_t i, const parallel::Cluster& cluster,
+            const AlgorithmChoice& choice, BoundCall& b)
 {
-    CollectiveDerivation out;
-    // Identical calls (same collective, pick, group size, payload, node layout) share one schedule.
-    using Key = std::tuple<int, std::string, std::uint64_t, double, std::uint64_t, int, int>;
-    std::map<Key, BoundCall> memo;
-    std::map<std::pair<int, int>, GroupModel> models; // NCCL's view of a group shape
-    out.calls.reserve(plan.calls.size());
-    std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, double> rangeSeconds; // (strategy, groups): s
-    for (std::uint32_t i = 0; i < plan.calls.size(); ++i) {
-        const parallel::CollectiveCall& c = plan.calls[i];
-        BoundCall b;
-        b.call = i;
-        if (c.groupCount == 0 || c.firstGroup >= plan.groups.size()) {
-            out.calls.push_back(b);
-            continue;
+    const parallel::CollectiveCall& c = plan.calls[i];
+    b.call = i;
+    if (c.groupCount == 0 || c.firstGroup >= plan.groups.size())
+        return false;
+    const std::vector<std::uint32_t>& members = plan.groups[c.firstGroup].members;
+    ScheduleSpec& s = b.spec;
+    s.op = opFor(c.kind);
+    b.pick = choice.pick(s.op);
+    b.nccl = b.pick.usesNccl();
+    s.algorithm = choice.forOp(s.op);
+    s.ranks = members.size();
+    s.bytes = std::round(c.payloadBytes); // schedules move whole bytes
+    s.root = 0;
+    if (b.nccl)
+        std::tie(b.groupNodes, b.groupPerNode) = groupShape(members, cluster);
+    if (s.algorithm == Algorithm::Hierarchical) {
+        const std::uint64_t per = evenRanksPerNode(members, cluster);
+        if (per == 0 || s.ranks % per != 0) {
+            s.algorithm = Algorithm::Ring; // uneven over nodes: hierarchical is not defined for it
+            b.fellBack = true;
+        } else {
+            s.ranksPerNode = per;
         }
-        const std::vector<std::uint32_t>& members = plan.groups[c.firstGroup].members;
-        ScheduleSpec& s = b.spec;
-        s.op = opFor(c.kind);
-        b.pick = choice.pick(s.op);
-        b.nccl = b.pick.usesNccl();
-        s.algorithm = choice.forOp(s.op);
-        s.ranks = members.size();
-        s.bytes = std::round(c.payloadBytes); // schedules move whole bytes
-        s.root = 0;
-        if (b.nccl)
-            std::tie(b.groupNodes, b.groupPerNode) = groupShape(members, cluster);
-        if (s.algorithm == Algorithm::Hierarchical) {
-            const std::uint64_t per = evenRanksPerNode(members, cluster);
-            if (per == 0 || s.ranks % per != 0) {
-                s.algorithm = Algorithm::Ring; // uneven over nodes: hierarchical is not defined for it
-                b.fellBack = true;
-            } else {
-                s.ranksPerNode = per;
-            }
-        }
-        const Key key{int(s.op), toString(b.pick), s.ranks, s.bytes, s.ranksPerNode, b.groupNodes, b.groupPerNode};
-        auto hit = memo.find(key);
-        if (hit == memo.end()) {
-            BoundCall counted = b;
-            const std::vector<Error> errors = validate(s);
-            if (!errors.empty()) {
-                counted.counted = false;
-                out.uncounted.push_back(errorAt("collectives." + std::string(toString(s.op)),
-                                           std::string(displayName(s.op)) + " of " + I(s.ranks) + " GPUs ("
-                                               + plan.calls[i].what + ") is not scheduled: " + errors.front().message
-                                               + "; its bytes and time are left out of stage 4"));
-            } else if (b.nccl) {
-                const std::pair<int, int> shape{b.groupNodes, b.groupPerNode};
-                auto m = models.find(shape);
-                if (m == models.end()) {
-                    GroupModel g;
-                    g.system = groupSystem(fabric, cluster, b.groupNodes, b.groupPerNode);
-                    if (g.system) {
-                        g.graphs = nccl::searchGraphs(g.system.value());
-                        g.tuning = nccl::tuneModel(g.system.value(), g.graphs);
-                    }
-                    m = models.emplace(shape, std::move(g)).first;
-                }
-                Result<nccl::Prediction> p = Error{};
-                if (m->second.system) {
-                    nccl::Request req;
-                    req.op = s.op;
-                    req.bytes = s.bytes;
-                    if (b.pick.kind == AlgorithmPick::Kind::Nccl)
-                        req.algorithm = b.pick.nccl;
-                    p = nccl::predict(m->second.tuning, m->second.system.value(), m->second.graphs, req);
-                }
-                const Error* why = !m->second.system ? &m->second.system.error() : !p ? &p.error() : nullptr;
-                if (why) {
-                    counted.counted = false;
-                    out.uncounted.push_back(errorAt("collectives." + std::string(toString(s.op)),
-                                               std::string(displayName(s.op)) + " of " + I(s.ranks) + " GPUs ("
-                                                   + plan.calls[i].what + ") with NCCL's " + toString(b.pick) + ": "
-                                                   + why->message + "; its bytes and time are left out of stage 4"));
-                } else {
-                    const nccl::Prediction& pr = p.value();
-                    counted.prediction = pr;
-                    const NcclCounts n = ncclCounts(pr, s.bytes, s.ranks, b.groupNodes, b.groupPerNode);
-                    counted.steps = n.steps;
-                    counted.wireBytes = n.total;
-                    counted.maxRankSentBytes = n.maxRank;
-                    counted.timeSeconds = pr.time;
-                    if (b.groupNodes > 1)
-                        counted.channels = m->second.graphs.ring.channels;
-                    if (b.groupNodes > 1 && !pr.pointToPoint && pr.algorithm == nccl::Algorithm::Tree)
-                        counted.treeChannels = m->second.graphs.tree.channels;
-                    if (b.groupNodes > 1 && !pr.pointToPoint && pr.algorithm == nccl::Algorithm::NvlsTree)
-                        counted.nvlsChannels = m->second.graphs.nvls.channels;
-                    // The schedule stage 4 plays and stage 5 simulates: the stand-in of the algorithm NCCL chose.
-                    counted.spec.algorithm = textbookStandIn(s.op, pr.pointToPoint ? std::nullopt : std::optional(pr.algorithm));
-                    std::string label = toString(b.pick);
-                    label += pr.pointToPoint ? " → point-to-point"
-                                             : std::string(b.pick.kind == AlgorithmPick::Kind::Auto ? " → " : " / ")
-                                                   + std::string(nccl::toString(pr.algorithm)) + "/"
-                                                   + std::string(nccl::toString(pr.protocol));
-                    counted.how = label + ", " + I(static_cast<std::uint64_t>(std::max(0, pr.channels))) + " channel"
-                                  + (pr.channels == 1 ? "" : "s") + " (" + m->second.system->fabric + ")";
-                    // Stage 5's flows and fallbacks (simulate.h "NCCL channels", "NVLS"), said where the call is described.
-                    const bool nvlsFlows = pr.algorithm == nccl::Algorithm::Nvls && b.groupNodes == 1
-                                           && (s.op == Op::AllReduce || s.op == Op::ReduceScatter || s.op == Op::AllGather);
-                    if (!pr.pointToPoint && nvlsFlows)
-                        counted.how += "; stage 5 simulates it as flows into and out of the NVSwitch";
-                    else if (!pr.pointToPoint && pr.algorithm == nccl::Algorithm::NvlsTree && b.groupNodes > 1 && s.op == Op::AllReduce)
-                        counted.how += "; stage 5 simulates it as NVLS in each node and NCCL's trees between the nodes' heads";
-                    else if (!pr.pointToPoint && pr.algorithm != nccl::Algorithm::Ring && pr.algorithm != nccl::Algorithm::Pat)
-                        counted.how += pr.algorithm == nccl::Algorithm::Tree
-                                           ? (b.groupNodes > 1 ? "; stage 5 simulates it as NCCL's trees (double binary tree across nodes, chains inside them)"
-                                                               : "; stage 5 simulates it as the textbook double binary tree")
-                                           : b.groupNodes > 1 ? "; stage 5 simulates it as NCCL's ring channels"
-                                                              : "; stage 5 simulates it as the flat ring";
-                }
-            } else {
-                const Counts n = count(s, choice.link);
-                counted.steps = n.steps;
-                counted.wireBytes = n.totalBytes;
-                counted.maxRankSentBytes = n.maxRankSentBytes;
-                counted.timeSeconds = n.timeSeconds;
-            }
-            hit = memo.emplace(key, counted).first;
-            ++out.distinctSchedules;
-        }
-        b.counted = hit->second.counted;
-        b.steps = hit->second.steps;
-        b.wireBytes = hit->second.wireBytes;
-        b.maxRankSentBytes = hit->second.maxRankSentBytes;
-        b.timeSeconds = hit->second.timeSeconds;
-        b.prediction = hit->second.prediction;
-        b.how = hit->second.how;
-        b.spec.algorithm = hit->second.spec.algorithm;
-        b.channels = hit->second.channels;
-        b.treeChannels = hit->second.treeChannels;
-        b.nvlsChannels = hit->second.nvlsChannels;
-        const std::size_t st = static_cast<std::size_t>(c.strategy);
-        // All groups of a call run side by side: bytes add up over groups, time does not.
-        b.stepWireBytes = b.wireBytes * c.groupCount * static_cast<double>(c.repeat);
-        out.wireBytesPerStep[st] += b.stepWireBytes;
-        rangeSeconds[{st, c.firstGroup, c.groupCount}] += b.timeSeconds * static_cast<double>(c.repeat);
-        out.calls.push_back(b);
     }
-    // Time per step: the busiest GPU's Σ over the calls it takes part in. Calls of different groups —
-    // the DP reductions of different pipeline stages, the TP calls of other stages — run side by side
-    // on other GPUs and do not add up (a plain Σ over calls would count every stage's DP AllReduce).
-    {
-        std::vector<std::array<double, 4>> perGpu;
-        for (const auto& [range, seconds] : rangeSeconds) {
-            const auto& [st, first, count] = range;
-            for (std::uint32_t gi = first; gi < first + count && gi < plan.groups.size(); ++gi)
-                for (std::uint32_t gpu : plan.groups[gi].members) {
-                    if (gpu >= perGpu.size())
-                        perGpu.resize(gpu + 1, std::array<double, 4>{});
-                    perGpu[gpu][st] += seconds;
-                }
-        }
-        for (const auto& g : perGpu)
-            for (std::size_t st = 0; st < 4; ++st)
-                out.secondsPerStep[st] = std::max(out.secondsPerStep[st], g[st]);
-    }
+    return true;
+}
 
+// How a call NCCL's model predicted is described: the pick, NCCL's algorithm and protocol, its channels,
+// the fabric, and how stage 5 simulates it (simulate.h "NCCL channels", "NVLS").
+std::string ncclHow(const BoundCall& b, const nccl::Prediction& pr, const std::string& fabricName)
+{
+    const ScheduleSpec& s = b.spec;
+    std::string label = toString(b.pick);
+    label += pr.pointToPoint ? " → point-to-point"
+                             : std::string(b.pick.kind == AlgorithmPick::Kind::Auto ? " → " : " / ")
+                                   + std::string(nccl::toString(pr.algorithm)) + "/" + std::string(nccl::toString(pr.protocol));
+    std::string how = label + ", " + I(static_cast<std::uint64_t>(std::max(0, pr.channels))) + " channel"
+                      + (pr.channels == 1 ? "" : "s") + " (" + fabricName + ")";
+    const bool nvlsFlows = pr.algorithm == nccl::Algorithm::Nvls && b.groupNodes == 1
+                           && (s.op == Op::AllReduce || s.op == Op::ReduceScatter || s.op == Op::AllGather);
+    if (!pr.pointToPoint && nvlsFlows)
+        how += "; stage 5 simulates it as flows into and out of the NVSwitch";
+    else if (!pr.pointToPoint && pr.algorithm == nccl::Algorithm::NvlsTree && b.groupNodes > 1 && s.op == Op::AllReduce)
+        how += "; stage 5 simulates it as NVLS in each node and NCCL's trees between the nodes' heads";
+    else if (!pr.pointToPoint && pr.algorithm != nccl::Algorithm::Ring && pr.algorithm != nccl::Algorithm::Pat)
+        how += pr.algorithm == nccl::Algorithm::Tree
+                   ? (b.groupNodes > 1 ? "; stage 5 simulates it as NCCL's trees (double binary tree across nodes, chains inside them)"
+                                       : "; stage 5 simulates it as the textbook double binary tree")
+                   : b.groupNodes > 1 ? "; stage 5 simulates it as NCCL's ring channels"
+                                      : "; stage 5 simulates it as the flat ring";
+    return how;
+}
+
+// NCCL's model of a group shape, searched and tuned on first use.
+GroupModel& groupModelFor(std::map<std::pair<int, int>, GroupModel>& models, const NcclFabric& fabric,
+                          const parallel::Cluster& cluster, int nodes, int perNode)
+{
+    const std::pair<int, int> shape{nodes, perNode};
+    auto m = models.find(shape);
+    if (m == models.end()) {
+        GroupModel g;
+        g.system = groupSystem(fabric, cluster, nodes, perNode);
+        if (g.system) {
+            g.graphs = nccl::searchGraphs(g.system.value());
+            g.tuning = nccl::tuneModel(g.system.value(), g.graphs);
+        }
+        m = models.emplace(shape, std::move(g)).first;
+    }
+    return m->second;
+}
+
+// A call counted with NCCL's model of its group shape: its steps, bytes, time, channels and the
+// stand-in schedule; left uncounted (with why) when the model cannot predict it.
+void countWithNccl(BoundCall& counted, const std::string& what, const GroupModel& model, std::vector<Error>& uncounted)
+{
+    const ScheduleSpec& s = counted.spec;
+    Result<nccl::Prediction> p = Error{};
+    if (model.system) {
+        nccl::Request req;
+        req.op = s.op;
+        req.bytes = s.bytes;
+        if (counted.pick.kind == AlgorithmPick::Kind::Nccl)
+            req.algorithm = counted.pick.nccl;
+        p = nccl::predict(model.tuning, model.system.value(), model.graphs, req);
+    }
+    const Error* why = !model.system ? &model.system.error() : !p ? &p.error() : nullptr;
+    if (why) {
+        counted.counted = false;
+        uncounted.push_back(errorAt("collectives." + std::string(toString(s.op)),
+                                    std::string(displayName(s.op)) + " of " + I(s.ranks) + " GPUs (" + what
+                                        + ") with NCCL's " + toString(counted.pick) + ": " + why->message
+                                        + "; its bytes and time are left out of stage 4"));
+        return;
+    }
+    const nccl::Prediction& pr = p.value();
+    counted.prediction = pr;
+    const NcclCounts n = ncclCounts(pr, s.bytes, s.ranks, counted.groupNodes, counted.groupPerNode);
+    counted.steps = n.steps;
+    counted.wireBytes = n.total;
+    counted.maxRankSentBytes = n.maxRank;
+    counted.timeSeconds = pr.time;
+    if (counted.groupNodes > 1)
+        counted.channels = model.graphs.ring.channels;
+    if (counted.groupNodes > 1 && !pr.pointToPoint && pr.algorithm == nccl::Algorithm::Tree)
+        counted.treeChannels = model.graphs.tree.channels;
+    if (counted.groupNodes > 1 && !pr.pointToPoint && pr.algorithm == nccl::Algorithm::NvlsTree)
+        counted.nvlsChannels = model.graphs.nvls.channels;
+    counted.how = ncclHow(counted, pr, model.system->fabric);
+    // The schedule stage 4 plays and stage 5 simulates: the stand-in of the algorithm NCCL chose.
+    counted.spec.algorithm = textbookStandIn(s.op, pr.pointToPoint ? std::nullopt : std::optional(pr.algorithm));
+}
+
+// A call's counts from the distinct schedule it shares with identical calls.
+void copyCounts(BoundCall& b, const BoundCall& from)
+{
+    b.counted = from.counted;
+    b.steps = from.steps;
+    b.wireBytes = from.wireBytes;
+    b.maxRankSentBytes = from.maxRankSentBytes;
+    b.timeSeconds = from.timeSeconds;
+    b.prediction = from.prediction;
+    b.how = from.how;
+    b.spec.algorithm = from.spec.algorithm;
+    b.channels = from.channels;
+    b.treeChannels = from.treeChannels;
+    b.nvlsChannels = from.nvlsChannels;
+}
+
+// Time per step: the busiest GPU's Σ over the calls it takes part in. Calls of different groups — the
+// DP reductions of different pipeline stages, the TP calls of other stages — run side by side on other
+// GPUs and do not add up (a plain Σ over calls would count every stage's DP AllReduce).
+void busiestSeconds(const parallel::CommPlan& plan,
+                    const std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, double>& rangeSeconds,
+                    CollectiveDerivation& out)
+{
+    std::vector<std::array<double, 4>> perGpu;
+    for (const auto& [range, seconds] : rangeSeconds) {
+        const auto& [st, first, count] = range;
+        for (std::uint32_t gi = first; gi < first + count && gi < plan.groups.size(); ++gi)
+            for (std::uint32_t gpu : plan.groups[gi].members) {
+                if (gpu >= perGpu.size())
+                    perGpu.resize(gpu + 1, std::array<double, 4>{});
+                perGpu[gpu][st] += seconds;
+            }
+    }
+    for (const auto& g : perGpu)
+        for (std::size_t st = 0; st < 4; ++st)
+            out.secondsPerStep[st] = std::max(out.secondsPerStep[st], g[st]);
+}
+
+// Stage 4's figures: the α–β inputs, each strategy's wire bytes and time per step, their sums and the
+// distinct schedules.
+void addCollectiveFigures(CollectiveDerivation& out, const parallel::CommPlan& plan, const AlgorithmChoice& choice,
+                          const FigureSet& inputs)
+{
     FigureSet& f = out.figures;
     auto cite = [&](std::vector<std::string> ids) {
         std::vector<std::string> kept;
@@ -545,6 +542,64 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
            I(out.calls.size()) + " calls share " + I(out.distinctSchedules) + " distinct schedules (same collective, "
                                                                                  "algorithm, group size and payload)",
            {}});
+}
+
+} // namespace
+
+// Stage 4 for a plan: each call's schedule (identical calls share one), counted with NCCL's model or
+// α–β, bytes and time per strategy and step, and the figures.
+CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cluster& cluster,
+                              const AlgorithmChoice& choice, const FigureSet& inputs, const NcclFabric& fabric)
+{
+    CollectiveDerivation out;
+    // Identical calls (same collective, pick, group size, payload, node layout) share one schedule.
+    using Key = std::tuple<int, std::string, std::uint64_t, double, std::uint64_t, int, int>;
+    std::map<Key, BoundCall> memo;
+    std::map<std::pair<int, int>, GroupModel> models; // NCCL's view of a group shape
+    out.calls.reserve(plan.calls.size());
+    std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, double> rangeSeconds; // (strategy, groups): s
+    for (std::uint32_t i = 0; i < plan.calls.size(); ++i) {
+        const parallel::CollectiveCall& c = plan.calls[i];
+        BoundCall b;
+        if (!specOf(plan, i, cluster, choice, b)) {
+            out.calls.push_back(b);
+            continue;
+        }
+        const ScheduleSpec& s = b.spec;
+        const Key key{int(s.op), toString(b.pick), s.ranks, s.bytes, s.ranksPerNode, b.groupNodes, b.groupPerNode};
+        auto hit = memo.find(key);
+        if (hit == memo.end()) {
+            BoundCall counted = b;
+            const std::vector<Error> errors = validate(s);
+            if (!errors.empty()) {
+                counted.counted = false;
+                out.uncounted.push_back(errorAt("collectives." + std::string(toString(s.op)),
+                                           std::string(displayName(s.op)) + " of " + I(s.ranks) + " GPUs ("
+                                               + plan.calls[i].what + ") is not scheduled: " + errors.front().message
+                                               + "; its bytes and time are left out of stage 4"));
+            } else if (b.nccl) {
+                countWithNccl(counted, plan.calls[i].what,
+                              groupModelFor(models, fabric, cluster, b.groupNodes, b.groupPerNode), out.uncounted);
+            } else {
+                const Counts n = count(s, choice.link);
+                counted.steps = n.steps;
+                counted.wireBytes = n.totalBytes;
+                counted.maxRankSentBytes = n.maxRankSentBytes;
+                counted.timeSeconds = n.timeSeconds;
+            }
+            hit = memo.emplace(key, counted).first;
+            ++out.distinctSchedules;
+        }
+        copyCounts(b, hit->second);
+        const std::size_t st = static_cast<std::size_t>(c.strategy);
+        // All groups of a call run side by side: bytes add up over groups, time does not.
+        b.stepWireBytes = b.wireBytes * c.groupCount * static_cast<double>(c.repeat);
+        out.wireBytesPerStep[st] += b.stepWireBytes;
+        rangeSeconds[{st, c.firstGroup, c.groupCount}] += b.timeSeconds * static_cast<double>(c.repeat);
+        out.calls.push_back(b);
+    }
+    busiestSeconds(plan, rangeSeconds, out);
+    addCollectiveFigures(out, plan, choice, inputs);
     return out;
 }
 

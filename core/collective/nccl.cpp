@@ -208,144 +208,191 @@ std::vector<Algorithm> algorithmsFor(collective::Op op)
     return {};
 }
 
-Tuning tuneModel(const System& s, const Graphs& graphs)
-{
-    const TunerConstants& k = kConstants;
-    Tuning t;
-    const int nNodes = s.nodes;
-    const int nRanks = s.ranks();
-    t.nRanks = nRanks;
-    t.nNodes = nNodes;
-    t.sm = s.gpu.sm;
-    t.ringChannels = std::min(kMaxChannels, graphs.ring.nChannels * 2); // connect.cc: rings doubled
-    if (nRanks <= 1)
-        return t;
-    const int cc = static_cast<int>(compCapOf(s.gpu.sm));
-    const int index2 = nNodes <= 2 ? nNodes - 1 : 2;
-    const int index1 = nNodes == 1 ? cc : 0; // several nodes: the CPU row, Intel assumed
-    const double llMaxBw = k.llMaxBws[index1][index2];
-    const double perChMaxTreeBw = k.perChMaxTreeBws[cc][index2];
-    const double perChMaxRingLL128Bw = k.perChMaxRingLL128Bws[cc][index2];
-    const double perChMaxTreeLL128Bw = k.perChMaxTreeLL128Bws[cc][index2];
-    const double perChMaxNVLSTreeBw = k.perChMaxNVLSTreeBws[cc][index2];
-    const double ppn = static_cast<double>(nRanks) / nNodes;
-    const bool patEnable = ppn == 1 && s.gpu.sm >= 60; // ncclPatEnable: one GPU per node
+namespace {
 
+// What tuning.cc's bandwidth and latency formulas read: the fabric's shape and the constants' rows.
+struct TuneContext {
+    const TunerConstants& k = kConstants;
+    int nNodes = 1, nRanks = 1, cc = 0, sm = 0;
+    double llMaxBw = 0, perChMaxTreeBw = 0, perChMaxRingLL128Bw = 0, perChMaxTreeLL128Bw = 0, perChMaxNVLSTreeBw = 0;
+    double ppn = 1;
+    bool patEnable = false;
+};
+
+// One collective row of tuning.cc: which family it is and its steps.
+struct CollRow {
+    bool allReduce = false, rsag = false, bcastReduce = false;
+    int nsteps = 0;
+};
+
+// Why NCCL would not run an algorithm on this fabric (empty: it would).
+void disableAlgorithms(const TuneContext& x, const Graphs& graphs, Tuning& t)
+{
     for (int a = 0; a < kAlgorithmCount; ++a) {
         const auto alg = static_cast<Algorithm>(a);
         const Graph* g = graphOf(graphs, alg);
         if (alg == Algorithm::CollNetDirect || alg == Algorithm::CollNetChain)
             t.disabledWhy[a] = "needs in-network reduction (CollNet/SHARP), which this fabric does not have";
-        else if (alg == Algorithm::NvlsTree && nNodes == 1)
+        else if (alg == Algorithm::NvlsTree && x.nNodes == 1)
             t.disabledWhy[a] = "is off on a single node (tuning.cc)";
-        else if (alg == Algorithm::Nvls && nNodes > 1)
+        else if (alg == Algorithm::Nvls && x.nNodes > 1)
             t.disabledWhy[a] = "across nodes needs CollNet (tuning.cc); use nvls-tree";
         else if ((alg == Algorithm::Nvls || alg == Algorithm::NvlsTree) && (!g || !g->found || g->nChannels < 2))
             t.disabledWhy[a] = "needs a Hopper-or-later SXM GPU on an NVLink-4+ NVSwitch (and 2 NVLS channels)";
-        else if (alg == Algorithm::Pat && !patEnable)
+        else if (alg == Algorithm::Pat && !x.patEnable)
             t.disabledWhy[a] = "is used only with one GPU per node (NCCL_PAT_ENABLE auto)";
     }
+}
+
+// tuning.cc's algorithm bandwidth of (collective, algorithm, protocol) on graph g; 0 when disabled.
+double tunedBandwidth(const TuneContext& x, const CollRow& row, const Graph* g, Algorithm alg, Protocol proto)
+{
+    const TunerConstants& k = x.k;
+    const int nNodes = x.nNodes, cc = x.cc;
+    const double ppn = x.ppn;
+    double bw = nNodes <= 2 ? g->bwIntra : g->bwInter;
+    if (alg == Algorithm::Nvls || alg == Algorithm::NvlsTree) {
+        double intraBw = g->bwIntra * k.nvlsEfficiency[cc] * (g->nChannels - 1) / g->nChannels;
+        intraBw *= row.allReduce ? 2.0 : (ppn - 1) / ppn;
+        const double interBw = g->bwInter * ((nNodes <= 2 && alg == Algorithm::NvlsTree) ? 2 : 1);
+        bw = std::min({intraBw, interBw,
+                       alg == Algorithm::NvlsTree ? x.perChMaxNVLSTreeBw : std::numeric_limits<double>::max()});
+    }
+    double busBw = g->nChannels * bw;
+    if (alg == Algorithm::Ring && proto == Protocol::LL)
+        busBw = std::min(x.llMaxBw, busBw * .5);
+    if (alg == Algorithm::Ring && proto == Protocol::LL128)
+        busBw = std::min(busBw * 0.92, g->nChannels * x.perChMaxRingLL128Bw);
+    if (alg == Algorithm::Tree && row.allReduce)
+        busBw = std::min(busBw * .92, g->nChannels * x.perChMaxTreeBw);
+    if (alg == Algorithm::Tree && proto == Protocol::LL)
+        busBw = std::min(busBw * 1.0 / 3.8, x.llMaxBw);
+    if (alg == Algorithm::Tree && proto == Protocol::LL128)
+        busBw = std::min(busBw * (nNodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g->nChannels * x.perChMaxTreeLL128Bw);
+    if (alg == Algorithm::Pat)
+        busBw *= .75;
+    // NVLS AllGather / ReduceScatter across nodes need a CollNet plugin: off.
+    if (alg == Algorithm::Nvls && row.rsag && nNodes > 1)
+        busBw = 0;
+    // Bus → algorithm bandwidth (not for non-ring AllGather / ReduceScatter).
+    if (!(alg != Algorithm::Ring && row.rsag)) {
+        const bool ringLike = alg == Algorithm::Ring || alg == Algorithm::Nvls || alg == Algorithm::NvlsTree;
+        busBw *= ringLike ? static_cast<double>(x.nRanks) / row.nsteps : .5;
+    }
+    // LL128 enablement (tuning.cc): up to PXN to the NIC on Hopper+ (LL128_C2C = 1), up to
+    // PXB before; up to NVB between GPUs; sm ≥ 70.
+    if (proto == Protocol::LL128) {
+        bool on = x.sm >= 90 ? g->typeInter <= PathType::Pxn : g->typeInter <= PathType::Pxb;
+        on = on && g->typeIntra <= PathType::Nvb && x.sm >= 70;
+        if (!on)
+            busBw = 0;
+    }
+    return busBw;
+}
+
+// tuning.cc's latency (µs) of (collective, algorithm, protocol) on graph g.
+double tunedLatency(const TuneContext& x, const CollRow& row, const Graph* g, Algorithm alg, Protocol proto)
+{
+    const TunerConstants& k = x.k;
+    const int nNodes = x.nNodes, nRanks = x.nRanks, nsteps = row.nsteps;
+    const int a = static_cast<int>(alg), p = static_cast<int>(proto);
+    const int intraHw = g->typeIntra == PathType::Nvl ? 0 : 1;
+    const int hw = nNodes == 1 ? intraHw : 2;
+    double lat = k.baseLatencies[a][p];
+    double intraLat = k.hwLatencies[intraHw][a][p];
+    // latencyInter = 0: the IB and socket plugins report no latency (net_ib/init.cc).
+    const double interLat = x.ppn == 1 ? k.hwLatencies[2][A(Algorithm::Tree)][p] : k.hwLatencies[2][a][p];
+    if (alg == Algorithm::Ring) {
+        double l = k.hwLatencies[hw][a][p];
+        if (row.bcastReduce) {
+            if (g->sameChannels) {
+                lat += l;
+            } else { // "some chunk latency, waiting for proper chunk modeling"
+                if (proto == Protocol::Simple)
+                    l = k.hwLatencies[hw][A(Algorithm::Tree)][p];
+                lat += nsteps * l;
+            }
+        } else {
+            double netOverhead = 0;
+            if (nNodes > 1)
+                netOverhead = kNetOverheadUs * (proto == Protocol::Simple ? 3 : 1);
+            intraLat = std::max(intraLat, netOverhead);
+            const int nInterSteps = nNodes == 1 ? 0 : row.allReduce ? 2 * (nNodes - 1) : nNodes - 1;
+            lat += (nsteps - nInterSteps) * intraLat + nInterSteps * interLat;
+        }
+    } else if (alg == Algorithm::Tree) {
+        if (row.allReduce)
+            lat += 2 * ((nRanks / nNodes - 1) * intraLat + log2i(static_cast<unsigned>(nNodes)) * interLat);
+    } else if (alg == Algorithm::Nvls) {
+        lat = intraLat;
+        if (nNodes > 1)
+            lat += interLat;
+    } else if (alg == Algorithm::NvlsTree) {
+        lat += intraLat + 2 * log2i(static_cast<unsigned>(nNodes)) * interLat;
+    } else if (alg == Algorithm::Pat) {
+        if (row.rsag)
+            lat += log2i(static_cast<unsigned>(nNodes)) * (interLat / 3.5) + nRanks * 2.8;
+    }
+    return lat;
+}
+
+} // namespace
+
+// NCCL's tuning model (tuning.cc, ncclTopoTuneModel): per collective, algorithm and protocol, the
+// bandwidth and latency it predicts with, and why an algorithm is off.
+Tuning tuneModel(const System& s, const Graphs& graphs)
+{
+    const TunerConstants& k = kConstants;
+    Tuning t;
+    TuneContext x;
+    const int nNodes = x.nNodes = s.nodes;
+    const int nRanks = x.nRanks = s.ranks();
+    t.nRanks = nRanks;
+    t.nNodes = nNodes;
+    t.sm = x.sm = s.gpu.sm;
+    t.ringChannels = std::min(kMaxChannels, graphs.ring.nChannels * 2); // connect.cc: rings doubled
+    if (nRanks <= 1)
+        return t;
+    const int cc = x.cc = static_cast<int>(compCapOf(s.gpu.sm));
+    const int index2 = nNodes <= 2 ? nNodes - 1 : 2;
+    const int index1 = nNodes == 1 ? cc : 0; // several nodes: the CPU row, Intel assumed
+    x.llMaxBw = k.llMaxBws[index1][index2];
+    x.perChMaxTreeBw = k.perChMaxTreeBws[cc][index2];
+    x.perChMaxRingLL128Bw = k.perChMaxRingLL128Bws[cc][index2];
+    x.perChMaxTreeLL128Bw = k.perChMaxTreeLL128Bws[cc][index2];
+    x.perChMaxNVLSTreeBw = k.perChMaxNVLSTreeBws[cc][index2];
+    x.ppn = static_cast<double>(nRanks) / nNodes;
+    x.patEnable = x.ppn == 1 && s.gpu.sm >= 60; // ncclPatEnable: one GPU per node
+    disableAlgorithms(x, graphs, t);
 
     for (int coll = 0; coll < Tuning::kOps; ++coll) {
-        const bool allReduce = coll == 0, rsag = coll == 1 || coll == 2, bcastReduce = coll >= 3;
-        const int nsteps = allReduce ? 2 * (nRanks - 1) : rsag ? nRanks - 1 : nRanks;
+        CollRow row;
+        row.allReduce = coll == 0;
+        row.rsag = coll == 1 || coll == 2;
+        row.bcastReduce = coll >= 3;
+        row.nsteps = row.allReduce ? 2 * (nRanks - 1) : row.rsag ? nRanks - 1 : nRanks;
         for (int a = 0; a < kAlgorithmCount; ++a) {
             const auto alg = static_cast<Algorithm>(a);
-            if (bcastReduce && alg != Algorithm::Ring)
+            if (row.bcastReduce && alg != Algorithm::Ring)
                 continue;
-            if (rsag && alg != Algorithm::Pat && alg != Algorithm::Ring && alg != Algorithm::Nvls
+            if (row.rsag && alg != Algorithm::Pat && alg != Algorithm::Ring && alg != Algorithm::Nvls
                 && alg != Algorithm::CollNetDirect)
                 continue;
-            if (allReduce && alg == Algorithm::Pat)
+            if (row.allReduce && alg == Algorithm::Pat)
                 continue;
             const Graph* g = graphOf(graphs, alg);
             if (!g || !g->found || !t.disabledWhy[a].empty())
                 continue;
-            const int intraHw = g->typeIntra == PathType::Nvl ? 0 : 1;
-            const int hw = nNodes == 1 ? intraHw : 2;
             for (int p = 0; p < kProtocolCount; ++p) {
                 const auto proto = static_cast<Protocol>(p);
                 if ((alg == Algorithm::Nvls || alg == Algorithm::NvlsTree) && proto != Protocol::Simple)
                     continue;
-                if (rsag && alg == Algorithm::Pat && (proto != Protocol::Simple || !patEnable))
+                if (row.rsag && alg == Algorithm::Pat && (proto != Protocol::Simple || !x.patEnable))
                     continue;
-                double bw = nNodes <= 2 ? g->bwIntra : g->bwInter;
-                if (alg == Algorithm::Nvls || alg == Algorithm::NvlsTree) {
-                    if (g->nChannels < 2)
-                        continue;
-                    double intraBw = g->bwIntra * k.nvlsEfficiency[cc] * (g->nChannels - 1) / g->nChannels;
-                    intraBw *= allReduce ? 2.0 : (ppn - 1) / ppn;
-                    const double interBw = g->bwInter * ((nNodes <= 2 && alg == Algorithm::NvlsTree) ? 2 : 1);
-                    bw = std::min({intraBw, interBw,
-                                   alg == Algorithm::NvlsTree ? perChMaxNVLSTreeBw : std::numeric_limits<double>::max()});
-                }
-                double busBw = g->nChannels * bw;
-                if (alg == Algorithm::Ring && proto == Protocol::LL)
-                    busBw = std::min(llMaxBw, busBw * .5);
-                if (alg == Algorithm::Ring && proto == Protocol::LL128)
-                    busBw = std::min(busBw * 0.92, g->nChannels * perChMaxRingLL128Bw);
-                if (alg == Algorithm::Tree && allReduce)
-                    busBw = std::min(busBw * .92, g->nChannels * perChMaxTreeBw);
-                if (alg == Algorithm::Tree && proto == Protocol::LL)
-                    busBw = std::min(busBw * 1.0 / 3.8, llMaxBw);
-                if (alg == Algorithm::Tree && proto == Protocol::LL128)
-                    busBw = std::min(busBw * (nNodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g->nChannels * perChMaxTreeLL128Bw);
-                if (alg == Algorithm::Pat)
-                    busBw *= .75;
-                // NVLS AllGather / ReduceScatter across nodes need a CollNet plugin: off.
-                if (alg == Algorithm::Nvls && rsag && nNodes > 1)
-                    busBw = 0;
-                // Bus → algorithm bandwidth (not for non-ring AllGather / ReduceScatter).
-                if (!(alg != Algorithm::Ring && rsag)) {
-                    const bool ringLike = alg == Algorithm::Ring || alg == Algorithm::Nvls || alg == Algorithm::NvlsTree;
-                    busBw *= ringLike ? static_cast<double>(nRanks) / nsteps : .5;
-                }
-                // LL128 enablement (tuning.cc): up to PXN to the NIC on Hopper+ (LL128_C2C = 1), up to
-                // PXB before; up to NVB between GPUs; sm ≥ 70.
-                if (proto == Protocol::LL128) {
-                    bool on = s.gpu.sm >= 90 ? g->typeInter <= PathType::Pxn : g->typeInter <= PathType::Pxb;
-                    on = on && g->typeIntra <= PathType::Nvb && s.gpu.sm >= 70;
-                    if (!on)
-                        busBw = 0;
-                }
-                t.bandwidth[coll][a][p] = busBw;
-
-                double lat = k.baseLatencies[a][p];
-                double intraLat = k.hwLatencies[intraHw][a][p];
-                // latencyInter = 0: the IB and socket plugins report no latency (net_ib/init.cc).
-                const double interLat = ppn == 1 ? k.hwLatencies[2][A(Algorithm::Tree)][p] : k.hwLatencies[2][a][p];
-                if (alg == Algorithm::Ring) {
-                    double l = k.hwLatencies[hw][a][p];
-                    if (bcastReduce) {
-                        if (g->sameChannels) {
-                            lat += l;
-                        } else { // "some chunk latency, waiting for proper chunk modeling"
-                            if (proto == Protocol::Simple)
-                                l = k.hwLatencies[hw][A(Algorithm::Tree)][p];
-                            lat += nsteps * l;
-                        }
-                    } else {
-                        double netOverhead = 0;
-                        if (nNodes > 1)
-                            netOverhead = kNetOverheadUs * (proto == Protocol::Simple ? 3 : 1);
-                        intraLat = std::max(intraLat, netOverhead);
-                        const int nInterSteps = nNodes == 1 ? 0 : allReduce ? 2 * (nNodes - 1) : nNodes - 1;
-                        lat += (nsteps - nInterSteps) * intraLat + nInterSteps * interLat;
-                    }
-                } else if (alg == Algorithm::Tree) {
-                    if (allReduce)
-                        lat += 2 * ((nRanks / nNodes - 1) * intraLat + log2i(static_cast<unsigned>(nNodes)) * interLat);
-                } else if (alg == Algorithm::Nvls) {
-                    lat = intraLat;
-                    if (nNodes > 1)
-                        lat += interLat;
-                } else if (alg == Algorithm::NvlsTree) {
-                    lat += intraLat + 2 * log2i(static_cast<unsigned>(nNodes)) * interLat;
-                } else if (alg == Algorithm::Pat) {
-                    if (rsag)
-                        lat += log2i(static_cast<unsigned>(nNodes)) * (interLat / 3.5) + nRanks * 2.8;
-                }
-                t.latency[coll][a][p] = lat;
+                if ((alg == Algorithm::Nvls || alg == Algorithm::NvlsTree) && g->nChannels < 2)
+                    continue;
+                t.bandwidth[coll][a][p] = tunedBandwidth(x, row, g, alg, proto);
+                t.latency[coll][a][p] = tunedLatency(x, row, g, alg, proto);
             }
         }
     }

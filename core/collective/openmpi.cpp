@@ -101,153 +101,202 @@ std::optional<std::string_view> algorithmName(Op op, int id)
     return std::nullopt;
 }
 
-Prediction predict(const Case& c)
+namespace {
+
+// Open MPI 4.1's AllReduce algorithms (coll_tuned_allreduce_algorithm) as tokenwire schedules.
+Prediction predictAllReduce(const Case& c)
 {
     using A = Algorithm;
+    Prediction p;
+    switch (c.algorithmId) {
+    case 1: // coll_base_allreduce_intra_basic_linear: basic linear reduce to rank 0, basic linear bcast.
+        p = fromSchedule(c, A::ReduceBroadcast, "reduce-broadcast (root 0): linear reduce to rank 0, then linear broadcast");
+        break;
+    case 2:
+        p = excluded("nonoverlapping is the tuned module's own reduce then bcast, each picked by the fixed decision "
+                     "rules (segmented trees whose choice depends on N and M): not one schedule");
+        break;
+    case 3: // Same MPICH fold as tokenwire: even rank of the first 2r sends its whole buffer to rank+1, and back at the end.
+        p = fromSchedule(c, A::RecursiveDoubling, "recursive-doubling with the MPICH fold of the extra ranks (same as tokenwire's)");
+        break;
+    case 4:
+        p = fromSchedule(c, A::Ring, "ring: reduce-scatter then all-gather, blocks split by whole elements");
+        break;
+    case 5: // segmented_ring with segment size 0 (the forced default) computes one segment = count and runs ring.
+        p = fromSchedule(c, A::Ring, "segmented_ring: the same blocks as ring (segments only pipeline them)");
+        break;
+    case 6:
+        // coll_base_allreduce_intra_redscat_allgather: the fold exchanges halves (even sends the second half to
+        // rank+1, odd the first half to rank−1: M per pair) and the odd rank sends its reduced half to the even
+        // one (M/2), where tokenwire's MPICH-style fold sends the whole buffer once (M). Fold out is M in both.
+        // The even rank of each pair then goes on (tokenwire's odd one does): the pair's counts swap, and the
+        // even rank sends M/2 more.
+        p = fromSchedule(c, A::Rabenseifner,
+                         "rabenseifner; for N not a power of two Open MPI's fold sends 3M/2 per folded pair where tokenwire's sends M",
+                         [](std::vector<double>& sent, const Case& k) {
+                             const u64 pairs = k.ranks - std::bit_floor(k.ranks);
+                             for (u64 i = 0; i < pairs; ++i) {
+                                 std::swap(sent[2 * i], sent[2 * i + 1]);
+                                 sent[2 * i] += k.bytes / 2;
+                             }
+                         });
+        break;
+    default: break;
+    }
+    return p;
+}
+
+// Open MPI 4.1's AllGather algorithms as tokenwire schedules.
+Prediction predictAllGather(const Case& c)
+{
+    using A = Algorithm;
+    const u64 n = c.ranks;
+    Prediction p;
+    switch (c.algorithmId) {
+    case 1:
+        p = excluded("linear is a gather to rank 0 then the tuned module's bcast (picked by the fixed decision rules)");
+        break;
+    case 2: p = fromSchedule(c, A::Bruck, "bruck: ceil(log2 N) steps, (N−1)/N·M per rank"); break;
+    case 3:
+        // coll_base_allgather_intra_recursivedoubling: "does not support non-power-of-two", falls back to bruck.
+        if (isPowerOfTwo(n))
+            p = fromSchedule(c, A::RecursiveDoubling, "recursive-doubling");
+        else
+            p = fromSchedule(c, A::Bruck, "recursive_doubling falls back to bruck for N not a power of two");
+        break;
+    case 4: p = fromSchedule(c, A::Ring, "ring"); break;
+    case 5:
+        // coll_base_allgather_intra_neighborexchange: odd N falls back to ring; even N sends one block then N/2 − 1
+        // pairs of blocks: N − 1 blocks per rank, the bytes of ring (tokenwire has no neighbor-exchange schedule).
+        p = fromSchedule(c, A::Ring, "neighbor exchange: N−1 blocks per rank like ring (odd N: Open MPI runs ring)");
+        break;
+    case 6:
+        // two_proc is for 2 ranks (each sends its block once); Open MPI 4.1.4 fails the call on other N.
+        p = n == 2 ? fromSchedule(c, A::Ring, "two_proc: each rank sends its half once")
+                   : excluded("two_proc is for 2 ranks only (Open MPI fails the call on other N)");
+        break;
+    default: break;
+    }
+    return p;
+}
+
+// Open MPI 4.1's ReduceScatter algorithms as tokenwire schedules.
+Prediction predictReduceScatter(const Case& c)
+{
+    using A = Algorithm;
+    Prediction p;
+    switch (c.algorithmId) {
+    case 1:
+        p = excluded("non-overlapping is the tuned module's reduce (fixed decision rules) then a linear scatterv");
+        break;
+    case 2:
+        p = fromSchedule(c, A::RecursiveHalving, "recursive halving with the MPICH fold (whole buffer in, one slice out)");
+        break;
+    case 3: p = fromSchedule(c, A::Ring, "ring"); break;
+    case 4: p = excluded("butterfly is not measured yet (tokenwire has no butterfly reduce-scatter)"); break;
+    default: break;
+    }
+    return p;
+}
+
+// Open MPI 4.1's Broadcast algorithms as tokenwire schedules.
+Prediction predictBroadcast(const Case& c)
+{
+    using A = Algorithm;
+    // Every tree broadcast delivers the buffer once to each of the N−1 other ranks: (N−1)·M in total whatever
+    // the tree; the mapped tokenwire schedule has that total (the per-rank split differs where noted).
+    Prediction p;
+    switch (c.algorithmId) {
+    case 1: p = fromSchedule(c, A::Flat, "basic_linear: the root sends M to each rank"); break;
+    case 2:
+        p = fromSchedule(c, A::Chain, "chain: Open MPI runs 4 chains from the root (chain_fanout 4), tokenwire one; "
+                                      "(N−1)·M in total either way");
+        break;
+    case 3: p = fromSchedule(c, A::Chain, "pipeline: one segmented chain"); break;
+    case 4:
+        p = fromSchedule(c, A::Binomial, "split_binary_tree: each half goes down one subtree, then pairs swap halves: "
+                                         "(N−1)·M in total like any broadcast tree (tokenwire's binomial)");
+        break;
+    case 5:
+        p = fromSchedule(c, A::Binomial, "binary_tree: (N−1)·M in total like any broadcast tree (tokenwire's binomial)");
+        break;
+    case 6: p = fromSchedule(c, A::Binomial, "binomial"); break;
+    default: p = excluded("knomial and the scatter-allgather broadcasts are not measured yet"); break;
+    }
+    return p;
+}
+
+// Open MPI 4.1's Reduce algorithms as tokenwire schedules.
+Prediction predictReduce(const Case& c)
+{
+    using A = Algorithm;
+    const u64 n = c.ranks;
+    Prediction p;
+    switch (c.algorithmId) {
+    case 1: p = fromSchedule(c, A::Flat, "linear: each rank sends M to the root"); break;
+    case 2:
+        p = fromSchedule(c, A::Chain, "chain: Open MPI runs 4 chains into the root (chain_fanout 4), tokenwire one; "
+                                      "(N−1)·M in total either way");
+        break;
+    case 3: p = fromSchedule(c, A::Chain, "pipeline: one segmented chain"); break;
+    case 4: p = fromSchedule(c, A::Binomial, "binary: (N−1)·M in total like any reduction tree (tokenwire's binomial)"); break;
+    case 5: p = fromSchedule(c, A::Binomial, "binomial"); break;
+    case 6:
+        // coll_base_reduce_intra_in_order_binary: the tree is rooted at rank N−1 (so the operands stay in order);
+        // when the root is another rank, rank N−1 sends it the result: one more M.
+        p = fromSchedule(c, A::Binomial,
+                         "in-order binary: a tree rooted at rank N−1, which then sends the result (M) to root 0",
+                         [](std::vector<double>& sent, const Case& k) {
+                             if (k.ranks > 1)
+                                 sent[k.ranks - 1] += k.bytes;
+                         },
+                         static_cast<std::uint32_t>(n - 1));
+        break;
+    default: p = excluded("rabenseifner reduce is not measured yet"); break;
+    }
+    return p;
+}
+
+// Open MPI 4.1's All-to-All algorithms as tokenwire schedules.
+Prediction predictAllToAll(const Case& c)
+{
+    using A = Algorithm;
+    const u64 n = c.ranks;
+    Prediction p;
+    switch (c.algorithmId) {
+    case 1: p = fromSchedule(c, A::Pairwise, "linear: each rank posts all N−1 blocks at once ((N−1)/N·M per rank, as pairwise)"); break;
+    case 2: p = fromSchedule(c, A::Pairwise, "pairwise"); break;
+    case 3: p = fromSchedule(c, A::Bruck, "modified_bruck: Bruck's blocks with bit k set, ceil(log2 N) steps"); break;
+    case 4: p = fromSchedule(c, A::Pairwise, "linear_sync: linear with a bounded number of requests ((N−1)/N·M per rank)"); break;
+    case 5:
+        p = n == 2 ? fromSchedule(c, A::Pairwise, "two_proc: one exchange of M/2 each")
+                   : excluded("two_proc is for 2 ranks only (Open MPI fails the call on other N)");
+        break;
+    default: break;
+    }
+    return p;
+}
+
+} // namespace
+
+// The prediction for one measured case: Open MPI's algorithm mapped to a tokenwire schedule (with its
+// documented differences), or why it is excluded.
+Prediction predict(const Case& c)
+{
     const auto name = algorithmName(c.op, c.algorithmId);
     if (!name) {
         Prediction p = excluded("Open MPI 4.1 has no " + std::string(toString(c.op)) + " algorithm "
                                 + std::to_string(c.algorithmId));
         return p;
     }
-    const u64 n = c.ranks;
     Prediction p;
     switch (c.op) {
-    case Op::AllReduce:
-        switch (c.algorithmId) {
-        case 1: // coll_base_allreduce_intra_basic_linear: basic linear reduce to rank 0, basic linear bcast.
-            p = fromSchedule(c, A::ReduceBroadcast, "reduce-broadcast (root 0): linear reduce to rank 0, then linear broadcast");
-            break;
-        case 2:
-            p = excluded("nonoverlapping is the tuned module's own reduce then bcast, each picked by the fixed decision "
-                         "rules (segmented trees whose choice depends on N and M): not one schedule");
-            break;
-        case 3: // Same MPICH fold as tokenwire: even rank of the first 2r sends its whole buffer to rank+1, and back at the end.
-            p = fromSchedule(c, A::RecursiveDoubling, "recursive-doubling with the MPICH fold of the extra ranks (same as tokenwire's)");
-            break;
-        case 4:
-            p = fromSchedule(c, A::Ring, "ring: reduce-scatter then all-gather, blocks split by whole elements");
-            break;
-        case 5: // segmented_ring with segment size 0 (the forced default) computes one segment = count and runs ring.
-            p = fromSchedule(c, A::Ring, "segmented_ring: the same blocks as ring (segments only pipeline them)");
-            break;
-        case 6:
-            // coll_base_allreduce_intra_redscat_allgather: the fold exchanges halves (even sends the second half to
-            // rank+1, odd the first half to rank−1: M per pair) and the odd rank sends its reduced half to the even
-            // one (M/2), where tokenwire's MPICH-style fold sends the whole buffer once (M). Fold out is M in both.
-            // The even rank of each pair then goes on (tokenwire's odd one does): the pair's counts swap, and the
-            // even rank sends M/2 more.
-            p = fromSchedule(c, A::Rabenseifner,
-                             "rabenseifner; for N not a power of two Open MPI's fold sends 3M/2 per folded pair where tokenwire's sends M",
-                             [](std::vector<double>& sent, const Case& k) {
-                                 const u64 pairs = k.ranks - std::bit_floor(k.ranks);
-                                 for (u64 i = 0; i < pairs; ++i) {
-                                     std::swap(sent[2 * i], sent[2 * i + 1]);
-                                     sent[2 * i] += k.bytes / 2;
-                                 }
-                             });
-            break;
-        default: break;
-        }
-        break;
-    case Op::AllGather:
-        switch (c.algorithmId) {
-        case 1:
-            p = excluded("linear is a gather to rank 0 then the tuned module's bcast (picked by the fixed decision rules)");
-            break;
-        case 2: p = fromSchedule(c, A::Bruck, "bruck: ceil(log2 N) steps, (N−1)/N·M per rank"); break;
-        case 3:
-            // coll_base_allgather_intra_recursivedoubling: "does not support non-power-of-two", falls back to bruck.
-            if (isPowerOfTwo(n))
-                p = fromSchedule(c, A::RecursiveDoubling, "recursive-doubling");
-            else
-                p = fromSchedule(c, A::Bruck, "recursive_doubling falls back to bruck for N not a power of two");
-            break;
-        case 4: p = fromSchedule(c, A::Ring, "ring"); break;
-        case 5:
-            // coll_base_allgather_intra_neighborexchange: odd N falls back to ring; even N sends one block then N/2 − 1
-            // pairs of blocks: N − 1 blocks per rank, the bytes of ring (tokenwire has no neighbor-exchange schedule).
-            p = fromSchedule(c, A::Ring, "neighbor exchange: N−1 blocks per rank like ring (odd N: Open MPI runs ring)");
-            break;
-        case 6:
-            // two_proc is for 2 ranks (each sends its block once); Open MPI 4.1.4 fails the call on other N.
-            p = n == 2 ? fromSchedule(c, A::Ring, "two_proc: each rank sends its half once")
-                       : excluded("two_proc is for 2 ranks only (Open MPI fails the call on other N)");
-            break;
-        default: break;
-        }
-        break;
-    case Op::ReduceScatter:
-        switch (c.algorithmId) {
-        case 1:
-            p = excluded("non-overlapping is the tuned module's reduce (fixed decision rules) then a linear scatterv");
-            break;
-        case 2:
-            p = fromSchedule(c, A::RecursiveHalving, "recursive halving with the MPICH fold (whole buffer in, one slice out)");
-            break;
-        case 3: p = fromSchedule(c, A::Ring, "ring"); break;
-        case 4: p = excluded("butterfly is not measured yet (tokenwire has no butterfly reduce-scatter)"); break;
-        default: break;
-        }
-        break;
-    case Op::Broadcast:
-        // Every tree broadcast delivers the buffer once to each of the N−1 other ranks: (N−1)·M in total whatever
-        // the tree; the mapped tokenwire schedule has that total (the per-rank split differs where noted).
-        switch (c.algorithmId) {
-        case 1: p = fromSchedule(c, A::Flat, "basic_linear: the root sends M to each rank"); break;
-        case 2:
-            p = fromSchedule(c, A::Chain, "chain: Open MPI runs 4 chains from the root (chain_fanout 4), tokenwire one; "
-                                          "(N−1)·M in total either way");
-            break;
-        case 3: p = fromSchedule(c, A::Chain, "pipeline: one segmented chain"); break;
-        case 4:
-            p = fromSchedule(c, A::Binomial, "split_binary_tree: each half goes down one subtree, then pairs swap halves: "
-                                             "(N−1)·M in total like any broadcast tree (tokenwire's binomial)");
-            break;
-        case 5:
-            p = fromSchedule(c, A::Binomial, "binary_tree: (N−1)·M in total like any broadcast tree (tokenwire's binomial)");
-            break;
-        case 6: p = fromSchedule(c, A::Binomial, "binomial"); break;
-        default: p = excluded("knomial and the scatter-allgather broadcasts are not measured yet"); break;
-        }
-        break;
-    case Op::Reduce:
-        switch (c.algorithmId) {
-        case 1: p = fromSchedule(c, A::Flat, "linear: each rank sends M to the root"); break;
-        case 2:
-            p = fromSchedule(c, A::Chain, "chain: Open MPI runs 4 chains into the root (chain_fanout 4), tokenwire one; "
-                                          "(N−1)·M in total either way");
-            break;
-        case 3: p = fromSchedule(c, A::Chain, "pipeline: one segmented chain"); break;
-        case 4: p = fromSchedule(c, A::Binomial, "binary: (N−1)·M in total like any reduction tree (tokenwire's binomial)"); break;
-        case 5: p = fromSchedule(c, A::Binomial, "binomial"); break;
-        case 6:
-            // coll_base_reduce_intra_in_order_binary: the tree is rooted at rank N−1 (so the operands stay in order);
-            // when the root is another rank, rank N−1 sends it the result: one more M.
-            p = fromSchedule(c, A::Binomial,
-                             "in-order binary: a tree rooted at rank N−1, which then sends the result (M) to root 0",
-                             [](std::vector<double>& sent, const Case& k) {
-                                 if (k.ranks > 1)
-                                     sent[k.ranks - 1] += k.bytes;
-                             },
-                             static_cast<std::uint32_t>(n - 1));
-            break;
-        default: p = excluded("rabenseifner reduce is not measured yet"); break;
-        }
-        break;
-    case Op::AllToAll:
-        switch (c.algorithmId) {
-        case 1: p = fromSchedule(c, A::Pairwise, "linear: each rank posts all N−1 blocks at once ((N−1)/N·M per rank, as pairwise)"); break;
-        case 2: p = fromSchedule(c, A::Pairwise, "pairwise"); break;
-        case 3: p = fromSchedule(c, A::Bruck, "modified_bruck: Bruck's blocks with bit k set, ceil(log2 N) steps"); break;
-        case 4: p = fromSchedule(c, A::Pairwise, "linear_sync: linear with a bounded number of requests ((N−1)/N·M per rank)"); break;
-        case 5:
-            p = n == 2 ? fromSchedule(c, A::Pairwise, "two_proc: one exchange of M/2 each")
-                       : excluded("two_proc is for 2 ranks only (Open MPI fails the call on other N)");
-            break;
-        default: break;
-        }
-        break;
+    case Op::AllReduce: p = predictAllReduce(c); break;
+    case Op::AllGather: p = predictAllGather(c); break;
+    case Op::ReduceScatter: p = predictReduceScatter(c); break;
+    case Op::Broadcast: p = predictBroadcast(c); break;
+    case Op::Reduce: p = predictReduce(c); break;
+    case Op::AllToAll: p = predictAllToAll(c); break;
     case Op::SendRecv: break;
     }
     p.algorithmName = std::string(*name);

@@ -302,64 +302,131 @@ Counts count(const ScheduleSpec& spec, const LinkModel& link)
 
 namespace detail {
 
-Status checkGenerator(const ScheduleSpec& spec, Generator& gen)
-{
-    const u64 n = gen.ranks(), A = gen.atomCount(), C = gen.chunkCount();
-    const u32 bits = static_cast<u32>(std::min<u64>(40, 52 - ceilLog2(n)));
-    const double absent = std::numeric_limits<double>::quiet_NaN();
-    auto init = [&](u64 r, u64 a) { return startValue(r * A + a, bits); };
-    auto fail = [](std::string message) -> Status { return makeError(std::move(message)); };
-    auto atomName = [&](u64 a) {
-        return "chunk " + I(gen.chunkOfAtom(static_cast<u32>(a)));
-    };
-    const bool slices = spec.op == Op::ReduceScatter || spec.op == Op::AllGather;
-    if (slices) { // rank r's slice r of the even N-way split must be a whole run of atoms
-        if (A % n != 0)
-            return fail("internal: " + I(A) + " pieces do not split into " + I(n) + " slices");
-        const u64 per = A / n;
-        for (u64 r = 0; r < n; ++r) {
-            u64 b = 0;
-            for (u64 a = r * per; a < (r + 1) * per; ++a)
-                b += gen.atomBytes(static_cast<u32>(a));
-            if (b != detail::evenSize(gen.bytes(), n, r))
-                return fail("slice " + I(r) + " has " + I(b) + " B, the even split gives " + I(detail::evenSize(gen.bytes(), n, r)));
-        }
+namespace {
+
+// Plays a generator on numbered pieces and checks every step and the final state (checkGenerator).
+class GeneratorCheck {
+public:
+    GeneratorCheck(const ScheduleSpec& spec, Generator& gen)
+        : m_spec(spec), m_gen(gen), n(gen.ranks()), A(gen.atomCount()), C(gen.chunkCount()),
+          bits(static_cast<u32>(std::min<u64>(40, 52 - ceilLog2(n))))
+    {
     }
-    if (spec.op == Op::AllToAll && A != n * n)
-        return fail("internal: All-to-All needs N² blocks, the schedule has " + I(A));
+
+    // Rank r's slice r of the even N-way split must be a whole run of atoms (ReduceScatter, AllGather);
+    // an All-to-All needs N² blocks.
+    Status checkPieces() const
+    {
+        const bool slices = m_spec.op == Op::ReduceScatter || m_spec.op == Op::AllGather;
+        if (slices) {
+            if (A % n != 0)
+                return fail("internal: " + I(A) + " pieces do not split into " + I(n) + " slices");
+            const u64 per = A / n;
+            for (u64 r = 0; r < n; ++r) {
+                u64 b = 0;
+                for (u64 a = r * per; a < (r + 1) * per; ++a)
+                    b += m_gen.atomBytes(static_cast<u32>(a));
+                if (b != detail::evenSize(m_gen.bytes(), n, r))
+                    return fail("slice " + I(r) + " has " + I(b) + " B, the even split gives "
+                                + I(detail::evenSize(m_gen.bytes(), n, r)));
+            }
+        }
+        if (m_spec.op == Op::AllToAll && A != n * n)
+            return fail("internal: All-to-All needs N² blocks, the schedule has " + I(A));
+        return Ok{};
+    }
 
     // Start state: a NaN is a piece the rank does not hold.
-    std::vector<double> val(n * A, absent);
-    for (u64 r = 0; r < n; ++r)
-        for (u64 a = 0; a < A; ++a) {
-            bool holds = false;
-            switch (spec.op) {
-            case Op::AllReduce:
-            case Op::ReduceScatter:
-            case Op::Reduce: holds = true; break;
-            case Op::AllGather: holds = a / (A / n) == r; break;
-            case Op::Broadcast: holds = r == spec.root; break;
-            case Op::SendRecv: holds = r == 0; break;
-            case Op::AllToAll: holds = a / n == r; break;
+    void start()
+    {
+        m_val.assign(n * A, std::numeric_limits<double>::quiet_NaN());
+        for (u64 r = 0; r < n; ++r)
+            for (u64 a = 0; a < A; ++a) {
+                bool holds = false;
+                switch (m_spec.op) {
+                case Op::AllReduce:
+                case Op::ReduceScatter:
+                case Op::Reduce: holds = true; break;
+                case Op::AllGather: holds = a / (A / n) == r; break;
+                case Op::Broadcast: holds = r == m_spec.root; break;
+                case Op::SendRecv: holds = r == 0; break;
+                case Op::AllToAll: holds = a / n == r; break;
+                }
+                if (holds)
+                    m_val[r * A + a] = init(r, a);
             }
-            if (holds)
-                val[r * A + a] = init(r, a);
-        }
+    }
 
-    std::vector<Transfer> step;
-    std::vector<std::int64_t> sendTo(n, -1), recvFrom(n, -1);
-    std::vector<double> payload;
-    std::vector<std::size_t> start;
-    std::unordered_set<u64> sentChunks;
-    const bool fromInput = gen.sendsInput();
-    u64 s = 0;
-    gen.reset();
-    for (; gen.next(step); ++s) {
-        if (s >= gen.stepCount())
-            return fail("the generator yields more steps than stepCount() = " + I(gen.stepCount()));
-        payload.clear();
-        start.clear();
-        sentChunks.clear();
+    // Every step: its transfers valid (ranks, chunks, sizes, one port per rank, pieces held), then applied.
+    Status play()
+    {
+        std::vector<Transfer> step;
+        m_sendTo.assign(n, -1);
+        m_recvFrom.assign(n, -1);
+        u64 s = 0;
+        m_gen.reset();
+        for (; m_gen.next(step); ++s) {
+            if (s >= m_gen.stepCount())
+                return fail("the generator yields more steps than stepCount() = " + I(m_gen.stepCount()));
+            if (Status st = takePayloads(s, step); !st.ok())
+                return st;
+            if (Status st = deliver(s, step); !st.ok())
+                return st;
+        }
+        if (s != m_gen.stepCount())
+            return fail("the generator yields " + I(s) + " steps, stepCount() says " + I(m_gen.stepCount()));
+        return Ok{};
+    }
+
+    // Final state per operation.
+    Status checkFinal() const
+    {
+        std::vector<double> sum(A, 0.0);
+        for (u64 a = 0; a < A; ++a)
+            for (u64 r = 0; r < n; ++r)
+                sum[a] += init(r, a);
+        for (u64 r = 0; r < n; ++r)
+            for (u64 a = 0; a < A; ++a) {
+                Status st = Ok{};
+                switch (m_spec.op) {
+                case Op::AllReduce: st = expect(r, a, sum[a], "the sum over all ranks"); break;
+                case Op::ReduceScatter:
+                    if (a / (A / n) == r)
+                        st = expect(r, a, sum[a], "its slice reduced over all ranks");
+                    break;
+                case Op::Reduce:
+                    if (r == m_spec.root)
+                        st = expect(r, a, sum[a], "the root holds the sum over all ranks");
+                    break;
+                case Op::AllGather: st = expect(r, a, init(a / (A / n), a), "the slice of its owner"); break;
+                case Op::Broadcast: st = expect(r, a, init(m_spec.root, a), "the root's data"); break;
+                case Op::SendRecv:
+                    if (r == 1)
+                        st = expect(r, a, init(0, a), "rank 0's message");
+                    break;
+                case Op::AllToAll:
+                    if (a % n == r)
+                        st = expect(r, a, init(a / n, a), "the block its origin sent it");
+                    break;
+                }
+                if (!st.ok())
+                    return st;
+            }
+        return Ok{};
+    }
+
+private:
+    static Status fail(std::string message) { return makeError(std::move(message)); }
+    [[nodiscard]] double init(u64 r, u64 a) const { return startValue(r * A + a, bits); }
+    [[nodiscard]] std::string atomName(u64 a) const { return "chunk " + I(m_gen.chunkOfAtom(static_cast<u32>(a))); }
+
+    // Step s's transfers checked, and what each sender holds at the start of the step taken.
+    Status takePayloads(u64 s, const std::vector<Transfer>& step)
+    {
+        m_payload.clear();
+        m_start.clear();
+        m_sentChunks.clear();
+        const bool fromInput = m_gen.sendsInput();
         for (const Transfer& t : step) {
             if (t.src >= n || t.dst >= n)
                 return fail(where(s) + "transfer " + I(t.src) + " → " + I(t.dst) + " names a rank outside 0 … " + I(n - 1));
@@ -367,95 +434,95 @@ Status checkGenerator(const ScheduleSpec& spec, Generator& gen)
                 return fail(where(s) + "rank " + I(t.src) + " sends chunk " + I(t.chunk) + " to itself");
             if (t.chunk >= C)
                 return fail(where(s) + "rank " + I(t.src) + " sends chunk " + I(t.chunk) + ", but the table has " + I(C) + " chunks");
-            const Chunk ch = gen.chunk(t.chunk);
+            const Chunk ch = m_gen.chunk(t.chunk);
             if (t.bytes != ch.bytes)
                 return fail(where(s) + "rank " + I(t.src) + ", chunk " + I(t.chunk) + ": the transfer says " + formatCount(t.bytes)
                             + " B, the chunk has " + formatCount(ch.bytes) + " B");
             // Single port: one destination and one source per rank per step (several chunks between the
             // same pair form one message, as in Bruck's All-to-All, but never the same chunk twice).
-            if (sendTo[t.src] >= 0 && sendTo[t.src] != std::int64_t(t.dst))
-                return fail(where(s) + "rank " + I(t.src) + " sends to two ranks (" + I(u64(sendTo[t.src])) + " and " + I(t.dst)
-                            + "): one send per rank per step");
-            if (recvFrom[t.dst] >= 0 && recvFrom[t.dst] != std::int64_t(t.src))
-                return fail(where(s) + "rank " + I(t.dst) + " receives from two ranks (" + I(u64(recvFrom[t.dst])) + " and " + I(t.src)
-                            + "): one receive per rank per step");
-            sendTo[t.src] = t.dst;
-            recvFrom[t.dst] = t.src;
-            if (!sentChunks.insert(u64(t.src) * C + t.chunk).second)
+            if (m_sendTo[t.src] >= 0 && m_sendTo[t.src] != std::int64_t(t.dst))
+                return fail(where(s) + "rank " + I(t.src) + " sends to two ranks (" + I(u64(m_sendTo[t.src])) + " and "
+                            + I(t.dst) + "): one send per rank per step");
+            if (m_recvFrom[t.dst] >= 0 && m_recvFrom[t.dst] != std::int64_t(t.src))
+                return fail(where(s) + "rank " + I(t.dst) + " receives from two ranks (" + I(u64(m_recvFrom[t.dst]))
+                            + " and " + I(t.src) + "): one receive per rank per step");
+            m_sendTo[t.src] = t.dst;
+            m_recvFrom[t.dst] = t.src;
+            if (!m_sentChunks.insert(u64(t.src) * C + t.chunk).second)
                 return fail(where(s) + "rank " + I(t.src) + " sends chunk " + I(t.chunk) + " twice");
             // What the sender holds at the start of the step.
-            start.push_back(payload.size());
-            const detail::AtomRange range = gen.atoms(t.chunk);
+            m_start.push_back(m_payload.size());
+            const detail::AtomRange range = m_gen.atoms(t.chunk);
             for (u64 i = 0; i < range.count; ++i) {
                 const u64 a = (u64(range.first) + i) % A;
-                const double v = fromInput ? init(t.src, a) : val[t.src * A + a];
+                const double v = fromInput ? init(t.src, a) : m_val[t.src * A + a];
                 if (std::isnan(v))
                     return fail(where(s) + "rank " + I(t.src) + " sends chunk " + I(t.chunk) + " but does not hold its piece ("
                                 + atomName(a) + ")");
-                payload.push_back(v);
+                m_payload.push_back(v);
             }
         }
+        return Ok{};
+    }
+
+    // Step s's payloads written (or, reducing, added) into the receivers' pieces.
+    Status deliver(u64 s, const std::vector<Transfer>& step)
+    {
         for (std::size_t k = 0; k < step.size(); ++k) {
             const Transfer& t = step[k];
-            sendTo[t.src] = recvFrom[t.dst] = -1;
-            const detail::AtomRange range = gen.atoms(t.chunk);
+            m_sendTo[t.src] = m_recvFrom[t.dst] = -1;
+            const detail::AtomRange range = m_gen.atoms(t.chunk);
             for (u64 i = 0; i < range.count; ++i) {
                 const u64 a = (u64(range.first) + i) % A;
-                double& d = val[t.dst * A + a];
+                double& d = m_val[t.dst * A + a];
                 if (t.reduce) {
                     if (std::isnan(d))
-                        return fail(where(s) + "rank " + I(t.dst) + " adds chunk " + I(t.chunk) + " into a piece it does not hold ("
-                                    + atomName(a) + ")");
-                    d += payload[start[k] + i];
+                        return fail(where(s) + "rank " + I(t.dst) + " adds chunk " + I(t.chunk)
+                                    + " into a piece it does not hold (" + atomName(a) + ")");
+                    d += m_payload[m_start[k] + i];
                 } else {
-                    d = payload[start[k] + i];
+                    d = m_payload[m_start[k] + i];
                 }
             }
         }
+        return Ok{};
     }
-    if (s != gen.stepCount())
-        return fail("the generator yields " + I(s) + " steps, stepCount() says " + I(gen.stepCount()));
 
-    // Final state per operation.
-    std::vector<double> sum(A, 0.0);
-    for (u64 a = 0; a < A; ++a)
-        for (u64 r = 0; r < n; ++r)
-            sum[a] += init(r, a);
-    auto expect = [&](u64 r, u64 a, double want, const char* what) -> Status {
-        const double got = val[r * A + a];
+    Status expect(u64 r, u64 a, double want, const char* what) const
+    {
+        const double got = m_val[r * A + a];
         if (got == want)
             return Ok{};
         return fail("rank " + I(r) + ", " + atomName(a) + ": "
                     + (std::isnan(got) ? std::string("missing") : "holds " + formatCount(got, 0)) + ", expected "
                     + formatCount(want, 0) + " (" + what + ")");
-    };
-    for (u64 r = 0; r < n; ++r)
-        for (u64 a = 0; a < A; ++a) {
-            Status st = Ok{};
-            switch (spec.op) {
-            case Op::AllReduce: st = expect(r, a, sum[a], "the sum over all ranks"); break;
-            case Op::ReduceScatter:
-                if (a / (A / n) == r)
-                    st = expect(r, a, sum[a], "its slice reduced over all ranks");
-                break;
-            case Op::Reduce:
-                if (r == spec.root)
-                    st = expect(r, a, sum[a], "the root holds the sum over all ranks");
-                break;
-            case Op::AllGather: st = expect(r, a, init(a / (A / n), a), "the slice of its owner"); break;
-            case Op::Broadcast: st = expect(r, a, init(spec.root, a), "the root's data"); break;
-            case Op::SendRecv:
-                if (r == 1)
-                    st = expect(r, a, init(0, a), "rank 0's message");
-                break;
-            case Op::AllToAll:
-                if (a % n == r)
-                    st = expect(r, a, init(a / n, a), "the block its origin sent it");
-                break;
-            }
-            if (!st.ok())
-                return st;
-        }
+    }
+
+    const ScheduleSpec& m_spec;
+    Generator& m_gen;
+    const u64 n, A, C;
+    const u32 bits;
+    std::vector<double> m_val; // per rank and piece
+    std::vector<std::int64_t> m_sendTo, m_recvFrom;
+    std::vector<double> m_payload;
+    std::vector<std::size_t> m_start;
+    std::unordered_set<u64> m_sentChunks;
+};
+
+} // namespace
+
+// Plays the generator on numbered pieces: the pieces split right, every step valid, the final state
+// what the operation promises.
+Status checkGenerator(const ScheduleSpec& spec, Generator& gen)
+{
+    GeneratorCheck check(spec, gen);
+    if (Status st = check.checkPieces(); !st.ok())
+        return st;
+    check.start();
+    if (Status st = check.play(); !st.ok())
+        return st;
+    if (Status st = check.checkFinal(); !st.ok())
+        return st;
     gen.reset();
     return Ok{};
 }

@@ -140,163 +140,235 @@ TensorInfo& appendCopy(std::vector<TensorInfo>& out, const TensorInfo& src, std:
     return out.back();
 }
 
-// The inventory is large (7,133 tensors for GPT-3 175B) and every block of a kind (dense or MoE)
-// holds the same tensors apart from the layer in the name: each kind's forward tensors and weights
-// are built once, named relative to "layerN.", and copied into each block with the prefix added.
-void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<TensorInfo>& out)
-{
-    const bool gpt = m.family == Family::Gpt2;
-    const std::uint64_t B = b.microBatch, T = b.sequenceLength, d = m.hiddenSize, a = m.heads, dkv = m.kvDim();
-    const std::uint64_t ff = m.ffnSize, V = m.paddedVocab(), E = m.moe.experts, k = m.moe.topK;
-    // Expert capacity C = ⌈CF·k·B·T/E⌉ tokens per expert (Switch Transformer, Fedus et al. 2021).
-    const std::uint64_t C = E == 0 ? 0
-                                   : static_cast<std::uint64_t>(std::ceil(m.moe.capacityFactor * static_cast<double>(k)
-                                                                          * static_cast<double>(B * T)
-                                                                          / static_cast<double>(E)));
-    const Precision act = m.activations;
-    const Precision w = m.weights;
-    const bool padded = m.paddedVocab() != m.vocabSize; // "V_p" in the symbols, else "V"
-    const char* kvSym = dkv == d ? "[B,T,d]" : "[B,T,d_kv]";
-    constexpr auto Fw = Phase::Forward;
-    constexpr auto A = TensorKind::Activation;
-    constexpr auto W = TensorKind::Weight;
+// The sizes and precisions the inventory's shapes use.
+struct InventoryDims {
+    bool gpt = true;
+    std::uint64_t B = 0, T = 0, d = 0, a = 0, dkv = 0, ff = 0, V = 0, E = 0, C = 0;
+    Precision act = Precision::Fp32, w = Precision::Fp32;
+    bool padded = false;       // "V_p" in the symbols, else "V"
+    const char* kvSym = "";    // [B,T,d] or [B,T,d_kv]
+};
 
-    // One block's forward tensors, names relative to "layerN." (layer filled in when copied).
-    auto blockForward = [&](bool moe, std::vector<TensorInfo>& block) {
-        Inventory inv(block);
-        inv.add(gpt ? "ln1" : "attn_norm", "norm", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
-        inv.add("attn.q", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
-        inv.add("attn.k", "attention", kvSym, {B, T, dkv}, act, A, Fw, 0);
-        inv.add("attn.v", "attention", kvSym, {B, T, dkv}, act, A, Fw, 0);
-        inv.add("attn.scores", "attention", "[B,a,T,T]", {B, a, T, T}, act, A, Fw, 0);
-        inv.add("attn.softmax", "attention", "[B,a,T,T]", {B, a, T, T}, act, A, Fw, 0);
-        inv.add("attn.context", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
-        inv.add("attn.out", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
-        inv.add("residual", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
-        inv.add(gpt ? "ln2" : "mlp_norm", "norm", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+InventoryDims inventoryDims(const ModelConfig& m, const BatchShape& b)
+{
+    InventoryDims D;
+    D.gpt = m.family == Family::Gpt2;
+    D.B = b.microBatch;
+    D.T = b.sequenceLength;
+    D.d = m.hiddenSize;
+    D.a = m.heads;
+    D.dkv = m.kvDim();
+    D.ff = m.ffnSize;
+    D.V = m.paddedVocab();
+    D.E = m.moe.experts;
+    const std::uint64_t k = m.moe.topK;
+    // Expert capacity C = ⌈CF·k·B·T/E⌉ tokens per expert (Switch Transformer, Fedus et al. 2021).
+    D.C = D.E == 0 ? 0
+                   : static_cast<std::uint64_t>(std::ceil(m.moe.capacityFactor * static_cast<double>(k)
+                                                          * static_cast<double>(D.B * D.T) / static_cast<double>(D.E)));
+    D.act = m.activations;
+    D.w = m.weights;
+    D.padded = m.paddedVocab() != m.vocabSize;
+    D.kvSym = D.dkv == D.d ? "[B,T,d]" : "[B,T,d_kv]";
+    return D;
+}
+
+constexpr auto Fw = Phase::Forward;
+constexpr auto A = TensorKind::Activation;
+constexpr auto W = TensorKind::Weight;
+
+// One block's forward tensors, names relative to "layerN." (layer filled in when copied).
+void blockForward(const InventoryDims& D, bool moe, std::vector<TensorInfo>& block)
+{
+    const bool gpt = D.gpt;
+    const std::uint64_t B = D.B, T = D.T, d = D.d, a = D.a, dkv = D.dkv, ff = D.ff, E = D.E, C = D.C;
+    const Precision act = D.act;
+    Inventory inv(block);
+    inv.add(gpt ? "ln1" : "attn_norm", "norm", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+    inv.add("attn.q", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+    inv.add("attn.k", "attention", D.kvSym, {B, T, dkv}, act, A, Fw, 0);
+    inv.add("attn.v", "attention", D.kvSym, {B, T, dkv}, act, A, Fw, 0);
+    inv.add("attn.scores", "attention", "[B,a,T,T]", {B, a, T, T}, act, A, Fw, 0);
+    inv.add("attn.softmax", "attention", "[B,a,T,T]", {B, a, T, T}, act, A, Fw, 0);
+    inv.add("attn.context", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+    inv.add("attn.out", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+    inv.add("residual", "attention", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+    inv.add(gpt ? "ln2" : "mlp_norm", "norm", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+    if (moe) {
+        inv.add("router.logits", "router", "[B,T,E]", {B, T, E}, act, A, Fw, 0);
+        inv.add("experts.dispatch", "experts", "[E,C,d]", {E, C, d}, act, A, Fw, 0);
+        if (!gpt)
+            inv.add("experts.gate", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, 0);
+        inv.add("experts.up", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, 0);
+        inv.add(gpt ? "experts.gelu" : "experts.swiglu", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, 0);
+        inv.add("experts.down", "experts", "[E,C,d]", {E, C, d}, act, A, Fw, 0);
+        inv.add("experts.combine", "experts", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+    } else {
+        if (!gpt)
+            inv.add("mlp.gate", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, 0);
+        inv.add("mlp.up", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, 0);
+        inv.add(gpt ? "mlp.gelu" : "mlp.swiglu", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, 0);
+        inv.add("mlp.down", "mlp", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+    }
+    inv.add("output", moe ? "experts" : "mlp", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+}
+
+// One block's weights, in the order of the forward pass.
+void blockWeights(const InventoryDims& D, bool moe, std::vector<TensorInfo>& block)
+{
+    const std::uint64_t d = D.d, dkv = D.dkv, ff = D.ff, E = D.E;
+    const Precision w = D.w;
+    Inventory inv(block);
+    if (D.gpt) {
+        inv.add("ln1.weight", "norm", "[d]", {d}, w, W, Fw, 0);
+        inv.add("ln1.bias", "norm", "[d]", {d}, w, W, Fw, 0);
+        inv.add("attn.qkv.weight", "attention", dkv == d ? "[d,3d]" : "[d,d+2·d_kv]", {d, d + 2 * dkv}, w, W, Fw, 0);
+        inv.add("attn.qkv.bias", "attention", dkv == d ? "[3d]" : "[d+2·d_kv]", {d + 2 * dkv}, w, W, Fw, 0);
+        inv.add("attn.proj.weight", "attention", "[d,d]", {d, d}, w, W, Fw, 0);
+        inv.add("attn.proj.bias", "attention", "[d]", {d}, w, W, Fw, 0);
+        inv.add("ln2.weight", "norm", "[d]", {d}, w, W, Fw, 0);
+        inv.add("ln2.bias", "norm", "[d]", {d}, w, W, Fw, 0);
         if (moe) {
-            inv.add("router.logits", "router", "[B,T,E]", {B, T, E}, act, A, Fw, 0);
-            inv.add("experts.dispatch", "experts", "[E,C,d]", {E, C, d}, act, A, Fw, 0);
-            if (!gpt)
-                inv.add("experts.gate", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, 0);
-            inv.add("experts.up", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, 0);
-            inv.add(gpt ? "experts.gelu" : "experts.swiglu", "experts", "[E,C,d_ff]", {E, C, ff}, act, A, Fw, 0);
-            inv.add("experts.down", "experts", "[E,C,d]", {E, C, d}, act, A, Fw, 0);
-            inv.add("experts.combine", "experts", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+            inv.add("router.weight", "router", "[d,E]", {d, E}, w, W, Fw, 0);
+            inv.add("experts.fc.weight", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, 0);
+            inv.add("experts.fc.bias", "experts", "[E,d_ff]", {E, ff}, w, W, Fw, 0);
+            inv.add("experts.proj.weight", "experts", "[E,d_ff,d]", {E, ff, d}, w, W, Fw, 0);
+            inv.add("experts.proj.bias", "experts", "[E,d]", {E, d}, w, W, Fw, 0);
         } else {
-            if (!gpt)
-                inv.add("mlp.gate", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, 0);
-            inv.add("mlp.up", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, 0);
-            inv.add(gpt ? "mlp.gelu" : "mlp.swiglu", "mlp", "[B,T,d_ff]", {B, T, ff}, act, A, Fw, 0);
-            inv.add("mlp.down", "mlp", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
+            inv.add("mlp.fc.weight", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, 0);
+            inv.add("mlp.fc.bias", "mlp", "[d_ff]", {ff}, w, W, Fw, 0);
+            inv.add("mlp.proj.weight", "mlp", "[d_ff,d]", {ff, d}, w, W, Fw, 0);
+            inv.add("mlp.proj.bias", "mlp", "[d]", {d}, w, W, Fw, 0);
         }
-        inv.add("output", moe ? "experts" : "mlp", "[B,T,d]", {B, T, d}, act, A, Fw, 0);
-    };
-    // One block's weights, in the order of the forward pass.
-    auto blockWeights = [&](bool moe, std::vector<TensorInfo>& block) {
-        Inventory inv(block);
-        if (gpt) {
-            inv.add("ln1.weight", "norm", "[d]", {d}, w, W, Fw, 0);
-            inv.add("ln1.bias", "norm", "[d]", {d}, w, W, Fw, 0);
-            inv.add("attn.qkv.weight", "attention", dkv == d ? "[d,3d]" : "[d,d+2·d_kv]", {d, d + 2 * dkv}, w, W, Fw, 0);
-            inv.add("attn.qkv.bias", "attention", dkv == d ? "[3d]" : "[d+2·d_kv]", {d + 2 * dkv}, w, W, Fw, 0);
-            inv.add("attn.proj.weight", "attention", "[d,d]", {d, d}, w, W, Fw, 0);
-            inv.add("attn.proj.bias", "attention", "[d]", {d}, w, W, Fw, 0);
-            inv.add("ln2.weight", "norm", "[d]", {d}, w, W, Fw, 0);
-            inv.add("ln2.bias", "norm", "[d]", {d}, w, W, Fw, 0);
-            if (moe) {
-                inv.add("router.weight", "router", "[d,E]", {d, E}, w, W, Fw, 0);
-                inv.add("experts.fc.weight", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, 0);
-                inv.add("experts.fc.bias", "experts", "[E,d_ff]", {E, ff}, w, W, Fw, 0);
-                inv.add("experts.proj.weight", "experts", "[E,d_ff,d]", {E, ff, d}, w, W, Fw, 0);
-                inv.add("experts.proj.bias", "experts", "[E,d]", {E, d}, w, W, Fw, 0);
-            } else {
-                inv.add("mlp.fc.weight", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, 0);
-                inv.add("mlp.fc.bias", "mlp", "[d_ff]", {ff}, w, W, Fw, 0);
-                inv.add("mlp.proj.weight", "mlp", "[d_ff,d]", {ff, d}, w, W, Fw, 0);
-                inv.add("mlp.proj.bias", "mlp", "[d]", {d}, w, W, Fw, 0);
-            }
-        } else {
-            inv.add("attn_norm.weight", "norm", "[d]", {d}, w, W, Fw, 0);
-            inv.add("attn.wq", "attention", "[d,d]", {d, d}, w, W, Fw, 0);
-            inv.add("attn.wk", "attention", "[d,d_kv]", {d, dkv}, w, W, Fw, 0);
-            inv.add("attn.wv", "attention", "[d,d_kv]", {d, dkv}, w, W, Fw, 0);
-            inv.add("attn.wo", "attention", "[d,d]", {d, d}, w, W, Fw, 0);
-            inv.add("mlp_norm.weight", "norm", "[d]", {d}, w, W, Fw, 0);
-            if (moe) {
-                inv.add("router.weight", "router", "[d,E]", {d, E}, w, W, Fw, 0);
-                inv.add("experts.w_gate", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, 0);
-                inv.add("experts.w_up", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, 0);
-                inv.add("experts.w_down", "experts", "[E,d_ff,d]", {E, ff, d}, w, W, Fw, 0);
-            } else {
-                inv.add("mlp.w_gate", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, 0);
-                inv.add("mlp.w_up", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, 0);
-                inv.add("mlp.w_down", "mlp", "[d_ff,d]", {ff, d}, w, W, Fw, 0);
-            }
-        }
-    };
-    // A block's tensors with empty names (a copy then costs no allocation for the name) and the
-    // names relative to "layerN.".
-    struct Block {
-        std::vector<TensorInfo> protos;
-        std::vector<std::string> tails;
-    };
-    auto makeBlock = [](std::vector<TensorInfo> tensors) {
-        Block block;
-        block.tails.reserve(tensors.size());
-        for (TensorInfo& t : tensors) {
-            block.tails.push_back(t.name.str());
-            t.name = TensorName();
-        }
-        block.protos = std::move(tensors);
-        return block;
-    };
-    const std::uint64_t moeBlocks = m.moeLayers(), denseBlocks = m.layers - moeBlocks;
+        return;
+    }
+    inv.add("attn_norm.weight", "norm", "[d]", {d}, w, W, Fw, 0);
+    inv.add("attn.wq", "attention", "[d,d]", {d, d}, w, W, Fw, 0);
+    inv.add("attn.wk", "attention", "[d,d_kv]", {d, dkv}, w, W, Fw, 0);
+    inv.add("attn.wv", "attention", "[d,d_kv]", {d, dkv}, w, W, Fw, 0);
+    inv.add("attn.wo", "attention", "[d,d]", {d, d}, w, W, Fw, 0);
+    inv.add("mlp_norm.weight", "norm", "[d]", {d}, w, W, Fw, 0);
+    if (moe) {
+        inv.add("router.weight", "router", "[d,E]", {d, E}, w, W, Fw, 0);
+        inv.add("experts.w_gate", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, 0);
+        inv.add("experts.w_up", "experts", "[E,d,d_ff]", {E, d, ff}, w, W, Fw, 0);
+        inv.add("experts.w_down", "experts", "[E,d_ff,d]", {E, ff, d}, w, W, Fw, 0);
+    } else {
+        inv.add("mlp.w_gate", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, 0);
+        inv.add("mlp.w_up", "mlp", "[d,d_ff]", {d, ff}, w, W, Fw, 0);
+        inv.add("mlp.w_down", "mlp", "[d_ff,d]", {ff, d}, w, W, Fw, 0);
+    }
+}
+
+// A block's tensors with empty names (a copy then costs no allocation for the name) and the
+// names relative to "layerN.".
+struct Block {
+    std::vector<TensorInfo> protos;
+    std::vector<std::string> tails;
+};
+
+Block makeBlock(std::vector<TensorInfo> tensors)
+{
+    Block block;
+    block.tails.reserve(tensors.size());
+    for (TensorInfo& t : tensors) {
+        block.tails.push_back(t.name.str());
+        t.name = TensorName();
+    }
+    block.protos = std::move(tensors);
+    return block;
+}
+
+// The blocks' tensors of each kind (dense, MoE), built once: forward tensors and weights.
+struct Blocks {
     Block denseFwd, moeFwd, denseW, moeW;
+};
+
+Blocks makeBlocks(const InventoryDims& D, std::uint64_t denseBlocks, std::uint64_t moeBlocks)
+{
+    Blocks out;
     if (denseBlocks > 0) {
         std::vector<TensorInfo> fwd, weights;
-        blockForward(false, fwd);
-        blockWeights(false, weights);
-        denseFwd = makeBlock(std::move(fwd));
-        denseW = makeBlock(std::move(weights));
+        blockForward(D, false, fwd);
+        blockWeights(D, false, weights);
+        out.denseFwd = makeBlock(std::move(fwd));
+        out.denseW = makeBlock(std::move(weights));
     }
     if (moeBlocks > 0) {
         std::vector<TensorInfo> fwd, weights;
-        blockForward(true, fwd);
-        blockWeights(true, weights);
-        moeFwd = makeBlock(std::move(fwd));
-        moeW = makeBlock(std::move(weights));
+        blockForward(D, true, fwd);
+        blockWeights(D, true, weights);
+        out.moeFwd = makeBlock(std::move(fwd));
+        out.moeW = makeBlock(std::move(weights));
     }
+    return out;
+}
 
-    // Room for every entry up front (the gradients and optimizer states of the weights outside the
-    // blocks are copied from entries of out while out grows).
-    const std::size_t topForward = gpt ? 9 : 8;                                 // ids … embedding.output, final norm … loss
-    const std::size_t topWeights = (gpt ? 4 : 2) + (m.tiedEmbeddings ? 0 : 1); // wte, wpe, final norm γ, β, head
-    const std::size_t weights = topWeights + denseBlocks * denseW.protos.size() + moeBlocks * moeW.protos.size();
-    const std::size_t perWeight = w != Precision::Fp32 ? 5 : 4; // weight, gradient, m, v (, master)
-    out.reserve(out.size() + topForward + denseBlocks * denseFwd.protos.size() + moeBlocks * moeFwd.protos.size()
-                + perWeight * weights);
-    Inventory inv(out);
+// Every layer's copy of its kind's block, named "layerN." + tail.
+void addBlocks(std::vector<TensorInfo>& out, const ModelConfig& m, const std::vector<std::string>& prefix,
+               const Block& dense, const Block& moe)
+{
+    for (std::uint64_t l = 0; l < m.layers; ++l) {
+        const Block& block = m.isMoeLayer(l) ? moe : dense;
+        const std::string& head = prefix[l];
+        const int li = static_cast<int>(l);
+        for (std::size_t i = 0; i < block.protos.size(); ++i) {
+            TensorInfo& t = out.emplace_back(block.protos[i]);
+            const std::string& tail = block.tails[i];
+            t.name.append(head).append(tail);
+            t.layer = li;
+        }
+    }
+}
 
-    // The "layerN." prefixes, formatted once.
-    std::vector<std::string> prefix(m.layers);
-    for (std::uint64_t l = 0; l < m.layers; ++l)
-        prefix[l] = "layer" + std::to_string(l) + ".";
-    auto addBlocks = [&](const Block& dense, const Block& moe) {
-        for (std::uint64_t l = 0; l < m.layers; ++l) {
-            const Block& block = m.isMoeLayer(l) ? moe : dense;
-            const std::string& head = prefix[l];
-            const int li = static_cast<int>(l);
-            for (std::size_t i = 0; i < block.protos.size(); ++i) {
-                TensorInfo& t = out.emplace_back(block.protos[i]);
-                const std::string& tail = block.tails[i];
-                t.name.append(head).append(tail);
-                t.layer = li;
-            }
+// Where the weights sit in the inventory: the head weights, the blocks' and the tail weights.
+struct WeightRanges {
+    std::size_t firstWeight = 0, endHeadWeights = 0, firstTailWeight = 0, endWeight = 0;
+};
+
+// One tensor derived from each weight (suffix, dtype, kind, phase): the head and tail weights' from
+// out, the blocks' from the blocks' weights once per kind, then copied into each block.
+void addDerived(std::vector<TensorInfo>& out, const ModelConfig& m, const std::vector<std::string>& prefix,
+                const Blocks& blocks, const WeightRanges& r, const char* suffix, Precision dtype, TensorKind kind,
+                Phase phase)
+{
+    const std::string_view tail(suffix);
+    const std::string_view dtypeName = toString(dtype);
+    const double scale = bytesPerElement(dtype);
+    const double weightScale = bytesPerElement(m.weights);
+    auto from = [&](TensorInfo& t, const TensorInfo& weight) {
+        t.dtype = dtype;
+        t.dtypeName = dtypeName;
+        t.kind = kind;
+        t.phase = phase;
+        t.bytes = weight.bytes / weightScale * scale;
+    };
+    auto fromWeights = [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) {
+            const TensorInfo& weight = out[i]; // out has capacity for every entry: no reallocation
+            from(appendCopy(out, weight, weight.name, tail), weight);
         }
     };
+    auto derivedBlock = [&](const Block& weightsBlock) {
+        Block block = weightsBlock;
+        for (std::size_t i = 0; i < block.protos.size(); ++i) {
+            from(block.protos[i], weightsBlock.protos[i]);
+            block.tails[i] += tail;
+        }
+        return block;
+    };
+    fromWeights(r.firstWeight, r.endHeadWeights);
+    addBlocks(out, m, prefix, derivedBlock(blocks.denseW), derivedBlock(blocks.moeW));
+    fromWeights(r.firstTailWeight, r.endWeight);
+}
 
-    // Forward pass, layer by layer.
+// The forward pass's tensors, layer by layer: inputs, embeddings, the blocks, final norm, logits, loss.
+void addForward(std::vector<TensorInfo>& out, const ModelConfig& m, const InventoryDims& D,
+                const std::vector<std::string>& prefix, const Blocks& blocks)
+{
+    const std::uint64_t B = D.B, T = D.T, d = D.d, V = D.V;
+    const Precision act = D.act;
+    Inventory inv(out);
     TensorInfo& ids = inv.add("input.ids", "embedding", "[B,T]", {B, T}, Precision::Fp32, TensorKind::Input, Fw, -1);
     ids.dtypeName = "int64";
     ids.bytes = static_cast<double>(B * T) * 8;
@@ -304,69 +376,74 @@ void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<Tenso
     targets.dtypeName = "int64";
     targets.bytes = static_cast<double>(B * T) * 8;
     inv.add("embedding.tokens", "embedding", "[B,T,d]", {B, T, d}, act, A, Fw, -1);
-    if (gpt)
+    if (D.gpt)
         inv.add("embedding.positions", "embedding", "[T,d]", {T, d}, act, A, Fw, -1);
     inv.add("embedding.output", "embedding", "[B,T,d]", {B, T, d}, act, A, Fw, -1);
-    addBlocks(denseFwd, moeFwd);
+    addBlocks(out, m, prefix, blocks.denseFwd, blocks.moeFwd);
     inv.add("final_norm.output", "norm", "[B,T,d]", {B, T, d}, act, A, Fw, -1);
-    inv.add("logits", "head", padded ? "[B,T,V_p]" : "[B,T,V]", {B, T, V}, act, A, Fw, -1);
-    inv.add("loss.logits_fp32", "loss", padded ? "[B,T,V_p]" : "[B,T,V]", {B, T, V}, Precision::Fp32, A, Fw, -1);
+    inv.add("logits", "head", D.padded ? "[B,T,V_p]" : "[B,T,V]", {B, T, V}, act, A, Fw, -1);
+    inv.add("loss.logits_fp32", "loss", D.padded ? "[B,T,V_p]" : "[B,T,V]", {B, T, V}, Precision::Fp32, A, Fw, -1);
     inv.add("loss", "loss", "[1]", {1}, Precision::Fp32, A, Fw, -1);
+}
 
-    // Weights, in the order of the forward pass.
-    const std::size_t firstWeight = out.size();
-    inv.add("embedding.wte", "embedding", padded ? "[V_p,d]" : "[V,d]", {V, d}, w, W, Fw, -1);
-    if (gpt)
+// The weights, in the order of the forward pass; returns where they sit.
+WeightRanges addWeights(std::vector<TensorInfo>& out, const ModelConfig& m, const InventoryDims& D,
+                        const std::vector<std::string>& prefix, const Blocks& blocks)
+{
+    const std::uint64_t d = D.d, V = D.V;
+    const Precision w = D.w;
+    Inventory inv(out);
+    WeightRanges r;
+    r.firstWeight = out.size();
+    inv.add("embedding.wte", "embedding", D.padded ? "[V_p,d]" : "[V,d]", {V, d}, w, W, Fw, -1);
+    if (D.gpt)
         inv.add("embedding.wpe", "embedding", "[T_max,d]", {m.maxPositions, d}, w, W, Fw, -1);
-    const std::size_t endHeadWeights = out.size();
-    addBlocks(denseW, moeW);
-    const std::size_t firstTailWeight = out.size();
+    r.endHeadWeights = out.size();
+    addBlocks(out, m, prefix, blocks.denseW, blocks.moeW);
+    r.firstTailWeight = out.size();
     inv.add("final_norm.weight", "norm", "[d]", {d}, w, W, Fw, -1);
-    if (gpt)
+    if (D.gpt)
         inv.add("final_norm.bias", "norm", "[d]", {d}, w, W, Fw, -1);
     if (!m.tiedEmbeddings)
-        inv.add("head.weight", "head", padded ? "[V_p,d]" : "[V,d]", {V, d}, w, W, Fw, -1);
-    const std::size_t endWeight = out.size();
-    out.reserve(out.size() + (perWeight - 1) * (endWeight - firstWeight)); // a no-op: `derived` keeps references into out
+        inv.add("head.weight", "head", D.padded ? "[V_p,d]" : "[V,d]", {V, d}, w, W, Fw, -1);
+    r.endWeight = out.size();
+    return r;
+}
+
+// The inventory is large (7,133 tensors for GPT-3 175B) and every block of a kind (dense or MoE)
+// holds the same tensors apart from the layer in the name: each kind's forward tensors and weights
+// are built once, named relative to "layerN.", and copied into each block with the prefix added.
+void buildInventory(const ModelConfig& m, const BatchShape& b, std::vector<TensorInfo>& out)
+{
+    const InventoryDims D = inventoryDims(m, b);
+    const std::uint64_t moeBlocks = m.moeLayers(), denseBlocks = m.layers - moeBlocks;
+    const Blocks blocks = makeBlocks(D, denseBlocks, moeBlocks);
+
+    // Room for every entry up front (the gradients and optimizer states of the weights outside the
+    // blocks are copied from entries of out while out grows).
+    const std::size_t topForward = D.gpt ? 9 : 8;                                 // ids … embedding.output, final norm … loss
+    const std::size_t topWeights = (D.gpt ? 4 : 2) + (m.tiedEmbeddings ? 0 : 1); // wte, wpe, final norm γ, β, head
+    const std::size_t weights =
+        topWeights + denseBlocks * blocks.denseW.protos.size() + moeBlocks * blocks.moeW.protos.size();
+    const std::size_t perWeight = D.w != Precision::Fp32 ? 5 : 4; // weight, gradient, m, v (, master)
+    out.reserve(out.size() + topForward + denseBlocks * blocks.denseFwd.protos.size()
+                + moeBlocks * blocks.moeFwd.protos.size() + perWeight * weights);
+
+    // The "layerN." prefixes, formatted once.
+    std::vector<std::string> prefix(m.layers);
+    for (std::uint64_t l = 0; l < m.layers; ++l)
+        prefix[l] = "layer" + std::to_string(l) + ".";
+    addForward(out, m, D, prefix, blocks);
+    const WeightRanges r = addWeights(out, m, D, prefix, blocks);
+    out.reserve(out.size() + (perWeight - 1) * (r.endWeight - r.firstWeight)); // a no-op: addDerived keeps references into out
 
     // One gradient per weight (backward), then Adam's m and v and, when the weights are not fp32,
-    // the fp32 master copy (mixed precision, Micikevicius et al. 2018; ZeRO §3.1). The weights of
-    // the blocks are derived from the blocks' weights once per kind, then copied into each block.
-    auto derived = [&](const char* suffix, Precision dtype, TensorKind kind, Phase phase) {
-        const std::string_view tail(suffix);
-        const std::string_view dtypeName = toString(dtype);
-        const double scale = bytesPerElement(dtype);
-        const double weightScale = bytesPerElement(w);
-        auto from = [&](TensorInfo& t, const TensorInfo& weight) {
-            t.dtype = dtype;
-            t.dtypeName = dtypeName;
-            t.kind = kind;
-            t.phase = phase;
-            t.bytes = weight.bytes / weightScale * scale;
-        };
-        auto fromWeights = [&](std::size_t begin, std::size_t end) {
-            for (std::size_t i = begin; i < end; ++i) {
-                const TensorInfo& weight = out[i]; // out has capacity for every entry: no reallocation
-                from(appendCopy(out, weight, weight.name, tail), weight);
-            }
-        };
-        auto derivedBlock = [&](const Block& weightsBlock) {
-            Block block = weightsBlock;
-            for (std::size_t i = 0; i < block.protos.size(); ++i) {
-                from(block.protos[i], weightsBlock.protos[i]);
-                block.tails[i] += tail;
-            }
-            return block;
-        };
-        fromWeights(firstWeight, endHeadWeights);
-        addBlocks(derivedBlock(denseW), derivedBlock(moeW));
-        fromWeights(firstTailWeight, endWeight);
-    };
-    derived(".grad", m.gradients, TensorKind::Gradient, Phase::Backward);
-    derived(".adam_m", m.optimizerState, TensorKind::OptimizerState, Phase::Optimizer);
-    derived(".adam_v", m.optimizerState, TensorKind::OptimizerState, Phase::Optimizer);
-    if (w != Precision::Fp32)
-        derived(".master", Precision::Fp32, TensorKind::OptimizerState, Phase::Optimizer);
+    // the fp32 master copy (mixed precision, Micikevicius et al. 2018; ZeRO §3.1).
+    addDerived(out, m, prefix, blocks, r, ".grad", m.gradients, TensorKind::Gradient, Phase::Backward);
+    addDerived(out, m, prefix, blocks, r, ".adam_m", m.optimizerState, TensorKind::OptimizerState, Phase::Optimizer);
+    addDerived(out, m, prefix, blocks, r, ".adam_v", m.optimizerState, TensorKind::OptimizerState, Phase::Optimizer);
+    if (D.w != Precision::Fp32)
+        addDerived(out, m, prefix, blocks, r, ".master", Precision::Fp32, TensorKind::OptimizerState, Phase::Optimizer);
 }
 
 std::string precisionText(Precision p) { return N(bytesPerElement(p)) + " B (" + std::string(toString(p)) + ")"; }
@@ -437,25 +514,57 @@ std::vector<Error> validate(const BatchShape& batch, const ModelConfig& model)
     return errors;
 }
 
-ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const GpuSpec& gpu, const FigureSet& inputs)
+namespace {
+
+using S = std::vector<std::string>;
+
+// The symbols deriveModel's formulas use: the shape and batch as numbers and as text.
+struct ModelSymbols {
+    bool gpt = true, moe = false;
+    double L = 0, d = 0, a = 0, ff = 0, V = 0, T = 0, B = 0, G = 0, E = 0, k = 0, Lm = 0;
+    double sw = 0, sa = 0, sg = 0, so = 0; // bytes per weight, activation, gradient, Adam moment
+    std::string sL, sd, sdkv, sff, sV, sE, sLm, sLd, sB, sT, sa_;
+};
+
+ModelSymbols modelSymbols(const ModelConfig& m, const BatchShape& b)
 {
-    ModelDerivation out;
-    FigureSet& f = out.figures;
-    const bool gpt = m.family == Family::Gpt2;
-    const bool moe = m.moe.experts > 0 && m.moeLayers() > 0;
-    using S = std::vector<std::string>;
+    ModelSymbols y;
+    y.gpt = m.family == Family::Gpt2;
+    y.moe = m.moe.experts > 0 && m.moeLayers() > 0;
+    y.L = static_cast<double>(m.layers);
+    y.d = static_cast<double>(m.hiddenSize);
+    y.a = static_cast<double>(m.heads);
+    y.ff = static_cast<double>(m.ffnSize);
+    y.V = static_cast<double>(m.paddedVocab());
+    y.T = static_cast<double>(b.sequenceLength);
+    y.B = static_cast<double>(b.microBatch);
+    y.G = static_cast<double>(b.globalBatchTokens);
+    y.E = static_cast<double>(m.moe.experts);
+    y.k = static_cast<double>(m.moe.topK);
+    y.Lm = static_cast<double>(m.moeLayers());
+    y.sw = bytesPerElement(m.weights);
+    y.sa = bytesPerElement(m.activations);
+    y.sg = bytesPerElement(m.gradients);
+    y.so = bytesPerElement(m.optimizerState);
+    y.sL = I(m.layers);
+    y.sd = I(m.hiddenSize);
+    y.sdkv = I(m.kvDim());
+    y.sff = I(m.ffnSize);
+    y.sV = I(m.paddedVocab());
+    y.sE = I(m.moe.experts);
+    y.sLm = I(m.moeLayers());
+    y.sLd = I(m.layers - m.moeLayers());
+    y.sB = N(y.B);
+    y.sT = N(y.T);
+    y.sa_ = N(y.sa);
+    return y;
+}
 
-    const double L = static_cast<double>(m.layers), d = static_cast<double>(m.hiddenSize);
-    const double a = static_cast<double>(m.heads), ff = static_cast<double>(m.ffnSize);
-    const double V = static_cast<double>(m.paddedVocab());
-    const double T = static_cast<double>(b.sequenceLength), B = static_cast<double>(b.microBatch);
-    const double G = static_cast<double>(b.globalBatchTokens);
-    const double E = static_cast<double>(m.moe.experts), k = static_cast<double>(m.moe.topK);
-    const double Lm = static_cast<double>(m.moeLayers());
-    const double sw = bytesPerElement(m.weights), sa = bytesPerElement(m.activations);
-    const double sg = bytesPerElement(m.gradients), so = bytesPerElement(m.optimizerState);
-
-    // Inputs of this stage: the model's shape, the batch, the precisions.
+// Inputs of this stage: the model's shape, the batch, the precisions.
+void addModelInputs(FigureSet& f, const ModelConfig& m, const ModelSymbols& y, const FigureSet& inputs)
+{
+    const bool gpt = y.gpt, moe = y.moe;
+    const double L = y.L, d = y.d, a = y.a, ff = y.ff, V = y.V, T = y.T, B = y.B, G = y.G, E = y.E, k = y.k, Lm = y.Lm, sw = y.sw, sa = y.sa, sg = y.sg, so = y.so;
     f.add({"model.layers", "Layers L", L, "", "input: L = " + I(m.layers) + " Transformer blocks", {}});
     f.add({"model.hidden_size", "Hidden size d", d, "", "input: d = " + I(m.hiddenSize), {}});
     f.add({"model.heads", "Attention heads a", a, "", "input: a = " + I(m.heads), {}});
@@ -522,11 +631,22 @@ ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const Gpu
     batchInput("batch.B", "Micro-batch B", B, "sequences", "B", "dataset.B");
     batchInput("batch.G", "Global batch G", G, "tokens", "G", "dataset.G");
 
-    // Parameters by component (docs/model.md §2).
+}
+
+// The parameter counts the later figures use: by component, P and those active per token.
+struct ParamCounts {
+    Params<std::uint64_t> pc;
+    std::uint64_t P = 0;
+    double Pa = 0;
+};
+
+// Parameters by component (docs/model.md §2), P with its closed form, and those active per token.
+ParamCounts addParameterFigures(FigureSet& f, const ModelConfig& m, const ModelSymbols& y)
+{
+    const bool gpt = y.gpt, moe = y.moe;
+    const double L = y.L, d = y.d, a = y.a, V = y.V, T = y.T, E = y.E, k = y.k;
+    const std::string &sL = y.sL, &sd = y.sd, &sdkv = y.sdkv, &sff = y.sff, &sV = y.sV, &sE = y.sE, &sLm = y.sLm, &sLd = y.sLd;
     const Params<std::uint64_t> pc = params<std::uint64_t>(m);
-    const std::string sL = I(m.layers), sd = I(m.hiddenSize), sdkv = I(m.kvDim()), sff = I(m.ffnSize);
-    const std::string sV = I(m.paddedVocab()), sE = I(m.moe.experts), sLm = I(m.moeLayers());
-    const std::string sLd = I(m.layers - m.moeLayers());
     f.add({"model.params.embedding", "Parameters: token embedding", static_cast<double>(pc.embedding), "params",
            "V_p·d = " + sV + "·" + sd + " = " + I(pc.embedding), {"model.vocab_padded", "model.hidden_size"}});
     if (gpt)
@@ -576,7 +696,6 @@ ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const Gpu
            {"model.vocab_padded", "model.hidden_size"}});
 
     const std::uint64_t P = pc.total();
-    out.parameters = static_cast<double>(P);
     std::string pFormula = "P = embedding + positions + attention + MLP + experts + routers + norms + head = "
                            + I(pc.embedding) + " + " + I(pc.positions) + " + " + I(pc.attention) + " + " + I(pc.mlp)
                            + " + " + I(pc.experts) + " + " + I(pc.router) + " + " + I(pc.norms) + " + " + I(pc.head)
@@ -597,7 +716,7 @@ ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const Gpu
                         + "·(2·" + sd + "² + 2·" + sd + "·" + sdkv + " + 3·" + sd + "·" + sff + " + 2·" + sd + ") + "
                         + tiedNum + " = " + I(P);
     }
-    f.add({"model.parameters", "Parameters P", out.parameters, "params", pFormula,
+    f.add({"model.parameters", "Parameters P", static_cast<double>(P), "params", pFormula,
            {"model.params.embedding", "model.params.positions", "model.params.attention", "model.params.mlp",
             "model.params.experts", "model.params.router", "model.params.norms", "model.params.head"}});
     // Each token runs k of the E experts of a MoE layer: the others add parameters but no FLOPs.
@@ -611,8 +730,14 @@ ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const Gpu
                    "model.ffn_size"}
                : S{"model.parameters"}});
 
-    // Tensor sizes of one micro-batch (the paper's §5.2 boundary activation is B·T·d·s).
-    const std::string sB = N(B), sT = N(T), sa_ = N(sa);
+    return {pc, P, Pa};
+}
+
+// Tensor sizes of one micro-batch (the paper's §5.2 boundary activation is B·T·d·s).
+void addTensorFigures(FigureSet& f, const ModelConfig& m, const ModelSymbols& y)
+{
+    const double d = y.d, a = y.a, ff = y.ff, V = y.V, T = y.T, B = y.B, sa = y.sa;
+    const std::string &sd = y.sd, &sdkv = y.sdkv, &sff = y.sff, &sV = y.sV, &sB = y.sB, &sT = y.sT, &sa_ = y.sa_;
     f.add({"tensor.ids_bytes", "Token ids [B,T] (int64)", B * T * 8, "B",
            "B·T·8 = " + sB + "·" + sT + "·8 = " + Bytes(B * T * 8) + " (int64 ids, as PyTorch's embedding takes them)",
            {"batch.B", "batch.T"}});
@@ -635,7 +760,16 @@ ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const Gpu
            "B·T·V_p·s_act = " + sB + "·" + sT + "·" + sV + "·" + sa_ + " = " + Bytes(B * T * V * sa),
            {"batch.B", "batch.T", "model.vocab_padded", "model.bytes.activations"}});
 
-    // Memory of one GPU holding the whole model (later stages divide it by the parallel layout).
+}
+
+// Memory of one GPU holding the whole model (later stages divide it by the parallel layout); returns
+// whether it fits.
+bool addMemoryFigures(FigureSet& f, const ModelConfig& m, const BatchShape& b, const GpuSpec& gpu, const ModelSymbols& y,
+                      std::uint64_t P)
+{
+    const bool gpt = y.gpt;
+    const double L = y.L, d = y.d, a = y.a, T = y.T, B = y.B, sw = y.sw, sg = y.sg, so = y.so;
+    const std::string &sL = y.sL, &sd = y.sd, &sV = y.sV, &sB = y.sB, &sT = y.sT, &sa_ = y.sa_;
     const double sP = static_cast<double>(P);
     const std::string sPs = I(P);
     const double wBytes = sP * sw, gBytes = sP * sg;
@@ -704,18 +838,30 @@ ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const Gpu
            (gpu.name.empty() ? gpu.id : gpu.name) + ": " + Bytes(gpu.memoryBytes) + " (" + N(gpu.memoryBytes / 1073741824.0)
                + " GiB, datasheet)",
            {}});
-    out.fitsInMemory = total <= gpu.memoryBytes;
+    const bool fits = total <= gpu.memoryBytes;
     f.add({"memory.headroom_bytes", "Memory left on the GPU", gpu.memoryBytes - total, "B",
            "capacity − total = " + Bytes(gpu.memoryBytes) + " − " + Bytes(total) + " = " + Bytes(gpu.memoryBytes - total)
-               + (out.fitsInMemory ? "" : " (negative: it does not fit)"),
+               + (fits ? "" : " (negative: it does not fit)"),
            {"memory.gpu_capacity_bytes", "memory.total_bytes"}});
-    f.add({"memory.fits", "Fits in one GPU's memory", out.fitsInMemory ? 1.0 : 0.0, "",
-           "total ≤ capacity: " + Bytes(total) + (out.fitsInMemory ? " ≤ " : " > ") + Bytes(gpu.memoryBytes) + " → "
-               + (out.fitsInMemory ? "fits (1)" : "does not fit (0)"),
+    f.add({"memory.fits", "Fits in one GPU's memory", fits ? 1.0 : 0.0, "",
+           "total ≤ capacity: " + Bytes(total) + (fits ? " ≤ " : " > ") + Bytes(gpu.memoryBytes) + " → "
+               + (fits ? "fits (1)" : "does not fit (0)"),
            {"memory.total_bytes", "memory.gpu_capacity_bytes"}});
 
-    // FLOPs: ≈ 6·P per token (2 forward + 4 backward) plus attention 12·B·T²·d per layer per
-    // micro-batch; recomputation adds forward work (docs/model.md; arXiv 2104.04473 §5.1).
+    return fits;
+}
+
+// FLOPs per token, micro-batch and step (≈ 6·P per token, 2 forward + 4 backward, plus attention
+// 12·B·T²·d per layer per micro-batch; recomputation adds forward work: docs/model.md; arXiv 2104.04473
+// §5.1), Megatron's closed forms as a cross-check, and the step time at the GPU's peak.
+void addComputeFigures(FigureSet& f, const ModelConfig& m, const GpuSpec& gpu, const ModelSymbols& y,
+                       const ParamCounts& counts)
+{
+    const Params<std::uint64_t>& pc = counts.pc;
+    const double Pa = counts.Pa;
+    const bool gpt = y.gpt, moe = y.moe;
+    const double L = y.L, d = y.d, a = y.a, V = y.V, T = y.T, B = y.B, G = y.G, k = y.k;
+    const std::string &sL = y.sL, &sd = y.sd, &sV = y.sV, &sB = y.sB, &sT = y.sT;
     const double tokensMb = B * T;
     f.add({"compute.tokens_per_microbatch", "Tokens per micro-batch", tokensMb, "tokens",
            "B·T = " + sB + "·" + sT + " = " + N(tokensMb), {"batch.B", "batch.T"}});
@@ -795,9 +941,26 @@ ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const Gpu
                     : "undefined: the GPU has no " + std::string(toString(mathPrecision)) + " peak (0)",
            {"compute.flops_per_step", "compute.gpu_peak_flops"}});
 
+}
+
+} // namespace
+
+// Stage 2's figures: the inputs, the parameters, the tensor sizes, the memory of one GPU, the FLOPs,
+// and the tensor inventory.
+ModelDerivation deriveModel(const ModelConfig& m, const BatchShape& b, const GpuSpec& gpu, const FigureSet& inputs)
+{
+    ModelDerivation out;
+    FigureSet& f = out.figures;
+    const ModelSymbols y = modelSymbols(m, b);
+    addModelInputs(f, m, y, inputs);
+    const ParamCounts counts = addParameterFigures(f, m, y);
+    out.parameters = static_cast<double>(counts.P);
+    addTensorFigures(f, m, y);
+    out.fitsInMemory = addMemoryFigures(f, m, b, gpu, y, counts.P);
+    addComputeFigures(f, m, gpu, y, counts);
     buildInventory(m, b, out.tensors);
     f.add({"tensor.count", "Tensors in the inventory", static_cast<double>(out.tensors.size()), "",
-           "forward tensors of L = " + sL + " blocks, weights, gradients and optimizer states: "
+           "forward tensors of L = " + y.sL + " blocks, weights, gradients and optimizer states: "
                + I(out.tensors.size()),
            {"model.layers"}});
     return out;

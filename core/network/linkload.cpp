@@ -74,41 +74,44 @@ private:
     std::size_t m_next = 0;
 };
 
-} // namespace
+// The protocols present in a topology, compactly numbered, so a pair's wire bytes are computed once per
+// protocol: each link's number.
+struct Protocols {
+    std::vector<Protocol> protos;
+    std::vector<std::uint8_t> linkProto;
+};
 
-Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPlan& plan,
-                               const collective::CollectiveDerivation& collectives, const Progress& progress)
+Protocols protocolsOf(const Topology& topology)
 {
-    LinkLoads out;
-    out.links.resize(topology.links().size());
-
-    // The protocols present, compactly numbered, so a pair's wire bytes are computed once per protocol.
+    Protocols out;
     std::array<int, kProtocolCount> protoIndex;
     protoIndex.fill(-1);
-    std::vector<Protocol> protos;
-    std::vector<std::uint8_t> linkProto(topology.links().size());
+    out.linkProto.resize(topology.links().size());
     for (LinkId l = 0; l < topology.links().size(); ++l) {
         const auto p = static_cast<std::size_t>(topology.link(l).protocol);
         if (protoIndex[p] < 0) {
-            protoIndex[p] = static_cast<int>(protos.size());
-            protos.push_back(topology.link(l).protocol);
+            protoIndex[p] = static_cast<int>(out.protos.size());
+            out.protos.push_back(topology.link(l).protocol);
         }
-        linkProto[l] = static_cast<std::uint8_t>(protoIndex[p]);
+        out.linkProto[l] = static_cast<std::uint8_t>(protoIndex[p]);
     }
-    const std::size_t K = protos.size();
+    return out;
+}
 
-    // Calls with the same groups and schedule merge; their repeats add up per strategy.
-    struct Entry {
-        std::uint32_t firstGroup = 0, groupCount = 0;
-        collective::ScheduleSpec spec;
-        double weight[4] = {0, 0, 0, 0};
-        std::int64_t layout = -1; // index into `layouts`
-    };
-    // NCCL's layouts (simsched.h), their NIC hints given to the router before any routing.
-    Router router(topology);
-    EndpointRouter paths(topology, router); // GPU paths and NVLS's GPU ↔ NVSwitch links (nvlsflows.h)
-    std::vector<sim::NcclLayout> layouts;
-    std::vector<Entry> entries;
+// Calls with the same groups and schedule merged; their repeats add up per strategy.
+struct Entry {
+    std::uint32_t firstGroup = 0, groupCount = 0;
+    collective::ScheduleSpec spec;
+    double weight[4] = {0, 0, 0, 0};
+    std::int64_t layout = -1; // index into `layouts`
+};
+
+// The plan's calls merged into entries, each with NCCL's layout (simsched.h) when it has one: the
+// layouts' NIC hints reach the router before any routing. Calls stage 4 could not schedule are skipped.
+Status mergeCalls(const Topology& topology, const parallel::CommPlan& plan,
+                  const collective::CollectiveDerivation& collectives, Router& router,
+                  std::vector<sim::NcclLayout>& layouts, std::vector<Entry>& entries, LinkLoads& out)
+{
     std::map<std::tuple<std::uint32_t, std::uint32_t, SpecKey>, std::size_t> merged;
     for (std::size_t i = 0; i < plan.calls.size(); ++i) {
         const parallel::CollectiveCall& c = plan.calls[i];
@@ -146,15 +149,55 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
             entries.push_back({c.firstGroup, c.groupCount, b.spec, {0, 0, 0, 0}, layout});
         entries[it->second].weight[static_cast<std::size_t>(c.strategy)] += static_cast<double>(c.repeat);
     }
+    return Ok{};
+}
 
-    std::map<SpecKey, PairList> schedules;
+// A distinct schedule's (source, destination) pairs with their payload, transfers and wire bytes per
+// protocol; streamed (left empty) past kMaxCachedPairs pairs.
+void listPairs(const Entry& entry, const sim::NcclLayout* ring, const std::vector<Protocol>& protos, PairList& pl)
+{
+    const std::size_t K = protos.size();
     std::vector<collective::Transfer> step;
-    std::vector<double> wireOne(K);
+    Steps schedule(entry.spec, ring);
+    std::unordered_map<std::uint64_t, std::uint32_t> index;
+    while (schedule.next(step)) {
+        for (const collective::Transfer& t : step) {
+            const std::uint64_t k = std::uint64_t{t.src} * (entry.spec.ranks + 1) + t.dst; // + the switch
+            auto [pit, added] = index.try_emplace(k, static_cast<std::uint32_t>(pl.pairs.size()));
+            if (added) {
+                if (pl.pairs.size() >= kMaxCachedPairs) {
+                    pl.streamed = true;
+                    break;
+                }
+                pl.pairs.push_back({t.src, t.dst, 0, 0});
+                pl.wire.resize(pl.wire.size() + K, 0.0);
+            }
+            PairList::Pair& p = pl.pairs[pit->second];
+            p.payload += t.bytes;
+            p.transfers += 1;
+            for (std::size_t q = 0; q < K; ++q)
+                pl.wire[pit->second * K + q] += wireBytes(protos[q], t.bytes);
+        }
+        if (pl.streamed)
+            break;
+    }
+    if (pl.streamed) {
+        pl.pairs = {};
+        pl.wire = {};
+    }
+}
 
+// Every group of an entry: each pair (or, streamed, each transfer) routed, its bytes added to the links
+// of its path and to the injected bytes.
+Status routeEntry(const parallel::CommPlan& plan, EndpointRouter& paths, const Protocols& pr, const Entry& entry,
+                  const sim::NcclLayout* ring, const PairList& pl, const Progress& progress, LinkLoads& out)
+{
     static_assert(static_cast<int>(collective::Op::SendRecv) + 1 == kLinkOps);
-    auto addPath = [&](const std::vector<LinkId>& path, double payload, const double* wire, double transfers,
-                       const double* w, double wsum, collective::Op op) {
-        const auto o = static_cast<std::size_t>(op);
+    const std::size_t K = pr.protos.size();
+    const double wsum = entry.weight[0] + entry.weight[1] + entry.weight[2] + entry.weight[3];
+    const double* w = entry.weight;
+    const auto o = static_cast<std::size_t>(entry.spec.op);
+    auto addPath = [&](const std::vector<LinkId>& path, double payload, const double* wire, double transfers) {
         for (LinkId l : path) {
             LinkLoad& load = out.links[l];
             for (int s = 0; s < 4; ++s)
@@ -162,85 +205,80 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
                     load.payloadBytes[s] += payload * w[s];
                     load.opBytes[s][o] += payload * w[s];
                 }
-            load.wireBytes += wire[linkProto[l]] * wsum;
+            load.wireBytes += wire[pr.linkProto[l]] * wsum;
             load.transfers += transfers * wsum;
         }
     };
+    std::vector<collective::Transfer> step;
+    std::vector<double> wireOne(K);
+    for (std::uint32_t g = entry.firstGroup; g < entry.firstGroup + entry.groupCount; ++g) {
+        const std::vector<std::uint32_t>& members = plan.groups[g].members;
+        auto one = [&](std::uint32_t src, std::uint32_t dst, double payload, const double* wire,
+                       double transfers) -> Status {
+            auto path = paths.route(endpointOf(members, src), endpointOf(members, dst), g);
+            if (!path.ok())
+                return path.error();
+            ++out.routedPairs;
+            addPath(*path.value(), payload, wire, transfers);
+            for (int s = 0; s < 4; ++s)
+                out.injectedBytes[s] += payload * w[s];
+            return Ok{};
+        };
+        if (!pl.streamed) {
+            for (std::size_t i = 0; i < pl.pairs.size(); ++i) {
+                const PairList::Pair& p = pl.pairs[i];
+                if (Status st = one(p.src, p.dst, p.payload, &pl.wire[i * K], p.transfers); !st.ok())
+                    return st;
+            }
+            continue;
+        }
+        Steps schedule(entry.spec, ring);
+        while (schedule.next(step)) {
+            if (progress.stopRequested())
+                return errorAt("", "stopped");
+            for (const collective::Transfer& t : step) {
+                for (std::size_t q = 0; q < K; ++q)
+                    wireOne[q] = wireBytes(pr.protos[q], t.bytes);
+                if (Status st = one(t.src, t.dst, t.bytes, wireOne.data(), 1); !st.ok())
+                    return st;
+            }
+        }
+    }
+    return Ok{};
+}
 
+} // namespace
+
+// Stage 5's link loads: the calls merged by groups and schedule, each distinct schedule reduced to its
+// rank pairs once, every group's pairs routed onto the fabric, then the totals.
+Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPlan& plan,
+                               const collective::CollectiveDerivation& collectives, const Progress& progress)
+{
+    LinkLoads out;
+    out.links.resize(topology.links().size());
+    const Protocols pr = protocolsOf(topology);
+    // NCCL's layouts (simsched.h), their NIC hints given to the router before any routing.
+    Router router(topology);
+    EndpointRouter paths(topology, router); // GPU paths and NVLS's GPU ↔ NVSwitch links (nvlsflows.h)
+    std::vector<sim::NcclLayout> layouts;
+    std::vector<Entry> entries;
+    if (Status st = mergeCalls(topology, plan, collectives, router, layouts, entries, out); !st.ok())
+        return st.error();
+    std::map<SpecKey, PairList> schedules;
     for (std::size_t e = 0; e < entries.size(); ++e) {
         if (progress.stopRequested())
             return errorAt("", "stopped");
         progress(static_cast<double>(e) / static_cast<double>(entries.size()));
         const Entry& entry = entries[e];
-        const double wsum = entry.weight[0] + entry.weight[1] + entry.weight[2] + entry.weight[3];
-
         const sim::NcclLayout* ring = entry.layout >= 0 ? &layouts[static_cast<std::size_t>(entry.layout)] : nullptr;
         auto [sit, fresh] = schedules.try_emplace(specKey(entry.spec, entry.layout));
         PairList& pl = sit->second;
         if (fresh) {
             ++out.distinctSchedules;
-            Steps schedule(entry.spec, ring);
-            std::unordered_map<std::uint64_t, std::uint32_t> index;
-            while (schedule.next(step)) {
-                for (const collective::Transfer& t : step) {
-                    const std::uint64_t k = std::uint64_t{t.src} * (entry.spec.ranks + 1) + t.dst; // + the switch
-                    auto [pit, added] = index.try_emplace(k, static_cast<std::uint32_t>(pl.pairs.size()));
-                    if (added) {
-                        if (pl.pairs.size() >= kMaxCachedPairs) {
-                            pl.streamed = true;
-                            break;
-                        }
-                        pl.pairs.push_back({t.src, t.dst, 0, 0});
-                        pl.wire.resize(pl.wire.size() + K, 0.0);
-                    }
-                    PairList::Pair& p = pl.pairs[pit->second];
-                    p.payload += t.bytes;
-                    p.transfers += 1;
-                    for (std::size_t q = 0; q < K; ++q)
-                        pl.wire[pit->second * K + q] += wireBytes(protos[q], t.bytes);
-                }
-                if (pl.streamed)
-                    break;
-            }
-            if (pl.streamed) {
-                pl.pairs = {};
-                pl.wire = {};
-            }
+            listPairs(entry, ring, pr.protos, pl);
         }
-
-        for (std::uint32_t g = entry.firstGroup; g < entry.firstGroup + entry.groupCount; ++g) {
-            const std::vector<std::uint32_t>& members = plan.groups[g].members;
-            auto one = [&](std::uint32_t src, std::uint32_t dst, double payload, const double* wire,
-                           double transfers) -> Status {
-                auto path = paths.route(endpointOf(members, src), endpointOf(members, dst), g);
-                if (!path.ok())
-                    return path.error();
-                ++out.routedPairs;
-                addPath(*path.value(), payload, wire, transfers, entry.weight, wsum, entry.spec.op);
-                for (int s = 0; s < 4; ++s)
-                    out.injectedBytes[s] += payload * entry.weight[s];
-                return Ok{};
-            };
-            if (!pl.streamed) {
-                for (std::size_t i = 0; i < pl.pairs.size(); ++i) {
-                    const PairList::Pair& p = pl.pairs[i];
-                    if (Status st = one(p.src, p.dst, p.payload, &pl.wire[i * K], p.transfers); !st.ok())
-                        return st.error();
-                }
-            } else {
-                Steps schedule(entry.spec, ring);
-                while (schedule.next(step)) {
-                    if (progress.stopRequested())
-                        return errorAt("", "stopped");
-                    for (const collective::Transfer& t : step) {
-                        for (std::size_t q = 0; q < K; ++q)
-                            wireOne[q] = wireBytes(protos[q], t.bytes);
-                        if (Status st = one(t.src, t.dst, t.bytes, wireOne.data(), 1); !st.ok())
-                            return st.error();
-                    }
-                }
-            }
-        }
+        if (Status st = routeEntry(plan, paths, pr, entry, ring, pl, progress, out); !st.ok())
+            return st.error();
     }
     progress(1.0);
 

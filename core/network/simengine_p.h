@@ -246,6 +246,21 @@ private:
     const std::vector<PathEntry>* entriesFor(const std::vector<LinkId>* path, std::uint32_t srcGpu, std::uint32_t dstGpu,
                                              std::uint32_t group);
     Status buildGpus();
+    // buildGpus' steps (simsetup.cpp).
+    struct Part { // a GPU's participation in a call
+        std::uint32_t call, group, rank;
+    };
+    struct ChunkTimes;
+    struct ChunkPass;
+    Status collectParts(std::vector<std::vector<Part>>& parts);
+    ChunkTimes chunkTimes() const;
+    double weightGradientShare(std::uint32_t call) const;
+    void sortChunkCalls(const std::vector<Part>& parts, ChunkPass& pass) const;
+    void emitMidCalls(std::vector<Op>& tmpl, const std::vector<Op>& mid, double seconds, bool backward) const;
+    void emitChunkTemplate(Gpu& gpu, std::vector<Op>& tmpl, const ChunkPass& pass) const;
+    void buildTemplates(Gpu& gpu, const std::vector<Part>& parts, const ChunkTimes& times) const;
+    void buildStepEnd(Gpu& gpu, const std::vector<Part>& parts) const;
+    void chooseRecorded();
     const Sched* schedule(const collective::ScheduleSpec& given, std::uint32_t call); // RS / AG padded to N | bytes
     std::vector<NcclLayout> layouts;
     std::vector<int> callLayout; // per call: index into layouts, −1 for the call's own schedule
@@ -269,6 +284,13 @@ private:
     void transferDone(std::uint32_t flow);
     void rankDone(Instance& inst, std::uint32_t rank);
     void runGpu(std::uint32_t g);
+    // runGpu's steps (simulate.cpp).
+    bool runOp(std::uint32_t g, Gpu& gpu, const parallel::PipelineBlock& b, const Op& o);
+    void startCompute(std::uint32_t g, Gpu& gpu, const parallel::PipelineBlock& b, const Op& o);
+    bool runStepEnd(std::uint32_t g, Gpu& gpu);
+    void enqueueBucket(std::uint32_t g, const Bucket& b, std::uint32_t mb);
+    // Whether an end-of-backward bucket goes out in micro-batch mb (per micro-batch, or on the last).
+    bool bucketApplies(const Bucket& b, std::uint32_t mb) const { return b.perMicroBatch || mb + 1 == nAcc; }
     void arriveBlocking(Gpu& gpu, const Key& key, std::uint32_t rank, Role role);
     void computeDone(std::uint32_t g);
     void startStream(std::uint32_t g);

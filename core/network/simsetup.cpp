@@ -230,21 +230,26 @@ ExemptLoad* Engine::exemptFor(const std::vector<LinkId>* path)
     return hit == exemptCache.end() ? nullptr : hit->second.get();
 }
 
-Status Engine::buildGpus()
-{
-    const std::size_t G = topo.gpuCount();
-    if (plan.mesh.size() > G)
-        return errorAt("topology", "the plan has " + formatInteger(static_cast<std::int64_t>(plan.mesh.size()))
-                                       + " GPUs, the topology " + formatInteger(static_cast<std::int64_t>(G)));
-    gpus.assign(plan.mesh.size(), {});
-    for (std::size_t g = 0; g < gpus.size(); ++g)
-        gpus[g].stage = plan.mesh[g].pp;
+// Per-chunk times from the timeline's blocks (the numbers plan.cpp built): forward and backward.
+struct Engine::ChunkTimes {
+    std::vector<double> forward, backward;
+};
 
-    // Participations in call order: (call, group, rank) per GPU.
-    struct Part {
-        std::uint32_t call, group, rank;
-    };
-    std::vector<std::vector<Part>> parts(gpus.size());
+// One (local chunk, direction) of a GPU: its layers' time split and its calls sorted by unit and place.
+struct Engine::ChunkPass {
+    std::uint32_t k = 0;     // the global chunk
+    bool bw = false;         // backward
+    int units = 0;           // the chunk's layers + 2 (embedding side, head side)
+    double sumLf = 0, headF = 0, fwdScale = 0, bwdScale = 0, chunkF = 0, chunkB = 0;
+    std::vector<std::vector<Op>> before, mid, after;
+    Op recv, send;
+    bool haveRecv = false, haveSend = false;
+};
+
+// Participations in call order: (call, group, rank) per GPU; notes the calls stage 4 could not schedule.
+Status Engine::collectParts(std::vector<std::vector<Part>>& parts)
+{
+    parts.assign(gpus.size(), {});
     for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
         if (classes[i].role == Role::Skip) {
             const CollectiveCall& c = plan.comm.calls[i];
@@ -266,7 +271,6 @@ Status Engine::buildGpus()
             }
         }
     }
-
     // Under symmetry only representatives run, their participations named in canonical groups and ranks.
     if (sym.reduced)
         for (std::size_t g = 0; g < gpus.size(); ++g) {
@@ -280,165 +284,202 @@ Status Engine::buildGpus()
                 pt.group = c;
             }
         }
+    return Ok{};
+}
 
-    // Per-chunk times from the timeline's blocks (the numbers plan.cpp built), split over layers by
-    // layerForwardSeconds; what the layers do not explain is the head (last chunk only).
-    std::vector<double> chunkF(chunks, 0.0), chunkB(chunks, 0.0);
+// Each chunk's forward and backward time: the first block of each in the timeline.
+Engine::ChunkTimes Engine::chunkTimes() const
+{
+    ChunkTimes t{std::vector<double>(chunks, 0.0), std::vector<double>(chunks, 0.0)};
     std::vector<char> seenF(chunks, 0), seenB(chunks, 0);
     for (const parallel::PipelineBlock& b : plan.timeline.blocks) {
         const std::uint32_t k = b.chunk * P + b.stage;
         if (k >= chunks)
             continue;
         if (b.backward && !seenB[k]) {
-            chunkB[k] = b.end - b.start;
+            t.backward[k] = b.end - b.start;
             seenB[k] = 1;
         } else if (!b.backward && !seenF[k]) {
-            chunkF[k] = b.end - b.start;
+            t.forward[k] = b.end - b.start;
             seenF[k] = 1;
         }
     }
-    const auto& lf = plan.layerForwardSeconds;
-    // parallel.tpOverlap (simulate.h): the share of a layer's backward (recompute included) that the
-    // weight-gradient GEMM of the linear behind an input-gradient TP collective takes (MLP up or QKV).
-    auto weightGradientShare = [&](std::uint32_t call) {
-        const parallel::CollectiveCall& c = plan.comm.calls[call];
-        const model::KernelList& list = plan.kernels.dense;
-        const double total = list.backwardSeconds();
-        if (!plan.plan.tpOverlap || !c.overlapsWeightGradient || total <= 0)
-            return 0.0;
-        const bool mlp = c.what.find("MLP") != std::string::npos;
-        for (const model::Kernel& k : list.kernels)
-            if (k.pass == model::KernelPass::Backward && k.name.ends_with(" ∂weight")
-                && (mlp ? k.name.starts_with("MLP up") || k.name.starts_with("gate + up") : k.name.starts_with("QKV")))
-                return k.seconds / total;
-        return 0.0;
-    };
-    for (std::size_t g = 0; g < gpus.size(); ++g) {
-        if (sym.gpuRep[g] != g)
-            continue;
-        Gpu& gpu = gpus[g];
-        gpu.templates.assign(std::size_t(V) * 2, {});
-        // Calls per (local chunk, direction, unit, place).
-        for (std::uint32_t local = 0; local < V; ++local) {
-            const std::uint32_t k = local * P + gpu.stage;
-            if (k >= chunks)
-                continue;
-            const std::uint64_t nl = chunkFirst[k + 1] - chunkFirst[k];
-            const int units = static_cast<int>(nl) + 2;
-            double sumLf = 0;
-            for (std::uint64_t l = chunkFirst[k]; l < chunkFirst[k + 1] && l < lf.size(); ++l)
-                sumLf += lf[l];
-            const double headF = k + 1 == chunks ? std::max(0.0, chunkF[k] - sumLf) : 0.0;
-            const double fwdScale = sumLf > 0 ? (chunkF[k] - headF) / sumLf : 0.0;
-            const double bwdScale = sumLf > 0 ? (chunkB[k] - 2 * headF) / sumLf : 0.0;
-            for (int dir = 0; dir < 2; ++dir) {
-                const bool bw = dir == 1;
-                std::vector<std::vector<Op>> before(units), mid(units), after(units);
-                Op recv, send;
-                bool haveRecv = false, haveSend = false;
-                for (const Part& pt : parts[g]) {
-                    const CallClass& cc = classes[pt.call];
-                    const Op o{OpKind::Blocking, 0, pt.call, pt.group, pt.rank};
-                    if (cc.role == Role::Pp && cc.backward == bw) {
-                        // Forward boundary after chunk cc.chunk; backward boundary from cc.chunk+1 to cc.chunk.
-                        const std::uint32_t from = bw ? cc.chunk + 1 : cc.chunk, to = bw ? cc.chunk : cc.chunk + 1;
-                        if (pt.rank == 0 && from == k) {
-                            send = o;
-                            send.kind = OpKind::Send;
-                            haveSend = true;
-                        } else if (pt.rank == 1 && to == k) {
-                            recv = o;
-                            recv.kind = OpKind::Recv;
-                            haveRecv = true;
-                        }
-                        continue;
-                    }
-                    if ((cc.role != Role::Blocking && !(cc.role == Role::Stream && !cc.end)) || cc.chunk != k
-                        || cc.backward != bw || cc.unit < 0 || cc.unit >= units)
-                        continue;
-                    Op op = o;
-                    if (cc.role == Role::Stream)
-                        op.kind = OpKind::Stream;
-                    (cc.place == CallClass::Before ? before : cc.place == CallClass::Mid ? mid : after)[cc.unit].push_back(op);
-                }
-                std::vector<Op>& tmpl = gpu.templates[local * 2 + dir];
-                if (haveRecv)
-                    tmpl.push_back(recv);
-                for (int i = 0; i < units; ++i) {
-                    const int u = bw ? units - 1 - i : i;
-                    double seconds = 0;
-                    if (u == units - 1)
-                        seconds = bw ? 2 * headF : headF;
-                    else if (u > 0) {
-                        const std::uint64_t l = chunkFirst[k] + std::uint64_t(u - 1);
-                        seconds = l < lf.size() ? lf[l] * (bw ? bwdScale : fwdScale) : 0.0;
-                    }
-                    if (sumLf <= 0 && u == 1)
-                        seconds += bw ? chunkB[k] - 2 * headF : chunkF[k] - headF; // no per-layer split
-                    tmpl.insert(tmpl.end(), before[u].begin(), before[u].end());
-                    const std::size_t n = mid[u].size();
-                    if (n == 0) {
-                        if (seconds > 0)
-                            tmpl.push_back({OpKind::Compute, seconds, 0, 0, 0});
-                    } else {
-                        for (std::size_t j = 0; j < n; ++j) {
-                            const double share = seconds / static_cast<double>(n);
-                            const Op& op = mid[u][j];
-                            const double w = bw && op.call < coll.calls.size()
-                                                 ? std::min(share, weightGradientShare(op.call) * seconds)
-                                                 : 0.0;
-                            if (w <= 0) {
-                                if (seconds > 0)
-                                    tmpl.push_back({OpKind::Compute, share, 0, 0, 0});
-                                tmpl.push_back(op);
-                                continue;
-                            }
-                            // Issued after the ∂input GEMM, waited for after the ∂weight GEMM (w); the NCCL
-                            // kernel holds c of the GPU's SMs while it runs, so the GEMM beside it runs on
-                            // SMs − c: + min(w, t)·c/(SMs − c) (docs/compute.md, "Check per layer").
-                            const collective::BoundCall& bc = coll.calls[op.call];
-                            const double t = bc.nccl ? bc.prediction.time : bc.timeSeconds;
-                            const double c = bc.nccl ? static_cast<double>(bc.prediction.channels) : 0.0;
-                            const double sms = static_cast<double>(plan.kernels.smCount);
-                            const double stretch = sms > c ? std::min(w, t) * c / (sms - c) : 0.0;
-                            if (share - w > 0)
-                                tmpl.push_back({OpKind::Compute, share - w, 0, 0, 0});
-                            tmpl.push_back({OpKind::Async, 0, op.call, op.group, op.rank});
-                            tmpl.push_back({OpKind::Compute, w + stretch, 0, 0, 0});
-                            tmpl.push_back({OpKind::Join, 0, op.call, op.group, op.rank});
-                        }
-                    }
-                    tmpl.insert(tmpl.end(), after[u].begin(), after[u].end());
-                    if (bw)
-                        gpu.gradTotal += seconds;
-                }
-                if (haveSend)
-                    tmpl.push_back(send);
-            }
-        }
-        // Optimizer calls and end-of-backward buckets.
-        for (const Part& pt : parts[g]) {
-            const CallClass& cc = classes[pt.call];
-            if (cc.role == Role::Optimizer) {
-                gpu.optimizer.push_back({OpKind::Blocking, 0, pt.call, pt.group, pt.rank});
-            } else if (cc.role == Role::Stream && cc.end) {
-                const CollectiveCall& c = plan.comm.calls[pt.call];
-                const double M = coll.calls[pt.call].spec.bytes;
-                const double bucket = bucketBytesOf(pt.call, M);
-                const std::uint32_t nb = M > 0 && bucket > 0 ? static_cast<std::uint32_t>(std::ceil(M / bucket)) : 1;
-                for (std::uint32_t b = 0; b < nb; ++b) {
-                    const double upTo = std::min(M, (b + 1) * bucket);
-                    gpu.buckets.push_back({M > 0 ? upTo / M : 1.0, pt.call, pt.group, pt.rank, b, c.repeat > 1});
-                }
-            }
-        }
-        std::stable_sort(gpu.buckets.begin(), gpu.buckets.end(),
-                         [](const Bucket& a, const Bucket& b) { return a.fraction < b.fraction; });
-        gpu.gradDone.assign(nAcc, 0.0);
-        gpu.nextBucket.assign(nAcc, 0);
-    }
+    return t;
+}
 
-    // Which GPUs keep intervals.
+// parallel.tpOverlap (simulate.h): the share of a layer's backward (recompute included) that the
+// weight-gradient GEMM of the linear behind an input-gradient TP collective takes (MLP up or QKV).
+double Engine::weightGradientShare(std::uint32_t call) const
+{
+    const parallel::CollectiveCall& c = plan.comm.calls[call];
+    const model::KernelList& list = plan.kernels.dense;
+    const double total = list.backwardSeconds();
+    if (!plan.plan.tpOverlap || !c.overlapsWeightGradient || total <= 0)
+        return 0.0;
+    const bool mlp = c.what.find("MLP") != std::string::npos;
+    for (const model::Kernel& k : list.kernels)
+        if (k.pass == model::KernelPass::Backward && k.name.ends_with(" ∂weight")
+            && (mlp ? k.name.starts_with("MLP up") || k.name.starts_with("gate + up") : k.name.starts_with("QKV")))
+            return k.seconds / total;
+    return 0.0;
+}
+
+// The chunk's calls of one direction by unit and place (before, mid, after its compute), and its
+// pipeline send and receive.
+void Engine::sortChunkCalls(const std::vector<Part>& parts, ChunkPass& cp) const
+{
+    cp.before.assign(std::size_t(cp.units), {});
+    cp.mid.assign(std::size_t(cp.units), {});
+    cp.after.assign(std::size_t(cp.units), {});
+    for (const Part& pt : parts) {
+        const CallClass& cc = classes[pt.call];
+        const Op o{OpKind::Blocking, 0, pt.call, pt.group, pt.rank};
+        if (cc.role == Role::Pp && cc.backward == cp.bw) {
+            // Forward boundary after chunk cc.chunk; backward boundary from cc.chunk+1 to cc.chunk.
+            const std::uint32_t from = cp.bw ? cc.chunk + 1 : cc.chunk, to = cp.bw ? cc.chunk : cc.chunk + 1;
+            if (pt.rank == 0 && from == cp.k) {
+                cp.send = o;
+                cp.send.kind = OpKind::Send;
+                cp.haveSend = true;
+            } else if (pt.rank == 1 && to == cp.k) {
+                cp.recv = o;
+                cp.recv.kind = OpKind::Recv;
+                cp.haveRecv = true;
+            }
+            continue;
+        }
+        if ((cc.role != Role::Blocking && !(cc.role == Role::Stream && !cc.end)) || cc.chunk != cp.k
+            || cc.backward != cp.bw || cc.unit < 0 || cc.unit >= cp.units)
+            continue;
+        Op op = o;
+        if (cc.role == Role::Stream)
+            op.kind = OpKind::Stream;
+        (cc.place == CallClass::Before ? cp.before : cc.place == CallClass::Mid ? cp.mid : cp.after)[cc.unit].push_back(op);
+    }
+}
+
+// A unit's compute of `seconds` with its mid calls between equal shares; an input-gradient TP call that
+// overlaps the weight-gradient GEMM is issued before that GEMM and joined after it.
+void Engine::emitMidCalls(std::vector<Op>& tmpl, const std::vector<Op>& mid, double seconds, bool bw) const
+{
+    const std::size_t n = mid.size();
+    if (n == 0) {
+        if (seconds > 0)
+            tmpl.push_back({OpKind::Compute, seconds, 0, 0, 0});
+        return;
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+        const double share = seconds / static_cast<double>(n);
+        const Op& op = mid[j];
+        const double w = bw && op.call < coll.calls.size() ? std::min(share, weightGradientShare(op.call) * seconds) : 0.0;
+        if (w <= 0) {
+            if (seconds > 0)
+                tmpl.push_back({OpKind::Compute, share, 0, 0, 0});
+            tmpl.push_back(op);
+            continue;
+        }
+        // Issued after the ∂input GEMM, waited for after the ∂weight GEMM (w); the NCCL
+        // kernel holds c of the GPU's SMs while it runs, so the GEMM beside it runs on
+        // SMs − c: + min(w, t)·c/(SMs − c) (docs/compute.md, "Check per layer").
+        const collective::BoundCall& bc = coll.calls[op.call];
+        const double t = bc.nccl ? bc.prediction.time : bc.timeSeconds;
+        const double c = bc.nccl ? static_cast<double>(bc.prediction.channels) : 0.0;
+        const double sms = static_cast<double>(plan.kernels.smCount);
+        const double stretch = sms > c ? std::min(w, t) * c / (sms - c) : 0.0;
+        if (share - w > 0)
+            tmpl.push_back({OpKind::Compute, share - w, 0, 0, 0});
+        tmpl.push_back({OpKind::Async, 0, op.call, op.group, op.rank});
+        tmpl.push_back({OpKind::Compute, w + stretch, 0, 0, 0});
+        tmpl.push_back({OpKind::Join, 0, op.call, op.group, op.rank});
+    }
+}
+
+// The template of one (local chunk, direction): the receive, each unit's calls and compute in the
+// direction's order (per-layer times from layerForwardSeconds, the head on the last chunk), the send.
+void Engine::emitChunkTemplate(Gpu& gpu, std::vector<Op>& tmpl, const ChunkPass& cp) const
+{
+    const auto& lf = plan.layerForwardSeconds;
+    const bool bw = cp.bw;
+    const int units = cp.units;
+    if (cp.haveRecv)
+        tmpl.push_back(cp.recv);
+    for (int i = 0; i < units; ++i) {
+        const int u = bw ? units - 1 - i : i;
+        double seconds = 0;
+        if (u == units - 1)
+            seconds = bw ? 2 * cp.headF : cp.headF;
+        else if (u > 0) {
+            const std::uint64_t l = chunkFirst[cp.k] + std::uint64_t(u - 1);
+            seconds = l < lf.size() ? lf[l] * (bw ? cp.bwdScale : cp.fwdScale) : 0.0;
+        }
+        if (cp.sumLf <= 0 && u == 1)
+            seconds += bw ? cp.chunkB - 2 * cp.headF : cp.chunkF - cp.headF; // no per-layer split
+        tmpl.insert(tmpl.end(), cp.before[u].begin(), cp.before[u].end());
+        emitMidCalls(tmpl, cp.mid[u], seconds, bw);
+        tmpl.insert(tmpl.end(), cp.after[u].begin(), cp.after[u].end());
+        if (bw)
+            gpu.gradTotal += seconds;
+    }
+    if (cp.haveSend)
+        tmpl.push_back(cp.send);
+}
+
+// A representative GPU's templates: calls per (local chunk, direction, unit, place), the chunk's time
+// split over layers by layerForwardSeconds; what the layers do not explain is the head (last chunk only).
+void Engine::buildTemplates(Gpu& gpu, const std::vector<Part>& parts, const ChunkTimes& times) const
+{
+    const auto& lf = plan.layerForwardSeconds;
+    gpu.templates.assign(std::size_t(V) * 2, {});
+    for (std::uint32_t local = 0; local < V; ++local) {
+        const std::uint32_t k = local * P + gpu.stage;
+        if (k >= chunks)
+            continue;
+        ChunkPass cp;
+        cp.k = k;
+        cp.units = static_cast<int>(chunkFirst[k + 1] - chunkFirst[k]) + 2;
+        for (std::uint64_t l = chunkFirst[k]; l < chunkFirst[k + 1] && l < lf.size(); ++l)
+            cp.sumLf += lf[l];
+        cp.chunkF = times.forward[k];
+        cp.chunkB = times.backward[k];
+        cp.headF = k + 1 == chunks ? std::max(0.0, cp.chunkF - cp.sumLf) : 0.0;
+        cp.fwdScale = cp.sumLf > 0 ? (cp.chunkF - cp.headF) / cp.sumLf : 0.0;
+        cp.bwdScale = cp.sumLf > 0 ? (cp.chunkB - 2 * cp.headF) / cp.sumLf : 0.0;
+        for (int dir = 0; dir < 2; ++dir) {
+            cp.bw = dir == 1;
+            cp.haveRecv = cp.haveSend = false;
+            sortChunkCalls(parts, cp);
+            emitChunkTemplate(gpu, gpu.templates[local * 2 + dir], cp);
+        }
+    }
+}
+
+// Optimizer calls and end-of-backward buckets (sorted by the backward fraction that releases them).
+void Engine::buildStepEnd(Gpu& gpu, const std::vector<Part>& parts) const
+{
+    for (const Part& pt : parts) {
+        const CallClass& cc = classes[pt.call];
+        if (cc.role == Role::Optimizer) {
+            gpu.optimizer.push_back({OpKind::Blocking, 0, pt.call, pt.group, pt.rank});
+        } else if (cc.role == Role::Stream && cc.end) {
+            const CollectiveCall& c = plan.comm.calls[pt.call];
+            const double M = coll.calls[pt.call].spec.bytes;
+            const double bucket = bucketBytesOf(pt.call, M);
+            const std::uint32_t nb = M > 0 && bucket > 0 ? static_cast<std::uint32_t>(std::ceil(M / bucket)) : 1;
+            for (std::uint32_t b = 0; b < nb; ++b) {
+                const double upTo = std::min(M, (b + 1) * bucket);
+                gpu.buckets.push_back({M > 0 ? upTo / M : 1.0, pt.call, pt.group, pt.rank, b, c.repeat > 1});
+            }
+        }
+    }
+    std::stable_sort(gpu.buckets.begin(), gpu.buckets.end(),
+                     [](const Bucket& a, const Bucket& b) { return a.fraction < b.fraction; });
+    gpu.gradDone.assign(nAcc, 0.0);
+    gpu.nextBucket.assign(nAcc, 0);
+}
+
+// Which GPUs keep intervals: those asked for, or every GPU of a small plan; their representatives' timelines.
+void Engine::chooseRecorded()
+{
     std::vector<std::uint32_t> rec = opt.recordGpus;
     if (rec.empty() && gpus.size() <= kMaxRecordedGpus)
         for (std::uint32_t g = 0; g < gpus.size(); ++g)
@@ -454,6 +495,29 @@ Status Engine::buildGpus()
                 timelines.push_back({sym.gpuRep[g], {}});
             }
         }
+}
+
+// The GPUs: their participations, each representative's op templates and step end, the recorded ones.
+Status Engine::buildGpus()
+{
+    const std::size_t G = topo.gpuCount();
+    if (plan.mesh.size() > G)
+        return errorAt("topology", "the plan has " + formatInteger(static_cast<std::int64_t>(plan.mesh.size()))
+                                       + " GPUs, the topology " + formatInteger(static_cast<std::int64_t>(G)));
+    gpus.assign(plan.mesh.size(), {});
+    for (std::size_t g = 0; g < gpus.size(); ++g)
+        gpus[g].stage = plan.mesh[g].pp;
+    std::vector<std::vector<Part>> parts;
+    if (Status s = collectParts(parts); !s.ok())
+        return s;
+    const ChunkTimes times = chunkTimes();
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+        if (sym.gpuRep[g] != g)
+            continue;
+        buildTemplates(gpus[g], parts[g], times);
+        buildStepEnd(gpus[g], parts[g]);
+    }
+    chooseRecorded();
     return Ok{};
 }
 

@@ -490,16 +490,140 @@ void Engine::arriveBlocking(Gpu& gpu, const Key& key, std::uint32_t rank, Role r
         gpu.wait = Wait::Running;
 }
 
+// An end-of-backward bucket into the GPU's stream (per micro-batch, or once on the last).
+void Engine::enqueueBucket(std::uint32_t g, const Bucket& b, std::uint32_t mb)
+{
+    gpus[g].stream.push_back({Key{b.call, b.group, b.perMicroBatch ? mb : 0, b.bucket}, b.rank});
+    startStream(g);
+}
+
+// A compute op starts: it runs until its end or (DDP overlap) until the next bucket's gradients are
+// done, releasing the buckets already complete.
+void Engine::startCompute(std::uint32_t g, Gpu& gpu, const parallel::PipelineBlock& b, const Op& o)
+{
+    if (gpu.opLeft < 0)
+        gpu.opLeft = o.seconds;
+    double run = gpu.opLeft;
+    if (b.backward && !gpu.buckets.empty() && plan.plan.ddpOverlap) {
+        const std::uint32_t mb = b.microBatch;
+        const double tol = 1e-12 * gpu.gradTotal;
+        while (gpu.nextBucket[mb] < gpu.buckets.size()) {
+            const Bucket& bk = gpu.buckets[gpu.nextBucket[mb]];
+            if (!bucketApplies(bk, mb)) {
+                ++gpu.nextBucket[mb];
+                continue;
+            }
+            const double need = bk.fraction * gpu.gradTotal - gpu.gradDone[mb];
+            if (need <= tol) {
+                ++gpu.nextBucket[mb];
+                enqueueBucket(g, bk, mb);
+                continue;
+            }
+            if (need < run - tol)
+                run = need;
+            break;
+        }
+    }
+    gpu.curRun = run;
+    gpu.wait = Wait::Compute;
+    gpu.waitStart = now;
+    events.push({now + run, seq++, EventType::ComputeDone, g});
+}
+
+// One op of the current block: compute, a blocking, async or streamed collective, a join, a pipeline
+// send or receive. False when the GPU now waits.
+bool Engine::runOp(std::uint32_t g, Gpu& gpu, const parallel::PipelineBlock& b, const Op& o)
+{
+    const Key key{o.call, o.group, b.microBatch, 0};
+    switch (o.kind) {
+    case OpKind::Compute:
+        startCompute(g, gpu, b, o);
+        return false;
+    case OpKind::Blocking:
+        ++gpu.op;
+        arriveBlocking(gpu, key, o.rank, Role::Blocking);
+        return true;
+    case OpKind::Async: // the collective runs while the next compute op does (Join waits for it)
+        ++gpu.op;
+        gpu.blockingDone = false;
+        arrive(key, o.rank, Role::Blocking, false);
+        return true;
+    case OpKind::Join:
+        ++gpu.op;
+        if (!gpu.blockingDone) {
+            gpu.wait = Wait::Blocking;
+            gpu.waitKey = key;
+            gpu.waitStart = now;
+        }
+        return true;
+    case OpKind::Stream:
+        ++gpu.op;
+        gpu.stream.push_back({key, o.rank});
+        startStream(g);
+        return true;
+    case OpKind::Send:
+        ++gpu.op;
+        arrive(key, o.rank, Role::Pp, true);
+        return true;
+    case OpKind::Recv:
+        ++gpu.op;
+        if (auto hit = ppArrived.find(key); hit != ppArrived.end()) {
+            ppArrived.erase(hit);
+            return true;
+        }
+        gpu.wait = Wait::Recv;
+        gpu.waitKey = key;
+        gpu.waitStart = now;
+        return false;
+    }
+    return true;
+}
+
+// After the GPU's blocks: the buckets left behind, the stream drained, the optimizer step's compute and
+// its collectives, then done. False when the GPU now waits or is done.
+bool Engine::runStepEnd(std::uint32_t g, Gpu& gpu)
+{
+    if (!gpu.blocksDone) {
+        gpu.blocksDone = true;
+        // Buckets whose threshold rounding left them behind go now.
+        for (std::uint32_t mb = 0; mb < nAcc; ++mb)
+            for (; gpu.nextBucket[mb] < gpu.buckets.size(); ++gpu.nextBucket[mb])
+                if (bucketApplies(gpu.buckets[gpu.nextBucket[mb]], mb))
+                    enqueueBucket(g, gpu.buckets[gpu.nextBucket[mb]], mb);
+        return true;
+    }
+    if (gpu.streamBusy || !gpu.stream.empty()) {
+        gpu.wait = Wait::Drain;
+        gpu.waitStart = now;
+        return false;
+    }
+    if (!gpu.optimizerStepped) { // the optimizer step's compute (simulate.h)
+        gpu.optimizerStepped = true;
+        const double seconds = plan.kernels.timed ? plan.kernels.optimizer.seconds : 0.0;
+        if (seconds > 0) {
+            gpu.inOptimizer = true;
+            gpu.wait = Wait::Compute;
+            gpu.waitStart = now;
+            events.push({now + seconds, seq++, EventType::ComputeDone, g});
+            return false;
+        }
+    }
+    if (gpu.optIdx < gpu.optimizer.size()) {
+        const Op& o = gpu.optimizer[gpu.optIdx++];
+        arriveBlocking(gpu, Key{o.call, o.group, 0, 0}, o.rank, Role::Optimizer);
+        return true;
+    }
+    gpu.wait = Wait::Done;
+    gpu.sum.finish = now;
+    return false;
+}
+
+// Runs GPU g until it waits: its blocks' ops in order, then the step's end.
 void Engine::runGpu(std::uint32_t g)
 {
     Gpu& gpu = gpus[g];
     const auto& blocks = plan.timeline.blocks;
     const auto& order = stageBlocks[gpu.stage];
-    auto enqueueBucket = [&](const Bucket& b, std::uint32_t mb) {
-        gpu.stream.push_back({Key{b.call, b.group, b.perMicroBatch ? mb : 0, b.bucket}, b.rank});
-        startStream(g);
-    };
-    auto applicable = [&](const Bucket& b, std::uint32_t mb) { return b.perMicroBatch || mb + 1 == nAcc; };
     while (gpu.wait == Wait::Running && !failure) {
         if (!gpu.blocksDone && gpu.block < order.size()) {
             const parallel::PipelineBlock& b = blocks[order[gpu.block]];
@@ -510,110 +634,12 @@ void Engine::runGpu(std::uint32_t g)
                 gpu.op = 0;
                 continue;
             }
-            const Op& o = tmpl[gpu.op];
-            const Key key{o.call, o.group, b.microBatch, 0};
-            switch (o.kind) {
-            case OpKind::Compute: {
-                if (gpu.opLeft < 0)
-                    gpu.opLeft = o.seconds;
-                double run = gpu.opLeft;
-                if (b.backward && !gpu.buckets.empty() && plan.plan.ddpOverlap) {
-                    const std::uint32_t mb = b.microBatch;
-                    const double tol = 1e-12 * gpu.gradTotal;
-                    while (gpu.nextBucket[mb] < gpu.buckets.size()) {
-                        const Bucket& bk = gpu.buckets[gpu.nextBucket[mb]];
-                        if (!applicable(bk, mb)) {
-                            ++gpu.nextBucket[mb];
-                            continue;
-                        }
-                        const double need = bk.fraction * gpu.gradTotal - gpu.gradDone[mb];
-                        if (need <= tol) {
-                            ++gpu.nextBucket[mb];
-                            enqueueBucket(bk, mb);
-                            continue;
-                        }
-                        if (need < run - tol)
-                            run = need;
-                        break;
-                    }
-                }
-                gpu.curRun = run;
-                gpu.wait = Wait::Compute;
-                gpu.waitStart = now;
-                events.push({now + run, seq++, EventType::ComputeDone, g});
+            if (!runOp(g, gpu, b, tmpl[gpu.op]))
                 return;
-            }
-            case OpKind::Blocking:
-                ++gpu.op;
-                arriveBlocking(gpu, key, o.rank, Role::Blocking);
-                continue;
-            case OpKind::Async: // the collective runs while the next compute op does (Join waits for it)
-                ++gpu.op;
-                gpu.blockingDone = false;
-                arrive(key, o.rank, Role::Blocking, false);
-                continue;
-            case OpKind::Join:
-                ++gpu.op;
-                if (!gpu.blockingDone) {
-                    gpu.wait = Wait::Blocking;
-                    gpu.waitKey = key;
-                    gpu.waitStart = now;
-                }
-                continue;
-            case OpKind::Stream:
-                ++gpu.op;
-                gpu.stream.push_back({key, o.rank});
-                startStream(g);
-                continue;
-            case OpKind::Send:
-                ++gpu.op;
-                arrive(key, o.rank, Role::Pp, true);
-                continue;
-            case OpKind::Recv:
-                ++gpu.op;
-                if (auto hit = ppArrived.find(key); hit != ppArrived.end()) {
-                    ppArrived.erase(hit);
-                    continue;
-                }
-                gpu.wait = Wait::Recv;
-                gpu.waitKey = key;
-                gpu.waitStart = now;
-                return;
-            }
-        }
-        if (!gpu.blocksDone) {
-            gpu.blocksDone = true;
-            // Buckets whose threshold rounding left them behind go now.
-            for (std::uint32_t mb = 0; mb < nAcc; ++mb)
-                for (; gpu.nextBucket[mb] < gpu.buckets.size(); ++gpu.nextBucket[mb])
-                    if (applicable(gpu.buckets[gpu.nextBucket[mb]], mb))
-                        enqueueBucket(gpu.buckets[gpu.nextBucket[mb]], mb);
             continue;
         }
-        if (gpu.streamBusy || !gpu.stream.empty()) {
-            gpu.wait = Wait::Drain;
-            gpu.waitStart = now;
+        if (!runStepEnd(g, gpu))
             return;
-        }
-        if (!gpu.optimizerStepped) { // the optimizer step's compute (simulate.h)
-            gpu.optimizerStepped = true;
-            const double seconds = plan.kernels.timed ? plan.kernels.optimizer.seconds : 0.0;
-            if (seconds > 0) {
-                gpu.inOptimizer = true;
-                gpu.wait = Wait::Compute;
-                gpu.waitStart = now;
-                events.push({now + seconds, seq++, EventType::ComputeDone, g});
-                return;
-            }
-        }
-        if (gpu.optIdx < gpu.optimizer.size()) {
-            const Op& o = gpu.optimizer[gpu.optIdx++];
-            arriveBlocking(gpu, Key{o.call, o.group, 0, 0}, o.rank, Role::Optimizer);
-            continue;
-        }
-        gpu.wait = Wait::Done;
-        gpu.sum.finish = now;
-        return;
     }
 }
 

@@ -94,6 +94,52 @@ void Symmetry::mapExempt(const std::vector<LinkId>& p, const std::vector<LinkId>
     }
 }
 
+// Group gr's image among call i's groups under one shift: the first group of the call with the image's
+// members (kNone: none), as every call using gr must agree on. Per group the groups with its image's
+// members are looked up once for the shift.
+class Symmetry::GroupImages {
+public:
+    GroupImages(const Symmetry& sym, const parallel::PlanDerivation& plan, const Shift& shift, const GroupsBySet& bySet)
+        : m_sym(sym), m_plan(plan), m_shift(shift), m_bySet(bySet), m_sameSet(plan.comm.groups.size(), nullptr),
+          m_looked(plan.comm.groups.size(), 0)
+    {
+    }
+    std::uint32_t targetIn(std::uint32_t gr, std::uint32_t i)
+    {
+        if (!m_looked[gr]) {
+            m_looked[gr] = 1;
+            const auto& members = m_plan.comm.groups[gr].members;
+            m_image.resize(members.size());
+            for (std::size_t r = 0; r < members.size(); ++r)
+                m_image[r] = m_sym.shiftGpu(m_plan, members[r], m_shift, 1);
+            std::sort(m_image.begin(), m_image.end());
+            if (auto hit = m_bySet.find(m_image); hit != m_bySet.end())
+                m_sameSet[gr] = &hit->second;
+        }
+        const CollectiveCall& c = m_plan.comm.calls[i];
+        if (m_sameSet[gr])
+            for (std::uint32_t h : *m_sameSet[gr])
+                if (h >= c.firstGroup && h < c.firstGroup + c.groupCount)
+                    return h;
+        return kNone;
+    }
+    // Says that call i has no image of one of its groups.
+    bool noImage(std::uint32_t i, std::string& why) const
+    {
+        why = "the image of a group of \"" + m_plan.comm.calls[i].what + "\" is not a group of that call";
+        return false;
+    }
+
+private:
+    const Symmetry& m_sym;
+    const parallel::PlanDerivation& m_plan;
+    const Shift& m_shift;
+    const GroupsBySet& m_bySet;
+    std::vector<const std::vector<std::uint32_t>*> m_sameSet;
+    std::vector<char> m_looked;
+    std::vector<std::uint32_t> m_image;
+};
+
 // Whether `shift` maps the step onto itself (simulate.h "Symmetry"): routed paths onto image paths link by
 // link (apart from exempt links), groups onto groups of the same call, schedules invariant under the rank
 // permutation. Fills shift.group and shift.link. The paths come first: a shift the fabric refuses (a
@@ -103,48 +149,25 @@ bool Symmetry::verifyShift(const SymmetryInputs& in, Shift& shift, const std::ve
                            const std::vector<std::vector<const Sched*>>& callScheds, const GroupsBySet& bySet,
                            const std::vector<std::uint32_t>& firstCall, std::string& why) const
 {
+    shift.group.assign(in.plan.comm.groups.size(), kNone);
+    GroupImages images(*this, in.plan, shift, bySet);
+    return mapShiftLinks(in, shift, triples, firstCall, images, why) && checkShiftGroups(in, shift, callScheds, images, why);
+}
+
+// Paths: the image transfer's path, link by link on the constraining links (fills shift.link). A group's
+// image is the one its first call gives it (the calls are checked against it by checkShiftGroups).
+bool Symmetry::mapShiftLinks(const SymmetryInputs& in, Shift& shift, const std::vector<std::array<std::uint32_t, 3>>& triples,
+                             const std::vector<std::uint32_t>& firstCall, GroupImages& images, std::string& why) const
+{
     const auto& plan = in.plan;
     const auto& topo = in.topology;
     auto& router = in.router;
     const auto& capacity = in.capacity;
-    const auto& groups = plan.comm.groups;
-    shift.group.assign(groups.size(), kNone);
-    // Per group, computed once for this shift: the groups with its image's members (sameSet).
-    std::vector<const std::vector<std::uint32_t>*> sameSet(groups.size(), nullptr);
-    std::vector<char> looked(groups.size(), 0);
-    std::vector<std::uint32_t> image;
-    // Group gr's image among call i's groups: the first group of the call with the image's members (kNone:
-    // none), as every call using gr must agree on.
-    auto targetIn = [&](std::uint32_t gr, std::uint32_t i) {
-        if (!looked[gr]) {
-            looked[gr] = 1;
-            const auto& members = groups[gr].members;
-            image.resize(members.size());
-            for (std::size_t r = 0; r < members.size(); ++r)
-                image[r] = shiftGpu(plan, members[r], shift, 1);
-            std::sort(image.begin(), image.end());
-            if (auto hit = bySet.find(image); hit != bySet.end())
-                sameSet[gr] = &hit->second;
-        }
-        const CollectiveCall& c = plan.comm.calls[i];
-        if (sameSet[gr])
-            for (std::uint32_t h : *sameSet[gr])
-                if (h >= c.firstGroup && h < c.firstGroup + c.groupCount)
-                    return h;
-        return kNone;
-    };
-    auto noImage = [&](std::uint32_t i) {
-        why = "the image of a group of \"" + plan.comm.calls[i].what + "\" is not a group of that call";
-        return false;
-    };
-
-    // Paths: the image transfer's path, link by link on the constraining links. A group's image is the
-    // one its first call gives it (the calls are checked against it below).
     shift.link.assign(topo.links().size(), kNone);
     std::vector<LinkId> inverse(topo.links().size(), kNone), a, b;
     for (const auto& [gr, srcGpu, dstGpu] : triples) {
-        if (shift.group[gr] == kNone && (shift.group[gr] = targetIn(gr, firstCall[gr])) == kNone)
-            return noImage(firstCall[gr]);
+        if (shift.group[gr] == kNone && (shift.group[gr] = images.targetIn(gr, firstCall[gr])) == kNone)
+            return images.noImage(firstCall[gr], why);
         auto p = router.route(srcGpu, dstGpu, gr);
         auto q = router.route(shiftGpu(plan, srcGpu, shift, 1), shiftGpu(plan, dstGpu, shift, 1), shift.group[gr]);
         if (!p.ok() || !q.ok()) {
@@ -178,9 +201,19 @@ bool Symmetry::verifyShift(const SymmetryInputs& in, Shift& shift, const std::ve
     for (LinkId l = 0; l < shift.link.size(); ++l)
         if (exempt[l] && shift.link[l] < kBadLink && inverse[shift.link[l]] != l)
             shift.link[l] = kBadLink;
+    return true;
+}
 
-    // Groups and schedules. Per group the rank permutation ρ onto its image, interned: a call's groups are
-    // tested against its schedules once per distinct ρ, however many calls share the group.
+// Groups and schedules: each simulated call's groups map onto groups of that call, the same for every
+// call (fills shift.group), and its schedules are invariant under each group's rank permutation ρ.
+bool Symmetry::checkShiftGroups(const SymmetryInputs& in, Shift& shift,
+                                const std::vector<std::vector<const Sched*>>& callScheds, GroupImages& images,
+                                std::string& why) const
+{
+    const auto& plan = in.plan;
+    const auto& groups = plan.comm.groups;
+    // Per group the rank permutation ρ onto its image, interned: a call's groups are tested against its
+    // schedules once per distinct ρ, however many calls share the group.
     std::vector<char> identity(groups.size(), 0);
     std::vector<std::uint32_t> rhoOf(groups.size(), kNone);
     std::map<std::vector<std::uint32_t>, std::uint32_t> rhoIds;
@@ -196,9 +229,9 @@ bool Symmetry::verifyShift(const SymmetryInputs& in, Shift& shift, const std::ve
         if (!checked.emplace(c.firstGroup, c.groupCount, in.simulated[i], callScheds[i]).second)
             continue;
         for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
-            const std::uint32_t target = targetIn(gr, i);
+            const std::uint32_t target = images.targetIn(gr, i);
             if (target == kNone)
-                return noImage(i);
+                return images.noImage(i, why);
             if (shift.group[gr] != kNone && shift.group[gr] != target) {
                 why = "a group maps to different groups in different calls";
                 return false;
@@ -259,55 +292,187 @@ Symmetry Symmetry::none(std::size_t gpus, std::string why)
     return s;
 }
 
-void Symmetry::analyzeWith(const SymmetryInputs& in)
+namespace {
+
+// Each path through a link, as the analysis routed them: paths[through[begin[l] .. begin[l + 1]]].
+struct LinkPaths {
+    std::vector<const std::vector<LinkId>*> paths;
+    std::vector<std::uint32_t> begin, through;
+};
+
+// Every routed (group, source GPU, destination GPU) path, indexed by link. False when one cannot be routed.
+bool routeTriples(EndpointRouter& router, std::size_t links, const std::vector<std::array<std::uint32_t, 3>>& triples,
+                  LinkPaths& out)
+{
+    out.paths.reserve(triples.size());
+    out.begin.assign(links + 1, 0);
+    for (const auto& [gr, srcGpu, dstGpu] : triples) {
+        auto p = router.route(srcGpu, dstGpu, gr);
+        if (!p.ok())
+            return false;
+        out.paths.push_back(p.value());
+        for (LinkId l : *p.value())
+            ++out.begin[l + 1];
+    }
+    for (std::size_t l = 0; l < links; ++l)
+        out.begin[l + 1] += out.begin[l];
+    out.through.resize(out.begin[links]);
+    std::vector<std::uint32_t> fill(out.begin.begin(), out.begin.end() - 1);
+    for (std::uint32_t p = 0; p < out.paths.size(); ++p)
+        for (LinkId l : *out.paths[p])
+            out.through[fill[l]++] = p;
+    return true;
+}
+
+// The greedy cover's scratch, kept across links: per candidate link m (a link of smaller capacity, not
+// exempt) how many uncovered paths through the link decided it meets, and the paths it lies on.
+struct CoverScratch {
+    std::vector<char> covered;
+    std::vector<std::uint32_t> meets, slot, onBegin, onFill, on;
+    std::vector<LinkId> met;
+};
+
+// Whether link l is exempt: a set B of kept links of strictly smaller capacity meets every path crossing
+// it and Σ capacity(B) ≤ its own (B chosen greedily, the link meeting most uncovered paths first).
+bool coveredBySmaller(LinkId l, const LinkPaths& lp, const std::vector<double>& capacity, const std::vector<char>& exempt,
+                      CoverScratch& cs)
+{
+    const std::uint32_t n = lp.begin[l + 1] - lp.begin[l];
+    auto candidate = [&](LinkId m) { return capacity[m] < capacity[l] && !exempt[m]; };
+    auto pathOf = [&](std::uint32_t k) -> const std::vector<LinkId>& { return *lp.paths[lp.through[lp.begin[l] + k]]; };
+    auto& meets = cs.meets;
+    auto& slot = cs.slot;
+    for (LinkId m : cs.met)
+        slot[m] = kNone;
+    cs.met.clear();
+    for (std::uint32_t k = 0; k < n; ++k)
+        for (LinkId m : pathOf(k))
+            if (candidate(m)) {
+                if (slot[m] == kNone) {
+                    slot[m] = static_cast<std::uint32_t>(cs.met.size());
+                    cs.met.push_back(m);
+                    meets[m] = 0;
+                }
+                ++meets[m];
+            }
+    cs.onBegin.assign(cs.met.size() + 1, 0);
+    for (std::size_t i = 0; i < cs.met.size(); ++i)
+        cs.onBegin[i + 1] = cs.onBegin[i] + meets[cs.met[i]];
+    cs.on.resize(cs.onBegin.back());
+    cs.onFill.assign(cs.onBegin.begin(), cs.onBegin.end() - 1);
+    for (std::uint32_t k = 0; k < n; ++k)
+        for (LinkId m : pathOf(k))
+            if (candidate(m))
+                cs.on[cs.onFill[slot[m]]++] = k;
+    cs.covered.assign(n, 0);
+    std::uint32_t left = n;
+    double sum = 0;
+    while (left > 0 && sum <= capacity[l]) {
+        // The link meeting most uncovered paths (then the smaller capacity, then the lower id).
+        LinkId best = kNone;
+        for (LinkId m : cs.met) {
+            const std::uint32_t c = meets[m];
+            if (c > 0 && (best == kNone || c > meets[best] || (c == meets[best] && (capacity[m] < capacity[best]
+                                                                                || (capacity[m] == capacity[best] && m < best)))))
+                best = m;
+        }
+        if (best == kNone)
+            break;
+        sum += capacity[best];
+        for (std::uint32_t i = cs.onBegin[slot[best]]; i < cs.onBegin[slot[best] + 1]; ++i) {
+            const std::uint32_t k = cs.on[i];
+            if (cs.covered[k])
+                continue;
+            cs.covered[k] = 1;
+            --left;
+            for (LinkId m : pathOf(k))
+                if (candidate(m))
+                    --meets[m];
+        }
+    }
+    return left == 0 && sum <= capacity[l];
+}
+
+} // namespace
+
+// What the analysis gathers from the simulated calls before it tries shifts.
+struct Symmetry::CallPairs {
+    std::vector<std::vector<const Sched*>> callScheds; // per call: its schedules (simulated calls only)
+    std::vector<std::array<std::uint32_t, 3>> triples; // every (group, source GPU, destination GPU) routed
+    GroupsBySet bySet;
+    std::vector<std::uint32_t> firstCall; // per group: the first simulated call using it
+};
+
+// dims from the plan and gpuAt from the mesh; false (saying why) when the mesh is not a dp × pp × tp box.
+bool Symmetry::indexMesh(const SymmetryInputs& in, std::string& why)
 {
     const auto& plan = in.plan;
-    const auto& topo = in.topology;
-    const auto& coll = in.collectives;
-    auto& router = in.router;
-    const auto& capacity = in.capacity;
     const std::size_t N = plan.mesh.size();
-    auto refuse = [&](const std::string& why) { reduction = "full simulation: " + why; };
     dims[0] = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, plan.plan.dp));
     dims[1] = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, plan.plan.pp));
     dims[2] = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, plan.plan.tp));
-    if (std::uint64_t{dims[0]} * dims[1] * dims[2] != N || N > topo.gpuCount())
-        return refuse("the mesh is not dp × pp × tp GPUs of the topology");
-    if (dims[0] == 1 && dims[2] == 1)
-        return refuse("no data- or tensor-parallel dimension to shift");
+    if (std::uint64_t{dims[0]} * dims[1] * dims[2] != N || N > in.topology.gpuCount()) {
+        why = "the mesh is not dp × pp × tp GPUs of the topology";
+        return false;
+    }
+    if (dims[0] == 1 && dims[2] == 1) {
+        why = "no data- or tensor-parallel dimension to shift";
+        return false;
+    }
     gpuAt.assign(N, kNone);
     for (std::uint32_t g = 0; g < N; ++g) {
         const parallel::MeshCoord& c = plan.mesh[g];
-        if (c.dp >= dims[0] || c.pp >= dims[1] || c.tp >= dims[2])
-            return refuse("a mesh coordinate is out of range");
+        if (c.dp >= dims[0] || c.pp >= dims[1] || c.tp >= dims[2]) {
+            why = "a mesh coordinate is out of range";
+            return false;
+        }
         const std::size_t idx = (std::size_t(c.pp) * dims[0] + c.dp) * dims[2] + c.tp;
-        if (gpuAt[idx] != kNone)
-            return refuse("two GPUs share mesh coordinates");
+        if (gpuAt[idx] != kNone) {
+            why = "two GPUs share mesh coordinates";
+            return false;
+        }
         gpuAt[idx] = g;
     }
-    // The calls' schedules, the partition condition and every (group, source GPU, destination GPU) routed.
+    return true;
+}
+
+// The calls' schedules, the partition condition and every (group, source GPU, destination GPU) routed,
+// pairs of different servers first; false (saying why) when a call's groups do not partition the mesh.
+bool Symmetry::collectPairs(const SymmetryInputs& in, CallPairs& out, std::string& why)
+{
+    const auto& plan = in.plan;
+    const auto& topo = in.topology;
     const auto& groups = plan.comm.groups;
-    std::vector<std::vector<const Sched*>> callScheds(plan.comm.calls.size());
+    const std::size_t N = plan.mesh.size();
+    out.callScheds.resize(plan.comm.calls.size());
     std::vector<std::uint32_t> stamp(N, kNone);
     std::set<std::pair<std::uint32_t, const Sched*>> uses;
     for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
         if (!in.simulated[i])
             continue;
         const CollectiveCall& c = plan.comm.calls[i];
-        if (std::uint64_t{c.firstGroup} + c.groupCount > groups.size())
-            return refuse("a call's groups are outside the plan");
-        callScheds[i] = in.schedulesOf(i);
+        if (std::uint64_t{c.firstGroup} + c.groupCount > groups.size()) {
+            why = "a call's groups are outside the plan";
+            return false;
+        }
+        out.callScheds[i] = in.schedulesOf(i);
         for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
-            if (groups[gr].members.size() != coll.calls[i].spec.ranks)
-                return refuse("a group's size differs from its schedule's ranks");
+            if (groups[gr].members.size() != in.collectives.calls[i].spec.ranks) {
+                why = "a group's size differs from its schedule's ranks";
+                return false;
+            }
             for (std::uint32_t m : groups[gr].members) {
-                if (m >= N)
-                    return refuse("a group member is outside the mesh");
-                if (stamp[m] == i)
-                    return refuse("a GPU is in two groups of one call");
+                if (m >= N) {
+                    why = "a group member is outside the mesh";
+                    return false;
+                }
+                if (stamp[m] == i) {
+                    why = "a GPU is in two groups of one call";
+                    return false;
+                }
                 stamp[m] = i;
             }
-            for (const Sched* s : callScheds[i])
+            for (const Sched* s : out.callScheds[i])
                 uses.insert({gr, s});
         }
     }
@@ -323,7 +488,7 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
         std::sort(it->second.begin(), it->second.end());
         it->second.erase(std::unique(it->second.begin(), it->second.end()), it->second.end());
     }
-    std::vector<std::array<std::uint32_t, 3>> triples;
+    auto& triples = out.triples;
     for (const auto& [gr, s] : uses) {
         const auto& members = groups[gr].members;
         for (const auto& [src, dst] : pairsOf.at(s))
@@ -339,117 +504,62 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
     std::stable_partition(triples.begin(), triples.end(), [&](const std::array<std::uint32_t, 3>& t) {
         return serverOf(t[1]) != serverOf(t[2]);
     });
+    return true;
+}
 
-    // The simulated calls' groups by their sorted members (a shift maps a group onto one of these), each
-    // group once however many calls use it.
-    GroupsBySet bySet;
-    std::vector<std::uint32_t> firstCall(groups.size(), kNone); // per group: the first simulated call using it
+// The simulated calls' groups by their sorted members (a shift maps a group onto one of these), each
+// group once however many calls use it.
+void Symmetry::indexGroups(const SymmetryInputs& in, CallPairs& out)
+{
+    const auto& plan = in.plan;
+    const auto& groups = plan.comm.groups;
+    out.firstCall.assign(groups.size(), kNone);
     for (std::uint32_t i = 0; i < plan.comm.calls.size(); ++i) {
         if (!in.simulated[i])
             continue;
         const CollectiveCall& c = plan.comm.calls[i];
         for (std::uint32_t gr = c.firstGroup; gr < c.firstGroup + c.groupCount; ++gr) {
-            if (firstCall[gr] != kNone)
+            if (out.firstCall[gr] != kNone)
                 continue;
-            firstCall[gr] = i;
+            out.firstCall[gr] = i;
             std::vector<std::uint32_t> m = groups[gr].members;
             std::sort(m.begin(), m.end());
-            bySet[std::move(m)].push_back(gr);
+            out.bySet[std::move(m)].push_back(gr);
         }
     }
-    // Exempt links: decided by increasing capacity; a link is exempt when a set B of kept links of
-    // strictly smaller capacity meets every path crossing it and Σ capacity(B) ≤ its own (B chosen
-    // greedily, the link meeting most uncovered paths first). Equal capacities never justify each other,
-    // so the decisions do not depend on link numbering (an automorphism maps exempt links to exempt links)
-    // and a path's smallest links always stay.
-    const std::size_t L = topo.links().size();
-    std::vector<const std::vector<LinkId>*> paths;
-    paths.reserve(triples.size());
-    std::vector<std::uint32_t> begin(L + 1, 0);
-    for (const auto& [gr, srcGpu, dstGpu] : triples) {
-        auto p = router.route(srcGpu, dstGpu, gr);
-        if (!p.ok())
-            return refuse("a path cannot be routed");
-        paths.push_back(p.value());
-        for (LinkId l : *p.value())
-            ++begin[l + 1];
-    }
-    for (std::size_t l = 0; l < L; ++l)
-        begin[l + 1] += begin[l];
-    std::vector<std::uint32_t> through(begin[L]), fill(begin.begin(), begin.end() - 1);
-    for (std::uint32_t p = 0; p < paths.size(); ++p)
-        for (LinkId l : *paths[p])
-            through[fill[l]++] = p;
+}
+
+// Exempt links: decided by increasing capacity (coveredBySmaller). Equal capacities never justify each
+// other, so the decisions do not depend on link numbering (an automorphism maps exempt links to exempt
+// links) and a path's smallest links always stay. False when a path cannot be routed.
+bool Symmetry::decideExempt(const SymmetryInputs& in, const CallPairs& pairs)
+{
+    const auto& capacity = in.capacity;
+    const std::size_t L = in.topology.links().size();
+    LinkPaths lp;
+    if (!routeTriples(in.router, L, pairs.triples, lp))
+        return false;
     std::vector<LinkId> byCapacity;
     for (LinkId l = 0; l < L; ++l)
-        if (begin[l + 1] > begin[l])
+        if (lp.begin[l + 1] > lp.begin[l])
             byCapacity.push_back(l);
     std::sort(byCapacity.begin(), byCapacity.end(),
               [&](LinkId x, LinkId y) { return capacity[x] != capacity[y] ? capacity[x] < capacity[y] : x < y; });
     exempt.assign(L, 0);
-    // The greedy cover keeps, per candidate link m (a link of smaller capacity, not exempt: both final
-    // when l's turn comes, links being decided by increasing capacity), how many uncovered paths through
-    // l it meets, and the paths it lies on; covering a path takes it off its candidates' counts.
-    std::vector<char> covered;
-    std::vector<std::uint32_t> meets(L, 0), slot(L, kNone), onBegin, onFill, on;
-    std::vector<LinkId> met;
+    // Both final for the candidates when l's turn comes, links being decided by increasing capacity.
+    CoverScratch cs;
+    cs.meets.assign(L, 0);
+    cs.slot.assign(L, kNone);
     for (LinkId l : byCapacity) {
-        const std::uint32_t n = begin[l + 1] - begin[l];
-        auto candidate = [&](LinkId m) { return capacity[m] < capacity[l] && !exempt[m]; };
-        auto pathOf = [&](std::uint32_t k) -> const std::vector<LinkId>& { return *paths[through[begin[l] + k]]; };
-        for (LinkId m : met)
-            slot[m] = kNone;
-        met.clear();
-        for (std::uint32_t k = 0; k < n; ++k)
-            for (LinkId m : pathOf(k))
-                if (candidate(m)) {
-                    if (slot[m] == kNone) {
-                        slot[m] = static_cast<std::uint32_t>(met.size());
-                        met.push_back(m);
-                        meets[m] = 0;
-                    }
-                    ++meets[m];
-                }
-        onBegin.assign(met.size() + 1, 0);
-        for (std::size_t i = 0; i < met.size(); ++i)
-            onBegin[i + 1] = onBegin[i] + meets[met[i]];
-        on.resize(onBegin.back());
-        onFill.assign(onBegin.begin(), onBegin.end() - 1);
-        for (std::uint32_t k = 0; k < n; ++k)
-            for (LinkId m : pathOf(k))
-                if (candidate(m))
-                    on[onFill[slot[m]]++] = k;
-        covered.assign(n, 0);
-        std::uint32_t left = n;
-        double sum = 0;
-        while (left > 0 && sum <= capacity[l]) {
-            // The link meeting most uncovered paths (then the smaller capacity, then the lower id).
-            LinkId best = kNone;
-            for (LinkId m : met) {
-                const std::uint32_t c = meets[m];
-                if (c > 0 && (best == kNone || c > meets[best] || (c == meets[best] && (capacity[m] < capacity[best]
-                                                                                    || (capacity[m] == capacity[best] && m < best)))))
-                    best = m;
-            }
-            if (best == kNone)
-                break;
-            sum += capacity[best];
-            for (std::uint32_t i = onBegin[slot[best]]; i < onBegin[slot[best] + 1]; ++i) {
-                const std::uint32_t k = on[i];
-                if (covered[k])
-                    continue;
-                covered[k] = 1;
-                --left;
-                for (LinkId m : pathOf(k))
-                    if (candidate(m))
-                        --meets[m];
-            }
-        }
-        exempt[l] = left == 0 && sum <= capacity[l];
+        exempt[l] = coveredBySmaller(l, lp, capacity, exempt, cs);
         anyExempt = anyExempt || exempt[l];
     }
+    return true;
+}
 
-    // Generators: per dimension the smallest step that passes.
+// Generators: per dimension the smallest step that passes verifyShift. Returns the refusals met.
+std::string Symmetry::findGenerators(const SymmetryInputs& in, const CallPairs& pairs)
+{
     std::string refusals;
     for (int dim : {0, 1}) {
         const std::uint32_t size = dims[dim == 0 ? 0 : 2];
@@ -461,7 +571,7 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
             sh.step = step;
             sh.order = size / step;
             std::string why;
-            if (verifyShift(in, sh, triples, callScheds, bySet, firstCall, why)) {
+            if (verifyShift(in, sh, pairs.triples, pairs.callScheds, pairs.bySet, pairs.firstCall, why)) {
                 shifts.push_back(std::move(sh));
                 break;
             }
@@ -469,31 +579,34 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
                         + formatInteger(step) + ": " + why;
         }
     }
-    if (shifts.empty())
-        return refuse(refusals);
-    order = 1;
-    for (const Shift& sh : shifts)
-        order *= sh.order;
+    return refusals;
+}
 
-    // GPU orbits: the representative has coordinate mod step in each shifted dimension.
+// GPU orbits: the representative has coordinate mod step in each shifted dimension.
+void Symmetry::gpuOrbits(const parallel::PlanDerivation& plan)
+{
     auto exponent = [&](std::uint32_t g, const Shift& sh) {
         return (sh.dim == 0 ? plan.mesh[g].dp : plan.mesh[g].tp) / sh.step;
     };
-    for (std::uint32_t g = 0; g < N; ++g) {
+    for (std::uint32_t g = 0; g < plan.mesh.size(); ++g) {
         std::uint32_t r = g;
         for (const Shift& sh : shifts)
             r = shiftGpu(plan, r, sh, sh.order - exponent(g, sh));
         gpuRep[g] = r;
     }
-    // Group orbits (breadth first from the first group of each), each group's element from its canonical
-    // group, and its ranks in the canonical group's numbering.
+}
+
+// Group orbits (breadth first from the first group of each), each group's element from its canonical
+// group, and its ranks in the canonical group's numbering; false (saying why) when inconsistent.
+bool Symmetry::groupOrbits(const parallel::PlanDerivation& plan, std::string& why)
+{
+    const auto& groups = plan.comm.groups;
     groupCanon.assign(groups.size(), kNone);
     rankCanon.assign(groups.size(), {});
     rankRepOf.assign(groups.size(), {});
     rankOrbits.assign(groups.size(), 0);
     stabilizer.assign(groups.size(), 0);
     std::vector<std::vector<std::uint32_t>> element(groups.size());
-    std::vector<std::uint32_t> pos(N, kNone);
     for (std::uint32_t c = 0; c < groups.size(); ++c) {
         if (shifts[0].group[c] == kNone || groupCanon[c] != kNone)
             continue;
@@ -505,8 +618,10 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
             queue.pop_front();
             for (std::size_t i = 0; i < shifts.size(); ++i) {
                 const std::uint32_t h = shifts[i].group[gr];
-                if (h == kNone)
-                    return refuse("a group's image is not mapped");
+                if (h == kNone) {
+                    why = "a group's image is not mapped";
+                    return false;
+                }
                 if (groupCanon[h] != kNone)
                     continue;
                 groupCanon[h] = c;
@@ -515,23 +630,41 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
                 queue.push_back(h);
             }
         }
-        // Ranks of the canonical group: orbits are the GPU orbits met (a GPU is in one group per call).
-        const auto& cm = groups[c].members;
-        std::unordered_map<std::uint32_t, std::uint32_t> first;
-        std::vector<std::uint32_t> size(cm.size(), 0);
-        rankRepOf[c].resize(cm.size());
-        for (std::uint32_t r = 0; r < cm.size(); ++r) {
-            auto [it, fresh] = first.try_emplace(gpuRep[cm[r]], r);
-            rankRepOf[c][r] = it->second;
-            rankOrbits[c] += fresh ? 1 : 0;
-            ++size[it->second];
-        }
-        stabilizer[c] = size[0];
-        for (std::uint32_t r = 0; r < cm.size(); ++r)
-            if (rankRepOf[c][r] == r && size[r] != stabilizer[c])
-                return refuse("a group's ranks fall in orbits of different sizes");
-        rankRepOf[c].push_back(static_cast<std::uint32_t>(cm.size())); // an NVLS switch rank: its own orbit
+        if (!rankOrbitsOf(groups[c].members, c, why))
+            return false;
     }
+    return canonicalRanks(plan, element, why);
+}
+
+// Ranks of canonical group c: orbits are the GPU orbits met (a GPU is in one group per call); false
+// (saying why) when they differ in size.
+bool Symmetry::rankOrbitsOf(const std::vector<std::uint32_t>& cm, std::uint32_t c, std::string& why)
+{
+    std::unordered_map<std::uint32_t, std::uint32_t> first;
+    std::vector<std::uint32_t> size(cm.size(), 0);
+    rankRepOf[c].resize(cm.size());
+    for (std::uint32_t r = 0; r < cm.size(); ++r) {
+        auto [it, fresh] = first.try_emplace(gpuRep[cm[r]], r);
+        rankRepOf[c][r] = it->second;
+        rankOrbits[c] += fresh ? 1 : 0;
+        ++size[it->second];
+    }
+    stabilizer[c] = size[0];
+    for (std::uint32_t r = 0; r < cm.size(); ++r)
+        if (rankRepOf[c][r] == r && size[r] != stabilizer[c]) {
+            why = "a group's ranks fall in orbits of different sizes";
+            return false;
+        }
+    rankRepOf[c].push_back(static_cast<std::uint32_t>(cm.size())); // an NVLS switch rank: its own orbit
+    return true;
+}
+
+// Each group's ranks in its canonical group's numbering (rankCanon), through its element's inverse.
+bool Symmetry::canonicalRanks(const parallel::PlanDerivation& plan,
+                              const std::vector<std::vector<std::uint32_t>>& element, std::string& why)
+{
+    const auto& groups = plan.comm.groups;
+    std::vector<std::uint32_t> pos(plan.mesh.size(), kNone);
     for (std::uint32_t gr = 0; gr < groups.size(); ++gr) {
         if (groupCanon[gr] == kNone)
             continue;
@@ -544,14 +677,23 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
             std::uint32_t g = members[r];
             for (std::size_t i = 0; i < shifts.size(); ++i)
                 g = shiftGpu(plan, g, shifts[i], shifts[i].order - element[gr][i]);
-            if (pos[g] == kNone)
-                return refuse("a group's image is inconsistent");
+            if (pos[g] == kNone) {
+                why = "a group's image is inconsistent";
+                return false;
+            }
             rankCanon[gr][r] = pos[g];
         }
         for (std::uint32_t g : cm)
             pos[g] = kNone;
     }
-    // Link orbits under the shifts' link maps (union–find).
+    return true;
+}
+
+// Link orbits under the shifts' link maps (union–find); an orbit of exempt links stays only when every
+// shift maps each of its links (else its links are routed image by image: pathEntries) and its size
+// divides |Γ|. False (saying why) when an orbit's size does not divide it.
+bool Symmetry::linkOrbits(std::size_t L, std::string& why)
+{
     std::vector<LinkId> parent(L);
     std::iota(parent.begin(), parent.end(), 0u);
     auto find = [&](LinkId x) {
@@ -574,8 +716,6 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
             linkRep[l] = find(l);
             linkOrbitMembers[linkRep[l]].push_back(l);
         }
-    // An orbit of exempt links stays only when every shift maps each of its links (else its links are
-    // routed image by image: pathEntries) and its size divides |Γ|.
     for (LinkId r = 0; r < L; ++r) {
         auto& members = linkOrbitMembers[r];
         if (members.empty() || !exempt[r])
@@ -593,27 +733,59 @@ void Symmetry::analyzeWith(const SymmetryInputs& in)
     for (LinkId l = 0; l < L; ++l)
         if (linkRep[l] != kNone) {
             linkOrbitSize[l] = static_cast<std::uint32_t>(linkOrbitMembers[linkRep[l]].size());
-            if (order % linkOrbitSize[l])
-                return refuse("a link orbit's size does not divide the group's order");
+            if (order % linkOrbitSize[l]) {
+                why = "a link orbit's size does not divide the group's order";
+                return false;
+            }
         }
     for (LinkId l = 0; l < L; ++l)
         unmappedExempt = unmappedExempt || (exempt[l] && linkRep[l] == kNone && shifts[0].link[l] != kNone);
-    reduced = true;
+    return true;
+}
+
+// The reduction's description: the shifts, GPUs per orbit, exempt links, the refused shifts.
+std::string Symmetry::describeReduction(std::size_t gpus, const std::string& refusals) const
+{
     std::string what;
     for (const Shift& sh : shifts)
         what += std::string(what.empty() ? "" : " × ") + (sh.dim == 0 ? "dp" : "tp") + " shift "
                 + formatInteger(sh.step) + " (" + formatInteger(sh.order) + ")";
     std::uint64_t inOrbits = 0, perImage = 0; // exempt links on the paths
-    for (LinkId l = 0; l < L; ++l)
+    for (LinkId l = 0; l < exempt.size(); ++l)
         if (exempt[l] && shifts[0].link[l] != kNone)
             ++(linkRep[l] != kNone ? inOrbits : perImage);
-    reduction = what + ": " + formatInteger(static_cast<std::int64_t>(order)) + " GPUs per orbit, "
-                    + formatInteger(static_cast<std::int64_t>(N / order)) + " simulated"
-                    + (inOrbits + perImage == 0 ? ""
-                                                : "; exempt links: " + formatInteger(static_cast<std::int64_t>(inOrbits))
-                                                      + " in orbits, " + formatInteger(static_cast<std::int64_t>(perImage))
-                                                      + " counted per image")
-                    + (refusals.empty() ? "" : " (refused: " + refusals + ")");
+    return what + ": " + formatInteger(static_cast<std::int64_t>(order)) + " GPUs per orbit, "
+           + formatInteger(static_cast<std::int64_t>(gpus / order)) + " simulated"
+           + (inOrbits + perImage == 0 ? ""
+                                       : "; exempt links: " + formatInteger(static_cast<std::int64_t>(inOrbits))
+                                             + " in orbits, " + formatInteger(static_cast<std::int64_t>(perImage))
+                                             + " counted per image")
+           + (refusals.empty() ? "" : " (refused: " + refusals + ")");
+}
+
+// The analysis in steps: the mesh, the routed pairs and groups, the exempt links, the generators, then
+// the orbits of GPUs, groups and links. Stops (reduced stays false) saying why at the first failure.
+void Symmetry::analyzeWith(const SymmetryInputs& in)
+{
+    auto refuse = [&](const std::string& why) { reduction = "full simulation: " + why; };
+    std::string why;
+    CallPairs pairs;
+    if (!indexMesh(in, why) || !collectPairs(in, pairs, why))
+        return refuse(why);
+    indexGroups(in, pairs);
+    if (!decideExempt(in, pairs))
+        return refuse("a path cannot be routed");
+    const std::string refusals = findGenerators(in, pairs);
+    if (shifts.empty())
+        return refuse(refusals);
+    order = 1;
+    for (const Shift& sh : shifts)
+        order *= sh.order;
+    gpuOrbits(in.plan);
+    if (!groupOrbits(in.plan, why) || !linkOrbits(in.topology.links().size(), why))
+        return refuse(why);
+    reduced = true;
+    reduction = describeReduction(in.plan.mesh.size(), refusals);
 }
 
 // The allocation's view of a path (PathEntry).

@@ -103,6 +103,25 @@ private:
     bool verifyShift(const SymmetryInputs& in, Shift& shift, const std::vector<std::array<std::uint32_t, 3>>& triples,
                      const std::vector<std::vector<const Sched*>>& callScheds, const GroupsBySet& bySet,
                      const std::vector<std::uint32_t>& firstCall, std::string& why) const;
+    class GroupImages; // a group's image under one shift among a call's groups
+    bool mapShiftLinks(const SymmetryInputs& in, Shift& shift, const std::vector<std::array<std::uint32_t, 3>>& triples,
+                       const std::vector<std::uint32_t>& firstCall, GroupImages& images, std::string& why) const;
+    bool checkShiftGroups(const SymmetryInputs& in, Shift& shift, const std::vector<std::vector<const Sched*>>& callScheds,
+                          GroupImages& images, std::string& why) const;
+    // analyzeWith's steps (symmetry.cpp says what each does).
+    struct CallPairs;
+    bool indexMesh(const SymmetryInputs& in, std::string& why);
+    static bool collectPairs(const SymmetryInputs& in, CallPairs& out, std::string& why);
+    static void indexGroups(const SymmetryInputs& in, CallPairs& out);
+    bool decideExempt(const SymmetryInputs& in, const CallPairs& pairs);
+    std::string findGenerators(const SymmetryInputs& in, const CallPairs& pairs);
+    void gpuOrbits(const parallel::PlanDerivation& plan);
+    bool groupOrbits(const parallel::PlanDerivation& plan, std::string& why);
+    bool rankOrbitsOf(const std::vector<std::uint32_t>& members, std::uint32_t group, std::string& why);
+    bool canonicalRanks(const parallel::PlanDerivation& plan, const std::vector<std::vector<std::uint32_t>>& element,
+                        std::string& why);
+    bool linkOrbits(std::size_t links, std::string& why);
+    [[nodiscard]] std::string describeReduction(std::size_t gpus, const std::string& refusals) const;
 };
 
 } // namespace tw::network::sim

@@ -284,7 +284,8 @@ void Builder::epCalls(std::uint64_t stage, int layer, Phase phase, bool backward
     }
 }
 
-void Builder::buildCalls()
+// The payloads and formulas of the calls: TP's, PP's and (MoE) EP's M.
+void Builder::payloadFormulas()
 {
     const std::string sB = I(b.microBatch), sT = I(b.sequenceLength), sd = I(m.hiddenSize), st = I(Tt);
     const double BTd = static_cast<double>(b.microBatch) * static_cast<double>(b.sequenceLength)
@@ -309,7 +310,11 @@ void Builder::buildCalls()
                     + " (the rank's routed tokens, uniform routing)";
     }
 
-    // Forward, chunk by chunk.
+}
+
+// Forward, chunk by chunk: ZeRO/FSDP gathers per unit, TP calls per layer, PP sends between chunks.
+void Builder::forwardCalls()
+{
     for (std::uint64_t c = 0; c < chunks; ++c) {
         const std::uint64_t s = c % P;
         if (c == 0) {
@@ -344,7 +349,11 @@ void Builder::buildCalls()
                  ppFormula);
         }
     }
-    // Backward, chunk by chunk in reverse.
+}
+
+// Backward, chunk by chunk in reverse: gathers, TP calls and gradient reductions per unit, PP sends.
+void Builder::backwardCalls()
+{
     for (std::uint64_t c = chunks; c-- > 0;) {
         const std::uint64_t s = c % P;
         if (c + 1 == chunks) {
@@ -383,7 +392,13 @@ void Builder::buildCalls()
         }
     }
 
-    // Once per step (or per micro-step) at the end of the backward pass, then the optimizer.
+}
+
+// Once per step (or per micro-step) at the end of the backward pass, then the optimizer: each stage's
+// DP reductions under its sharding, and the tied embedding's AllReduce.
+void Builder::stepEndCalls()
+{
+    const std::string sd = I(m.hiddenSize), st = I(Tt);
     for (std::uint64_t s = 0; s < P; ++s) {
         const StageParams& st = stages[s];
         const std::string where = P > 1 ? " (stage " + std::to_string(s) + ")" : std::string();
@@ -450,6 +465,15 @@ void Builder::buildCalls()
                  + " (Megatron keeps a copy of the word embedding on the last stage)");
     }
 
+}
+
+// Every call of the step: payloads, forward, backward, step end, in that order.
+void Builder::buildCalls()
+{
+    payloadFormulas();
+    forwardCalls();
+    backwardCalls();
+    stepEndCalls();
     auto& calls = out.comm.calls;
     calls.reserve(fwd.size() + bwd.size() + bwdEnd.size() + opt.size());
     for (auto* list : {&fwd, &bwd, &bwdEnd, &opt})
@@ -457,16 +481,16 @@ void Builder::buildCalls()
             calls.push_back(std::move(c));
 }
 
-void Builder::buildSignature()
+// Per GPU and strategy: Σ repeat·(bytes one member sends) and the calls, over the calls it takes part in.
+// Calls over the same groups (every layer's TP AllReduces of one stage …) are summed first when the
+// range's groups have one size, so each GPU is visited once per range rather than once per call.
+void Builder::perGpuSums()
 {
     auto& comm = out.comm;
     for (std::size_t s = 0; s < 4; ++s) {
         gpuBytes[s].assign(gpus, 0.0);
         gpuCalls[s].assign(gpus, 0.0);
     }
-    // Per GPU: Σ repeat·(bytes one member sends) over the calls it takes part in. Calls over the same
-    // groups (every layer's TP AllReduces of one stage …) are summed first when the range's groups have
-    // one size, so each GPU is visited once per range rather than once per call.
     struct RangeSum {
         double bytes = 0, calls = 0;
     };
@@ -532,6 +556,13 @@ void Builder::buildSignature()
             }
         }
     }
+}
+
+// Each strategy's signature: bytes per GPU and in all, calls, the busiest GPU, groups, peers, and the
+// payload of the call that moves the most bytes per step.
+void Builder::signatureTotals()
+{
+    auto& comm = out.comm;
     comm.bytesSentPerGpu.assign(gpus, 0.0);
     comm.signature.clear();
     for (std::size_t s = 0; s < 4; ++s) {
@@ -569,6 +600,12 @@ void Builder::buildSignature()
             sig.payloadBytes = c.payloadBytes;
         }
     }
+}
+
+// How often each strategy communicates, in words ("not used" at degree 1).
+void Builder::signatureFrequencies()
+{
+    auto& comm = out.comm;
     StrategySignature& dpSig = comm.signature[0];
     dpSig.present = D > 1;
     const std::string accText = "N_acc = " + I(nAcc);
@@ -606,6 +643,14 @@ void Builder::buildSignature()
     for (StrategySignature& sig : comm.signature)
         if (!sig.present)
             sig.frequency = "not used (degree 1)";
+}
+
+// The communication signature (docs/model.md §3): per-GPU sums, totals, frequencies.
+void Builder::buildSignature()
+{
+    perGpuSums();
+    signatureTotals();
+    signatureFrequencies();
 }
 
 } // namespace detail

@@ -228,13 +228,11 @@ void Builder::addKernelFigures(FigureSet& f) const
            cite({"plan.hardware_flops_per_step", "plan.peak_flops", "pp.makespan", "plan.optimizer_step_seconds"})});
 }
 
-void Builder::buildFigures()
+// The plan's inputs: the cluster, the degrees, the efficiency, the peak and the bucket size.
+void Builder::addPlanInputs()
 {
     FigureSet& f = out.figures;
-    const std::string sB = I(b.microBatch), sT = I(b.sequenceLength), sd = I(m.hiddenSize), sG = I(b.globalBatchTokens);
     const std::string sdp = I(D), spp = I(P), stp = I(Tt), sep = I(EP);
-
-    // The plan's inputs.
     f.add({"plan.nodes", "Nodes", static_cast<double>(cl.nodes), "",
            "input: " + I(cl.nodes) + (cl.nodes == 1 ? " node" : " nodes"), {}});
     f.add({"plan.gpus_per_node", "GPUs per node", static_cast<double>(cl.gpusPerNode), "",
@@ -277,49 +275,67 @@ void Builder::buildFigures()
                : "Megatron-core's default: max(40·10⁶, 10⁶·dp) = " + N(bucket / sg, 0) + " parameters · s_g = " + Bytes(bucket),
            {}});
 
-    // The signature's numbers as figures of each strategy's namespace (docs/model.md §3):
-    // calls and peers first, the largest payload and the total after the strategy's own figures.
-    auto signatureHead = [&](Strategy st, const std::string& prefix) {
-        const StrategySignature& r = out.comm.signature[strategyIndex(st)];
-        if (!r.present)
-            return;
-        const std::string name(toString(st));
-        f.add({prefix + "calls_per_gpu_per_step", name + " calls per GPU per step", r.callsPerStep, "",
-               "Σ repeat over the " + name + " calls the busiest GPU takes part in = " + N(r.callsPerStep) + " ("
-                   + r.frequency + ")",
-               {"dp.n_acc"}});
-        f.add({prefix + "peers", name + " peers per GPU", static_cast<double>(r.peers), "",
-               "members of the largest " + name + " group − 1 = " + I(r.peers + 1) + " − 1 = " + I(r.peers), {}});
-    };
-    auto signatureTail = [&](Strategy st, const std::string& prefix) {
-        const StrategySignature& r = out.comm.signature[strategyIndex(st)];
-        if (!r.present)
-            return;
-        const std::string name(toString(st));
-        std::string what;
-        for (const CollectiveCall& c : out.comm.calls)
-            if (c.strategy == st && c.payloadBytes == r.payloadBytes) {
-                what = std::string(toString(c.kind)) + ", " + c.what + ": " + c.formula;
-                break;
-            }
-        f.add({prefix + "payload_bytes", name + " payload M (the call moving most bytes)", r.payloadBytes, "B",
-               "the " + name + " call that moves the most bytes per step: " + what, {}});
-        f.add({prefix + "total_bytes_per_step", name + " bytes sent per step, all GPUs", r.totalBytesPerStep, "B",
-               "Σ over the " + I(gpus) + " GPUs of the bytes each sends for " + name + " = " + Bytes(r.totalBytesPerStep)
-                   + " (" + I(r.groups) + " groups, " + I(r.groupsCrossingNodes) + " leave a node)",
-               {prefix + "bytes_per_gpu_per_step"}});
-    };
+}
 
-    // DP (docs/model.md §6, Example 5.1).
+// The signature's numbers as figures of each strategy's namespace (docs/model.md §3): calls and peers
+// first (signatureHead), the largest payload and the total after the strategy's own figures (signatureTail).
+void Builder::signatureHead(Strategy st, const std::string& prefix)
+{
+    FigureSet& f = out.figures;
+    const StrategySignature& r = out.comm.signature[strategyIndex(st)];
+    if (!r.present)
+        return;
+    const std::string name(toString(st));
+    f.add({prefix + "calls_per_gpu_per_step", name + " calls per GPU per step", r.callsPerStep, "",
+           "Σ repeat over the " + name + " calls the busiest GPU takes part in = " + N(r.callsPerStep) + " ("
+               + r.frequency + ")",
+           {"dp.n_acc"}});
+    f.add({prefix + "peers", name + " peers per GPU", static_cast<double>(r.peers), "",
+           "members of the largest " + name + " group − 1 = " + I(r.peers + 1) + " − 1 = " + I(r.peers), {}});
+}
+
+void Builder::signatureTail(Strategy st, const std::string& prefix)
+{
+    FigureSet& f = out.figures;
+    const StrategySignature& r = out.comm.signature[strategyIndex(st)];
+    if (!r.present)
+        return;
+    const std::string name(toString(st));
+    std::string what;
+    for (const CollectiveCall& c : out.comm.calls)
+        if (c.strategy == st && c.payloadBytes == r.payloadBytes) {
+            what = std::string(toString(c.kind)) + ", " + c.what + ": " + c.formula;
+            break;
+        }
+    f.add({prefix + "payload_bytes", name + " payload M (the call moving most bytes)", r.payloadBytes, "B",
+           "the " + name + " call that moves the most bytes per step: " + what, {}});
+    f.add({prefix + "total_bytes_per_step", name + " bytes sent per step, all GPUs", r.totalBytesPerStep, "B",
+           "Σ over the " + I(gpus) + " GPUs of the bytes each sends for " + name + " = " + Bytes(r.totalBytesPerStep)
+               + " (" + I(r.groups) + " groups, " + I(r.groupsCrossingNodes) + " leave a node)",
+           {prefix + "bytes_per_gpu_per_step"}});
+}
+
+// The pipeline stage holding the most parameters (the first of equals).
+std::uint64_t Builder::largestStage() const
+{
+    std::uint64_t bigStage = 0;
+    for (std::uint64_t s = 0; s < P; ++s)
+        if (stages[s].main > stages[bigStage].main)
+            bigStage = s;
+    return bigStage;
+}
+
+// DP (docs/model.md §6, Example 5.1): micro-batches, the gradient payload and buckets, bytes per GPU.
+void Builder::addDpFigures()
+{
+    FigureSet& f = out.figures;
+    const std::string sB = I(b.microBatch), sT = I(b.sequenceLength), sG = I(b.globalBatchTokens), sdp = I(D);
     f.add({"dp.n_acc", "Micro-batches per replica per step N_acc", static_cast<double>(nAcc), "",
            "G/(B·T·dp) = " + sG + "/(" + sB + "·" + sT + "·" + sdp + ") = " + I(nAcc)
                + " (gradient accumulation micro-steps)",
            cite({"batch.G", "batch.B", "batch.T", "plan.dp"})});
     signatureHead(Strategy::DP, "dp.");
-    std::uint64_t bigStage = 0;
-    for (std::uint64_t s = 0; s < P; ++s)
-        if (stages[s].main > stages[bigStage].main)
-            bigStage = s;
+    const std::uint64_t bigStage = largestStage();
     const StageParams& big = stages[bigStage];
     const bool pure = P == 1 && Tt == 1 && EP == 1;
     f.add({"dp.params_per_rank", "Parameters one DP rank reduces", big.main, "params", stageParamsFormula(bigStage),
@@ -353,44 +369,57 @@ void Builder::buildFigures()
            busiestFormula(Strategy::DP), {"dp.grad_allreduce_bytes", "dp.n_acc", "plan.dp"}});
     signatureTail(Strategy::DP, "dp.");
 
-    // ZeRO / FSDP.
-    if (p.sharding != Sharding::Ddp) {
-        const double n = static_cast<double>(hybrid ? H : D);
-        f.add({"zero.shard_params", "Parameters each rank keeps (sharded)", big.main / n, "params",
-               "parameters per rank / " + std::string(hybrid ? "h" : "dp") + " = " + N(big.main) + " / " + N(n) + " = "
-                   + N(big.main / n) + (p.sharding == Sharding::Zero1 ? " (ZeRO-1 shards only the optimizer state)"
-                                        : p.sharding == Sharding::Zero2 ? " (ZeRO-2 shards optimizer state and gradients)"
-                                                                        : " (parameters, gradients and optimizer state)"),
-               cite({"dp.params_per_rank", hybrid ? "plan.shard_group_size" : "plan.dp"})});
-        // The same plan under DDP: 2(N−1)/N·M_DP per step (per rank, ring).
-        const double ddp = D > 1 ? 2 * (static_cast<double>(D) - 1) / static_cast<double>(D) * gradBytes : 0.0;
-        f.add({"zero.ddp_bytes_per_gpu_per_step", "DDP bytes per GPU per step (for comparison)", ddp, "B",
-               "2·(dp−1)/dp·M_DP = 2·(" + sdp + "−1)/" + sdp + "·" + Bytes(gradBytes) + " = " + Bytes(ddp),
-               {"plan.dp", "dp.grad_allreduce_bytes"}});
-        const double ratio = ddp > 0 ? sig[0].bytesPerGpuPerStep / ddp : 0.0;
-        f.add({"zero.ratio_to_ddp", "DP traffic relative to DDP", ratio, "",
-               "DP bytes per GPU per step / DDP's = " + Bytes(sig[0].bytesPerGpuPerStep) + " / " + Bytes(ddp) + " = "
-                   + N(ratio, 3)
-                   + (zero3 && !hybrid ? " (ZeRO-3 / FSDP: 1.5× DDP per micro-step, 3× per step at N_acc = 2; arXiv 1910.02054 §7)"
-                                       : ""),
-               {"dp.bytes_per_gpu_per_step", "zero.ddp_bytes_per_gpu_per_step"}});
-        if (zero3) {
-            const double perMicro = D > 1 || H > 1 ? 3 * (n - 1) / n * gradBytes : 0.0;
-            f.add({"zero.bytes_per_gpu_per_microstep", "ZeRO-3 bytes per GPU per micro-step (s_w = s_g)", perMicro, "B",
-                   "3·(N−1)/N·M (AllGather forward, AllGather backward, ReduceScatter) = 3·(" + N(n) + "−1)/" + N(n) + "·"
-                       + Bytes(gradBytes) + " = " + Bytes(perMicro),
-                   {"dp.grad_allreduce_bytes", hybrid ? "plan.shard_group_size" : "plan.dp"}});
-        }
-        if (hybrid)
-            f.add({"zero.replica_allreduce_bytes", "Gradient shard AllReduced across replicas", gradBytes / static_cast<double>(H),
-                   "B",
-                   "M_DP / h = " + Bytes(gradBytes) + " / " + I(H) + " = " + Bytes(gradBytes / static_cast<double>(H))
-                       + " over dp/h = " + I(D / H) + " replicas"
-                       + (D / H > 1 ? " once per step" : ": one replica, nothing to reduce"),
-                   {"dp.grad_allreduce_bytes", "plan.shard_group_size"}});
-    }
+}
 
-    // PP (docs/model.md §6, Example 5.2).
+// ZeRO / FSDP: the shard each rank keeps and the DP traffic against DDP's.
+void Builder::addZeroFigures()
+{
+    FigureSet& f = out.figures;
+    const auto& sig = out.comm.signature;
+    const StageParams& big = stages[largestStage()];
+    const double gradBytes = big.main * sg;
+    const std::string sdp = I(D);
+    const double n = static_cast<double>(hybrid ? H : D);
+    f.add({"zero.shard_params", "Parameters each rank keeps (sharded)", big.main / n, "params",
+           "parameters per rank / " + std::string(hybrid ? "h" : "dp") + " = " + N(big.main) + " / " + N(n) + " = "
+               + N(big.main / n) + (p.sharding == Sharding::Zero1 ? " (ZeRO-1 shards only the optimizer state)"
+                                    : p.sharding == Sharding::Zero2 ? " (ZeRO-2 shards optimizer state and gradients)"
+                                                                    : " (parameters, gradients and optimizer state)"),
+           cite({"dp.params_per_rank", hybrid ? "plan.shard_group_size" : "plan.dp"})});
+    // The same plan under DDP: 2(N−1)/N·M_DP per step (per rank, ring).
+    const double ddp = D > 1 ? 2 * (static_cast<double>(D) - 1) / static_cast<double>(D) * gradBytes : 0.0;
+    f.add({"zero.ddp_bytes_per_gpu_per_step", "DDP bytes per GPU per step (for comparison)", ddp, "B",
+           "2·(dp−1)/dp·M_DP = 2·(" + sdp + "−1)/" + sdp + "·" + Bytes(gradBytes) + " = " + Bytes(ddp),
+           {"plan.dp", "dp.grad_allreduce_bytes"}});
+    const double ratio = ddp > 0 ? sig[0].bytesPerGpuPerStep / ddp : 0.0;
+    f.add({"zero.ratio_to_ddp", "DP traffic relative to DDP", ratio, "",
+           "DP bytes per GPU per step / DDP's = " + Bytes(sig[0].bytesPerGpuPerStep) + " / " + Bytes(ddp) + " = "
+               + N(ratio, 3)
+               + (zero3 && !hybrid ? " (ZeRO-3 / FSDP: 1.5× DDP per micro-step, 3× per step at N_acc = 2; arXiv 1910.02054 §7)"
+                                   : ""),
+           {"dp.bytes_per_gpu_per_step", "zero.ddp_bytes_per_gpu_per_step"}});
+    if (zero3) {
+        const double perMicro = D > 1 || H > 1 ? 3 * (n - 1) / n * gradBytes : 0.0;
+        f.add({"zero.bytes_per_gpu_per_microstep", "ZeRO-3 bytes per GPU per micro-step (s_w = s_g)", perMicro, "B",
+               "3·(N−1)/N·M (AllGather forward, AllGather backward, ReduceScatter) = 3·(" + N(n) + "−1)/" + N(n) + "·"
+                   + Bytes(gradBytes) + " = " + Bytes(perMicro),
+               {"dp.grad_allreduce_bytes", hybrid ? "plan.shard_group_size" : "plan.dp"}});
+    }
+    if (hybrid)
+        f.add({"zero.replica_allreduce_bytes", "Gradient shard AllReduced across replicas", gradBytes / static_cast<double>(H),
+               "B",
+               "M_DP / h = " + Bytes(gradBytes) + " / " + I(H) + " = " + Bytes(gradBytes / static_cast<double>(H))
+                   + " over dp/h = " + I(D / H) + " replicas"
+                   + (D / H > 1 ? " once per step" : ": one replica, nothing to reduce"),
+               {"dp.grad_allreduce_bytes", "plan.shard_group_size"}});
+}
+
+// PP (docs/model.md §6, Example 5.2): boundaries, boundary bytes, Send/Recv calls, bytes per GPU.
+void Builder::addPpFigures()
+{
+    FigureSet& f = out.figures;
+    const auto& sig = out.comm.signature;
+    const std::string sd = I(m.hiddenSize), spp = I(P), stp = I(Tt);
     signatureHead(Strategy::PP, "pp.");
     f.add({"pp.boundaries", "Pipeline boundaries", static_cast<double>(chunks - 1), "",
            "pp·v − 1 = " + spp + "·" + I(V) + " − 1 = " + I(chunks - 1), {"plan.pp", "plan.virtual_stages"}});
@@ -412,7 +441,14 @@ void Builder::buildFigures()
            busiestFormula(Strategy::PP), {"pp.boundary_bytes_fwd", "dp.n_acc"}});
     signatureTail(Strategy::PP, "pp.");
 
-    // Layer times and stage times.
+}
+
+// The slowest layer's forward time per micro-batch, with how it was found (input, kernel model or
+// FLOPs at the compute efficiency); returns it.
+double Builder::addLayerTimeFigure()
+{
+    FigureSet& f = out.figures;
+    const std::string sB = I(b.microBatch), sT = I(b.sequenceLength), sd = I(m.hiddenSize), stp = I(Tt);
     double slowest = 0;
     std::uint64_t slowestLayer = 0;
     for (std::uint64_t l = 0; l < L; ++l)
@@ -452,7 +488,14 @@ void Builder::buildFigures()
         }
         f.add({"plan.layer_forward_seconds", "Layer forward time per micro-batch", slowest, "s", formula, inputs});
     }
-    addKernelFigures(f);
+    return slowest;
+}
+
+// Each stage's time per micro-batch, the bottleneck, the balance, the bubble and the makespan.
+void Builder::addStageTimeFigures()
+{
+    FigureSet& f = out.figures;
+    const std::string spp = I(P);
     const double bwdFactor = fullRecompute ? 3.0 : 2.0;
     std::vector<double> stageTime(P, 0.0);
     for (std::uint64_t c = 0; c < chunks; ++c)
@@ -520,7 +563,13 @@ void Builder::buildFigures()
                + N(out.timeline.bubbleFraction, 4) + " (includes imbalance between stages)",
            {"pp.makespan"}});
 
-    // TP (docs/model.md §6, Example 5.3).
+}
+
+// TP (docs/model.md §6, Example 5.3): the AllReduce payload, how many per layer, how often, bytes per GPU.
+void Builder::addTpFigures(double slowest)
+{
+    FigureSet& f = out.figures;
+    const auto& sig = out.comm.signature;
     signatureHead(Strategy::TP, "tp.");
     const std::string tpNote = Tt > 1 ? "" : " (no TP in this plan: t = 1)";
     f.add({"tp.allreduce_bytes", "TP AllReduce payload", tpM, "B", tpFormula + tpNote,
@@ -542,26 +591,48 @@ void Builder::buildFigures()
            busiestFormula(Strategy::TP), {"tp.allreduce_bytes", "tp.allreduces_per_layer_fwd", "tp.allreduces_per_layer_bwd", "plan.tp", "dp.n_acc"}});
     signatureTail(Strategy::TP, "tp.");
 
-    // EP (docs/model.md §3.2).
-    if (moe) {
-        signatureHead(Strategy::EP, "ep.");
-        f.add({"ep.experts_per_rank", "Experts per EP rank", static_cast<double>(m.moe.experts / EP), "",
-               "E/ep = " + I(m.moe.experts) + "/" + sep + " = " + I(m.moe.experts / EP), cite({"model.moe.experts", "plan.ep"})});
-        f.add({"ep.alltoall_bytes", "EP All-to-All payload per rank", epM, "B", epFormula,
-               cite({"model.moe.top_k", "model.moe.capacity_factor", "batch.B", "batch.T", "model.hidden_size",
-                     "model.bytes.activations"})});
-        const double calls = fullRecompute ? 6 : 4;
-        const double perLayer = EP > 1 ? calls * (static_cast<double>(EP) - 1) / static_cast<double>(EP) * epM : 0.0;
-        f.add({"ep.alltoall_bytes_per_layer", "EP bytes per GPU per MoE layer per micro-batch", perLayer, "B",
-               N(calls) + "·(ep−1)/ep·M = " + N(calls) + "·(" + sep + "−1)/" + sep + "·" + Bytes(epM) + " = " + Bytes(perLayer)
-                   + (fullRecompute ? " (dispatch + combine, forward, recomputed forward and backward)"
-                                    : " (dispatch + combine, forward and backward)")
-                   + (EP > 1 ? "" : " (ep = 1: every expert is local)"),
-               {"ep.alltoall_bytes", "plan.ep"}});
-        f.add({"ep.bytes_per_gpu_per_step", "EP bytes sent per GPU per step", sig[3].bytesPerGpuPerStep, "B",
-               busiestFormula(Strategy::EP), {"ep.alltoall_bytes_per_layer", "dp.n_acc"}});
-        signatureTail(Strategy::EP, "ep.");
-    }
+}
+
+// EP (docs/model.md §3.2): experts per rank, the All-to-All payload, bytes per layer and per GPU.
+void Builder::addEpFigures()
+{
+    FigureSet& f = out.figures;
+    const auto& sig = out.comm.signature;
+    const std::string sep = I(EP);
+    signatureHead(Strategy::EP, "ep.");
+    f.add({"ep.experts_per_rank", "Experts per EP rank", static_cast<double>(m.moe.experts / EP), "",
+           "E/ep = " + I(m.moe.experts) + "/" + sep + " = " + I(m.moe.experts / EP), cite({"model.moe.experts", "plan.ep"})});
+    f.add({"ep.alltoall_bytes", "EP All-to-All payload per rank", epM, "B", epFormula,
+           cite({"model.moe.top_k", "model.moe.capacity_factor", "batch.B", "batch.T", "model.hidden_size",
+                 "model.bytes.activations"})});
+    const double calls = fullRecompute ? 6 : 4;
+    const double perLayer = EP > 1 ? calls * (static_cast<double>(EP) - 1) / static_cast<double>(EP) * epM : 0.0;
+    f.add({"ep.alltoall_bytes_per_layer", "EP bytes per GPU per MoE layer per micro-batch", perLayer, "B",
+           N(calls) + "·(ep−1)/ep·M = " + N(calls) + "·(" + sep + "−1)/" + sep + "·" + Bytes(epM) + " = " + Bytes(perLayer)
+               + (fullRecompute ? " (dispatch + combine, forward, recomputed forward and backward)"
+                                : " (dispatch + combine, forward and backward)")
+               + (EP > 1 ? "" : " (ep = 1: every expert is local)"),
+           {"ep.alltoall_bytes", "plan.ep"}});
+    f.add({"ep.bytes_per_gpu_per_step", "EP bytes sent per GPU per step", sig[3].bytesPerGpuPerStep, "B",
+           busiestFormula(Strategy::EP), {"ep.alltoall_bytes_per_layer", "dp.n_acc"}});
+    signatureTail(Strategy::EP, "ep.");
+}
+
+// Stage 3's figures: the inputs, then per strategy its bytes (with ZeRO's shards), the layer and stage
+// times with the pipeline bubble, the kernel model.
+void Builder::buildFigures()
+{
+    addPlanInputs();
+    addDpFigures();
+    if (p.sharding != Sharding::Ddp)
+        addZeroFigures();
+    addPpFigures();
+    const double slowest = addLayerTimeFigure();
+    addKernelFigures(out.figures);
+    addStageTimeFigures();
+    addTpFigures(slowest);
+    if (moe)
+        addEpFigures();
 }
 
 } // namespace tw::parallel::detail

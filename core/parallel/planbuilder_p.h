@@ -103,9 +103,28 @@ private:
     void buildGroups();
     void buildParams();
     void buildCalls();
+    void payloadFormulas(); // buildCalls' steps (comm.cpp)
+    void forwardCalls();
+    void backwardCalls();
+    void stepEndCalls();
     void buildSignature();
+    void perGpuSums(); // buildSignature's steps (comm.cpp)
+    void signatureTotals();
+    void signatureFrequencies();
     void buildTiming();
     void buildFigures();
+    // buildFigures' steps (plan_figures.cpp).
+    void addPlanInputs();
+    void signatureHead(Strategy st, const std::string& prefix);
+    void signatureTail(Strategy st, const std::string& prefix);
+    [[nodiscard]] std::uint64_t largestStage() const;
+    void addDpFigures();
+    void addZeroFigures();
+    void addPpFigures();
+    double addLayerTimeFigure();
+    void addStageTimeFigures();
+    void addTpFigures(double slowest);
+    void addEpFigures();
     void addKernelFigures(FigureSet& f) const;
 
     CollectiveCall& call(std::vector<CollectiveCall>& list, CollectiveKind kind, Strategy s, Phase phase,

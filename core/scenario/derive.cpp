@@ -297,6 +297,127 @@ void Deriver::clear()
     m_cache->derivations.entries.clear();
 }
 
+namespace {
+
+// Stage 2's inputs: the model as configured (V from the tokenizer when asked), the batch and the GPU.
+ModelKey modelKey(const Scenario& s, const TextStage* stage1, std::uint64_t tokenizerV)
+{
+    ModelKey mkey;
+    mkey.stage1 = stage1;
+    mkey.model = s.model;
+    if (s.modelVocabFromTokenizer)
+        mkey.model.vocabSize = tokenizerV;
+    mkey.batch = s.batch;
+    mkey.gpu = s.hardware.gpu == "custom" ? s.hardware.custom : model::findGpu(s.hardware.gpu).value_or(model::GpuSpec{});
+    mkey.vocabFromTokenizer = s.modelVocabFromTokenizer;
+    return mkey;
+}
+
+// Stage 2: the model as trained on this batch and GPU, with the figures of stages 1–2 and the problems.
+Result<std::shared_ptr<const ModelStage>> buildModelStage(const Scenario& s, const ModelKey& mkey,
+                                                          const std::shared_ptr<const TextStage>& stage1,
+                                                          const TokenizedText& tokenized)
+{
+    const std::uint64_t tokenizerV = tokenized.tokenizer->vocabSize();
+    if (std::vector<Error> errors = model::validate(mkey.model); !errors.empty()) {
+        for (Error& e : errors)
+            e.message += " (V = " + integer(tokenizerV) + " comes from the tokenizer)";
+        return joinErrors(errors);
+    }
+    auto m = std::make_shared<ModelStage>();
+    m->stage1 = stage1;
+    m->model = mkey.model;
+    m->gpu = mkey.gpu;
+    m->problems = tokenized.warnings;
+
+    // The figures stage 2 may cite: stage 1's, without the tokenizer's V when the model keeps its own.
+    FigureSet inputs;
+    for (const Figure& f : stage1->stats.figures.all())
+        if (s.modelVocabFromTokenizer || f.id != "tokenizer.vocab_size")
+            inputs.add(f);
+    auto md = std::make_shared<model::ModelDerivation>(model::deriveModel(mkey.model, mkey.batch, mkey.gpu, inputs));
+    m->figures = stage1->stats.figures;
+    for (const Figure& f : md->figures.all())
+        m->figures.add(f);
+    if (!s.modelVocabFromTokenizer && s.model.vocabSize != tokenizerV)
+        m->problems.push_back(fieldError(
+            "model.vocab_size", "the model keeps its own V = " + integer(s.model.vocabSize)
+                                    + "; the text is tokenized with " + tokenized.tokenizer->name() + " (V = "
+                                    + integer(tokenizerV) + ") for the token figures"));
+    m->derivation = std::move(md);
+    return std::shared_ptr<const ModelStage>(std::move(m));
+}
+
+// The hardware's input figures: nodes, GPUs per node and their product.
+void addHardwareFigures(Derivation& d, const Scenario& s, const model::GpuSpec& gpu)
+{
+    const std::string gpuName = gpu.name.empty() ? gpu.id : gpu.name;
+    d.figures.add({"hardware.nodes", "Nodes", double(s.hardware.nodes), "", "input: " + integer(s.hardware.nodes) + " nodes", {}});
+    d.figures.add({"hardware.gpus_per_node", "GPUs per node", double(s.hardware.gpusPerNode), "",
+                   "input: " + integer(s.hardware.gpusPerNode) + " × " + gpuName + " per node", {}});
+    d.figures.add({"hardware.gpu_count", "GPUs", double(s.hardware.gpuCount()), "",
+                   "nodes × GPUs per node = " + integer(s.hardware.nodes) + " × " + integer(s.hardware.gpusPerNode)
+                       + " = " + integer(s.hardware.gpuCount()),
+                   {"hardware.nodes", "hardware.gpus_per_node"}});
+}
+
+// Stages 3 and 4 of a valid plan: the plan, its memory and its collectives bound, their figures and
+// problems added to d.
+void derivePlanStages(Derivation& d, const Scenario& s, const PlanKey& pkey, const ModelStage& stage2)
+{
+    auto plan = std::make_shared<parallel::PlanDerivation>(
+        parallel::derivePlan(s.parallel, pkey.cluster, stage2.model, s.batch, stage2.gpu, d.figures));
+    for (const Figure& f : plan->figures.all())
+        d.figures.add(f);
+    auto memory = std::make_shared<parallel::PlanMemory>(
+        parallel::derivePlanMemory(s.parallel, pkey.cluster, stage2.model, s.batch, stage2.gpu, d.figures));
+    for (const Figure& f : memory->figures.all())
+        d.figures.add(f);
+    d.memory = std::move(memory);
+    auto bound = std::make_shared<collective::CollectiveDerivation>(
+        collective::bindPlan(plan->comm, pkey.cluster, s.collectives, d.figures, pkey.fabric));
+    for (const Figure& f : bound->figures.all())
+        d.figures.add(f);
+    for (const Error& e : bound->uncounted)
+        d.problems.push_back(e);
+    for (const collective::BoundCall& b : bound->calls)
+        if (b.fellBack) {
+            d.problems.push_back(fieldError("collectives.allreduce",
+                                            "hierarchical AllReduce needs each group's GPUs spread evenly over "
+                                            "its nodes; groups that are not use ring"));
+            break;
+        }
+    d.stage3 = std::move(plan);
+    d.stage4 = std::move(bound);
+}
+
+// Does it fit? Under a plan that runs, its largest GPU decides (parallel/memory.h); without one, the
+// whole model on one GPU (stage 2).
+void addFitProblems(Derivation& d, const PlanKey& pkey, const ModelStage& stage2)
+{
+    if (d.memory && !d.memory->fits) {
+        const parallel::PlanMemory& pm = *d.memory;
+        std::uint64_t over = 0;
+        for (const parallel::RoleMemory& r : pm.roles)
+            over += r.fits ? 0 : r.gpus;
+        d.problems.push_back(fieldError(
+            "hardware.gpu", integer(over) + " of the " + integer(pkey.cluster.gpuCount()) + " GPUs do not fit: under the plan "
+                                + "the largest (stage " + integer(pm.peakStage) + ") holds " + formatBytes(pm.peakBytes)
+                                + " + a reserve of " + formatBytes(pm.reserveBytes) + ", "
+                                + formatBytes(pm.peakBytes + pm.reserveBytes - pm.capacityBytes) + " more than its "
+                                + formatBytes(pm.capacityBytes)));
+    } else if (!d.memory && !stage2.derivation->fitsInMemory) {
+        d.problems.push_back(fieldError(
+            "hardware.gpu", "one GPU's memory (" + formatBytes(stage2.gpu.memoryBytes)
+                                + ") does not hold this model's weights, gradients, optimizer state and "
+                                  "activations without the sharding and parallel layouts of stage 3"));
+    }
+}
+
+} // namespace
+
+// The scenario through the stages, each memoized on its inputs: the text tokenized, the dataset
+// figures, the model (stage 2), then the plan, its memory and collectives (stages 3 and 4).
 Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, const Progress& progress)
 {
     if (const std::vector<Error> errors = validate(s); !errors.empty())
@@ -341,48 +462,17 @@ Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, con
     }
 
     // Stage 2: the model as trained on this batch and GPU.
-    ModelKey mkey;
-    mkey.stage1 = stage1.get();
-    mkey.model = s.model;
-    const std::uint64_t tokenizerV = tokenized->tokenizer->vocabSize();
-    if (s.modelVocabFromTokenizer)
-        mkey.model.vocabSize = tokenizerV;
-    mkey.batch = s.batch;
-    mkey.gpu = s.hardware.gpu == "custom" ? s.hardware.custom : model::findGpu(s.hardware.gpu).value_or(model::GpuSpec{});
-    mkey.vocabFromTokenizer = s.modelVocabFromTokenizer;
+    const ModelKey mkey = modelKey(s, stage1.get(), tokenized->tokenizer->vocabSize());
     std::shared_ptr<const ModelStage> stage2;
     {
         std::lock_guard lock(c.mutex);
         stage2 = c.models.find(mkey);
     }
     if (!stage2) {
-        if (std::vector<Error> errors = model::validate(mkey.model); !errors.empty()) {
-            for (Error& e : errors)
-                e.message += " (V = " + integer(tokenizerV) + " comes from the tokenizer)";
-            return joinErrors(errors);
-        }
-        auto m = std::make_shared<ModelStage>();
-        m->stage1 = stage1;
-        m->model = mkey.model;
-        m->gpu = mkey.gpu;
-        m->problems = tokenized->warnings;
-
-        // The figures stage 2 may cite: stage 1's, without the tokenizer's V when the model keeps its own.
-        FigureSet inputs;
-        for (const Figure& f : stage1->stats.figures.all())
-            if (s.modelVocabFromTokenizer || f.id != "tokenizer.vocab_size")
-                inputs.add(f);
-        auto md = std::make_shared<model::ModelDerivation>(model::deriveModel(mkey.model, mkey.batch, mkey.gpu, inputs));
-        m->figures = stage1->stats.figures;
-        for (const Figure& f : md->figures.all())
-            m->figures.add(f);
-        if (!s.modelVocabFromTokenizer && s.model.vocabSize != tokenizerV)
-            m->problems.push_back(fieldError(
-                "model.vocab_size", "the model keeps its own V = " + integer(s.model.vocabSize)
-                                        + "; the text is tokenized with " + tokenized->tokenizer->name() + " (V = "
-                                        + integer(tokenizerV) + ") for the token figures"));
-        m->derivation = std::move(md);
-        stage2 = m;
+        auto m = buildModelStage(s, mkey, stage1, *tokenized);
+        if (!m)
+            return m.error();
+        stage2 = std::move(m).value();
         std::lock_guard lock(c.mutex);
         ++c.counters.models;
         c.models.put(mkey, stage2);
@@ -405,60 +495,11 @@ Result<std::shared_ptr<const Derivation>> Deriver::derive(const Scenario& s, con
     d->anchor = stage2;
     d->problems = stage2->problems;
     d->figures = stage2->figures;
-    const std::string gpuName = stage2->gpu.name.empty() ? stage2->gpu.id : stage2->gpu.name;
-    d->figures.add({"hardware.nodes", "Nodes", double(s.hardware.nodes), "", "input: " + integer(s.hardware.nodes) + " nodes", {}});
-    d->figures.add({"hardware.gpus_per_node", "GPUs per node", double(s.hardware.gpusPerNode), "",
-                    "input: " + integer(s.hardware.gpusPerNode) + " × " + gpuName + " per node", {}});
-    d->figures.add({"hardware.gpu_count", "GPUs", double(s.hardware.gpuCount()), "",
-                    "nodes × GPUs per node = " + integer(s.hardware.nodes) + " × " + integer(s.hardware.gpusPerNode)
-                        + " = " + integer(s.hardware.gpuCount()),
-                    {"hardware.nodes", "hardware.gpus_per_node"}});
+    addHardwareFigures(*d, s, stage2->gpu);
     d->planErrors = parallel::validate(s.parallel, pkey.cluster, stage2->model, s.batch);
-    if (d->planErrors.empty()) {
-        auto plan = std::make_shared<parallel::PlanDerivation>(
-            parallel::derivePlan(s.parallel, pkey.cluster, stage2->model, s.batch, stage2->gpu, d->figures));
-        for (const Figure& f : plan->figures.all())
-            d->figures.add(f);
-        auto memory = std::make_shared<parallel::PlanMemory>(parallel::derivePlanMemory(
-            s.parallel, pkey.cluster, stage2->model, s.batch, stage2->gpu, d->figures));
-        for (const Figure& f : memory->figures.all())
-            d->figures.add(f);
-        d->memory = std::move(memory);
-        auto bound = std::make_shared<collective::CollectiveDerivation>(
-            collective::bindPlan(plan->comm, pkey.cluster, s.collectives, d->figures, pkey.fabric));
-        for (const Figure& f : bound->figures.all())
-            d->figures.add(f);
-        for (const Error& e : bound->uncounted)
-            d->problems.push_back(e);
-        for (const collective::BoundCall& b : bound->calls)
-            if (b.fellBack) {
-                d->problems.push_back(fieldError("collectives.allreduce",
-                                                 "hierarchical AllReduce needs each group's GPUs spread evenly over "
-                                                 "its nodes; groups that are not use ring"));
-                break;
-            }
-        d->stage3 = std::move(plan);
-        d->stage4 = std::move(bound);
-    }
-    // Does it fit? Under a plan that runs, its largest GPU decides (parallel/memory.h); without one, the
-    // whole model on one GPU (stage 2).
-    if (d->memory && !d->memory->fits) {
-        const parallel::PlanMemory& pm = *d->memory;
-        std::uint64_t over = 0;
-        for (const parallel::RoleMemory& r : pm.roles)
-            over += r.fits ? 0 : r.gpus;
-        d->problems.push_back(fieldError(
-            "hardware.gpu", integer(over) + " of the " + integer(pkey.cluster.gpuCount()) + " GPUs do not fit: under the plan "
-                                + "the largest (stage " + integer(pm.peakStage) + ") holds " + formatBytes(pm.peakBytes)
-                                + " + a reserve of " + formatBytes(pm.reserveBytes) + ", "
-                                + formatBytes(pm.peakBytes + pm.reserveBytes - pm.capacityBytes) + " more than its "
-                                + formatBytes(pm.capacityBytes)));
-    } else if (!d->memory && !stage2->derivation->fitsInMemory) {
-        d->problems.push_back(fieldError(
-            "hardware.gpu", "one GPU's memory (" + formatBytes(stage2->gpu.memoryBytes)
-                                + ") does not hold this model's weights, gradients, optimizer state and "
-                                  "activations without the sharding and parallel layouts of stage 3"));
-    }
+    if (d->planErrors.empty())
+        derivePlanStages(*d, s, pkey, *stage2);
+    addFitProblems(*d, pkey, *stage2);
     for (const Error& e : d->planErrors)
         d->problems.push_back(e); // also listed with the other notes (each names its "parallel.*" path)
     for (const std::string& missing : d->figures.missingInputs())

@@ -354,34 +354,12 @@ Sentence memorySentence(const Derivation& d, Sources& src)
     return m;
 }
 
-// Stage 3: the plan (DP × PP × TP (× EP)), where a token's activations live, the biggest collective.
-StageNarration gpuStage(const Scenario& s, const Derivation& d, Sources& src)
+// "The N GPUs on M nodes run d data × p pipeline × t tensor parallelism (with e expert parallelism)."
+Sentence layoutSentence(const parallel::ParallelPlan& p, Sources& src)
 {
-    StageNarration st{3, "GPUs", {}};
-    if (!d.stage3) {
-        Sentence a(src);
-        a.say("This plan cannot run on the ").num("hardware.gpu_count", Style::Count, "GPU", "GPUs").say(": ");
-        a.say(d.planErrors.empty() ? std::string("stage 3 says why") : d.planErrors.front().message);
-        a.say(".");
-        keep(st, a);
-        Sentence b(src);
-        b.say("Change the degrees in stage 3; stages 4 and 5 wait for a plan that can run.");
-        keep(st, b);
-        return st;
-    }
-    const parallel::ParallelPlan& p = d.stage3->plan;
     const std::uint64_t degrees[] = {p.dp, p.pp, p.tp, p.ep};
-    const bool dp = p.dp > 1, pp = p.pp > 1, tp = p.tp > 1, ep = p.ep > 1;
-
+    const bool ep = p.ep > 1;
     Sentence a(src);
-    if (!dp && !pp && !tp) {
-        a.say("The model trains on ").num("plan.gpus", Style::Count, "GPU", "GPUs");
-        a.say(" without parallelism: no GPU waits for another, and nothing crosses a wire.");
-        keep(st, a);
-        if (d.memory && !d.memory->roles.empty())
-            keep(st, memorySentence(d, src));
-        return st;
-    }
     a.say("The ").num("plan.gpus", Style::Count, "GPU", "GPUs").say(" on ").num("plan.nodes", Style::Count, "node", "nodes");
     a.say(" run ");
     const char* const kinds[] = {"data", "pipeline", "tensor"};
@@ -398,28 +376,36 @@ StageNarration gpuStage(const Scenario& s, const Derivation& d, Sources& src)
     if (ep)
         a.say(", with ").num("plan.ep", Style::Way).say(" expert parallelism inside the data-parallel groups");
     a.say(".");
-    keep(st, a);
+    return a;
+}
 
-    if (dp) {
-        Sentence b(src);
-        b.say("Each of the ").num("plan.dp", Style::Count, "replica", "replicas");
-        if (!pp && !tp) {
-            b.say(" holds a whole copy of the model and trains its own micro-batches");
-        } else {
-            const double perReplica = double(p.pp * p.tp);
-            b.say(", a group of ");
-            b.own({"narration.gpus_per_replica", "GPUs per model replica", perReplica, "",
-                   "pp·tp = " + formatUnsigned(p.pp) + "·" + formatUnsigned(p.tp) + " = " + formatCount(perReplica),
-                   {"plan.pp", "plan.tp"}},
-                  Style::Count, "GPU", "GPUs");
-            b.say(", holds one copy of the model and trains its own micro-batches");
-        }
-        if (const std::string sharded = shardingClause(s.parallel.sharding); !sharded.empty())
-            b.say(" (" + sharded + ")");
-        b.say(".");
-        keep(st, b);
+// What each data-parallel replica is: the whole model on one GPU, or a group of pp·tp GPUs (sharded how).
+Sentence replicaSentence(const Scenario& s, const parallel::ParallelPlan& p, Sources& src)
+{
+    const bool pp = p.pp > 1, tp = p.tp > 1;
+    Sentence b(src);
+    b.say("Each of the ").num("plan.dp", Style::Count, "replica", "replicas");
+    if (!pp && !tp) {
+        b.say(" holds a whole copy of the model and trains its own micro-batches");
+    } else {
+        const double perReplica = double(p.pp * p.tp);
+        b.say(", a group of ");
+        b.own({"narration.gpus_per_replica", "GPUs per model replica", perReplica, "",
+               "pp·tp = " + formatUnsigned(p.pp) + "·" + formatUnsigned(p.tp) + " = " + formatCount(perReplica),
+               {"plan.pp", "plan.tp"}},
+              Style::Count, "GPU", "GPUs");
+        b.say(", holds one copy of the model and trains its own micro-batches");
     }
+    if (const std::string sharded = shardingClause(s.parallel.sharding); !sharded.empty())
+        b.say(" (" + sharded + ")");
+    b.say(".");
+    return b;
+}
 
+// Where a token's activations live: on its GPU, split over its TP group, or down the pipeline stages.
+Sentence activationSentence(const parallel::ParallelPlan& p, Sources& src)
+{
+    const bool pp = p.pp > 1, tp = p.tp > 1, ep = p.ep > 1;
     Sentence c(src);
     const double hidden = src.value("model.hidden_size");
     auto columns = [&](Sentence& sentence) {
@@ -449,14 +435,12 @@ StageNarration gpuStage(const Scenario& s, const Derivation& d, Sources& src)
         c.say(": ").num("pp.boundary_bytes_fwd", Style::Bytes).say(" of a micro-batch's activations cross each boundary.");
     }
 
-    // Memory: a GPU that overflows is news and takes the place of where the activations travel; a plan
-    // that fits says so when the stage has room left (four sentences at most).
-    const bool overflows = d.memory && !d.memory->roles.empty() && !d.memory->fits;
-    if (overflows)
-        keep(st, memorySentence(d, src));
-    else
-        keep(st, c);
+    return c;
+}
 
+// The strategy whose traffic is the largest for the busiest GPU: its bytes, calls, payload and how often.
+void keepBiggestTraffic(StageNarration& st, const Derivation& d, Sources& src)
+{
     // The strategy whose traffic is the largest for the busiest GPU.
     int biggest = -1;
     for (int i = 0; i < 4; ++i) {
@@ -483,6 +467,47 @@ StageNarration gpuStage(const Scenario& s, const Derivation& d, Sources& src)
         e.say(".");
         keep(st, e);
     }
+}
+
+// Stage 3: the plan (DP × PP × TP (× EP)), where a token's activations live, the biggest collective.
+StageNarration gpuStage(const Scenario& s, const Derivation& d, Sources& src)
+{
+    StageNarration st{3, "GPUs", {}};
+    if (!d.stage3) {
+        Sentence a(src);
+        a.say("This plan cannot run on the ").num("hardware.gpu_count", Style::Count, "GPU", "GPUs").say(": ");
+        a.say(d.planErrors.empty() ? std::string("stage 3 says why") : d.planErrors.front().message);
+        a.say(".");
+        keep(st, a);
+        Sentence b(src);
+        b.say("Change the degrees in stage 3; stages 4 and 5 wait for a plan that can run.");
+        keep(st, b);
+        return st;
+    }
+    const parallel::ParallelPlan& p = d.stage3->plan;
+    if (p.dp <= 1 && p.pp <= 1 && p.tp <= 1) {
+        Sentence a(src);
+        a.say("The model trains on ").num("plan.gpus", Style::Count, "GPU", "GPUs");
+        a.say(" without parallelism: no GPU waits for another, and nothing crosses a wire.");
+        keep(st, a);
+        if (d.memory && !d.memory->roles.empty())
+            keep(st, memorySentence(d, src));
+        return st;
+    }
+    keep(st, layoutSentence(p, src));
+    if (p.dp > 1)
+        keep(st, replicaSentence(s, p, src));
+
+    const Sentence c = activationSentence(p, src); // built (its figures cited) whether it is kept or not
+
+    // Memory: a GPU that overflows is news and takes the place of where the activations travel; a plan
+    // that fits says so when the stage has room left (four sentences at most).
+    const bool overflows = d.memory && !d.memory->roles.empty() && !d.memory->fits;
+    if (overflows)
+        keep(st, memorySentence(d, src));
+    else
+        keep(st, c);
+    keepBiggestTraffic(st, d, src);
     if (!overflows && d.memory && !d.memory->roles.empty() && st.sentences.size() < 4)
         keep(st, memorySentence(d, src));
     return st;

@@ -1,6 +1,7 @@
-// Why ~930 lines: every scenario field's reader and writer and the migrations from each older schema
+// Why ~860 lines: every scenario field's reader and writer and the migrations from each older schema
 // version sit together, so a field's read, write, default and migration are checked side by side.
 #include "scenariojson.h"
+#include "scenariojsondom_p.h"
 
 #include "base/editdistance.h"
 #include "base/units.h"
@@ -52,167 +53,9 @@ using Json = nlohmann::ordered_json;
 constexpr collective::Op kChosenOps[] = {collective::Op::AllReduce, collective::Op::ReduceScatter,
                                          collective::Op::AllGather, collective::Op::AllToAll, collective::Op::Broadcast};
 
-std::string inQuotes(std::string_view s)
-{
-    std::string out(1, '"');
-    out.append(s);
-    out.push_back('"');
-    return out;
-}
-
-std::string childPath(const std::string& parent, const std::string& key)
-{
-    return parent.empty() ? key : parent + "." + key;
-}
-
-// Line and column (1-based, columns in code points) of byte offset `pos` in `text`.
-std::pair<int, int> lineColumn(std::string_view text, std::size_t pos)
-{
-    pos = std::min(pos, text.size());
-    int line = 1;
-    int column = 1;
-    for (std::size_t i = 0; i < pos; ++i) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        if (c == '\n') {
-            ++line;
-            column = 1;
-        } else if ((c & 0xC0) != 0x80) {
-            ++column;
-        }
-    }
-    return {line, column};
-}
-
-// Builds the document through nlohmann's SAX interface (its parser is iterative), refusing nesting
-// deeper than kMaxJsonDepth and duplicate keys before anything deeper is built.
-class DomBuilder : public nlohmann::json_sax<Json> {
-public:
-    DomBuilder(std::string_view text, const std::string& file, std::vector<Error>& errors)
-        : m_text(text), m_file(file), m_errors(errors)
-    {
-    }
-
-    Json root;
-    std::map<std::string, std::string> floatText; // JSON path → the number as written (for messages)
-
-    bool null() override { return scalar(nullptr); }
-    bool boolean(bool v) override { return scalar(v); }
-    bool number_integer(number_integer_t v) override { return scalar(v); }
-    bool number_unsigned(number_unsigned_t v) override { return scalar(v); }
-    bool number_float(number_float_t v, const string_t& s) override
-    {
-        floatText[currentPath()] = s;
-        return scalar(v);
-    }
-    bool string(string_t& v) override { return scalar(v); }
-    bool binary(binary_t&) override { return scalar(nullptr); }
-    bool start_object(std::size_t) override { return open(Json::object()); }
-    bool start_array(std::size_t) override { return open(Json::array()); }
-    bool end_object() override { return close(); }
-    bool end_array() override { return close(); }
-    bool key(string_t& k) override
-    {
-        Frame& f = m_stack.back();
-        if (f.value->contains(k)) {
-            fail(childPath(f.path, k), "duplicate key " + inQuotes(k));
-            return false;
-        }
-        f.key = k;
-        return true;
-    }
-    bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override
-    {
-        std::string what = ex.what();
-        // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error …" → "syntax error …"
-        if (const auto close = what.find("] "); close != std::string::npos)
-            what = what.substr(close + 2);
-        if (what.starts_with("parse error")) {
-            if (const auto colon = what.find(": "); colon != std::string::npos)
-                what = what.substr(colon + 2);
-        }
-        Location where;
-        where.file = m_file;
-        std::size_t pos = position;
-        if (const auto* pe = dynamic_cast<const nlohmann::detail::parse_error*>(&ex))
-            pos = pe->byte;
-        const std::size_t at = pos > 0 ? pos - 1 : 0;
-        std::tie(where.line, where.column) = lineColumn(m_text, at);
-        // nlohmann's lexer takes a NUL byte for the end of the input: say what is really there.
-        if (at < m_text.size() && m_text[at] == '\0' && what.find("U+0000") == std::string::npos)
-            what = "a NUL byte (binary data?) where JSON text was expected";
-        m_errors.push_back(makeError("invalid JSON: " + what, std::move(where)));
-        return false;
-    }
-
-private:
-    struct Frame {
-        Json* value;
-        std::string path;
-        std::string key;  // objects: the key of the next value
-        std::size_t index = 0; // arrays: the index of the next value
-    };
-
-    std::string currentPath() const
-    {
-        if (m_stack.empty())
-            return {};
-        const Frame& f = m_stack.back();
-        if (f.value->is_object())
-            return childPath(f.path, f.key);
-        return f.path + "[" + std::to_string(f.index) + "]";
-    }
-
-    // Where the next value goes: the root, a member or an array element.
-    Json* slot()
-    {
-        if (m_stack.empty())
-            return &root;
-        Frame& f = m_stack.back();
-        if (f.value->is_object())
-            return &(*f.value)[f.key];
-        f.value->push_back(nullptr);
-        ++f.index;
-        return &f.value->back();
-    }
-
-    bool scalar(Json v)
-    {
-        *slot() = std::move(v);
-        return true;
-    }
-
-    bool open(Json container)
-    {
-        std::string path = currentPath();
-        if (m_stack.size() >= static_cast<std::size_t>(kMaxJsonDepth)) {
-            fail(path, "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-            return false;
-        }
-        Json* target = slot();
-        *target = std::move(container);
-        m_stack.push_back({target, std::move(path), {}, 0});
-        return true;
-    }
-
-    bool close()
-    {
-        m_stack.pop_back();
-        return true;
-    }
-
-    void fail(const std::string& path, std::string message)
-    {
-        Location where;
-        where.file = m_file;
-        where.jsonPath = path;
-        m_errors.push_back(makeError(std::move(message), std::move(where)));
-    }
-
-    std::string_view m_text;
-    const std::string& m_file;
-    std::vector<Error>& m_errors;
-    std::vector<Frame> m_stack;
-};
+using detail::childPath;
+using detail::DomBuilder;
+using detail::inQuotes;
 
 std::string typeName(const Json& j)
 {
@@ -439,15 +282,9 @@ void readPrecision(Reader::Object& o, const std::string& key, model::Precision& 
     o.name<model::Precision>(key, out, model::precisionFromString, "precision", "fp32, bf16, fp16 or fp8");
 }
 
-Scenario readScenario(const Json& root, Reader& r)
+// The text and the tokenizer.
+void readSources(Reader::Object& top, Scenario& s)
 {
-    Scenario s;
-    Reader::Object top(r, &root, "");
-    top.get("schema_version"); // checked before
-    top.string("name", s.name);
-    top.string("description", s.description);
-    top.boolean("model_vocab_from_tokenizer", s.modelVocabFromTokenizer);
-
     Reader::Object text = top.object("text");
     text.name<TextSource::Kind>("source", s.text.kind, textKindFromString, "text source", "sample, file or inline");
     text.string("sample", s.text.sample);
@@ -463,7 +300,11 @@ Scenario readScenario(const Json& root, Reader& r)
     tok.string("path", s.tokenizer.path);
     tok.finish();
 
-    model::ModelConfig& m = s.model;
+}
+
+// The model's shape, its MoE, precisions, recomputation and attention kernel.
+void readModel(Reader::Object& top, model::ModelConfig& m)
+{
     Reader::Object mo = top.object("model");
     mo.string("name", m.name);
     mo.name<model::Family>("family", m.family, model::familyFromString, "family", "gpt2 or llama");
@@ -492,12 +333,11 @@ Scenario readScenario(const Json& root, Reader& r)
                               "auto, fused or unfused");
     mo.finish();
 
-    Reader::Object batch = top.object("batch");
-    batch.u64("sequence_length", s.batch.sequenceLength);
-    batch.u64("micro_batch", s.batch.microBatch);
-    batch.u64("global_batch_tokens", s.batch.globalBatchTokens);
-    batch.finish();
+}
 
+// The GPUs: the catalog id, nodes, GPUs per node and the custom GPU's numbers.
+void readHardware(Reader::Object& top, Scenario& s)
+{
     Reader::Object hw = top.object("hardware");
     hw.string("gpu", s.hardware.gpu);
     hw.u64("nodes", s.hardware.nodes);
@@ -524,6 +364,56 @@ Scenario readScenario(const Json& root, Reader& r)
     custom.finish();
     hw.finish();
 
+}
+
+// The fixed rate (a number) or the kernel model (absent or "auto", 0 in ParallelPlan), and the bucket
+// size in bytes (absent or "auto" = the framework's default, parallel::bucketBytesFor).
+void readAutoNumbers(Reader::Object& par, parallel::ParallelPlan& p)
+{
+    if (const Json* ce = par.get("compute_efficiency")) {
+        if (ce->is_string() && ce->get<std::string>() == "auto")
+            p.computeEfficiency = 0;
+        else if (ce->is_number())
+            p.computeEfficiency = ce->get<double>();
+        else
+            par.reader().fail(par.path("compute_efficiency"),
+                              "expected a number in (0, 1] or \"auto\", got " + typeName(*ce));
+    }
+    if (const Json* bb = par.get("bucket_bytes")) {
+        if (bb->is_string() && bb->get<std::string>() == "auto")
+            p.bucketBytes.reset();
+        else if (bb->is_number())
+            p.bucketBytes = bb->get<double>();
+        else
+            par.reader().fail(par.path("bucket_bytes"), "expected a number of bytes or \"auto\", got " + typeName(*bb));
+    }
+}
+
+// One GPU's [dp, pp, tp] coordinates of parallel.assignment.
+void readAssignment(Reader::Object& o, const Json& v, const std::string& path, parallel::ParallelPlan& p)
+{
+    if (!v.is_array() || v.size() != 3) {
+        o.reader().fail(path, "expected [dp, pp, tp] (three whole numbers), got "
+                                  + (v.is_array() ? "an array of " + std::to_string(v.size()) : typeName(v)));
+        return;
+    }
+    std::uint64_t c[3] = {0, 0, 0};
+    bool ok = true;
+    for (std::size_t i = 0; i < 3; ++i) {
+        ok = o.unsignedValue(v[i], path + "[" + std::to_string(i) + "]", c[i]) && ok;
+        if (ok && c[i] >= kMaxGpuCount) {
+            o.reader().fail(path + "[" + std::to_string(i) + "]", "coordinate " + std::to_string(c[i])
+                                                                      + " is larger than any mesh can be");
+            ok = false;
+        }
+    }
+    if (ok)
+        p.assignment.push_back({std::uint32_t(c[0]), std::uint32_t(c[1]), std::uint32_t(c[2])});
+}
+
+// The parallel plan (pure data parallelism over every GPU when absent).
+void readParallel(Reader::Object& top, Scenario& s)
+{
     parallel::ParallelPlan& p = s.parallel;
     if (!top.get("parallel"))
         p.dp = s.hardware.nodes * s.hardware.gpusPerNode; // pure data parallelism over every GPU
@@ -550,51 +440,19 @@ Scenario readScenario(const Json& root, Reader& r)
         else
             o.reader().fail(path, "expected a number of seconds, got " + typeName(v));
     });
-    // A number = the fixed-rate model; absent or "auto" (0 in ParallelPlan) = the kernel model.
-    if (const Json* ce = par.get("compute_efficiency")) {
-        if (ce->is_string() && ce->get<std::string>() == "auto")
-            p.computeEfficiency = 0;
-        else if (ce->is_number())
-            p.computeEfficiency = ce->get<double>();
-        else
-            par.reader().fail(par.path("compute_efficiency"),
-                              "expected a number in (0, 1] or \"auto\", got " + typeName(*ce));
-    }
-    // A number of bytes; absent or "auto" = the framework's default (parallel::bucketBytesFor).
-    if (const Json* bb = par.get("bucket_bytes")) {
-        if (bb->is_string() && bb->get<std::string>() == "auto")
-            p.bucketBytes.reset();
-        else if (bb->is_number())
-            p.bucketBytes = bb->get<double>();
-        else
-            par.reader().fail(par.path("bucket_bytes"), "expected a number of bytes or \"auto\", got " + typeName(*bb));
-    }
+    readAutoNumbers(par, p);
     par.boolean("ddp_overlap", p.ddpOverlap);
     par.boolean("tp_overlap", p.tpOverlap);
     par.real("memory_reserve_bytes", p.memoryReserveBytes);
     par.real("comm_buffer_bytes", p.commBufferBytes);
-    par.array("assignment", [&](Reader::Object& o, const Json& v, const std::string& path) {
-        if (!v.is_array() || v.size() != 3) {
-            o.reader().fail(path, "expected [dp, pp, tp] (three whole numbers), got "
-                                      + (v.is_array() ? "an array of " + std::to_string(v.size()) : typeName(v)));
-            return;
-        }
-        std::uint64_t c[3] = {0, 0, 0};
-        bool ok = true;
-        for (std::size_t i = 0; i < 3; ++i) {
-            ok = o.unsignedValue(v[i], path + "[" + std::to_string(i) + "]", c[i]) && ok;
-            if (ok && c[i] >= kMaxGpuCount) {
-                o.reader().fail(path + "[" + std::to_string(i) + "]", "coordinate " + std::to_string(c[i])
-                                                                          + " is larger than any mesh can be");
-                ok = false;
-            }
-        }
-        if (ok)
-            p.assignment.push_back({std::uint32_t(c[0]), std::uint32_t(c[1]), std::uint32_t(c[2])});
-    });
+    par.array("assignment", [&](Reader::Object& o, const Json& v, const std::string& path) { readAssignment(o, v, path, p); });
     par.finish();
 
-    collective::AlgorithmChoice& ch = s.collectives;
+}
+
+// The collective algorithms chosen per operation and the α–β link.
+void readCollectives(Reader::Object& top, collective::AlgorithmChoice& ch)
+{
     Reader::Object col = top.object("collectives");
     for (collective::Op op : kChosenOps) {
         collective::AlgorithmPick a = ch.pick(op);
@@ -609,6 +467,28 @@ Scenario readScenario(const Json& root, Reader& r)
     col.real("bandwidth", ch.link.bandwidth);
     col.finish();
 
+}
+
+// A scenario from its JSON document, section by section; problems go to the reader.
+Scenario readScenario(const Json& root, Reader& r)
+{
+    Scenario s;
+    Reader::Object top(r, &root, "");
+    top.get("schema_version"); // checked before
+    top.string("name", s.name);
+    top.string("description", s.description);
+    top.boolean("model_vocab_from_tokenizer", s.modelVocabFromTokenizer);
+    readSources(top, s);
+    readModel(top, s.model);
+    Reader::Object batch = top.object("batch");
+    batch.u64("sequence_length", s.batch.sequenceLength);
+    batch.u64("micro_batch", s.batch.microBatch);
+    batch.u64("global_batch_tokens", s.batch.globalBatchTokens);
+    batch.finish();
+
+    readHardware(top, s);
+    readParallel(top, s);
+    readCollectives(top, s.collectives);
     // The topology's own reader (network/topology.h) reports its problems with "topology.*" paths.
     if (const Json* t = top.get("topology")) {
         auto spec = network::topologyFromJson(t->dump(), "topology");
@@ -796,14 +676,11 @@ Error joinErrors(const std::vector<Error>& errors)
     return joined;
 }
 
-std::string scenarioToJson(const Scenario& s)
-{
-    const Scenario d; // defaults: keys a kind does not use are written only when they differ
-    Json j;
-    j["schema_version"] = kSchemaVersion;
-    j["name"] = s.name;
-    j["description"] = s.description;
+namespace {
 
+// The text and the tokenizer sections (keys a kind does not use only when they differ from `d`'s).
+void writeSources(Json& j, const Scenario& s, const Scenario& d)
+{
     Json text;
     text["source"] = toString(s.text.kind);
     if (s.text.kind == TextSource::Kind::Sample || s.text.sample != d.text.sample)
@@ -822,9 +699,11 @@ std::string scenarioToJson(const Scenario& s)
     if (s.tokenizer.kind == TokenizerChoice::Kind::File || s.tokenizer.path != d.tokenizer.path)
         tok["path"] = s.tokenizer.path;
     j["tokenizer"] = std::move(tok);
-    j["model_vocab_from_tokenizer"] = s.modelVocabFromTokenizer;
 
-    const model::ModelConfig& m = s.model;
+}
+
+Json modelJson(const model::ModelConfig& m)
+{
     Json mo;
     mo["name"] = m.name;
     mo["family"] = model::toString(m.family);
@@ -848,12 +727,13 @@ std::string scenarioToJson(const Scenario& s)
     mo["recompute"] = model::toString(m.recompute);
     if (m.attention != model::Attention::Auto)
         mo["attention"] = model::toString(m.attention);
-    j["model"] = std::move(mo);
+    return mo;
 
-    j["batch"] = Json{{"sequence_length", s.batch.sequenceLength},
-                      {"micro_batch", s.batch.microBatch},
-                      {"global_batch_tokens", s.batch.globalBatchTokens}};
+}
 
+// The hardware section; the custom GPU only when chosen or changed from `d`'s.
+Json hardwareJson(const Scenario& s, const Scenario& d)
+{
     Json hw;
     hw["gpu"] = s.hardware.gpu;
     hw["nodes"] = s.hardware.nodes;
@@ -877,9 +757,13 @@ std::string scenarioToJson(const Scenario& s)
                             {"flash_forward_fraction", numberJson(c.flashForwardFraction)},
                             {"flash_backward_fraction", numberJson(c.flashBackwardFraction)},
                             {"kernel_seconds", numberJson(c.kernelSeconds)}};
-    j["hardware"] = std::move(hw);
+    return hw;
 
-    const parallel::ParallelPlan& p = s.parallel;
+}
+
+// The parallel section; optional keys only when they differ from the defaults.
+Json parallelJson(const parallel::ParallelPlan& p)
+{
     const parallel::ParallelPlan dp; // defaults: optional keys are written only when they differ
     Json par;
     par["dp"] = p.dp;
@@ -919,8 +803,29 @@ std::string scenarioToJson(const Scenario& s)
             a.push_back(Json::array({c.dp, c.pp, c.tp}));
         par["assignment"] = std::move(a);
     }
-    j["parallel"] = std::move(par);
+    return par;
 
+}
+
+} // namespace
+
+// The scenario as its JSON document (schema kSchemaVersion), section by section.
+std::string scenarioToJson(const Scenario& s)
+{
+    const Scenario d; // defaults: keys a kind does not use are written only when they differ
+    Json j;
+    j["schema_version"] = kSchemaVersion;
+    j["name"] = s.name;
+    j["description"] = s.description;
+    writeSources(j, s, d);
+    j["model_vocab_from_tokenizer"] = s.modelVocabFromTokenizer;
+    j["model"] = modelJson(s.model);
+    j["batch"] = Json{{"sequence_length", s.batch.sequenceLength},
+                      {"micro_batch", s.batch.microBatch},
+                      {"global_batch_tokens", s.batch.globalBatchTokens}};
+
+    j["hardware"] = hardwareJson(s, d);
+    j["parallel"] = parallelJson(s.parallel);
     const collective::AlgorithmChoice& ch = s.collectives;
     Json col;
     for (collective::Op op : kChosenOps)

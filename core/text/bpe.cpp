@@ -548,24 +548,18 @@ Result<BpeModel> BpeModel::fromMerges(std::vector<Merge> merges, bool withEndOfT
     return BpeModel(std::move(data));
 }
 
-Result<BpeModel> BpeModel::fromHuggingFaceJson(std::string_view json, std::string sourceName)
-{
-    auto parsed = parseJson(json, sourceName);
-    if (!parsed)
-        return parsed.error();
-    const Json& root = parsed.value();
-    auto fail = [&](std::string message, std::string path) {
-        return makeError(std::move(message), Location{sourceName, 0, 0, std::move(path), {}});
-    };
-    if (!root.is_object())
-        return fail("a tokenizer.json must be an object, found " + std::string(root.type_name()), "$");
-    if (!root.contains("model") || !root["model"].is_object())
-        return fail("missing the \"model\" object", "model");
-    const Json& model = root["model"];
-    if (model.contains("type") && !(model["type"].is_string() && model["type"] == "BPE"))
-        return fail("only BPE models are supported, found " + shortJson(model["type"]), "model.type");
+namespace {
 
-    // The pre-tokenizer must be byte-level (alone or inside a Sequence).
+// The error of a tokenizer.json at a JSON path.
+Error hfError(const std::string& source, std::string message, std::string path)
+{
+    return makeError(std::move(message), Location{source, 0, 0, std::move(path), {}});
+}
+
+// The pre-tokenizer must be byte-level (alone or inside a Sequence), without a prefix space.
+std::optional<Error> checkByteLevel(const Json& root, const std::string& sourceName)
+{
+    auto fail = [&](std::string message, std::string path) { return hfError(sourceName, std::move(message), std::move(path)); };
     auto isByteLevel = [](const Json& p) {
         return p.is_object() && p.contains("type") && p["type"] == "ByteLevel";
     };
@@ -584,14 +578,17 @@ Result<BpeModel> BpeModel::fromHuggingFaceJson(std::string_view json, std::strin
     if (pre.is_object() && pre.contains("add_prefix_space") && pre["add_prefix_space"] == true)
         return fail("add_prefix_space = true is not supported", "pre_tokenizer.add_prefix_space");
 
-    if (!model.contains("vocab") || !model["vocab"].is_object())
-        return fail("missing the \"vocab\" object (token → id)", "model.vocab");
-    const Json& vocab = model["vocab"];
-    auto data = std::make_shared<Data>();
-    data->name = sourceName;
-    data->tokens.resize(vocab.size());
+    return std::nullopt;
+}
+
+// The vocabulary (token → id): every id once, every token in the byte-level alphabet.
+std::optional<Error> readVocab(const Json& vocab, BpeModel::Data& data, std::vector<std::string>& keyOf,
+                               const std::string& sourceName)
+{
+    auto fail = [&](std::string message, std::string path) { return hfError(sourceName, std::move(message), std::move(path)); };
+    data.tokens.resize(vocab.size());
     std::vector<bool> seen(vocab.size(), false);
-    std::vector<std::string> keyOf(vocab.size());
+    keyOf.assign(vocab.size(), std::string());
     for (const auto& [key, value] : vocab.items()) {
         const std::string path = jsonKeyPath("model.vocab", key);
         if (!value.is_number_integer())
@@ -604,51 +601,59 @@ Result<BpeModel> BpeModel::fromHuggingFaceJson(std::string_view json, std::strin
         seen[id] = true;
         keyOf[id] = key;
         if (key == kEndOfText) {
-            data->tokens[id] = key;
-            data->endOfText = TokenId(id);
+            data.tokens[id] = key;
+            data.endOfText = TokenId(id);
             continue;
         }
         auto bytes = unicodeToBytes(key);
         if (!bytes || bytes->empty())
             return fail("token is not written in the byte-level alphabet", path);
-        data->tokens[id] = std::move(*bytes);
+        data.tokens[id] = std::move(*bytes);
     }
-    // Added tokens: <|endoftext|> may live only here, with an id after the vocabulary.
-    if (root.contains("added_tokens") && !root["added_tokens"].is_null()) {
-        const Json& added = root["added_tokens"];
-        if (!added.is_array())
-            return fail("must be an array", "added_tokens");
-        for (std::size_t k = 0; k < added.size(); ++k) {
-            const std::string path = "added_tokens[" + std::to_string(k) + "]";
-            const Json& a = added[k];
-            if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content")
-                || !a["content"].is_string())
-                return fail("an added token needs an integer \"id\" and a string \"content\"", path);
-            const auto content = a["content"].get<std::string>();
-            if (content != kEndOfText)
-                return fail("only the added token " + std::string(kEndOfText) + " is supported, found " + content, path);
-            if (!a["id"].is_number_unsigned() && a["id"].get<std::int64_t>() < 0)
-                return fail("id " + idText(a["id"]) + " is outside 0…" + std::to_string(data->tokens.size()), path + ".id");
-            if (!idBelow(a["id"], data->tokens.size() + 1))
-                return fail("id " + idText(a["id"]) + " leaves a gap after the vocabulary", path + ".id");
-            const auto id = a["id"].get<std::int64_t>();
-            if (std::size_t(id) == data->tokens.size()) {
-                data->tokens.emplace_back(kEndOfText);
-                keyOf.emplace_back(kEndOfText);
-            } else if (data->tokens[id] != kEndOfText) {
-                return fail("id " + std::to_string(id) + " is already the token " + keyOf[id], path + ".id");
-            }
-            data->endOfText = TokenId(id);
-        }
-    }
-    data->buildTokenIndex();
-    if (auto missing = data->fillByteTokens())
-        return fail(*missing, "model.vocab");
+    return std::nullopt;
+}
 
-    if (!model.contains("merges") || !model["merges"].is_array())
-        return fail("missing the \"merges\" array", "model.merges");
+// Added tokens: <|endoftext|> may live only here, with an id after the vocabulary.
+std::optional<Error> readAddedTokens(const Json& root, BpeModel::Data& data, std::vector<std::string>& keyOf,
+                                     const std::string& sourceName)
+{
+    auto fail = [&](std::string message, std::string path) { return hfError(sourceName, std::move(message), std::move(path)); };
+    if (!root.contains("added_tokens") || root["added_tokens"].is_null())
+        return std::nullopt;
+    const Json& added = root["added_tokens"];
+    if (!added.is_array())
+        return fail("must be an array", "added_tokens");
+    for (std::size_t k = 0; k < added.size(); ++k) {
+        const std::string path = "added_tokens[" + std::to_string(k) + "]";
+        const Json& a = added[k];
+        if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() || !a.contains("content")
+            || !a["content"].is_string())
+            return fail("an added token needs an integer \"id\" and a string \"content\"", path);
+        const auto content = a["content"].get<std::string>();
+        if (content != kEndOfText)
+            return fail("only the added token " + std::string(kEndOfText) + " is supported, found " + content, path);
+        if (!a["id"].is_number_unsigned() && a["id"].get<std::int64_t>() < 0)
+            return fail("id " + idText(a["id"]) + " is outside 0…" + std::to_string(data.tokens.size()), path + ".id");
+        if (!idBelow(a["id"], data.tokens.size() + 1))
+            return fail("id " + idText(a["id"]) + " leaves a gap after the vocabulary", path + ".id");
+        const auto id = a["id"].get<std::int64_t>();
+        if (std::size_t(id) == data.tokens.size()) {
+            data.tokens.emplace_back(kEndOfText);
+            keyOf.emplace_back(kEndOfText);
+        } else if (data.tokens[id] != kEndOfText) {
+            return fail("id " + std::to_string(id) + " is already the token " + keyOf[id], path + ".id");
+        }
+        data.endOfText = TokenId(id);
+    }
+    return std::nullopt;
+}
+
+// The merges, "left right" or ["left", "right"], each of two tokens whose concatenation is a token.
+std::optional<Error> readMerges(const Json& model, const Json& vocab, BpeModel::Data& data, const std::string& sourceName)
+{
+    auto fail = [&](std::string message, std::string path) { return hfError(sourceName, std::move(message), std::move(path)); };
     const Json& merges = model["merges"];
-    data->merges.reserve(merges.size());
+    data.merges.reserve(merges.size());
     for (std::size_t k = 0; k < merges.size(); ++k) {
         const std::string path = "model.merges[" + std::to_string(k) + "]";
         const Json& m = merges[k];
@@ -676,8 +681,48 @@ Result<BpeModel> BpeModel::fromHuggingFaceJson(std::string_view json, std::strin
         const auto merged = vocab.find(parts[0] + parts[1]);
         if (merged == vocab.end())
             return fail("the merge of \"" + parts[0] + "\" and \"" + parts[1] + "\" is not in the vocabulary", path);
-        data->merges.push_back(Merge{ids[0], ids[1], TokenId(merged->get<std::int64_t>()), 0});
+        data.merges.push_back(Merge{ids[0], ids[1], TokenId(merged->get<std::int64_t>()), 0});
     }
+    return std::nullopt;
+}
+
+} // namespace
+
+// A Hugging Face tokenizer.json with a byte-level BPE model: checked, its vocabulary, added tokens and
+// merges read.
+Result<BpeModel> BpeModel::fromHuggingFaceJson(std::string_view json, std::string sourceName)
+{
+    auto parsed = parseJson(json, sourceName);
+    if (!parsed)
+        return parsed.error();
+    const Json& root = parsed.value();
+    auto fail = [&](std::string message, std::string path) { return hfError(sourceName, std::move(message), std::move(path)); };
+    if (!root.is_object())
+        return fail("a tokenizer.json must be an object, found " + std::string(root.type_name()), "$");
+    if (!root.contains("model") || !root["model"].is_object())
+        return fail("missing the \"model\" object", "model");
+    const Json& model = root["model"];
+    if (model.contains("type") && !(model["type"].is_string() && model["type"] == "BPE"))
+        return fail("only BPE models are supported, found " + shortJson(model["type"]), "model.type");
+    if (auto e = checkByteLevel(root, sourceName))
+        return *e;
+    if (!model.contains("vocab") || !model["vocab"].is_object())
+        return fail("missing the \"vocab\" object (token → id)", "model.vocab");
+    const Json& vocab = model["vocab"];
+    auto data = std::make_shared<Data>();
+    data->name = sourceName;
+    std::vector<std::string> keyOf;
+    if (auto e = readVocab(vocab, *data, keyOf, sourceName))
+        return *e;
+    if (auto e = readAddedTokens(root, *data, keyOf, sourceName))
+        return *e;
+    data->buildTokenIndex();
+    if (auto missing = data->fillByteTokens())
+        return fail(*missing, "model.vocab");
+    if (!model.contains("merges") || !model["merges"].is_array())
+        return fail("missing the \"merges\" array", "model.merges");
+    if (auto e = readMerges(model, vocab, *data, sourceName))
+        return *e;
     buildMergeRankPairs(*data);
     return BpeModel(std::move(data));
 }

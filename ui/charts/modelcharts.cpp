@@ -94,24 +94,9 @@ QString ModelCharts::toolTipAt(QCustomPlot* plot, QPointF pos) const
     return figureExplanation(m_figures, ids.at(k).toStdString(), m_units);
 }
 
-void ModelCharts::setDerivation(const scenario::Derivation* d)
+// Parameters: the non-zero components, biggest at the top, in millions or billions.
+void ModelCharts::plotParameters(const FigureSet& f)
 {
-    m_figures = d ? d->figures : FigureSet{};
-    for (QCustomPlot* plot : {m_params, m_memory}) {
-        plot->clearPlottables();
-        plot->clearItems();
-    }
-    m_paramIds.clear();
-    m_memoryIds.clear();
-    m_capacityGb = 0;
-    if (!d) {
-        m_params->replot();
-        m_memory->replot();
-        return;
-    }
-    const FigureSet& f = d->figures;
-
-    // Parameters: the non-zero components, biggest at the top, in millions or billions.
     struct Part {
         QString id;
         QString label;
@@ -162,7 +147,13 @@ void ModelCharts::setDerivation(const scenario::Derivation* d)
                                        : tr("millions of parameters (P = %1)").arg(qs(formatCount(total))));
     m_params->replot();
 
-    // Memory per GPU, in GB (10^9 B) or GiB (2^30 B) as the viewer chose, with the GPU's capacity.
+}
+
+// Memory per GPU, in GB (10^9 B) or GiB (2^30 B) as the viewer chose, with the GPU's capacity.
+void ModelCharts::plotMemory(const scenario::Derivation& derivation)
+{
+    const scenario::Derivation* d = &derivation;
+    const FigureSet& f = d->figures;
     const bool binary = m_units.bytes == ByteUnits::Binary;
     const double unit = binary ? 1073741824.0 : 1e9;
     const struct {
@@ -225,6 +216,28 @@ void ModelCharts::setDerivation(const scenario::Derivation* d)
     m_memory->yAxis->setRange(0, top * 1.18);
     m_memory->yAxis->setLabel(binary ? tr("GiB per GPU (2³⁰ B)") : tr("GB per GPU (10⁹ B)"));
     m_memory->replot();
+}
+
+// The two charts of stage 2 for a derivation (empty without one).
+void ModelCharts::setDerivation(const scenario::Derivation* d)
+{
+    m_figures = d ? d->figures : FigureSet{};
+    for (QCustomPlot* plot : {m_params, m_memory}) {
+        plot->clearPlottables();
+        plot->clearItems();
+    }
+    m_paramIds.clear();
+    m_memoryIds.clear();
+    m_capacityGb = 0;
+    if (!d) {
+        m_params->replot();
+        m_memory->replot();
+        return;
+    }
+    const FigureSet& f = d->figures;
+
+    plotParameters(f);
+    plotMemory(*d);
 }
 
 } // namespace tw::ui

@@ -44,6 +44,8 @@ signals:
     void figureClicked(const QString& id);
 
 private:
+    void plotParameters(const FigureSet& figures);
+    void plotMemory(const scenario::Derivation& derivation);
     QCustomPlot* m_params = nullptr;
     QCustomPlot* m_memory = nullptr;
     QStringList m_paramIds;

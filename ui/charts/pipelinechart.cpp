@@ -171,6 +171,93 @@ void PipelineChart::clear()
     m_plot->replot();
 }
 
+// The legend: empty bars carrying the colours of the phases, the optimizer and the idle lanes.
+void PipelineChart::addLegend(bool interleaved, bool optimizer)
+{
+    auto legendEntry = [&](const QString& name, const QColor& color) {
+        auto* bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+        bars->setName(name);
+        bars->setBrush(color);
+        bars->setPen(QPen(color.darker(140)));
+    };
+    legendEntry(interleaved ? tr("forward, chunk 0") : tr("forward"), kForward);
+    if (interleaved)
+        legendEntry(tr("forward, chunk ≥ 1"), kForwardLater);
+    legendEntry(interleaved ? tr("backward, chunk 0") : tr("backward"), kBackward);
+    if (interleaved)
+        legendEntry(tr("backward, chunk ≥ 1"), kBackwardLater);
+    if (optimizer)
+        legendEntry(tr("optimizer"), kOptimizer);
+    {
+        auto* idle = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+        idle->setName(tr("idle (bubble)"));
+        idle->setBrush(kLane);
+        idle->setPen(QPen(QColor(0xc4, 0xc9, 0xd1)));
+    }
+    m_plot->updateGeometry(); // its legend's entries set its minimum width
+
+}
+
+// Every block as a bar of its stage, labelled with its micro-batch when there are few.
+void PipelineChart::addEachBlock(const parallel::PipelineTimeline& t)
+{
+    const int n = int(t.blocks.size());
+    const bool labels = n <= kMaxLabels;
+    m_layer->font = m_plot->xAxis->tickLabelFont();
+    const QFontMetricsF fm(m_layer->font);
+    m_layer->blocks.reserve(t.blocks.size());
+    for (const parallel::PipelineBlock& b : t.blocks) {
+        m_layer->blocks.push_back({b.start * m_scale, b.end * m_scale, double(b.stage), blockColor(b.backward, b.chunk > 0), true});
+        ++m_drawn;
+        if (labels) {
+            QString text = QString::number(b.microBatch);
+            const qreal width = fm.horizontalAdvance(text) + 4;
+            m_layer->labels.push_back({b.start * m_scale, b.end * m_scale, double(b.stage), std::move(text), b.chunk > 0, width});
+        }
+    }
+}
+
+// Aggregated: per stage, time slices coloured by the phase that fills most of them.
+void PipelineChart::addAggregatedBlocks(const parallel::PipelineTimeline& t, int stages, double makespan)
+{
+    m_aggregated = true;
+    const int bins = std::clamp(kMaxBlocks / stages, 24, 600);
+    const double width = makespan / bins;
+    std::vector<double> fwd(std::size_t(stages) * std::size_t(bins), 0.0), bwd(fwd.size(), 0.0);
+    for (const parallel::PipelineBlock& b : t.blocks) {
+        int first = std::clamp(int(b.start / width), 0, bins - 1), last = std::clamp(int(b.end / width), 0, bins - 1);
+        for (int k = first; k <= last; ++k) {
+            const double overlap = std::min(b.end, (k + 1) * width) - std::max(b.start, k * width);
+            if (overlap > 0)
+                (b.backward ? bwd : fwd)[std::size_t(b.stage) * std::size_t(bins) + std::size_t(k)] += overlap;
+        }
+    }
+    for (int s = 0; s < stages; ++s) {
+        int runKind = -1, runStart = 0;
+        auto flush = [&](int end) {
+            if (runKind <= 0)
+                return;
+            m_layer->blocks.push_back({runStart * width * m_scale, end * width * m_scale, double(s), blockColor(runKind == 2, false), false});
+            ++m_drawn;
+        };
+        for (int k = 0; k <= bins; ++k) {
+            int kind = -1;
+            if (k < bins) {
+                const double f = fwd[std::size_t(s) * std::size_t(bins) + std::size_t(k)];
+                const double bk = bwd[std::size_t(s) * std::size_t(bins) + std::size_t(k)];
+                kind = f + bk < 0.5 * width ? 0 : (bk > f ? 2 : 1);
+            }
+            if (kind != runKind) {
+                flush(k);
+                runKind = kind;
+                runStart = k;
+            }
+        }
+    }
+}
+
+// The timeline drawn: a lane per stage, its blocks (or aggregated slices), the optimizer step, the
+// axes and the title with the makespan and the bubble.
 void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double optimizerSeconds)
 {
     m_plot->clearItems();
@@ -202,29 +289,7 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
     m_scale = micro ? 1e6 : 1e3;
     const QString unit = micro ? tr("µs") : tr("ms");
 
-    // Legend entries: empty bars carrying the colours.
-    auto legendEntry = [&](const QString& name, const QColor& color) {
-        auto* bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-        bars->setName(name);
-        bars->setBrush(color);
-        bars->setPen(QPen(color.darker(140)));
-    };
-    legendEntry(interleaved ? tr("forward, chunk 0") : tr("forward"), kForward);
-    if (interleaved)
-        legendEntry(tr("forward, chunk ≥ 1"), kForwardLater);
-    legendEntry(interleaved ? tr("backward, chunk 0") : tr("backward"), kBackward);
-    if (interleaved)
-        legendEntry(tr("backward, chunk ≥ 1"), kBackwardLater);
-    if (optimizerSeconds > 0)
-        legendEntry(tr("optimizer"), kOptimizer);
-    {
-        auto* idle = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-        idle->setName(tr("idle (bubble)"));
-        idle->setBrush(kLane);
-        idle->setPen(QPen(QColor(0xc4, 0xc9, 0xd1)));
-    }
-    m_plot->updateGeometry(); // its legend's entries set its minimum width
-
+    addLegend(interleaved, optimizerSeconds > 0);
     // Grey lanes: the idle time is what stays grey.
     for (int s = 0; s < stages; ++s) {
         auto* lane = new QCPItemRect(m_plot);
@@ -237,57 +302,10 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
 
     const int n = int(t.blocks.size());
     const qreal half = PipelineBlockLayer::kHalf;
-    if (n <= kMaxBlocks) {
-        const bool labels = n <= kMaxLabels;
-        m_layer->font = m_plot->xAxis->tickLabelFont();
-        const QFontMetricsF fm(m_layer->font);
-        m_layer->blocks.reserve(t.blocks.size());
-        for (const parallel::PipelineBlock& b : t.blocks) {
-            m_layer->blocks.push_back({b.start * m_scale, b.end * m_scale, double(b.stage), blockColor(b.backward, b.chunk > 0), true});
-            ++m_drawn;
-            if (labels) {
-                QString text = QString::number(b.microBatch);
-                const qreal width = fm.horizontalAdvance(text) + 4;
-                m_layer->labels.push_back({b.start * m_scale, b.end * m_scale, double(b.stage), std::move(text), b.chunk > 0, width});
-            }
-        }
-    } else {
-        // Aggregated: per stage, time slices coloured by the phase that fills most of them.
-        m_aggregated = true;
-        const int bins = std::clamp(kMaxBlocks / stages, 24, 600);
-        const double width = makespan / bins;
-        std::vector<double> fwd(std::size_t(stages) * std::size_t(bins), 0.0), bwd(fwd.size(), 0.0);
-        for (const parallel::PipelineBlock& b : t.blocks) {
-            int first = std::clamp(int(b.start / width), 0, bins - 1), last = std::clamp(int(b.end / width), 0, bins - 1);
-            for (int k = first; k <= last; ++k) {
-                const double overlap = std::min(b.end, (k + 1) * width) - std::max(b.start, k * width);
-                if (overlap > 0)
-                    (b.backward ? bwd : fwd)[std::size_t(b.stage) * std::size_t(bins) + std::size_t(k)] += overlap;
-            }
-        }
-        for (int s = 0; s < stages; ++s) {
-            int runKind = -1, runStart = 0;
-            auto flush = [&](int end) {
-                if (runKind <= 0)
-                    return;
-                m_layer->blocks.push_back({runStart * width * m_scale, end * width * m_scale, double(s), blockColor(runKind == 2, false), false});
-                ++m_drawn;
-            };
-            for (int k = 0; k <= bins; ++k) {
-                int kind = -1;
-                if (k < bins) {
-                    const double f = fwd[std::size_t(s) * std::size_t(bins) + std::size_t(k)];
-                    const double bk = bwd[std::size_t(s) * std::size_t(bins) + std::size_t(k)];
-                    kind = f + bk < 0.5 * width ? 0 : (bk > f ? 2 : 1);
-                }
-                if (kind != runKind) {
-                    flush(k);
-                    runKind = kind;
-                    runStart = k;
-                }
-            }
-        }
-    }
+    if (n <= kMaxBlocks)
+        addEachBlock(t);
+    else
+        addAggregatedBlocks(t, stages, makespan);
 
     // The optimizer step: every stage after the makespan (Megatron clips the gradient norm over all
     // stages first, so no stage steps before the last backward is done).

@@ -57,6 +57,10 @@ signals:
     void blockClicked(int stage, int microBatch, int chunk, bool backward);
 
 private:
+    // setTimeline's steps (pipelinechart.cpp).
+    void addLegend(bool interleaved, bool optimizer);
+    void addEachBlock(const parallel::PipelineTimeline& t);
+    void addAggregatedBlocks(const parallel::PipelineTimeline& t, int stages, double makespan);
     void setStageTicks(int every);
     void updateLabels();
 

@@ -93,14 +93,9 @@ private:
     palette::Scheme m_scheme = palette::Scheme::OkabeIto;
 };
 
-SettingsDialog::SettingsDialog(QWidget* parent)
-    : QDialog(parent)
+// Numbers: how byte sizes are written (decimal or binary, significant digits, an example).
+QGroupBox* SettingsDialog::buildNumbers()
 {
-    setObjectName(QStringLiteral("settingsDialog"));
-    setWindowTitle(tr("Settings"));
-    AppSettings* settings = AppSettings::instance();
-
-    // Numbers: how byte sizes are written.
     auto* numbers = new QGroupBox(tr("Numbers"), this);
     m_decimal = new QRadioButton(tr("Decimal: kB, MB, GB (1 MB = 10⁶ B)"), numbers);
     m_decimal->setObjectName(QStringLiteral("decimalUnits"));
@@ -120,7 +115,12 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     numbersForm->addRow(tr("Significant digits:"), m_digits);
     numbersForm->addRow(tr("Example:"), m_example);
 
-    // Appearance: theme, palette, font.
+    return numbers;
+}
+
+// Appearance: theme, palette (with its swatches and note) and font size.
+QGroupBox* SettingsDialog::buildLooks()
+{
     auto* looks = new QGroupBox(tr("Appearance"), this);
     m_theme = new QComboBox(looks);
     m_theme->setObjectName(QStringLiteral("theme"));
@@ -163,7 +163,12 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     looksForm->addRow(QString(), paletteNote);
     looksForm->addRow(tr("Font size:"), fontRow);
 
-    // Animation and files.
+    return looks;
+}
+
+// Animation and files: the animation's speed and the autosave interval.
+QGroupBox* SettingsDialog::buildMotion()
+{
     auto* motion = new QGroupBox(tr("Animation and files"), this);
     m_speedSlider = new QSlider(Qt::Horizontal, motion);
     m_speedSlider->setObjectName(QStringLiteral("animationSpeedSlider"));
@@ -191,6 +196,12 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     motionForm->addRow(tr("Animation speed:"), speedRow);
     motionForm->addRow(tr("Autosave every:"), m_autosave);
 
+    return motion;
+}
+
+// Restore defaults and Close, neither of them the default button.
+QDialogButtonBox* SettingsDialog::buildButtons(AppSettings* settings)
+{
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::RestoreDefaults | QDialogButtonBox::Close, this);
     m_restore = buttons->button(QDialogButtonBox::RestoreDefaults);
     m_restore->setObjectName(QStringLiteral("restoreDefaults"));
@@ -204,14 +215,12 @@ SettingsDialog::SettingsDialog(QWidget* parent)
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(m_restore, &QAbstractButton::clicked, settings, &AppSettings::restoreDefaults);
 
-    auto* layout = new QVBoxLayout(this);
-    layout->addWidget(numbers);
-    layout->addWidget(looks);
-    layout->addWidget(motion);
-    layout->addStretch(1);
-    layout->addWidget(buttons);
+    return buttons;
+}
 
-    // Widgets → AppSettings (live). m_showing: the dialog is showing AppSettings' values, not editing.
+// Widgets → AppSettings (live). m_showing: the dialog is showing AppSettings' values, not editing.
+void SettingsDialog::connectEdits(AppSettings* settings)
+{
     auto units = [this, settings] {
         if (m_showing)
             return;
@@ -255,6 +264,27 @@ SettingsDialog::SettingsDialog(QWidget* parent)
         if (!m_showing)
             settings->setAutosaveIntervalSeconds(seconds);
     });
+
+}
+
+// The settings dialog: numbers, appearance, animation and files, each change applied at once.
+SettingsDialog::SettingsDialog(QWidget* parent)
+    : QDialog(parent)
+{
+    setObjectName(QStringLiteral("settingsDialog"));
+    setWindowTitle(tr("Settings"));
+    AppSettings* settings = AppSettings::instance();
+    QGroupBox* numbers = buildNumbers();
+    QGroupBox* looks = buildLooks();
+    QGroupBox* motion = buildMotion();
+    QDialogButtonBox* buttons = buildButtons(settings);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(numbers);
+    layout->addWidget(looks);
+    layout->addWidget(motion);
+    layout->addStretch(1);
+    layout->addWidget(buttons);
+    connectEdits(settings);
 
     // AppSettings → widgets (a change from elsewhere, a clamped value, Restore defaults).
     connect(settings, &AppSettings::displayUnitsChanged, this, &SettingsDialog::showSettings);

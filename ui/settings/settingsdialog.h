@@ -8,7 +8,9 @@
 
 class QAbstractButton;
 class QComboBox;
+class QDialogButtonBox;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
 class QRadioButton;
 class QSlider;
@@ -16,6 +18,7 @@ class QSpinBox;
 
 namespace tw::ui {
 
+class AppSettings;
 class PaletteSwatches;
 
 class SettingsDialog : public QDialog {
@@ -40,6 +43,12 @@ public:
 private:
     // Shows AppSettings' values without writing them back.
     void showSettings();
+    // The constructor's steps (settingsdialog.cpp).
+    QGroupBox* buildNumbers();
+    QGroupBox* buildLooks();
+    QGroupBox* buildMotion();
+    QDialogButtonBox* buildButtons(AppSettings* settings);
+    void connectEdits(AppSettings* settings);
 
     QRadioButton* m_decimal = nullptr;
     QRadioButton* m_binary = nullptr;

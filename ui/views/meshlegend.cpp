@@ -11,27 +11,27 @@
 
 namespace tw::ui {
 
-void MeshView::updateLegend()
+// GPUs whose memory at its peak is over their capacity (memory colouring), and the largest excess.
+std::size_t MeshView::gpusOverCapacity(double& worstOver) const
+{
+    std::size_t overGpus = 0;
+    worstOver = 0;
+    if (m_colorBy == ColorBy::Memory && m_capacity > 0)
+        for (std::size_t g = 0; g < std::min(m_memory.size(), m_styles.size()); ++g)
+            if (m_memory[g] > m_capacity) {
+                ++overGpus;
+                worstOver = std::max(worstOver, m_memory[g] - m_capacity);
+            }
+    return overGpus;
+}
+
+// The legend's rows, above the nodes: the colouring's title and swatches, the TP band, the outlines in
+// use; they wrap at `width`. Returns the number of the last row.
+int MeshView::addLegendRows(qreal width, const QFont& font, const QFont& bold, bool overflows)
 {
     QGraphicsScene* s = scene();
-    for (QGraphicsItem* item : m_decor) {
-        s->removeItem(item);
-        delete item;
-    }
-    m_decor.clear();
-    m_legendEntries.clear();
-    if (m_styles.empty())
-        return;
-    const Metrics m = metricsFor(m_detail);
-    // Text size follows the drawing's width so that the legend reads like the cards.
-    const qreal width = std::max<qreal>(m_contentRect.width(), 420);
-    m_textWidth = width;
-    const int px = m_detail == Detail::Compact ? std::max(10, int(width / 70)) : 14;
-    const QFont font = pixelFont(px), bold = pixelFont(px, true);
     const QFontMetricsF fm(font), fmBold(bold);
     const qreal lineH = fm.height() + 6;
-
-    // The legend's rows go above the nodes (negative y), the status line below them.
     std::vector<std::pair<QString, QColor>> swatches;
     QString title;
     int categories = 0;
@@ -112,21 +112,20 @@ void MeshView::updateLegend()
             b->setPen(Qt::NoPen);
         }
     });
-    std::size_t overGpus = 0;
-    double worstOver = 0;
-    if (m_colorBy == ColorBy::Memory && m_capacity > 0)
-        for (std::size_t g = 0; g < std::min(m_memory.size(), m_styles.size()); ++g)
-            if (m_memory[g] > m_capacity) {
-                ++overGpus;
-                worstOver = std::max(worstOver, m_memory[g] - m_capacity);
-            }
-    if (overGpus > 0)
+    if (overflows)
         entry(tr("red outline = does not fit"), kWarn, [&](QGraphicsItem* g) { box(g, kMemOver, QPen(kWarn, 2.5)); });
     if (!m_crossing.empty())
         entry(tr("red dashed = TP group spans nodes"), kWarn,
               [&](QGraphicsItem* g) { box(g, QBrush(), QPen(kWarn, 2, Qt::DashLine)); });
+    return line;
+}
 
-    // The warning line, under the legend.
+// The warning line under the legend (TP groups across nodes, GPUs that do not fit) at row `line` + 1;
+// returns its height.
+qreal MeshView::addWarningLine(qreal width, const QFont& bold, qreal lineH, int line, std::size_t overGpus,
+                               double worstOver)
+{
+    QGraphicsScene* s = scene();
     std::size_t crossingGroups = 0;
     for (bool c : m_tpGroupCrosses)
         crossingGroups += c ? 1 : 0;
@@ -158,12 +157,15 @@ void MeshView::updateLegend()
         m_decor.push_back(w);
         warningHeight = w->boundingRect().height() + 4;
     }
-    const qreal legendHeight = qreal(line + 1) * lineH + warningHeight + 8;
-    for (QGraphicsItem* item : m_decor)
-        item->moveBy(m_contentRect.left(), m_contentRect.top() - legendHeight);
+    return warningHeight;
+}
 
-    // Dashed links between the members of a crossing TP group that sit on different nodes, and a
-    // label on the first link of each group (a few groups at most, so the labels stay apart).
+// Dashed links between the members of a crossing TP group that sit on different nodes, and a label on
+// the first link of each group (a few groups at most, so the labels stay apart).
+void MeshView::addCrossingLinks()
+{
+    QGraphicsScene* s = scene();
+    const Metrics m = metricsFor(m_detail);
     const QFont small = pixelFont(std::max(10, m.coordPx > 0 ? m.coordPx - 1 : 11), true);
     int labelled = 0;
     int links = 0;
@@ -218,8 +220,40 @@ void MeshView::updateLegend()
         }
     }
 
+}
+
+// The legend under the cluster's title, the warning line, the crossing links and the status line.
+void MeshView::updateLegend()
+{
+    QGraphicsScene* s = scene();
+    for (QGraphicsItem* item : m_decor) {
+        s->removeItem(item);
+        delete item;
+    }
+    m_decor.clear();
+    m_legendEntries.clear();
+    if (m_styles.empty())
+        return;
+    // Text size follows the drawing's width so that the legend reads like the cards.
+    const qreal width = std::max<qreal>(m_contentRect.width(), 420);
+    m_textWidth = width;
+    const int px = m_detail == Detail::Compact ? std::max(10, int(width / 70)) : 14;
+    const QFont font = pixelFont(px), bold = pixelFont(px, true);
+    const QFontMetricsF fm(font);
+    const qreal lineH = fm.height() + 6;
+    double worstOver = 0;
+    const std::size_t overGpus = gpusOverCapacity(worstOver);
+    const int line = addLegendRows(width, font, bold, overGpus > 0);
+    const qreal warningHeight = addWarningLine(width, bold, lineH, line, overGpus, worstOver);
+    const qreal legendHeight = qreal(line + 1) * lineH + warningHeight + 8;
+    for (QGraphicsItem* item : m_decor)
+        item->moveBy(m_contentRect.left(), m_contentRect.top() - legendHeight);
+    addCrossingLinks();
+
     // The status line (hover help) under the nodes.
-    m_status = text(QString(), font, kInk);
+    m_status = new QGraphicsSimpleTextItem(QString());
+    m_status->setFont(font);
+    m_status->setBrush(kInk);
     m_status->setPos(m_contentRect.left(), m_contentRect.bottom() + 8);
     s->addItem(m_status);
     m_decor.push_back(m_status);

@@ -70,31 +70,11 @@ void MeshView::clear()
     m_dragging = false;
 }
 
-void MeshView::setMesh(const parallel::Cluster& cluster, const std::vector<parallel::MeshCoord>& mesh,
-                       const parallel::ParallelPlan& degrees, const std::vector<parallel::Group>* groups)
+// Group membership: core's groups when they cover every GPU once, else read off the coordinates; which
+// TP groups span nodes.
+void MeshView::buildGroups(const std::vector<parallel::Group>* groups)
 {
-    const std::uint64_t n = std::min<std::uint64_t>(cluster.gpuCount(), mesh.size());
-    if (n == 0 || cluster.gpusPerNode == 0) {
-        clear();
-        return;
-    }
-    if (m_dragging || m_pressed >= 0)
-        endDrag();
-    m_dpDegree = std::max<std::uint64_t>(degrees.dp, 1);
-    m_ppDegree = std::max<std::uint64_t>(degrees.pp, 1);
-    m_tpDegree = std::max<std::uint64_t>(degrees.tp, 1);
-    m_epDegree = std::max<std::uint64_t>(degrees.ep, 1);
-
-    m_gpus.assign(n, Gpu{});
-    for (std::uint64_t g = 0; g < n; ++g) {
-        Gpu& gpu = m_gpus[g];
-        gpu.dp = mesh[g].dp;
-        gpu.pp = mesh[g].pp;
-        gpu.tp = mesh[g].tp;
-        gpu.node = int(cluster.nodeOf(g));
-    }
-
-    // Group membership: core's groups when they cover every GPU once, else read off the coordinates.
+    const std::uint64_t n = m_gpus.size();
     using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
     // Groups by key, in the keys' order, each group's members by `order` (a counting sort over a dense
     // table of the coordinates' ranges: a map, then a vector per group, of 98,304 GPUs took tens of
@@ -183,6 +163,36 @@ void MeshView::setMesh(const parallel::Cluster& cluster, const std::vector<paral
     else
         m_epGroups = fromCoords([ep](const Gpu& g) { return Key{g.pp, g.tp, g.dp / ep}; }, [](const Gpu& g) { return g.dp; },
                                 &Gpu::epGroup);
+
+}
+
+// The GPUs of a plan's mesh on the cluster: their coordinates and groups, the cards (rebuilt when the
+// cluster's shape changed), the legend.
+void MeshView::setMesh(const parallel::Cluster& cluster, const std::vector<parallel::MeshCoord>& mesh,
+                       const parallel::ParallelPlan& degrees, const std::vector<parallel::Group>* groups)
+{
+    const std::uint64_t n = std::min<std::uint64_t>(cluster.gpuCount(), mesh.size());
+    if (n == 0 || cluster.gpusPerNode == 0) {
+        clear();
+        return;
+    }
+    if (m_dragging || m_pressed >= 0)
+        endDrag();
+    m_dpDegree = std::max<std::uint64_t>(degrees.dp, 1);
+    m_ppDegree = std::max<std::uint64_t>(degrees.pp, 1);
+    m_tpDegree = std::max<std::uint64_t>(degrees.tp, 1);
+    m_epDegree = std::max<std::uint64_t>(degrees.ep, 1);
+
+    m_gpus.assign(n, Gpu{});
+    for (std::uint64_t g = 0; g < n; ++g) {
+        Gpu& gpu = m_gpus[g];
+        gpu.dp = mesh[g].dp;
+        gpu.pp = mesh[g].pp;
+        gpu.tp = mesh[g].tp;
+        gpu.node = int(cluster.nodeOf(g));
+    }
+
+    buildGroups(groups);
 
     m_crossing.clear();
     for (std::uint64_t g = 0; g < n; ++g)
@@ -319,36 +329,107 @@ void MeshView::rebuildItems(std::uint64_t nodes, std::uint64_t gpusPerNode)
     m_contentRect = s->itemsBoundingRect();
 }
 
-void MeshView::restyle()
-{
-    const std::size_t n = m_styles.size();
-    const Gpu* hovered = m_hovered >= 0 ? &m_gpus[std::size_t(m_hovered)] : nullptr;
-    std::vector<char> nodeWarn(m_nodeRects.size(), 0);
-    // The few outlines a card can have, built once (a pen per card was most of a restyle of 98,304
-    // cards): index = kind · 2 + crosses, kinds 0 plain, 1 over its memory, 2 hovered, 3 TP, 4 DP and
-    // 5 PP peer of the hovered GPU.
-    const bool compact = m_detail == Detail::Compact;
-    std::array<std::optional<QPen>, 12> pens;
-    auto penFor = [&](int kind, bool crosses) -> const QPen& {
-        std::optional<QPen>& slot = pens[std::size_t(kind * 2 + (crosses ? 1 : 0))];
+namespace {
+
+// The few outlines a card can have, built once (a pen per card was most of a restyle of 98,304 cards):
+// index = kind · 2 + crosses, kinds 0 plain, 1 over its memory, 2 hovered, 3 TP, 4 DP and 5 PP peer of
+// the hovered GPU.
+class CardPens {
+public:
+    explicit CardPens(bool compact) : m_compact(compact) {}
+    const QPen& penFor(int kind, bool crosses)
+    {
+        std::optional<QPen>& slot = m_pens[std::size_t(kind * 2 + (crosses ? 1 : 0))];
         if (!slot) {
-            const qreal w = compact ? 1.8 : 3.0;
+            const qreal w = m_compact ? 1.8 : 3.0;
             const QColor c = crosses ? kWarn : kInk;
             switch (kind) {
             case 0:
                 slot = QPen(crosses ? kWarn : QColor(0x37, 0x41, 0x51), crosses ? 2.2 : 1.0, crosses ? Qt::DashLine : Qt::SolidLine);
                 break;
-            case 1: slot = QPen(kWarn, compact ? 1.8 : 3.2, Qt::SolidLine); break;
+            case 1: slot = QPen(kWarn, m_compact ? 1.8 : 3.2, Qt::SolidLine); break;
             case 2: slot = QPen(c, w + 1.0, Qt::SolidLine); break;
             case 3: slot = QPen(c, w, Qt::SolidLine); break;
             case 4: slot = QPen(c, w, Qt::DashLine); break;
             default: slot = QPen(c, w, Qt::DotLine); break;
             }
-            if (compact && kind < 2)
+            if (m_compact && kind < 2)
                 slot->setWidthF(std::min(slot->widthF(), 1.2));
         }
         return *slot;
-    };
+    }
+
+private:
+    bool m_compact;
+    std::array<std::optional<QPen>, 12> m_pens;
+};
+
+} // namespace
+
+// A card's text lines by detail level; with the memory known, the memory takes the coordinates' place.
+QStringList MeshView::cardLines(std::size_t g, bool known, double used, double share, bool overCapacity) const
+{
+    const Gpu& gpu = m_gpus[g];
+    QStringList lines;
+    switch (m_detail) {
+    case Detail::Full:
+        lines << tr("GPU %1").arg(g) << tr("dp %1 · pp %2 · tp %3").arg(gpu.dp).arg(gpu.pp).arg(gpu.tp)
+              << tr("PP stage %1").arg(gpu.pp);
+        break;
+    case Detail::Medium:
+        lines << tr("GPU %1").arg(g) << tr("dp%1 · pp%2 · tp%3").arg(gpu.dp).arg(gpu.pp).arg(gpu.tp);
+        break;
+    case Detail::Small: lines << QString::number(g); break;
+    case Detail::Compact: break;
+    }
+    if (known && (m_detail == Detail::Full || m_detail == Detail::Medium)) {
+        // The coordinate line gives way to the memory: what the GPU needs of its capacity, the overflow.
+        const QString over = tr("+%1 over").arg(QString::fromStdString(formatBytes(used - m_capacity, m_units)));
+        const QString pct = tr("%1 % used").arg(std::lround(100.0 * share));
+        if (m_detail == Detail::Full)
+            lines = QStringList{lines[0], QString::fromStdString(formatBytes(used, m_units)), overCapacity ? over : pct};
+        else
+            lines = QStringList{lines[0], overCapacity ? over : pct};
+    }
+    return lines;
+}
+
+// The status line under the nodes: the hovered GPU and its peers, or how to use the view.
+void MeshView::updateStatusLine(const Gpu* hovered)
+{
+    if (!m_status)
+        return;
+    QString statusText;
+    if (hovered) {
+        const int h = m_hovered;
+        statusText = tr("GPU %1 on node %2: dp %3 · pp %4 · tp %5\nTP peers (solid): %6 · DP peers (dashed): %7 · "
+                        "PP peers (dotted): %8")
+                              .arg(h)
+                              .arg(hovered->node)
+                              .arg(hovered->dp)
+                              .arg(hovered->pp)
+                              .arg(hovered->tp)
+                              .arg(joined(m_tpGroups[std::size_t(hovered->tpGroup)], h, 8))
+                              .arg(joined(m_dpGroups[std::size_t(hovered->dpGroup)], h, 8))
+                              .arg(joined(m_ppGroups[std::size_t(hovered->ppGroup)], h, 8));
+    } else {
+        statusText = tr("Hover a GPU to see its groups; drag it onto another GPU to swap their places.");
+    }
+    const QFontMetricsF fm(m_status->font());
+    QStringList lines = statusText.split(QLatin1Char('\n'));
+    for (QString& l : lines)
+        l = fm.elidedText(l, Qt::ElideRight, m_textWidth);
+    m_status->setText(lines.join(QLatin1Char('\n')));
+}
+
+// Every card's look from the colouring, the memory, the hover and the drag; the nodes' warnings; the
+// status line.
+void MeshView::restyle()
+{
+    const std::size_t n = m_styles.size();
+    const Gpu* hovered = m_hovered >= 0 ? &m_gpus[std::size_t(m_hovered)] : nullptr;
+    std::vector<char> nodeWarn(m_nodeRects.size(), 0);
+    CardPens pens(m_detail == Detail::Compact);
     // Fills and bands repeat with the palette's rounds.
     constexpr int kRounds = 3 * int(kCategoricalSize);
     std::array<std::optional<QColor>, std::size_t(kRounds)> fills, bands;
@@ -382,29 +463,7 @@ void MeshView::restyle()
         if (card.crosses)
             nodeWarn[std::size_t(gpu.node)] = 1;
 
-        // Lines by detail level.
-        QStringList lines;
-        switch (m_detail) {
-        case Detail::Full:
-            lines << tr("GPU %1").arg(g) << tr("dp %1 · pp %2 · tp %3").arg(gpu.dp).arg(gpu.pp).arg(gpu.tp)
-                  << tr("PP stage %1").arg(gpu.pp);
-            break;
-        case Detail::Medium:
-            lines << tr("GPU %1").arg(g) << tr("dp%1 · pp%2 · tp%3").arg(gpu.dp).arg(gpu.pp).arg(gpu.tp);
-            break;
-        case Detail::Small: lines << QString::number(g); break;
-        case Detail::Compact: break;
-        }
-        if (known && (m_detail == Detail::Full || m_detail == Detail::Medium)) {
-            // The coordinate line gives way to the memory: what the GPU needs of its capacity, the overflow.
-            const QString over = tr("+%1 over").arg(QString::fromStdString(formatBytes(used - m_capacity, m_units)));
-            const QString pct = tr("%1 % used").arg(std::lround(100.0 * share));
-            if (m_detail == Detail::Full)
-                lines = QStringList{lines[0], QString::fromStdString(formatBytes(used, m_units)), card.over ? over : pct};
-            else
-                lines = QStringList{lines[0], card.over ? over : pct};
-        }
-        card.lines = lines;
+        card.lines = cardLines(g, known, used, share, card.over);
 
         // Hover: the hovered card and its TP (solid), DP (dashed) and PP (dotted) peers stand out,
         // the others fade.
@@ -423,7 +482,7 @@ void MeshView::restyle()
                 dimmed = true;
             highlighted = kind >= 2;
         }
-        card.outline = penFor(kind, card.crosses);
+        card.outline = pens.penFor(kind, card.crosses);
         card.highlighted = highlighted;
         card.dimmed = dimmed;
         card.drop = int(g) == m_dropTarget;
@@ -442,29 +501,7 @@ void MeshView::restyle()
                 m_nodes[i]->update();
         }
     }
-    if (m_status) {
-        QString statusText;
-        if (hovered) {
-            const int h = m_hovered;
-            statusText = tr("GPU %1 on node %2: dp %3 · pp %4 · tp %5\nTP peers (solid): %6 · DP peers (dashed): %7 · "
-                            "PP peers (dotted): %8")
-                                  .arg(h)
-                                  .arg(hovered->node)
-                                  .arg(hovered->dp)
-                                  .arg(hovered->pp)
-                                  .arg(hovered->tp)
-                                  .arg(joined(m_tpGroups[std::size_t(hovered->tpGroup)], h, 8))
-                                  .arg(joined(m_dpGroups[std::size_t(hovered->dpGroup)], h, 8))
-                                  .arg(joined(m_ppGroups[std::size_t(hovered->ppGroup)], h, 8));
-        } else {
-            statusText = tr("Hover a GPU to see its groups; drag it onto another GPU to swap their places.");
-        }
-        const QFontMetricsF fm(m_status->font());
-        QStringList lines = statusText.split(QLatin1Char('\n'));
-        for (QString& l : lines)
-            l = fm.elidedText(l, Qt::ElideRight, m_textWidth);
-        m_status->setText(lines.join(QLatin1Char('\n')));
-    }
+    updateStatusLine(hovered);
 }
 
 void MeshView::setTokenGpus(std::vector<int> gpus)

@@ -117,6 +117,11 @@ private:
     void rebuildItems(std::uint64_t nodes, std::uint64_t gpusPerNode);
     void restyle();
     void updateLegend();
+    // updateLegend's steps (meshlegend.cpp).
+    [[nodiscard]] std::size_t gpusOverCapacity(double& worstOver) const;
+    int addLegendRows(qreal width, const QFont& font, const QFont& bold, bool overflows);
+    qreal addWarningLine(qreal width, const QFont& bold, qreal lineH, int line, std::size_t overGpus, double worstOver);
+    void addCrossingLinks();
     void fit();
     void endDrag();
 
@@ -127,6 +132,10 @@ private:
         int tpGroup = -1, dpGroup = -1, ppGroup = -1, epGroup = -1;
     };
     std::vector<Gpu> m_gpus;
+    // setMesh's and restyle's steps (meshview.cpp).
+    void buildGroups(const std::vector<parallel::Group>* groups);
+    [[nodiscard]] QStringList cardLines(std::size_t g, bool known, double used, double share, bool overCapacity) const;
+    void updateStatusLine(const Gpu* hovered);
     // Groups of GPUs with their members in one array (98,304 GPUs make ~100,000 groups, most of one GPU).
     struct GroupTable {
         std::vector<int> members;

@@ -33,83 +33,91 @@ const char* const kDisplayScale = "displayScale";
 
 } // namespace
 
-ModelForm::ModelForm(QWidget* parent)
-    : QWidget(parent)
+// A titled group of rows under the form's other groups.
+QFormLayout* ModelForm::addGroup(QVBoxLayout* layout, const QString& title)
 {
-    setObjectName(QStringLiteral("modelForm"));
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(4, 4, 4, 4);
-    m_general = new QLabel(this);
-    m_general->setObjectName(QStringLiteral("generalProblems"));
-    m_general->setWordWrap(true);
-    theme::styleErrorLabel(m_general);
-    m_general->hide();
-    layout->addWidget(m_general);
+    auto* box = new QGroupBox(title, this);
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    form->setContentsMargins(6, 6, 6, 6);
+    form->setVerticalSpacing(4);
+    layout->addWidget(box);
+    return form;
+}
 
-    auto group = [&](const QString& title) {
-        auto* box = new QGroupBox(title, this);
-        auto* form = new QFormLayout(box);
-        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-        form->setContentsMargins(6, 6, 6, 6);
-        form->setVerticalSpacing(4);
-        layout->addWidget(box);
-        return form;
-    };
-    auto spin = [&](Field field, int min, int max, const QString& tip) {
-        auto* s = new QSpinBox(this);
-        s->setRange(min, max);
-        s->setGroupSeparatorShown(true);
-        s->setKeyboardTracking(false);
-        s->setAccelerated(true);
-        s->setToolTip(tip);
-        connect(s, &QSpinBox::valueChanged, this,
-                [this, field](int v) { emit edited(field, FieldValue(std::uint64_t(std::max(v, 0)))); });
-        return s;
-    };
-    auto combo = [&](Field field, const QList<QPair<QString, QString>>& items) {
-        auto* c = new QComboBox(this);
-        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        c->setMinimumContentsLength(8);
-        for (const auto& [text, id] : items)
-            c->addItem(text, id);
-        connect(c, &QComboBox::activated, this,
-                [this, field, c](int index) { emit edited(field, FieldValue(c->itemData(index).toString().toStdString())); });
-        return c;
-    };
-    auto check = [&](Field field, const QString& text) {
-        auto* b = new QCheckBox(text, this);
-        connect(b, &QCheckBox::toggled, this, [this, field](bool on) { emit edited(field, FieldValue(on)); });
-        return b;
-    };
+// A whole-number editor of `field` that reports each committed value.
+QSpinBox* ModelForm::spinFor(Field field, int min, int max, const QString& tip)
+{
+    auto* s = new QSpinBox(this);
+    s->setRange(min, max);
+    s->setGroupSeparatorShown(true);
+    s->setKeyboardTracking(false);
+    s->setAccelerated(true);
+    s->setToolTip(tip);
+    connect(s, &QSpinBox::valueChanged, this,
+            [this, field](int v) { emit edited(field, FieldValue(std::uint64_t(std::max(v, 0)))); });
+    return s;
+}
+
+// A choice of `field` among (text, id) items that reports the id chosen.
+QComboBox* ModelForm::comboFor(Field field, const QList<QPair<QString, QString>>& items)
+{
+    auto* c = new QComboBox(this);
+    c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    c->setMinimumContentsLength(8);
+    for (const auto& [text, id] : items)
+        c->addItem(text, id);
+    connect(c, &QComboBox::activated, this,
+            [this, field, c](int index) { emit edited(field, FieldValue(c->itemData(index).toString().toStdString())); });
+    return c;
+}
+
+// A check box of `field` that reports each toggle.
+QCheckBox* ModelForm::checkFor(Field field, const QString& text)
+{
+    auto* b = new QCheckBox(text, this);
+    connect(b, &QCheckBox::toggled, this, [this, field](bool on) { emit edited(field, FieldValue(on)); });
+    return b;
+}
+
+// Stage 1's text and documents, and the model's shape.
+void ModelForm::addTextAndModel(QVBoxLayout* layout)
+{
+    QFormLayout* text = addGroup(layout, tr("Text (stage 1)"));
+    QList<QPair<QString, QString>> samples;
+    for (const text::Sample& s : text::samples())
+        samples.append({tr("Inferno I, %1").arg(qs(s.title).section(QLatin1Char('('), -1).chopped(1)), qs(s.id)});
+    addRow(text, Field::TextSample, comboFor(Field::TextSample, samples));
+    m_editors.value(Field::TextSample)->setToolTip(tr("The text of stage 1 whose tokens fill the batch"));
+    addRow(text, Field::Documents, spinFor(Field::Documents, 0, INT_MAX, tr("Documents packed, separated by <|endoftext|>")));
+
+
+    QFormLayout* model = addGroup(layout, tr("Model"));
+    addRow(model, Field::Family, comboFor(Field::Family, {{tr("GPT-2"), QStringLiteral("gpt2")}, {tr("Llama"), QStringLiteral("llama")}}));
+    addRow(model, Field::Layers, spinFor(Field::Layers, 0, INT_MAX, tr("Transformer blocks L")));
+    addRow(model, Field::HiddenSize, spinFor(Field::HiddenSize, 0, INT_MAX, tr("Width of every token's vector d; a multiple of the heads")));
+    addRow(model, Field::Heads, spinFor(Field::Heads, 0, INT_MAX, tr("Attention heads a; each has d/a dimensions")));
+    addRow(model, Field::KvHeads, spinFor(Field::KvHeads, 0, INT_MAX, tr("Key/value heads (grouped-query attention); divides a")));
+    addRow(model, Field::FfnSize, spinFor(Field::FfnSize, 0, INT_MAX, tr("MLP width d_ff (4·d for GPT-2; per expert in MoE)")));
+    addRow(model, Field::VocabFromTokenizer, checkFor(Field::VocabFromTokenizer, tr("V from the stage 1 tokenizer")));
+    addRow(model, Field::VocabSize, spinFor(Field::VocabSize, 0, INT_MAX, tr("Vocabulary V when it is not the tokenizer's")));
+    addRow(model, Field::VocabPadMultiple, spinFor(Field::VocabPadMultiple, 0, INT_MAX, tr("0: no padding; 64 pads 50,257 to 50,304")));
+    addRow(model, Field::TiedEmbeddings, checkFor(Field::TiedEmbeddings, tr("tied head (reuses wte)")));
+    addRow(model, Field::MaxPositions, spinFor(Field::MaxPositions, 0, INT_MAX, tr("Rows of the learned position table (GPT-2)")));
+
+}
+
+// The mixture of experts, and the precisions and recomputation.
+void ModelForm::addMoeAndPrecision(QVBoxLayout* layout)
+{
     const QList<QPair<QString, QString>> precisions = {{QStringLiteral("fp32 (4 B)"), QStringLiteral("fp32")},
                                                        {QStringLiteral("bf16 (2 B)"), QStringLiteral("bf16")},
                                                        {QStringLiteral("fp16 (2 B)"), QStringLiteral("fp16")},
                                                        {QStringLiteral("fp8 (1 B)"), QStringLiteral("fp8")}};
 
-    QFormLayout* text = group(tr("Text (stage 1)"));
-    QList<QPair<QString, QString>> samples;
-    for (const text::Sample& s : text::samples())
-        samples.append({tr("Inferno I, %1").arg(qs(s.title).section(QLatin1Char('('), -1).chopped(1)), qs(s.id)});
-    addRow(text, Field::TextSample, combo(Field::TextSample, samples));
-    m_editors.value(Field::TextSample)->setToolTip(tr("The text of stage 1 whose tokens fill the batch"));
-    addRow(text, Field::Documents, spin(Field::Documents, 0, INT_MAX, tr("Documents packed, separated by <|endoftext|>")));
-
-    QFormLayout* model = group(tr("Model"));
-    addRow(model, Field::Family, combo(Field::Family, {{tr("GPT-2"), QStringLiteral("gpt2")}, {tr("Llama"), QStringLiteral("llama")}}));
-    addRow(model, Field::Layers, spin(Field::Layers, 0, INT_MAX, tr("Transformer blocks L")));
-    addRow(model, Field::HiddenSize, spin(Field::HiddenSize, 0, INT_MAX, tr("Width of every token's vector d; a multiple of the heads")));
-    addRow(model, Field::Heads, spin(Field::Heads, 0, INT_MAX, tr("Attention heads a; each has d/a dimensions")));
-    addRow(model, Field::KvHeads, spin(Field::KvHeads, 0, INT_MAX, tr("Key/value heads (grouped-query attention); divides a")));
-    addRow(model, Field::FfnSize, spin(Field::FfnSize, 0, INT_MAX, tr("MLP width d_ff (4·d for GPT-2; per expert in MoE)")));
-    addRow(model, Field::VocabFromTokenizer, check(Field::VocabFromTokenizer, tr("V from the stage 1 tokenizer")));
-    addRow(model, Field::VocabSize, spin(Field::VocabSize, 0, INT_MAX, tr("Vocabulary V when it is not the tokenizer's")));
-    addRow(model, Field::VocabPadMultiple, spin(Field::VocabPadMultiple, 0, INT_MAX, tr("0: no padding; 64 pads 50,257 to 50,304")));
-    addRow(model, Field::TiedEmbeddings, check(Field::TiedEmbeddings, tr("tied head (reuses wte)")));
-    addRow(model, Field::MaxPositions, spin(Field::MaxPositions, 0, INT_MAX, tr("Rows of the learned position table (GPT-2)")));
-
-    QFormLayout* moe = group(tr("Mixture of experts"));
-    addRow(moe, Field::MoeExperts, spin(Field::MoeExperts, 0, INT_MAX, tr("0: a dense model")));
-    addRow(moe, Field::MoeTopK, spin(Field::MoeTopK, 0, INT_MAX, tr("Experts each token is routed to")));
+    QFormLayout* moe = addGroup(layout, tr("Mixture of experts"));
+    addRow(moe, Field::MoeExperts, spinFor(Field::MoeExperts, 0, INT_MAX, tr("0: a dense model")));
+    addRow(moe, Field::MoeTopK, spinFor(Field::MoeTopK, 0, INT_MAX, tr("Experts each token is routed to")));
     auto* cf = new QDoubleSpinBox(this);
     cf->setRange(0, 1000);
     cf->setDecimals(2);
@@ -117,20 +125,26 @@ ModelForm::ModelForm(QWidget* parent)
     cf->setKeyboardTracking(false);
     connect(cf, &QDoubleSpinBox::valueChanged, this, [this](double v) { emit edited(Field::MoeCapacityFactor, FieldValue(v)); });
     addRow(moe, Field::MoeCapacityFactor, cf);
-    addRow(moe, Field::MoeLayerInterval, spin(Field::MoeLayerInterval, 0, INT_MAX, tr("1: every layer; 2: every second layer")));
+    addRow(moe, Field::MoeLayerInterval, spinFor(Field::MoeLayerInterval, 0, INT_MAX, tr("1: every layer; 2: every second layer")));
 
-    QFormLayout* precision = group(tr("Precision and memory"));
-    addRow(precision, Field::WeightsPrecision, combo(Field::WeightsPrecision, precisions));
-    addRow(precision, Field::ActivationsPrecision, combo(Field::ActivationsPrecision, precisions));
-    addRow(precision, Field::GradientsPrecision, combo(Field::GradientsPrecision, precisions));
-    addRow(precision, Field::OptimizerPrecision, combo(Field::OptimizerPrecision, precisions));
-    addRow(precision, Field::Recompute, combo(Field::Recompute, {{tr("none"), QStringLiteral("none")},
+
+    QFormLayout* precision = addGroup(layout, tr("Precision and memory"));
+    addRow(precision, Field::WeightsPrecision, comboFor(Field::WeightsPrecision, precisions));
+    addRow(precision, Field::ActivationsPrecision, comboFor(Field::ActivationsPrecision, precisions));
+    addRow(precision, Field::GradientsPrecision, comboFor(Field::GradientsPrecision, precisions));
+    addRow(precision, Field::OptimizerPrecision, comboFor(Field::OptimizerPrecision, precisions));
+    addRow(precision, Field::Recompute, comboFor(Field::Recompute, {{tr("none"), QStringLiteral("none")},
                                                                  {tr("selective (attention)"), QStringLiteral("selective")},
                                                                  {tr("full (per block)"), QStringLiteral("full")}}));
 
-    QFormLayout* batch = group(tr("Batch and GPU"));
-    addRow(batch, Field::SequenceLength, spin(Field::SequenceLength, 0, INT_MAX, tr("Tokens per sequence T")));
-    addRow(batch, Field::MicroBatch, spin(Field::MicroBatch, 0, INT_MAX, tr("Sequences per micro-batch B")));
+}
+
+// The batch, the GPU and the cluster's size.
+void ModelForm::addBatchAndGpu(QVBoxLayout* layout)
+{
+    QFormLayout* batch = addGroup(layout, tr("Batch and GPU"));
+    addRow(batch, Field::SequenceLength, spinFor(Field::SequenceLength, 0, INT_MAX, tr("Tokens per sequence T")));
+    addRow(batch, Field::MicroBatch, spinFor(Field::MicroBatch, 0, INT_MAX, tr("Sequences per micro-batch B")));
     auto* global = new QDoubleSpinBox(this);
     global->setRange(0, 1e15);
     global->setDecimals(0);
@@ -145,15 +159,19 @@ ModelForm::ModelForm(QWidget* parent)
     for (const model::GpuSpec& g : model::gpuCatalog())
         gpus.append({qs(g.name), qs(g.id)});
     gpus.append({tr("Custom…"), QStringLiteral("custom")});
-    addRow(batch, Field::Gpu, combo(Field::Gpu, gpus));
+    addRow(batch, Field::Gpu, comboFor(Field::Gpu, gpus));
     m_editors.value(Field::Gpu)->setToolTip(tr("The accelerator whose memory and peak FLOP/s the model is measured "
                                                 "against; Custom… defines your own"));
     m_editors.value(Field::Gpu)->setProperty("normalToolTip", m_editors.value(Field::Gpu)->toolTip());
-    addRow(batch, Field::Nodes, spin(Field::Nodes, 0, INT_MAX, tr("Machines in the job (arranged in stage 3)")));
-    addRow(batch, Field::GpusPerNode, spin(Field::GpusPerNode, 0, INT_MAX, tr("GPUs in each machine")));
+    addRow(batch, Field::Nodes, spinFor(Field::Nodes, 0, INT_MAX, tr("Machines in the job (arranged in stage 3)")));
+    addRow(batch, Field::GpusPerNode, spinFor(Field::GpusPerNode, 0, INT_MAX, tr("GPUs in each machine")));
 
-    // The user-defined catalog entry, stored in B and FLOP/s, shown in GiB and TFLOP/s (the labels name the units).
-    QFormLayout* custom = group(tr("Custom GPU"));
+}
+
+// The user-defined catalog entry, stored in B and FLOP/s, shown in GiB and TFLOP/s (the labels name the units).
+void ModelForm::addCustomGpu(QVBoxLayout* layout)
+{
+    QFormLayout* custom = addGroup(layout, tr("Custom GPU"));
     m_customGpu = custom->parentWidget();
     m_customGpu->setObjectName(QStringLiteral("customGpu"));
     auto* name = new QLineEdit(this);
@@ -182,6 +200,25 @@ ModelForm::ModelForm(QWidget* parent)
     scaled(Field::CustomGpuPeakBf16, kTera, 1e7, 1, peakTip.arg(QStringLiteral("bf16"), tr("must be positive")));
     scaled(Field::CustomGpuPeakFp16, kTera, 1e7, 1, peakTip.arg(QStringLiteral("fp16"), tr("0 if unknown")));
     scaled(Field::CustomGpuPeakFp8, kTera, 1e7, 1, peakTip.arg(QStringLiteral("fp8"), tr("0 when the GPU has no fp8")));
+}
+
+// The form: general problems on top, then the groups of editors, each with its problem label.
+ModelForm::ModelForm(QWidget* parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("modelForm"));
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    m_general = new QLabel(this);
+    m_general->setObjectName(QStringLiteral("generalProblems"));
+    m_general->setWordWrap(true);
+    theme::styleErrorLabel(m_general);
+    m_general->hide();
+    layout->addWidget(m_general);
+    addTextAndModel(layout);
+    addMoeAndPrecision(layout);
+    addBatchAndGpu(layout);
+    addCustomGpu(layout);
     m_customGpu->hide();
     layout->addStretch(1);
 }

@@ -13,8 +13,12 @@
 #include <cstdint>
 #include <vector>
 
+class QCheckBox;
+class QComboBox;
 class QFormLayout;
 class QLabel;
+class QSpinBox;
+class QVBoxLayout;
 
 namespace tw::ui {
 
@@ -43,6 +47,15 @@ signals:
 
 private:
     void addRow(QFormLayout* form, Field field, QWidget* editor);
+    // The constructor's steps: a group and the editors of each kind, then the groups.
+    QFormLayout* addGroup(QVBoxLayout* layout, const QString& title);
+    QSpinBox* spinFor(Field field, int min, int max, const QString& tip);
+    QComboBox* comboFor(Field field, const QList<QPair<QString, QString>>& items);
+    QCheckBox* checkFor(Field field, const QString& text);
+    void addTextAndModel(QVBoxLayout* layout);
+    void addMoeAndPrecision(QVBoxLayout* layout);
+    void addBatchAndGpu(QVBoxLayout* layout);
+    void addCustomGpu(QVBoxLayout* layout);
     void updateEnabled();
     void showVocab();
 

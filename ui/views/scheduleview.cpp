@@ -244,6 +244,155 @@ void ScheduleView::buildLayout()
     }
 }
 
+// Ranks on an ellipse about as wide as a projector's 16:9 picture, at equal arc lengths from the top,
+// clockwise; neighbours ~1.3 card diagonals apart (room for the arrow between).
+void ScheduleView::placeRing(QSizeF card)
+{
+    const std::uint64_t n = m_n;
+    const qreal diag = std::hypot(card.width(), card.height());
+    const qreal pi = std::numbers::pi, aspect = n <= 2 ? 1.0 : 1.9;
+    constexpr int kSamples = 2048;
+    std::vector<QPointF> unit(kSamples + 1);
+    std::vector<qreal> arc(kSamples + 1, 0);
+    for (int i = 0; i <= kSamples; ++i) {
+        const qreal t = -pi / 2 + 2 * pi * i / kSamples;
+        unit[std::size_t(i)] = QPointF(aspect * std::cos(t), std::sin(t));
+        if (i > 0)
+            arc[std::size_t(i)] = arc[std::size_t(i - 1)] + QLineF(unit[std::size_t(i - 1)], unit[std::size_t(i)]).length();
+    }
+    const qreal perimeter = arc.back();
+    const qreal ry = std::max(double(n) * (n <= 8 ? 1.3 : 1.15) * diag / perimeter, n <= 2 ? 1.2 * diag : 0.9 * diag);
+    std::size_t at = 0;
+    for (std::uint64_t r = 0; r < n; ++r) {
+        const qreal want = perimeter * double(r) / double(n);
+        while (at + 1 < arc.size() && arc[at + 1] <= want)
+            ++at;
+        m_center[r] = unit[at] * ry;
+    }
+}
+
+// Ranks of a tree schedule: a chain as a serpentine, a flat star as rows under the root, else a tidy tree.
+void ScheduleView::placeTree(QSizeF card)
+{
+    const std::uint64_t n = m_n;
+    std::vector<std::vector<int>> kids(n);
+    int root = 0;
+    for (std::uint64_t r = 0; r < n; ++r) {
+        if (m_parent[r] < 0)
+            root = int(r);
+        else
+            kids[std::size_t(m_parent[r])].push_back(int(r));
+    }
+    std::size_t maxKids = 0;
+    for (const auto& k : kids)
+        maxKids = std::max(maxKids, k.size());
+    const qreal dx = card.width() + std::max<qreal>(18, card.width() * 0.25);
+    const qreal dy = card.height() + std::max<qreal>(80, card.height() * 0.9);
+    if (maxKids <= 1 && n >= 6) {
+        // A chain: a serpentine, left to right, then right to left.
+        const std::uint64_t perRow = std::uint64_t(std::ceil(std::sqrt(double(n) * 1.6)));
+        int v = root;
+        for (std::uint64_t i = 0; i < n && v >= 0; ++i) {
+            const std::uint64_t row = i / perRow, col = row % 2 == 0 ? i % perRow : perRow - 1 - i % perRow;
+            m_center[std::size_t(v)] = QPointF(double(col) * (dx + 40), double(row) * dy);
+            v = kids[std::size_t(v)].empty() ? -1 : kids[std::size_t(v)].front();
+        }
+    } else if (kids[std::size_t(root)].size() + 1 == n && n > 12) {
+        // A star (flat): the root on top, the others in rows under it.
+        const std::uint64_t k = n - 1;
+        const std::uint64_t perRow = std::uint64_t(std::ceil(std::sqrt(double(k) * 2.5)));
+        const std::uint64_t rowsK = (k + perRow - 1) / perRow;
+        m_center[std::size_t(root)] = QPointF(double(perRow - 1) * dx / 2, 0);
+        for (std::uint64_t i = 0; i < k; ++i) {
+            const int v = kids[std::size_t(root)][i];
+            m_center[std::size_t(v)] = QPointF(double(i % perRow) * dx, dy * 1.3 + double(i / perRow) * (card.height() + 34));
+        }
+        (void)rowsK;
+    } else {
+        // Tidy tree: leaves on consecutive slots, a parent over the middle of its children. Many
+        // leaves: slots half a card apart, neighbouring leaves staggered up and down.
+        std::uint64_t leaves = 0;
+        for (const auto& k : kids)
+            leaves += k.empty();
+        const bool stagger = leaves > 8;
+        const qreal slotW = stagger ? card.width() * 0.62 : dx;
+        qreal slot = 0;
+        int maxDepth = 0;
+        std::vector<int> depth(n, 0);
+        std::function<void(int, int)> place = [&](int v, int d) {
+            depth[std::size_t(v)] = d;
+            maxDepth = std::max(maxDepth, d);
+            const auto& ks = kids[std::size_t(v)];
+            if (ks.empty()) {
+                m_center[std::size_t(v)] = QPointF(slot * slotW, d);
+                slot += 1;
+                return;
+            }
+            for (int c : ks)
+                place(c, d + 1);
+            const qreal x = (m_center[std::size_t(ks.front())].x() + m_center[std::size_t(ks.back())].x()) / 2;
+            m_center[std::size_t(v)] = QPointF(x, d);
+        };
+        place(root, 0);
+        // Levels spread out until the drawing is about as tall as a 16:9 picture allows.
+        const qreal width = std::max<qreal>(slot * slotW, card.width());
+        qreal levelGap = dy;
+        if (maxDepth > 0)
+            levelGap = std::clamp<qreal>((width / 2.0 - card.height()) / maxDepth, dy, dy * 2.2);
+        std::map<int, int> seenAtDepth;
+        for (std::uint64_t v = 0; v < n; ++v) {
+            const int d = int(m_center[v].y());
+            qreal y = d * levelGap;
+            if (stagger && kids[v].empty())
+                y += (int(std::lround(m_center[v].x() / slotW)) % 2) * (card.height() + 16);
+            m_center[v].setY(y);
+        }
+    }
+}
+
+// One box per node, its ranks in a row (or two), the boxes in snake order.
+void ScheduleView::placeGrid(QSizeF card)
+{
+    QGraphicsScene* s = scene();
+    const std::uint64_t n = m_n;
+    const std::uint64_t g = m_spec.ranksPerNode == 0 ? n : m_spec.ranksPerNode;
+    const std::uint64_t nodes = (n + g - 1) / g;
+    const std::uint64_t inCols = g <= 4 ? g : std::uint64_t(std::ceil(std::sqrt(double(g))));
+    const std::uint64_t inRows = (g + inCols - 1) / inCols;
+    const qreal cgap = 30, npad = 16, title = 12;
+    const qreal nodeW = 2 * npad + double(inCols) * card.width() + double(inCols - 1) * cgap;
+    const qreal nodeH = title + npad + double(inRows) * card.height() + double(inRows - 1) * cgap;
+    const qreal ngap = std::max<qreal>(90, card.height() * 0.8);
+    std::uint64_t nodeCols = 1;
+    double best = 1e18;
+    for (std::uint64_t c = 1; c <= nodes; ++c) {
+        const std::uint64_t r = (nodes + c - 1) / c;
+        const double score = std::fabs(std::log((double(c) * (nodeW + ngap)) / (double(r) * (nodeH + ngap)) / 2.0));
+        if (score < best - 1e-9) {
+            best = score;
+            nodeCols = c;
+        }
+    }
+    for (std::uint64_t k = 0; k < nodes; ++k) {
+        // Snake order (left to right, then right to left) so that the ring of nodes k → k+1 runs
+        // between neighbouring boxes.
+        const std::uint64_t row = k / nodeCols, col = row % 2 == 0 ? k % nodeCols : nodeCols - 1 - k % nodeCols;
+        const QRectF box(double(col) * (nodeW + ngap), double(row) * (nodeH + ngap), nodeW, nodeH);
+        auto* item = new ScheduleNodeItem(box);
+        s->addItem(item);
+        m_nodes.push_back(item);
+        auto* label = new ScheduleLabelItem;
+        label->setText(tr("node %1").arg(k), n <= 16 ? 14 : 12, true, QPointF(0.35, -1), false);
+        label->setPos(box.topLeft() + QPointF(8, 0));
+        s->addItem(label);
+        for (std::uint64_t i = 0; i < g && k * g + i < n; ++i)
+            m_center[k * g + i] = QPointF(box.left() + npad + double(i % inCols) * (card.width() + cgap) + card.width() / 2,
+                                          box.top() + title + double(i / inCols) * (card.height() + cgap) + card.height() / 2);
+    }
+}
+
+// The scene: the rank cards placed by the layout (ring, tree or node grid), rank numbers outside a large
+// ring, and the content's bounds.
 void ScheduleView::buildItems()
 {
     clearScene();
@@ -265,139 +414,12 @@ void ScheduleView::buildItems()
     card.setWidth(std::max<qreal>(card.width(), m_aggregated ? 18 : 54));
     m_cellPx = cell;
     const qreal diag = std::hypot(card.width(), card.height());
-
-    if (m_layout == LayoutKind::Ring) {
-        // An ellipse about as wide as a projector's 16:9 picture, ranks at equal arc lengths from
-        // the top, clockwise; neighbours ~1.3 card diagonals apart (room for the arrow between).
-        const qreal pi = std::numbers::pi, aspect = n <= 2 ? 1.0 : 1.9;
-        constexpr int kSamples = 2048;
-        std::vector<QPointF> unit(kSamples + 1);
-        std::vector<qreal> arc(kSamples + 1, 0);
-        for (int i = 0; i <= kSamples; ++i) {
-            const qreal t = -pi / 2 + 2 * pi * i / kSamples;
-            unit[std::size_t(i)] = QPointF(aspect * std::cos(t), std::sin(t));
-            if (i > 0)
-                arc[std::size_t(i)] = arc[std::size_t(i - 1)] + QLineF(unit[std::size_t(i - 1)], unit[std::size_t(i)]).length();
-        }
-        const qreal perimeter = arc.back();
-        const qreal ry = std::max(double(n) * (n <= 8 ? 1.3 : 1.15) * diag / perimeter, n <= 2 ? 1.2 * diag : 0.9 * diag);
-        std::size_t at = 0;
-        for (std::uint64_t r = 0; r < n; ++r) {
-            const qreal want = perimeter * double(r) / double(n);
-            while (at + 1 < arc.size() && arc[at + 1] <= want)
-                ++at;
-            m_center[r] = unit[at] * ry;
-        }
-    } else if (m_layout == LayoutKind::Tree) {
-        std::vector<std::vector<int>> kids(n);
-        int root = 0;
-        for (std::uint64_t r = 0; r < n; ++r) {
-            if (m_parent[r] < 0)
-                root = int(r);
-            else
-                kids[std::size_t(m_parent[r])].push_back(int(r));
-        }
-        std::size_t maxKids = 0;
-        for (const auto& k : kids)
-            maxKids = std::max(maxKids, k.size());
-        const qreal dx = card.width() + std::max<qreal>(18, card.width() * 0.25);
-        const qreal dy = card.height() + std::max<qreal>(80, card.height() * 0.9);
-        if (maxKids <= 1 && n >= 6) {
-            // A chain: a serpentine, left to right, then right to left.
-            const std::uint64_t perRow = std::uint64_t(std::ceil(std::sqrt(double(n) * 1.6)));
-            int v = root;
-            for (std::uint64_t i = 0; i < n && v >= 0; ++i) {
-                const std::uint64_t row = i / perRow, col = row % 2 == 0 ? i % perRow : perRow - 1 - i % perRow;
-                m_center[std::size_t(v)] = QPointF(double(col) * (dx + 40), double(row) * dy);
-                v = kids[std::size_t(v)].empty() ? -1 : kids[std::size_t(v)].front();
-            }
-        } else if (kids[std::size_t(root)].size() + 1 == n && n > 12) {
-            // A star (flat): the root on top, the others in rows under it.
-            const std::uint64_t k = n - 1;
-            const std::uint64_t perRow = std::uint64_t(std::ceil(std::sqrt(double(k) * 2.5)));
-            const std::uint64_t rowsK = (k + perRow - 1) / perRow;
-            m_center[std::size_t(root)] = QPointF(double(perRow - 1) * dx / 2, 0);
-            for (std::uint64_t i = 0; i < k; ++i) {
-                const int v = kids[std::size_t(root)][i];
-                m_center[std::size_t(v)] = QPointF(double(i % perRow) * dx, dy * 1.3 + double(i / perRow) * (card.height() + 34));
-            }
-            (void)rowsK;
-        } else {
-            // Tidy tree: leaves on consecutive slots, a parent over the middle of its children. Many
-            // leaves: slots half a card apart, neighbouring leaves staggered up and down.
-            std::uint64_t leaves = 0;
-            for (const auto& k : kids)
-                leaves += k.empty();
-            const bool stagger = leaves > 8;
-            const qreal slotW = stagger ? card.width() * 0.62 : dx;
-            qreal slot = 0;
-            int maxDepth = 0;
-            std::vector<int> depth(n, 0);
-            std::function<void(int, int)> place = [&](int v, int d) {
-                depth[std::size_t(v)] = d;
-                maxDepth = std::max(maxDepth, d);
-                const auto& ks = kids[std::size_t(v)];
-                if (ks.empty()) {
-                    m_center[std::size_t(v)] = QPointF(slot * slotW, d);
-                    slot += 1;
-                    return;
-                }
-                for (int c : ks)
-                    place(c, d + 1);
-                const qreal x = (m_center[std::size_t(ks.front())].x() + m_center[std::size_t(ks.back())].x()) / 2;
-                m_center[std::size_t(v)] = QPointF(x, d);
-            };
-            place(root, 0);
-            // Levels spread out until the drawing is about as tall as a 16:9 picture allows.
-            const qreal width = std::max<qreal>(slot * slotW, card.width());
-            qreal levelGap = dy;
-            if (maxDepth > 0)
-                levelGap = std::clamp<qreal>((width / 2.0 - card.height()) / maxDepth, dy, dy * 2.2);
-            std::map<int, int> seenAtDepth;
-            for (std::uint64_t v = 0; v < n; ++v) {
-                const int d = int(m_center[v].y());
-                qreal y = d * levelGap;
-                if (stagger && kids[v].empty())
-                    y += (int(std::lround(m_center[v].x() / slotW)) % 2) * (card.height() + 16);
-                m_center[v].setY(y);
-            }
-        }
-    } else { // Grid: one box per node, its ranks in a row (or two)
-        const std::uint64_t g = m_spec.ranksPerNode == 0 ? n : m_spec.ranksPerNode;
-        const std::uint64_t nodes = (n + g - 1) / g;
-        const std::uint64_t inCols = g <= 4 ? g : std::uint64_t(std::ceil(std::sqrt(double(g))));
-        const std::uint64_t inRows = (g + inCols - 1) / inCols;
-        const qreal cgap = 30, npad = 16, title = 12;
-        const qreal nodeW = 2 * npad + double(inCols) * card.width() + double(inCols - 1) * cgap;
-        const qreal nodeH = title + npad + double(inRows) * card.height() + double(inRows - 1) * cgap;
-        const qreal ngap = std::max<qreal>(90, card.height() * 0.8);
-        std::uint64_t nodeCols = 1;
-        double best = 1e18;
-        for (std::uint64_t c = 1; c <= nodes; ++c) {
-            const std::uint64_t r = (nodes + c - 1) / c;
-            const double score = std::fabs(std::log((double(c) * (nodeW + ngap)) / (double(r) * (nodeH + ngap)) / 2.0));
-            if (score < best - 1e-9) {
-                best = score;
-                nodeCols = c;
-            }
-        }
-        for (std::uint64_t k = 0; k < nodes; ++k) {
-            // Snake order (left to right, then right to left) so that the ring of nodes k → k+1 runs
-            // between neighbouring boxes.
-            const std::uint64_t row = k / nodeCols, col = row % 2 == 0 ? k % nodeCols : nodeCols - 1 - k % nodeCols;
-            const QRectF box(double(col) * (nodeW + ngap), double(row) * (nodeH + ngap), nodeW, nodeH);
-            auto* item = new ScheduleNodeItem(box);
-            s->addItem(item);
-            m_nodes.push_back(item);
-            auto* label = new ScheduleLabelItem;
-            label->setText(tr("node %1").arg(k), n <= 16 ? 14 : 12, true, QPointF(0.35, -1), false);
-            label->setPos(box.topLeft() + QPointF(8, 0));
-            s->addItem(label);
-            for (std::uint64_t i = 0; i < g && k * g + i < n; ++i)
-                m_center[k * g + i] = QPointF(box.left() + npad + double(i % inCols) * (card.width() + cgap) + card.width() / 2,
-                                              box.top() + title + double(i / inCols) * (card.height() + cgap) + card.height() / 2);
-        }
-    }
+    if (m_layout == LayoutKind::Ring)
+        placeRing(card);
+    else if (m_layout == LayoutKind::Tree)
+        placeTree(card);
+    else
+        placeGrid(card);
 
     m_ranks.reserve(n);
     for (std::uint64_t r = 0; r < n; ++r) {

@@ -17,6 +17,7 @@
 #include <QElapsedTimer>
 #include <QGraphicsView>
 #include <QPointF>
+#include <QSizeF>
 #include <QString>
 
 #include <cstdint>
@@ -140,6 +141,9 @@ private:
     void buildModel();
     void buildLayout();
     void buildItems();
+    void placeRing(QSizeF card); // buildItems' layouts (scheduleview.cpp)
+    void placeTree(QSizeF card);
+    void placeGrid(QSizeF card);
     void resetState();
     void replayTo(std::uint64_t step);
     bool fetchNext(std::vector<collective::Transfer>& out);

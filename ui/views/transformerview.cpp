@@ -102,44 +102,46 @@ TransformerView::TransformerView(QWidget* parent)
     });
 }
 
-void TransformerView::setDerivation(const scenario::Derivation* d)
-{
-    QGraphicsScene* s = scene();
-    const bool first = s->items().isEmpty();
-    s->clear();
-    m_followItems.clear();
-    m_marked.clear();
-    m_labels.clear();
-    m_rects.clear();
-    m_symbols.clear();
-    m_wide.clear();
-    if (!d) {
-        m_caption->hide();
-        return;
-    }
-    const model::ModelConfig& m = d->model;
-    const bool gpt = m.family == model::Family::Gpt2;
+namespace {
 
-    // The block drawn: the first MoE layer when there is one, else layer 0.
+// The translated text of the drawing (TransformerView's context).
+QString tr(const char* text) { return TransformerView::tr(text); }
+
+// The block the drawing shows: the first MoE layer when there is one, else layer 0, and the tensors of
+// that layer and of no layer by name.
+struct DrawnBlock {
     int layer = 0;
     bool moe = false;
-    for (const model::TensorInfo& t : d->stage2->tensors)
+    QHash<QString, const model::TensorInfo*> tensors;
+};
+
+DrawnBlock drawnBlock(const scenario::Derivation& d)
+{
+    DrawnBlock out;
+    for (const model::TensorInfo& t : d.stage2->tensors)
         if (t.kind == model::TensorKind::Activation && t.component == "router") {
-            layer = t.layer;
-            moe = true;
+            out.layer = t.layer;
+            out.moe = true;
             break;
         }
-    QHash<QString, const model::TensorInfo*> tensors;
-    for (const model::TensorInfo& t : d->stage2->tensors)
-        if (t.layer == -1 || t.layer == layer)
-            tensors.insert(qs(t.name), &t);
-    const QString p = QStringLiteral("layer%1.").arg(layer);
+    for (const model::TensorInfo& t : d.stage2->tensors)
+        if (t.layer == -1 || t.layer == out.layer)
+            out.tensors.insert(qs(t.name), &t);
+    return out;
+}
+
+// The drawing's rows, top to bottom: token ids, embedding, the block (attention, then MLP or experts),
+// the final norm, the head and the loss.
+std::vector<Row> blockRows(const model::ModelConfig& m, const DrawnBlock& block)
+{
+    const bool gpt = m.family == model::Family::Gpt2;
+    const bool moe = block.moe;
+    const QString p = QStringLiteral("layer%1.").arg(block.layer);
     auto weight = [&](const char* name) { return p + QLatin1String(name); };
     auto symbols = [&](const QString& name) {
-        const model::TensorInfo* t = tensors.value(name);
+        const model::TensorInfo* t = block.tensors.value(name);
         return t ? qs(t->shapeSymbols) : QString();
     };
-
     std::vector<Row> rows;
     auto ops = [&](std::vector<Op> list) {
         Row r;
@@ -240,104 +242,38 @@ void TransformerView::setDerivation(const scenario::Derivation* d)
     ops({{tr("cross-entropy with the next tokens [B,T]"), QStringLiteral("input.targets"), QStringLiteral("loss")}});
     chips({{QStringLiteral("loss"), tr("loss")}});
 
-    // Layout: rows top to bottom, items centred in equal columns.
-    QFont opFont = font();
-    opFont.setPointSizeF(opFont.pointSizeF() * 1.0);
-    QFont chipFont = font();
-    chipFont.setPointSizeF(chipFont.pointSizeF() * 0.95);
-    QFont titleFont = font();
-    titleFont.setBold(true);
-    const QFontMetricsF opMetrics(opFont), chipMetrics(chipFont);
-    const QColor ink(0x11, 0x18, 0x27), muted(0x47, 0x55, 0x69);
-    const qreal usable = kWidth - kMargin - 8;
+    return rows;
+}
 
-    std::vector<std::vector<QRectF>> placed(rows.size());
-    qreal y = 8;
-    qreal blockTop = 0, blockBottom = 0;
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-        Row& row = rows[r];
-        if (row.blockStart) {
-            y += 30; // the block's title
-            blockTop = y - 34;
-        }
-        const std::size_t n = std::max(row.ops.size(), row.chips.size());
-        const qreal column = (usable - kColumnGap * qreal(n - 1)) / qreal(n);
-        qreal height = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const qreal left = kMargin + qreal(i) * (column + kColumnGap);
-            if (!row.ops.empty()) {
-                const Op& op = row.ops[i];
-                const qreal w = n == 1 ? std::min(kSingleOpWidth, column) : column;
-                const QRectF textRect = opMetrics.boundingRect(QRectF(0, 0, w - 12, 1000), Qt::AlignCenter | Qt::TextWordWrap, op.text);
-                const QRectF box(left + (column - w) / 2, y, w, textRect.height() + 10);
-                const Colors c = colorsOf(op.component);
-                auto* rect = s->addRect(box, QPen(c.border, 1.4), c.fill);
-                auto* text = new QGraphicsSimpleTextItem(rect);
-                text->setFont(opFont);
-                text->setBrush(ink);
-                text->setText(opMetrics.horizontalAdvance(op.text) > w - 12 ? opMetrics.elidedText(op.text, Qt::ElideRight, w - 12) : op.text);
-                text->setPos(box.center().x() - text->boundingRect().width() / 2, box.center().y() - text->boundingRect().height() / 2);
-                if (!op.tensor.isEmpty() && tensors.contains(op.tensor)) {
-                    rect->setData(TensorNameRole, op.tensor);
-                    rect->setData(kPenRole, QVariant::fromValue(rect->pen()));
-                    rect->setCursor(Qt::PointingHandCursor);
-                    rect->setToolTip(op.tensor);
-                }
-                placed[r].push_back(box);
-                height = std::max(height, box.height());
-            } else {
-                const Chip& chip = row.chips[i];
-                const model::TensorInfo* t = tensors.value(chip.tensor);
-                QString shape, bytes;
-                if (t) {
-                    const QString sym = qs(t->shapeSymbols), num = shapeNumbers(*t);
-                    shape = n == 1 ? QStringLiteral("%1  %2 = %3").arg(chip.symbol, sym, num)
-                                   : QStringLiteral("%1  %2\n= %3").arg(chip.symbol, sym, num);
-                    bytes = QStringLiteral("%1 · %2").arg(qs(formatBytes(t->bytes, m_units)), qs(t->dtypeName));
-                    m_symbols.insert(chip.tensor, sym);
-                } else {
-                    shape = chip.symbol;
-                }
-                const qreal w = std::min(column, std::max(chipMetrics.horizontalAdvance(bytes),
-                                                          chipMetrics.boundingRect(QRectF(0, 0, 2000, 1000), Qt::AlignLeft, shape).width())
-                                                     + 18);
-                auto* shapeText = new QGraphicsSimpleTextItem;
-                shapeText->setFont(chipFont);
-                shapeText->setBrush(ink);
-                shapeText->setText(shape);
-                auto* bytesText = new QGraphicsSimpleTextItem;
-                bytesText->setFont(chipFont);
-                bytesText->setBrush(muted);
-                bytesText->setText(bytes);
-                const qreal h = shapeText->boundingRect().height() + (bytes.isEmpty() ? 0 : bytesText->boundingRect().height()) + 8;
-                const QRectF box(left + (column - w) / 2, y, w, h);
-                auto* rect = s->addRect(box, QPen(QColor(0x94, 0xa3, 0xb8), 1.0), QColor(0xff, 0xff, 0xff));
-                shapeText->setParentItem(rect);
-                bytesText->setParentItem(rect);
-                shapeText->setPos(box.center().x() - shapeText->boundingRect().width() / 2, box.top() + 4);
-                bytesText->setPos(box.center().x() - bytesText->boundingRect().width() / 2,
-                                  box.top() + 4 + shapeText->boundingRect().height());
-                rect->setData(TensorNameRole, chip.tensor);
-                rect->setData(kPenRole, QVariant::fromValue(rect->pen()));
-                rect->setCursor(Qt::PointingHandCursor);
-                const QString label = bytes.isEmpty() ? shape : shape + QLatin1Char('\n') + bytes;
-                rect->setToolTip(tr("%1\n%2\nbytes = the product of the shape × bytes per element; click for the details")
-                                     .arg(chip.tensor, label));
-                m_labels.insert(chip.tensor, QString(label).replace(QLatin1Char('\n'), QLatin1Char(' ')));
-                if (n == 1)
-                    m_wide.insert(chip.tensor);
-                m_rects.insert(chip.tensor, box);
-                placed[r].push_back(box);
-                height = std::max(height, box.height());
-            }
-        }
-        y += height;
-        if (row.blockEnd)
-            blockBottom = y + 8;
-        y += kGap + (row.blockEnd ? 8 : 0);
+// An operation's box at `slot` (narrower when alone in its row), clickable when it names a tensor.
+QRectF addOpBox(QGraphicsScene* s, const Op& op, QRectF slot, bool alone, const QFont& opFont,
+                const QHash<QString, const model::TensorInfo*>& tensors)
+{
+    const QFontMetricsF opMetrics(opFont);
+    const QColor ink(0x11, 0x18, 0x27);
+    const qreal left = slot.left(), column = slot.width(), y = slot.top();
+    const qreal w = alone ? std::min(kSingleOpWidth, column) : column;
+    const QRectF textRect = opMetrics.boundingRect(QRectF(0, 0, w - 12, 1000), Qt::AlignCenter | Qt::TextWordWrap, op.text);
+    const QRectF box(left + (column - w) / 2, y, w, textRect.height() + 10);
+    const Colors c = colorsOf(op.component);
+    auto* rect = s->addRect(box, QPen(c.border, 1.4), c.fill);
+    auto* text = new QGraphicsSimpleTextItem(rect);
+    text->setFont(opFont);
+    text->setBrush(ink);
+    text->setText(opMetrics.horizontalAdvance(op.text) > w - 12 ? opMetrics.elidedText(op.text, Qt::ElideRight, w - 12) : op.text);
+    text->setPos(box.center().x() - text->boundingRect().width() / 2, box.center().y() - text->boundingRect().height() / 2);
+    if (!op.tensor.isEmpty() && tensors.contains(op.tensor)) {
+        rect->setData(TransformerView::TensorNameRole, op.tensor);
+        rect->setData(kPenRole, QVariant::fromValue(rect->pen()));
+        rect->setCursor(Qt::PointingHandCursor);
+        rect->setToolTip(op.tensor);
     }
+    return box;
+}
 
-    // Arrows between consecutive rows.
+// Arrows between consecutive rows (column to column, or every box to every box).
+void drawArrows(QGraphicsScene* s, const std::vector<std::vector<QRectF>>& placed)
+{
     const QPen arrowPen(QColor(0x33, 0x41, 0x55), 1.3);
     auto arrow = [&](QPointF from, QPointF to) {
         s->addLine(QLineF(from, to), arrowPen)->setZValue(-1);
@@ -345,7 +281,7 @@ void TransformerView::setDerivation(const scenario::Derivation* d)
         head << to << QPointF(to.x() - 4, to.y() - 7) << QPointF(to.x() + 4, to.y() - 7);
         s->addPolygon(head, arrowPen, QColor(0x33, 0x41, 0x55));
     };
-    for (std::size_t r = 0; r + 1 < rows.size(); ++r) {
+    for (std::size_t r = 0; r + 1 < placed.size(); ++r) {
         const auto& a = placed[r];
         const auto& b = placed[r + 1];
         if (a.size() == b.size())
@@ -357,7 +293,12 @@ void TransformerView::setDerivation(const scenario::Derivation* d)
                     arrow(QPointF(from.center().x(), from.bottom()), QPointF(to.center().x(), to.top()));
     }
 
-    // The residual stream: from a tensor down the left margin to its ⊕.
+}
+
+// The residual stream: from a tensor down the left margin to its ⊕.
+void drawResidual(QGraphicsScene* s, const std::vector<Row>& rows, const std::vector<std::vector<QRectF>>& placed)
+{
+    const QPen arrowPen(QColor(0x33, 0x41, 0x55), 1.3);
     const QPen residualPen(QColor(0x33, 0x41, 0x55), 1.2, Qt::DashLine);
     std::vector<QRectF> from;
     for (std::size_t r = 0; r < rows.size(); ++r) {
@@ -378,13 +319,128 @@ void TransformerView::setDerivation(const scenario::Derivation* d)
         }
     }
 
+}
+
+} // namespace
+
+// A tensor's chip at `slot`: its symbol, shape and bytes, clickable, remembered for the followed row.
+QRectF TransformerView::addChipBox(const QString& tensor, const QString& symbol, const model::TensorInfo* t, QRectF slot,
+                                   bool wide, const QFont& chipFont)
+{
+    QGraphicsScene* s = scene();
+    const QFontMetricsF chipMetrics(chipFont);
+    const QColor ink(0x11, 0x18, 0x27), muted(0x47, 0x55, 0x69);
+    const qreal left = slot.left(), column = slot.width(), y = slot.top();
+    const Chip chip{tensor, symbol};
+    const std::size_t n = wide ? 1 : 2;
+    QString shape, bytes;
+    if (t) {
+        const QString sym = qs(t->shapeSymbols), num = shapeNumbers(*t);
+        shape = n == 1 ? QStringLiteral("%1  %2 = %3").arg(chip.symbol, sym, num)
+                       : QStringLiteral("%1  %2\n= %3").arg(chip.symbol, sym, num);
+        bytes = QStringLiteral("%1 · %2").arg(qs(formatBytes(t->bytes, m_units)), qs(t->dtypeName));
+        m_symbols.insert(chip.tensor, sym);
+    } else {
+        shape = chip.symbol;
+    }
+    const qreal w = std::min(column, std::max(chipMetrics.horizontalAdvance(bytes),
+                                              chipMetrics.boundingRect(QRectF(0, 0, 2000, 1000), Qt::AlignLeft, shape).width())
+                                         + 18);
+    auto* shapeText = new QGraphicsSimpleTextItem;
+    shapeText->setFont(chipFont);
+    shapeText->setBrush(ink);
+    shapeText->setText(shape);
+    auto* bytesText = new QGraphicsSimpleTextItem;
+    bytesText->setFont(chipFont);
+    bytesText->setBrush(muted);
+    bytesText->setText(bytes);
+    const qreal h = shapeText->boundingRect().height() + (bytes.isEmpty() ? 0 : bytesText->boundingRect().height()) + 8;
+    const QRectF box(left + (column - w) / 2, y, w, h);
+    auto* rect = s->addRect(box, QPen(QColor(0x94, 0xa3, 0xb8), 1.0), QColor(0xff, 0xff, 0xff));
+    shapeText->setParentItem(rect);
+    bytesText->setParentItem(rect);
+    shapeText->setPos(box.center().x() - shapeText->boundingRect().width() / 2, box.top() + 4);
+    bytesText->setPos(box.center().x() - bytesText->boundingRect().width() / 2,
+                      box.top() + 4 + shapeText->boundingRect().height());
+    rect->setData(TensorNameRole, chip.tensor);
+    rect->setData(kPenRole, QVariant::fromValue(rect->pen()));
+    rect->setCursor(Qt::PointingHandCursor);
+    const QString label = bytes.isEmpty() ? shape : shape + QLatin1Char('\n') + bytes;
+    rect->setToolTip(tr("%1\n%2\nbytes = the product of the shape × bytes per element; click for the details")
+                         .arg(chip.tensor, label));
+    m_labels.insert(chip.tensor, QString(label).replace(QLatin1Char('\n'), QLatin1Char(' ')));
+    if (n == 1)
+        m_wide.insert(chip.tensor);
+    m_rects.insert(chip.tensor, box);
+    return box;
+}
+
+// The drawing of one Transformer block of the derivation's model: its rows of operations and tensors,
+// the arrows, the residual stream and the block's frame.
+void TransformerView::setDerivation(const scenario::Derivation* d)
+{
+    QGraphicsScene* s = scene();
+    const bool first = s->items().isEmpty();
+    s->clear();
+    m_followItems.clear();
+    m_marked.clear();
+    m_labels.clear();
+    m_rects.clear();
+    m_symbols.clear();
+    m_wide.clear();
+    if (!d) {
+        m_caption->hide();
+        return;
+    }
+    const model::ModelConfig& m = d->model;
+    const DrawnBlock block = drawnBlock(*d);
+    const std::vector<Row> rows = blockRows(m, block);
+
+    // Layout: rows top to bottom, items centred in equal columns.
+    QFont opFont = font();
+    opFont.setPointSizeF(opFont.pointSizeF() * 1.0);
+    QFont chipFont = font();
+    chipFont.setPointSizeF(chipFont.pointSizeF() * 0.95);
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    const QColor ink(0x11, 0x18, 0x27);
+    const qreal usable = kWidth - kMargin - 8;
+    std::vector<std::vector<QRectF>> placed(rows.size());
+    qreal y = 8;
+    qreal blockTop = 0, blockBottom = 0;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        const Row& row = rows[r];
+        if (row.blockStart) {
+            y += 30; // the block's title
+            blockTop = y - 34;
+        }
+        const std::size_t n = std::max(row.ops.size(), row.chips.size());
+        const qreal column = (usable - kColumnGap * qreal(n - 1)) / qreal(n);
+        qreal height = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const QRectF slot(kMargin + qreal(i) * (column + kColumnGap), y, column, 0);
+            const QRectF box = !row.ops.empty()
+                                   ? addOpBox(s, row.ops[i], slot, n == 1, opFont, block.tensors)
+                                   : addChipBox(row.chips[i].tensor, row.chips[i].symbol,
+                                                block.tensors.value(row.chips[i].tensor), slot, n == 1, chipFont);
+            placed[r].push_back(box);
+            height = std::max(height, box.height());
+        }
+        y += height;
+        if (row.blockEnd)
+            blockBottom = y + 8;
+        y += kGap + (row.blockEnd ? 8 : 0);
+    }
+    drawArrows(s, placed);
+    drawResidual(s, rows, placed);
+
     // The block frame, repeated L times.
     const QRectF frame(kMargin - 10, blockTop, usable + 18, blockBottom - blockTop);
     auto* frameItem = s->addRect(frame, QPen(QColor(0x94, 0xa3, 0xb8), 1.2, Qt::DashLine), Qt::NoBrush);
     frameItem->setZValue(-2);
-    QString title = tr("Transformer block × L = %1   (layer %2 drawn)").arg(m.layers).arg(layer);
-    if (moe)
-        title = tr("Transformer block × L = %1; MoE in %2 of them   (layer %3 drawn)").arg(m.layers).arg(m.moeLayers()).arg(layer);
+    QString title = tr("Transformer block × L = %1   (layer %2 drawn)").arg(m.layers).arg(block.layer);
+    if (block.moe)
+        title = tr("Transformer block × L = %1; MoE in %2 of them   (layer %3 drawn)").arg(m.layers).arg(m.moeLayers()).arg(block.layer);
     auto* titleItem = s->addSimpleText(title, titleFont);
     titleItem->setBrush(ink);
     titleItem->setPos(frame.left() + 8, frame.top() + 6);

@@ -70,6 +70,8 @@ protected:
 private:
     void fitWidth();
     void drawFollowedRow();
+    QRectF addChipBox(const QString& tensor, const QString& symbol, const model::TensorInfo* t, QRectF slot, bool wide,
+                      const QFont& chipFont);
     void placeCaption();
 
     QHash<QString, QString> m_labels;

@@ -145,9 +145,33 @@ double placeGroups(WireLayout& L, const std::vector<NodeId>& topRow, double grid
     return L.openGroup >= 0 ? y + 260 * gapScale + kOpenTitleH : y;
 }
 
-// One pass at a given gap scale.
-WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServer, double gapScale,
-                      const std::shared_ptr<const WireGroups>& shared, int openGroup, WireLayout* recycle)
+// What one layout pass shares between its steps: the fabric, the layout being built, the parts found.
+struct LayoutPass {
+    const network::Topology& t;
+    const WireGroups& grouping;
+    WireLayout& L;
+    std::vector<ServerParts> parts;
+    std::vector<NodeId> leaves, spines;
+    // With groups: the switches in no group (spines of a leaf–spine, cores of a three-tier) form the top
+    // row, the collapsed groups' boxes sit under it; an open group's parts are laid out below as usual.
+    std::vector<NodeId> topRow;
+    std::vector<char> hiddenServer;
+    std::vector<std::size_t> shown; // the servers drawn (not inside a collapsed group)
+    bool compact = false;
+    double rowGap = kRowGap, titleH = kTitleH;
+};
+
+// The grid of the servers shown: columns, each column's width and each row's height, and its width.
+struct ServerGrid {
+    double gx = 0, gy = 0; // gaps between columns and between rows
+    int cols = 1;
+    std::vector<double> colW, rowH;
+    double width = 0;
+};
+
+// A fresh layout for the pass, reusing the previous layout's arrays (no fresh pages to fault in).
+WireLayout startLayout(const network::Topology& t, int openServer, double gapScale,
+                       const std::shared_ptr<const WireGroups>& shared, int openGroup, WireLayout* recycle)
 {
     const WireGroups& grouping = *shared;
     WireLayout L;
@@ -165,34 +189,36 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
                           && grouping.groups[std::size_t(openGroup)].openable()
                       ? openGroup
                       : -1;
+    return L;
+}
 
-    // Parts per server; switches outside servers.
+// Sorts the nodes drawn into servers' parts, switch rows and the top row; decides compact servers.
+void collectParts(LayoutPass& P)
+{
+    const network::Topology& t = P.t;
+    WireLayout& L = P.L;
     std::int64_t serverCount = 0;
     for (const auto& n : t.nodes())
         serverCount = std::max(serverCount, n.server + 1);
-    std::vector<ServerParts> parts(static_cast<std::size_t>(serverCount));
-    std::vector<NodeId> leaves, spines;
-    // With groups: the switches in no group (spines of a leaf–spine, cores of a three-tier) form the top
-    // row, the collapsed groups' boxes sit under it; an open group's parts are laid out below as usual.
-    std::vector<NodeId> topRow;
-    std::vector<char> hiddenServer(parts.size(), 0);
+    P.parts.resize(static_cast<std::size_t>(serverCount));
+    P.hiddenServer.assign(P.parts.size(), 0);
     for (NodeId id = 0; id < t.nodes().size(); ++id) {
         const network::Node& n = t.node(id);
         if (L.collapsedGroupOf(id) >= 0) { // not drawn: no labels
             if (n.server >= 0)
-                hiddenServer[std::size_t(n.server)] = 1;
+                P.hiddenServer[std::size_t(n.server)] = 1;
             continue;
         }
         L.nodes[id].labels = labelsOf(n);
-        if (n.server < 0 && !grouping.empty() && grouping.of(id) < 0) {
-            topRow.push_back(id);
+        if (n.server < 0 && !P.grouping.empty() && P.grouping.of(id) < 0) {
+            P.topRow.push_back(id);
             continue;
         }
         if (n.server < 0) {
-            (n.kind == NodeKind::SpineSwitch ? spines : leaves).push_back(id);
+            (n.kind == NodeKind::SpineSwitch ? P.spines : P.leaves).push_back(id);
             continue;
         }
-        ServerParts& p = parts[std::size_t(n.server)];
+        ServerParts& p = P.parts[std::size_t(n.server)];
         p.server = int(n.server);
         switch (n.kind) {
         case NodeKind::Gpu:
@@ -205,154 +231,182 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         case NodeKind::RootComplex: p.rc = id; break;
         case NodeKind::HostMemory: p.host = id; break;
         case NodeKind::NvSwitch: p.nvswitch = id; break;
-        case NodeKind::LeafSwitch: leaves.push_back(id); break;
-        case NodeKind::SpineSwitch: spines.push_back(id); break;
+        case NodeKind::LeafSwitch: P.leaves.push_back(id); break;
+        case NodeKind::SpineSwitch: P.spines.push_back(id); break;
         }
     }
-    std::vector<std::size_t> shown; // the servers drawn (not inside a collapsed group)
-    for (std::size_t s = 0; s < parts.size(); ++s)
-        if (!hiddenServer[s])
-            shown.push_back(s);
-    const bool compact = shown.size() > std::size_t(WireLayout::kMaxDetailedServers);
-    L.compactServers = compact;
-    if (!compact || L.openServer >= int(parts.size()) || L.openServer < 0 || hiddenServer[std::size_t(L.openServer)])
+    for (std::size_t s = 0; s < P.parts.size(); ++s)
+        if (!P.hiddenServer[s])
+            P.shown.push_back(s);
+    P.compact = P.shown.size() > std::size_t(WireLayout::kMaxDetailedServers);
+    L.compactServers = P.compact;
+    if (!P.compact || L.openServer >= int(P.parts.size()) || L.openServer < 0
+        || P.hiddenServer[std::size_t(L.openServer)])
         L.openServer = -1;
+    P.rowGap = kRowGap * L.gapScale;
+    P.titleH = P.shown.size() > std::size_t(WireLayout::kMaxDetailedServers) ? 44 : P.shown.size() > 8 ? 100 : kTitleH;
+    L.titleH = P.titleH;
+}
 
-    // The in-server neighbour a part hangs from (its PCIe switch or the root complex).
-    auto parentOf = [&](NodeId id) -> NodeId {
-        for (const LinkId l : t.outLinks(id)) {
-            const network::Node& o = t.node(t.link(l).to);
-            if (o.kind == NodeKind::PcieSwitch || o.kind == NodeKind::RootComplex)
-                return t.link(l).to;
-        }
-        return network::kNoNode;
+// The in-server neighbour a part hangs from (its PCIe switch or the root complex).
+NodeId parentOf(const network::Topology& t, NodeId id)
+{
+    for (const LinkId l : t.outLinks(id)) {
+        const network::Node& o = t.node(t.link(l).to);
+        if (o.kind == NodeKind::PcieSwitch || o.kind == NodeKind::RootComplex)
+            return t.link(l).to;
+    }
+    return network::kNoNode;
+}
+
+// A detailed server's PCIe switches over their GPUs and its NICs over their GPUs or parents (the rows'
+// heights are set: switchY and nicY are the rows' tops).
+void placeSwitchesAndNics(LayoutPass& P, const ServerParts& p, const std::vector<double>& gpuX, double gpuY,
+                          double switchY, double nicY, double left, double cx)
+{
+    WireLayout& L = P.L;
+    const int g = int(p.gpus.size());
+    auto put = [&](NodeId id, double x, double top, double w, double h) {
+        if (id == network::kNoNode)
+            return;
+        L.nodes[id].rect = QRectF(x - w / 2, top, w, h);
+        L.nodes[id].bar = false;
     };
+    std::map<NodeId, std::vector<double>> below; // switch → x of its GPUs
+    for (int k = 0; k < g; ++k) {
+        put(p.gpus[std::size_t(k)], gpuX[std::size_t(k)], gpuY, kGpuW, kGpuH);
+        below[parentOf(P.t, p.gpus[std::size_t(k)])].push_back(gpuX[std::size_t(k)]);
+    }
+    for (std::size_t j = 0; j < p.switches.size(); ++j) {
+        const auto it = below.find(p.switches[j]);
+        double x = left + (double(j) + 0.5) * double(g) * kU / double(p.switches.size());
+        int n = 1;
+        if (it != below.end() && !it->second.empty()) {
+            x = (it->second.front() + it->second.back()) / 2;
+            n = int(it->second.size());
+        }
+        put(p.switches[j], x, switchY, std::min(kRcW + (n - 1) * 0.6 * kU, n * kU - 0.2 * kU), kSwH);
+    }
+    const bool perGpu = int(p.nics.size()) == g && g > 0;
+    std::map<NodeId, int> siblings, seen;
+    for (const NodeId nic : p.nics)
+        ++siblings[parentOf(P.t, nic)];
+    for (std::size_t i = 0; i < p.nics.size(); ++i) {
+        const NodeId nic = p.nics[i];
+        double x = cx;
+        if (perGpu) {
+            x = gpuX[i];
+        } else {
+            const NodeId par = parentOf(P.t, nic);
+            if (par != network::kNoNode && L.nodes[par].rect.isValid())
+                x = L.nodes[par].rect.center().x();
+            x += (seen[par]++ - (siblings[par] - 1) / 2.0) * kU * 0.9;
+        }
+        put(nic, x, nicY, kNicW, kNicH);
+    }
+}
 
-    // A detailed server: rows NICs, (host memory), root complex, PCIe switches, GPUs, NVSwitch; title at
-    // the bottom. place = false only measures.
-    const double kRowGap = ::tw::ui::kRowGap * L.gapScale;
-    const double kTitleH = shown.size() > std::size_t(WireLayout::kMaxDetailedServers) ? 44 : shown.size() > 8 ? 100 : ::tw::ui::kTitleH;
-    L.titleH = kTitleH;
-    auto layoutServer = [&](const ServerParts& p, QPointF origin, bool place) -> QSizeF {
-        const int g = int(p.gpus.size());
-        const bool hostAbove = p.nics.size() > 1 && p.host != network::kNoNode;
-        const int cols = std::max(g, hostAbove || p.host == network::kNoNode ? 1 : 2);
-        const double width = 2 * kPadX + cols * kU;
-        const double left = origin.x() + kPadX + (cols - g) * kU / 2;
-        const double cx = origin.x() + width / 2;
-        double y = origin.y() + (p.nics.empty() ? kPadTop : 0);
-        auto put = [&](NodeId id, double x, double top, double w, double h, bool bar = false) {
-            if (!place || id == network::kNoNode)
-                return;
-            L.nodes[id].rect = QRectF(x - w / 2, top, w, h);
-            L.nodes[id].bar = bar;
-        };
-        const double nicY = y - kNicH / 2; // NICs sit on the box's top edge, like ports
-        if (!p.nics.empty())
-            y += kNicH / 2 + kRowGap;
-        double hostY = -1;
-        if (hostAbove) {
-            hostY = y;
-            y += kHostH + kRowGap * 0.6;
-        }
-        const double rcX = hostAbove || p.host == network::kNoNode ? cx : cx - kU / 2;
-        if (p.rc != network::kNoNode) {
-            put(p.rc, rcX, y, kRcW, kRcH);
-            if (p.host != network::kNoNode) {
-                if (hostAbove)
-                    put(p.host, rcX, hostY, kHostW, kHostH);
-                else
-                    put(p.host, cx + kU / 2, y + (kRcH - kHostH) / 2, kHostW, kHostH);
-            }
-            y += kRcH + kRowGap;
-        }
-        std::vector<double> gpuX(static_cast<std::size_t>(g));
-        for (int k = 0; k < g; ++k)
-            gpuX[std::size_t(k)] = g == 1 && p.rc != network::kNoNode ? rcX : left + (k + 0.5) * kU;
-        const double switchY = y;
-        if (!p.switches.empty())
-            y += kSwH + kRowGap;
-        const double gpuY = y;
-        y += kGpuH;
-        if (p.nvswitch != network::kNoNode) {
-            y += kRowGap * 0.7;
-            if (g > 0)
-                put(p.nvswitch, (gpuX.front() + gpuX.back()) / 2, y, gpuX.back() - gpuX.front() + kGpuW, kNvH, true);
+// A detailed server: rows NICs, (host memory), root complex, PCIe switches, GPUs, NVSwitch; title at
+// the bottom. Returns its size; place = false only measures.
+QSizeF layoutServer(LayoutPass& P, const ServerParts& p, QPointF origin, bool place)
+{
+    WireLayout& L = P.L;
+    const double kRowGap = P.rowGap;
+    const int g = int(p.gpus.size());
+    const bool hostAbove = p.nics.size() > 1 && p.host != network::kNoNode;
+    const int cols = std::max(g, hostAbove || p.host == network::kNoNode ? 1 : 2);
+    const double width = 2 * kPadX + cols * kU;
+    const double left = origin.x() + kPadX + (cols - g) * kU / 2;
+    const double cx = origin.x() + width / 2;
+    double y = origin.y() + (p.nics.empty() ? kPadTop : 0);
+    auto put = [&](NodeId id, double x, double top, double w, double h, bool bar = false) {
+        if (!place || id == network::kNoNode)
+            return;
+        L.nodes[id].rect = QRectF(x - w / 2, top, w, h);
+        L.nodes[id].bar = bar;
+    };
+    const double nicY = y - kNicH / 2; // NICs sit on the box's top edge, like ports
+    if (!p.nics.empty())
+        y += kNicH / 2 + kRowGap;
+    double hostY = -1;
+    if (hostAbove) {
+        hostY = y;
+        y += kHostH + kRowGap * 0.6;
+    }
+    const double rcX = hostAbove || p.host == network::kNoNode ? cx : cx - kU / 2;
+    if (p.rc != network::kNoNode) {
+        put(p.rc, rcX, y, kRcW, kRcH);
+        if (p.host != network::kNoNode) {
+            if (hostAbove)
+                put(p.host, rcX, hostY, kHostW, kHostH);
             else
-                put(p.nvswitch, cx, y, 2 * kU, kNvH, true);
-            y += kNvH;
+                put(p.host, cx + kU / 2, y + (kRcH - kHostH) / 2, kHostW, kHostH);
         }
-        y += kTitleH + 6;
-        if (place) {
-            std::map<NodeId, std::vector<double>> below; // switch → x of its GPUs
-            for (int k = 0; k < g; ++k) {
-                put(p.gpus[std::size_t(k)], gpuX[std::size_t(k)], gpuY, kGpuW, kGpuH);
-                below[parentOf(p.gpus[std::size_t(k)])].push_back(gpuX[std::size_t(k)]);
-            }
-            for (std::size_t j = 0; j < p.switches.size(); ++j) {
-                const auto it = below.find(p.switches[j]);
-                double x = left + (double(j) + 0.5) * double(g) * kU / double(p.switches.size());
-                int n = 1;
-                if (it != below.end() && !it->second.empty()) {
-                    x = (it->second.front() + it->second.back()) / 2;
-                    n = int(it->second.size());
-                }
-                put(p.switches[j], x, switchY, std::min(kRcW + (n - 1) * 0.6 * kU, n * kU - 0.2 * kU), kSwH);
-            }
-            const bool perGpu = int(p.nics.size()) == g && g > 0;
-            std::map<NodeId, int> siblings, seen;
-            for (const NodeId nic : p.nics)
-                ++siblings[parentOf(nic)];
-            for (std::size_t i = 0; i < p.nics.size(); ++i) {
-                const NodeId nic = p.nics[i];
-                double x = cx;
-                if (perGpu) {
-                    x = gpuX[i];
-                } else {
-                    const NodeId par = parentOf(nic);
-                    if (par != network::kNoNode && L.nodes[par].rect.isValid())
-                        x = L.nodes[par].rect.center().x();
-                    x += (seen[par]++ - (siblings[par] - 1) / 2.0) * kU * 0.9;
-                }
-                put(nic, x, nicY, kNicW, kNicH);
-            }
-        }
-        return {width, y - origin.y()};
-    };
+        y += kRcH + kRowGap;
+    }
+    std::vector<double> gpuX(static_cast<std::size_t>(g));
+    for (int k = 0; k < g; ++k)
+        gpuX[std::size_t(k)] = g == 1 && p.rc != network::kNoNode ? rcX : left + (k + 0.5) * kU;
+    const double switchY = y;
+    if (!p.switches.empty())
+        y += kSwH + kRowGap;
+    const double gpuY = y;
+    y += kGpuH;
+    if (p.nvswitch != network::kNoNode) {
+        y += kRowGap * 0.7;
+        if (g > 0)
+            put(p.nvswitch, (gpuX.front() + gpuX.back()) / 2, y, gpuX.back() - gpuX.front() + kGpuW, kNvH, true);
+        else
+            put(p.nvswitch, cx, y, 2 * kU, kNvH, true);
+        y += kNvH;
+    }
+    y += P.titleH + 6;
+    if (place)
+        placeSwitchesAndNics(P, p, gpuX, gpuY, switchY, nicY, left, cx);
+    return {width, y - origin.y()};
+}
 
-    // Server sizes (compact ones except the opened one).
-    // Indices below run over the servers shown (server shown[s]).
-    const std::size_t S = shown.size();
-    std::vector<QSizeF> size(S);
-    for (std::size_t s = 0; s < S; ++s)
-        size[s] = compact && int(shown[s]) != L.openServer ? QSizeF(kCompactW, kCompactH) : layoutServer(parts[shown[s]], {}, false);
+// Each column's width and each row's height of the servers' sizes in a grid of `cols` columns.
+void gridOf(const std::vector<QSizeF>& size, int cols, std::vector<double>& colW, std::vector<double>& rowH)
+{
+    const std::size_t S = size.size();
+    const int rows = int((S + std::size_t(cols) - 1) / std::size_t(cols));
+    colW.assign(std::size_t(cols), 0);
+    rowH.assign(std::size_t(rows), 0);
+    for (std::size_t s = 0; s < S; ++s) {
+        colW[s % std::size_t(cols)] = std::max(colW[s % std::size_t(cols)], size[s].width());
+        rowH[s / std::size_t(cols)] = std::max(rowH[s / std::size_t(cols)], size[s].height());
+    }
+}
 
-    // Grid: one row up to 8 servers (no link crosses a server), else the column count that frames best.
+// The height of a switch row: boxes and gaps grow with the width of the grid so that labels stay readable.
+double switchRowHeight(double gridWidth)
+{
+    return std::clamp(gridWidth / 45, kSwitchRowH, 220.0);
+}
+
+// Grid: one row up to 8 servers (no link crosses a server), else the column count that frames best in
+// the area, the switch rows above included.
+ServerGrid chooseServerGrid(const LayoutPass& P, const std::vector<QSizeF>& size, QSizeF areaSize)
+{
+    const std::size_t S = size.size();
+    ServerGrid G;
     const double aw = std::max(200.0, areaSize.width()), ah = std::max(150.0, areaSize.height());
-    const double gx = compact ? 40 : 60, gy = compact ? 60 : 70;
-    // Switch rows: boxes and gaps grow with the width of the grid so that their labels stay readable.
+    G.gx = P.compact ? 40 : 60;
+    G.gy = P.compact ? 60 : 70;
     double estW = 0;
     for (std::size_t s = 0; s < S; ++s)
-        estW += size[s].width() + gx;
-    auto switchH = [&](double gridWidth) { return std::clamp(gridWidth / 45, kSwitchRowH, 220.0); };
-    const double sh0 = switchH(S > 8 ? std::sqrt(double(S)) * estW / double(S) * 1.3 : estW);
-    const double topRows = (spines.empty() ? 0 : sh0 + 130 * L.gapScale + sh0) + (leaves.empty() ? 0 : sh0 + 150 * L.gapScale + sh0);
-    auto gridOf = [&](int cols, std::vector<double>& colW, std::vector<double>& rowH) {
-        const int rows = int((S + std::size_t(cols) - 1) / std::size_t(cols));
-        colW.assign(std::size_t(cols), 0);
-        rowH.assign(std::size_t(rows), 0);
-        for (std::size_t s = 0; s < S; ++s) {
-            colW[s % std::size_t(cols)] = std::max(colW[s % std::size_t(cols)], size[s].width());
-            rowH[s / std::size_t(cols)] = std::max(rowH[s / std::size_t(cols)], size[s].height());
-        }
-    };
-    int bestCols = std::max<int>(1, int(S));
+        estW += size[s].width() + G.gx;
+    const double sh0 = switchRowHeight(S > 8 ? std::sqrt(double(S)) * estW / double(S) * 1.3 : estW);
+    const double topRows = (P.spines.empty() ? 0 : sh0 + 130 * P.L.gapScale + sh0)
+                           + (P.leaves.empty() ? 0 : sh0 + 150 * P.L.gapScale + sh0);
+    G.cols = std::max<int>(1, int(S));
     if (S > 8) {
         double bestScale = -1;
         std::vector<double> cw, rh;
         for (int c = 1; c <= int(S); ++c) {
-            gridOf(c, cw, rh);
-            double w = gx * (c - 1), h = topRows + gy * double(rh.size() - 1);
+            gridOf(size, c, cw, rh);
+            double w = G.gx * (c - 1), h = topRows + G.gy * double(rh.size() - 1);
             for (double v : cw)
                 w += v;
             for (double v : rh)
@@ -361,167 +415,156 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
             const double sc = std::min(aw / w, ah / h) * (1 - 0.25 * double(empty) / double(rows * std::size_t(c)));
             if (sc > bestScale * 1.0001) {
                 bestScale = sc;
-                bestCols = c;
+                G.cols = c;
             }
         }
     }
-    L.serverColumns = bestCols;
-    L.serverRows = S == 0 ? 0 : int((S + std::size_t(bestCols) - 1) / std::size_t(bestCols));
-    std::vector<double> colW, rowH;
     if (S > 0)
-        gridOf(bestCols, colW, rowH);
-    double gridW = 0;
-    for (double v : colW)
-        gridW += v;
-    gridW += gx * double(std::max<std::ptrdiff_t>(0, std::ptrdiff_t(colW.size()) - 1));
+        gridOf(size, G.cols, G.colW, G.rowH);
+    for (double v : G.colW)
+        G.width += v;
+    G.width += G.gx * double(std::max<std::ptrdiff_t>(0, std::ptrdiff_t(G.colW.size()) - 1));
     if (S == 0)
-        gridW = std::max<double>(leaves.size(), spines.size()) * 2 * kU;
+        G.width = std::max<double>(P.leaves.size(), P.spines.size()) * 2 * kU;
+    return G;
+}
 
-    // The open pod's server groups (those not open) in a grid under its spines.
-    const int openTop = L.openGroup >= 0 && grouping.parentOf(L.openGroup) >= 0 ? grouping.parentOf(L.openGroup) : L.openGroup;
-    std::vector<int> subBoxes;
-    for (std::size_t g = 0; openTop >= 0 && g < grouping.groups.size(); ++g)
-        if (grouping.groups[g].parent == openTop && int(g) != L.openGroup)
-            subBoxes.push_back(int(g));
-    if (!subBoxes.empty())
-        gridW = std::max(gridW, groupGridWidth(subBoxes.size()));
+// A row of switches at y, spread over the grid's width, sh high.
+void placeSwitchRow(WireLayout& L, const std::vector<NodeId>& row, double y, double gridW, double sh)
+{
+    if (row.empty())
+        return;
+    const double pitch = gridW / double(row.size());
+    const bool single = row.size() == 1;
+    const double w = single ? std::max(2.6 * kU, sh * 4) : std::min(std::max(1.9 * kU, sh * 3.4), pitch * 0.86);
+    for (std::size_t i = 0; i < row.size(); ++i) {
+        const double x = (double(i) + 0.5) * pitch;
+        L.nodes[row[i]].rect = QRectF(x - w / 2, y, w, sh);
+    }
+}
 
-    // Switch rows above the servers, spread over the grid's width.
-    const double sh = switchH(gridW);
-    auto placeRow = [&](const std::vector<NodeId>& row, double y) {
-        if (row.empty())
-            return;
-        const double pitch = gridW / double(row.size());
-        const bool single = row.size() == 1;
-        const double w = single ? std::max(2.6 * kU, sh * 4) : std::min(std::max(1.9 * kU, sh * 3.4), pitch * 0.86);
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            const double x = (double(i) + 0.5) * pitch;
-            L.nodes[row[i]].rect = QRectF(x - w / 2, y, w, sh);
-        }
-    };
-    double y = 0;
-    if (!grouping.empty())
-        y = placeGroups(L, topRow, gridW, gapScale);
-    if (!spines.empty()) {
-        placeRow(spines, y);
-        y += sh + 130 * L.gapScale + sh;
+// The servers shown in their grid from y down, each with its titles; detailed ones with their parts.
+void placeServers(LayoutPass& P, const ServerGrid& G, const std::vector<QSizeF>& size, double y)
+{
+    WireLayout& L = P.L;
+    L.servers.assign(P.parts.size(), {});
+    for (std::size_t s = 0; s < P.parts.size(); ++s)
+        L.servers[s].compact = P.hiddenServer[s] != 0; // inside a collapsed group: not drawn
+    std::vector<double> colX(G.colW.size()), rowY(G.rowH.size());
+    double x = 0;
+    for (std::size_t c = 0; c < G.colW.size(); ++c) {
+        colX[c] = x;
+        x += G.colW[c] + G.gx;
     }
-    if (!subBoxes.empty()) {
-        y = placeBoxGrid(L, subBoxes, gridW, y);
-        // An open server group's frame and title under the others.
-        y += openTop != L.openGroup ? 260 * L.gapScale + kOpenTitleH : 130 * L.gapScale;
+    double ry = y;
+    for (std::size_t r = 0; r < G.rowH.size(); ++r) {
+        rowY[r] = ry;
+        ry += G.rowH[r] + G.gy;
     }
-    if (!leaves.empty()) {
-        placeRow(leaves, y);
-        y += sh + 150 * L.gapScale + sh;
+    for (std::size_t i = 0; i < P.shown.size(); ++i) {
+        const std::size_t c = i % std::size_t(G.cols), r = i / std::size_t(G.cols);
+        const std::size_t s = P.shown[i];
+        const QPointF origin(colX[c] + (G.colW[c] - size[i].width()) / 2, rowY[r]);
+        WireLayout::ServerGeom& sg = L.servers[s];
+        sg.rect = QRectF(origin, size[i]);
+        sg.compact = P.compact && int(s) != L.openServer;
+        const ServerParts& p = P.parts[s];
+        const QString range = p.gpuLo < 0 ? QString()
+            : p.gpuLo == p.gpuHi ? QStringLiteral("GPU %1").arg(p.gpuLo)
+                                 : QStringLiteral("GPUs %1–%2").arg(p.gpuLo).arg(p.gpuHi);
+        sg.titles = {QStringLiteral("server %1 · %2").arg(s).arg(range), QStringLiteral("server %1").arg(s),
+                     QStringLiteral("s%1").arg(s), QString::number(s)};
+        if (range.isEmpty())
+            sg.titles.removeFirst();
+        sg.subtitle = range;
+        if (!sg.compact)
+            layoutServer(P, p, origin, true);
     }
-    L.servers.assign(parts.size(), {});
-    for (std::size_t s = 0; s < parts.size(); ++s)
-        L.servers[s].compact = hiddenServer[s] != 0; // inside a collapsed group: not drawn
+}
+
+// The objects a link's ends are drawn as: nodes, then compact servers, then collapsed groups.
+struct DrawnObjects {
+    const network::Topology& t;
+    const WireLayout& L;
+    NodeId objects = 0, groupObjects = 0; // the first compact server's object, the first group's
+    std::vector<NodeId> ofNode;           // each node's object (a million links at 98,304 GPUs read two each)
+
+    DrawnObjects(const network::Topology& topology, const WireLayout& layout, std::size_t servers)
+        : t(topology), L(layout), objects(NodeId(topology.nodes().size())), groupObjects(objects + NodeId(servers)),
+          ofNode(topology.nodes().size())
     {
-        std::vector<double> colX(colW.size()), rowY(rowH.size());
-        double x = 0;
-        for (std::size_t c = 0; c < colW.size(); ++c) {
-            colX[c] = x;
-            x += colW[c] + gx;
-        }
-        double ry = y;
-        for (std::size_t r = 0; r < rowH.size(); ++r) {
-            rowY[r] = ry;
-            ry += rowH[r] + gy;
-        }
-        for (std::size_t i = 0; i < S; ++i) {
-            const std::size_t c = i % std::size_t(bestCols), r = i / std::size_t(bestCols);
-            const std::size_t s = shown[i];
-            const QPointF origin(colX[c] + (colW[c] - size[i].width()) / 2, rowY[r]);
-            WireLayout::ServerGeom& sg = L.servers[s];
-            sg.rect = QRectF(origin, size[i]);
-            sg.compact = compact && int(s) != L.openServer;
-            const ServerParts& p = parts[s];
-            const QString range = p.gpuLo < 0 ? QString()
-                : p.gpuLo == p.gpuHi ? QStringLiteral("GPU %1").arg(p.gpuLo)
-                                     : QStringLiteral("GPUs %1–%2").arg(p.gpuLo).arg(p.gpuHi);
-            sg.titles = {QStringLiteral("server %1 · %2").arg(s).arg(range), QStringLiteral("server %1").arg(s),
-                         QStringLiteral("s%1").arg(s), QString::number(s)};
-            if (range.isEmpty())
-                sg.titles.removeFirst();
-            sg.subtitle = range;
-            if (!sg.compact)
-                layoutServer(p, origin, true);
+        for (NodeId n = 0; n < t.nodes().size(); ++n) {
+            const auto s = t.node(n).server;
+            const int g = L.collapsedGroupOf(n);
+            ofNode[n] = g >= 0 ? groupObjects + NodeId(g)
+                        : s >= 0 && std::size_t(s) < servers && L.servers[std::size_t(s)].compact ? objects + NodeId(s)
+                                                                                                  : n;
         }
     }
-
-    // Node looks.
-    for (NodeId id = 0; id < t.nodes().size(); ++id) {
-        const NodeKind k = t.node(id).kind;
-        L.nodes[id].dark = k == NodeKind::Gpu || k == NodeKind::NvSwitch;
-    }
-
-    // Segments: each drawn link direction; links of a compact server to the same outside node merge into
-    // one line, links inside a compact server are not drawn.
-    // Objects: nodes, then compact servers, then collapsed groups.
-    L.segmentOf.assign(t.links().size(), -1);
-    const auto objects = NodeId(t.nodes().size());
-    const auto groupObjects = objects + NodeId(parts.size());
-    // Each node's object once (the link loops below read two per link: a million links at 98,304 GPUs).
-    std::vector<NodeId> objectOfNode(t.nodes().size());
-    for (NodeId n = 0; n < t.nodes().size(); ++n) {
-        const auto s = t.node(n).server;
-        const int g = L.collapsedGroupOf(n);
-        objectOfNode[n] = g >= 0 ? groupObjects + NodeId(g)
-                          : s >= 0 && std::size_t(s) < parts.size() && L.servers[std::size_t(s)].compact ? objects + NodeId(s)
-                                                                                                            : n;
-    }
-    auto objectOf = [&](NodeId n) { return objectOfNode[n]; };
-    auto rectOf = [&](NodeId obj) -> QRectF {
+    [[nodiscard]] QRectF rect(NodeId obj) const
+    {
         return obj >= groupObjects ? L.groups[obj - groupObjects].rect
                : obj >= objects    ? L.servers[obj - objects].rect
                                    : L.nodes[obj].rect;
-    };
-    auto barOf = [&](NodeId obj) { return obj < objects && L.nodes[obj].bar; };
-    // A leaf or spine spreads its links along its top and bottom edges, in the order of their other ends.
-    auto isSwitch = [&](NodeId obj) {
-        return obj < objects && (t.node(obj).kind == NodeKind::LeafSwitch || t.node(obj).kind == NodeKind::SpineSwitch);
-    };
-    std::map<std::pair<NodeId, NodeId>, double> spreadX; // (switch, other object) → anchor x
-    {
-        std::map<NodeId, std::vector<std::pair<double, NodeId>>> above, below;
-        for (const network::Link& link : t.links()) {
-            const NodeId a = objectOf(link.from), b = objectOf(link.to);
-            if (!isSwitch(a) || a == b || rectOf(b).isNull() || rectOf(a).isNull())
-                continue;
-            const QPointF other = rectOf(b).center();
-            (other.y() < rectOf(a).center().y() ? above : below)[a].push_back({other.x(), b});
-        }
-        for (auto* side : {&above, &below})
-            for (auto& [sw, ends] : *side) {
-                std::sort(ends.begin(), ends.end());
-                ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-                const QRectF r = rectOf(sw);
-                const double margin = std::min(r.width() * 0.12, 14.0);
-                for (std::size_t i = 0; i < ends.size(); ++i)
-                    spreadX[{sw, ends[i].second}] = ends.size() == 1
-                        ? r.center().x()
-                        : r.left() + margin + (r.width() - 2 * margin) * double(i) / double(ends.size() - 1);
-            }
     }
+    [[nodiscard]] bool bar(NodeId obj) const { return obj < objects && L.nodes[obj].bar; }
+    [[nodiscard]] bool isSwitch(NodeId obj) const
+    {
+        return obj < objects && (t.node(obj).kind == NodeKind::LeafSwitch || t.node(obj).kind == NodeKind::SpineSwitch);
+    }
+};
+
+// A leaf or spine spreads its links along its top and bottom edges, in the order of their other ends:
+// (switch, other object) → anchor x.
+std::map<std::pair<NodeId, NodeId>, double> switchSpread(const DrawnObjects& O)
+{
+    std::map<std::pair<NodeId, NodeId>, double> spreadX;
+    std::map<NodeId, std::vector<std::pair<double, NodeId>>> above, below;
+    for (const network::Link& link : O.t.links()) {
+        const NodeId a = O.ofNode[link.from], b = O.ofNode[link.to];
+        if (!O.isSwitch(a) || a == b || O.rect(b).isNull() || O.rect(a).isNull())
+            continue;
+        const QPointF other = O.rect(b).center();
+        (other.y() < O.rect(a).center().y() ? above : below)[a].push_back({other.x(), b});
+    }
+    for (auto* side : {&above, &below})
+        for (auto& [sw, ends] : *side) {
+            std::sort(ends.begin(), ends.end());
+            ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+            const QRectF r = O.rect(sw);
+            const double margin = std::min(r.width() * 0.12, 14.0);
+            for (std::size_t i = 0; i < ends.size(); ++i)
+                spreadX[{sw, ends[i].second}] = ends.size() == 1
+                    ? r.center().x()
+                    : r.left() + margin + (r.width() - 2 * margin) * double(i) / double(ends.size() - 1);
+        }
+    return spreadX;
+}
+
+// Segments: each drawn link direction; links of a compact server to the same outside node merge into
+// one line, links inside a compact server are not drawn.
+void buildSegments(const network::Topology& t, WireLayout& L, std::size_t servers)
+{
+    L.segmentOf.assign(t.links().size(), -1);
+    const DrawnObjects O(t, L, servers);
+    const auto spreadX = switchSpread(O);
     auto switchAnchor = [&](NodeId sw, NodeId other, QPointF& anchor) {
         const auto it = spreadX.find({sw, other});
         if (it == spreadX.end())
             return;
-        const QRectF r = rectOf(sw);
-        anchor = QPointF(it->second, rectOf(other).center().y() < r.center().y() ? r.top() : r.bottom());
+        const QRectF r = O.rect(sw);
+        anchor = QPointF(it->second, O.rect(other).center().y() < r.center().y() ? r.top() : r.bottom());
     };
     std::map<std::pair<NodeId, NodeId>, int> merged;
     for (LinkId l = 0; l < t.links().size(); ++l) {
         const network::Link& link = t.link(l);
-        const NodeId a = objectOf(link.from), b = objectOf(link.to);
+        const NodeId a = O.ofNode[link.from], b = O.ofNode[link.to];
         if (a == b)
             continue;
-        const QRectF ra = rectOf(a), rb = rectOf(b);
+        const QRectF ra = O.rect(a), rb = O.rect(b);
         if (ra.isNull() || rb.isNull())
             continue;
-        if (a >= objects || b >= objects) {
+        if (a >= O.objects || b >= O.objects) {
             const auto it = merged.find({a, b});
             if (it != merged.end()) {
                 WireLayout::Segment& seg = L.segments[std::size_t(it->second)];
@@ -535,41 +578,43 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         }
         // Anchors: a bar takes the link straight above or below the other end.
         QPointF ta = rb.center(), tb = ra.center();
-        if (barOf(b) && ra.center().x() > rb.left() && ra.center().x() < rb.right())
+        if (O.bar(b) && ra.center().x() > rb.left() && ra.center().x() < rb.right())
             ta = QPointF(ra.center().x(), rb.center().y());
-        if (barOf(a) && rb.center().x() > ra.left() && rb.center().x() < ra.right())
+        if (O.bar(a) && rb.center().x() > ra.left() && rb.center().x() < ra.right())
             tb = QPointF(rb.center().x(), ra.center().y());
         WireLayout::Segment seg;
         seg.rep = l;
         seg.members = {l};
         seg.a = edgeToward(ra, ta);
         seg.b = edgeToward(rb, tb);
-        if (barOf(a))
+        if (O.bar(a))
             seg.a = QPointF(tb.x(), rb.center().y() < ra.center().y() ? ra.top() : ra.bottom());
-        if (barOf(b))
+        if (O.bar(b))
             seg.b = QPointF(ta.x(), ra.center().y() < rb.center().y() ? rb.top() : rb.bottom());
-        if (isSwitch(a))
+        if (O.isSwitch(a))
             switchAnchor(a, b, seg.a);
-        if (isSwitch(b))
+        if (O.isSwitch(b))
             switchAnchor(b, a, seg.b);
-        if (isSwitch(a) && !isSwitch(b) && !barOf(b))
+        if (O.isSwitch(a) && !O.isSwitch(b) && !O.bar(b))
             seg.b = edgeToward(rb, seg.a);
-        if (isSwitch(b) && !isSwitch(a) && !barOf(a))
+        if (O.isSwitch(b) && !O.isSwitch(a) && !O.bar(a))
             seg.a = edgeToward(ra, seg.b);
         seg.bandwidth = link.bandwidth;
         seg.width = WireLayout::capacityWidth(link.bandwidth);
         seg.hash = l * 2654435761u;
         // Switch–switch lines too: in a grouped fabric they pass behind group boxes and open frames' titles.
         seg.between = t.node(link.from).server != t.node(link.to).server || t.node(link.from).server < 0
-                      || a >= groupObjects || b >= groupObjects;
+                      || a >= O.groupObjects || b >= O.groupObjects;
         L.segmentOf[l] = int(L.segments.size());
         L.segments.push_back(std::move(seg));
     }
+}
 
-    // World bounds.
-    QRectF world;
-    // The open group's frame around its parts, with room above them for its title; an open pod's frame
-    // around its open server group's too.
+// The open group's frame around its parts, with room above them for its title; an open pod's frame
+// around its open server group's too. Then the world's bounds around everything drawn.
+void frameGroupsAndWorld(const network::Topology& t, const WireGroups& grouping, WireLayout& L, int openTop,
+                         const std::vector<int>& subBoxes)
+{
     auto frameAround = [&](auto inside, QRectF frame) {
         for (NodeId id = 0; id < t.nodes().size(); ++id)
             if (inside(id)) {
@@ -590,6 +635,7 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         L.groups[std::size_t(openTop)].rect = frameAround([&](NodeId id) { return grouping.of(id) == openTop; }, inner);
         L.groups[std::size_t(openTop)].open = true;
     }
+    QRectF world;
     for (const auto& gg : L.groups)
         world = world.united(gg.rect);
     for (const auto& sg : L.servers)
@@ -598,6 +644,64 @@ WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServe
         if (!ng.rect.isNull())
             world = world.united(ng.rect);
     L.world = world.adjusted(-10, -10, 10, 10);
+}
+
+// One pass at a given gap scale: the parts, the servers' sizes and grid, the rows from the top down
+// (groups, spines, the open pod's server groups, leaves, servers), the links' segments, the frames.
+WireLayout layoutOnce(const network::Topology& t, QSizeF areaSize, int openServer, double gapScale,
+                      const std::shared_ptr<const WireGroups>& shared, int openGroup, WireLayout* recycle)
+{
+    const WireGroups& grouping = *shared;
+    WireLayout L = startLayout(t, openServer, gapScale, shared, openGroup, recycle);
+    LayoutPass P{t, grouping, L, {}, {}, {}, {}, {}, {}, false, kRowGap, kTitleH};
+    collectParts(P);
+
+    // Server sizes (compact ones except the opened one); indices run over the servers shown.
+    const std::size_t S = P.shown.size();
+    std::vector<QSizeF> size(S);
+    for (std::size_t s = 0; s < S; ++s)
+        size[s] = P.compact && int(P.shown[s]) != L.openServer ? QSizeF(kCompactW, kCompactH)
+                                                               : layoutServer(P, P.parts[P.shown[s]], {}, false);
+    ServerGrid G = chooseServerGrid(P, size, areaSize);
+    L.serverColumns = G.cols;
+    L.serverRows = S == 0 ? 0 : int((S + std::size_t(G.cols) - 1) / std::size_t(G.cols));
+
+    // The open pod's server groups (those not open) in a grid under its spines.
+    const int openTop = L.openGroup >= 0 && grouping.parentOf(L.openGroup) >= 0 ? grouping.parentOf(L.openGroup) : L.openGroup;
+    std::vector<int> subBoxes;
+    for (std::size_t g = 0; openTop >= 0 && g < grouping.groups.size(); ++g)
+        if (grouping.groups[g].parent == openTop && int(g) != L.openGroup)
+            subBoxes.push_back(int(g));
+    if (!subBoxes.empty())
+        G.width = std::max(G.width, groupGridWidth(subBoxes.size()));
+
+    // Switch rows above the servers, spread over the grid's width.
+    const double sh = switchRowHeight(G.width);
+    double y = 0;
+    if (!grouping.empty())
+        y = placeGroups(L, P.topRow, G.width, gapScale);
+    if (!P.spines.empty()) {
+        placeSwitchRow(L, P.spines, y, G.width, sh);
+        y += sh + 130 * L.gapScale + sh;
+    }
+    if (!subBoxes.empty()) {
+        y = placeBoxGrid(L, subBoxes, G.width, y);
+        // An open server group's frame and title under the others.
+        y += openTop != L.openGroup ? 260 * L.gapScale + kOpenTitleH : 130 * L.gapScale;
+    }
+    if (!P.leaves.empty()) {
+        placeSwitchRow(L, P.leaves, y, G.width, sh);
+        y += sh + 150 * L.gapScale + sh;
+    }
+    placeServers(P, G, size, y);
+
+    // Node looks.
+    for (NodeId id = 0; id < t.nodes().size(); ++id) {
+        const NodeKind k = t.node(id).kind;
+        L.nodes[id].dark = k == NodeKind::Gpu || k == NodeKind::NvSwitch;
+    }
+    buildSegments(t, L, P.parts.size());
+    frameGroupsAndWorld(t, grouping, L, openTop, subBoxes);
     return L;
 }
 

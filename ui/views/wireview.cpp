@@ -513,6 +513,240 @@ QString WireView::linkToolTip(LinkId link) const
 // ---------------------------------------------------------------------------------------------
 // Painting
 
+// What one frame computes once and its steps share: each line's place, load and trace mark, and the
+// packet streams on the lines carrying traffic now.
+struct WireView::Frame {
+    std::size_t n = 0;
+    std::vector<ScreenLine> lines;
+    std::vector<char> visible;
+    std::vector<network::LinkRates> rates;
+    // Per line: 1 = carries the followed token's row, 2 = only a gradient reduction it feeds, 0 = neither.
+    std::vector<char> traced;
+    // Thousands of lines (a large fabric, an open pod): aliased, and the plain ones batched by pen — one
+    // drawLines per colour and width, the load quantized to 1/64 — several times cheaper than a pen and a
+    // drawLine each.
+    bool many = false;
+    // Packets: one stream per strategy on each line carrying traffic now; spacing ∝ bandwidth / rate,
+    // the phase moving with the time. Thinned evenly beyond kMaxPackets.
+    struct Stream {
+        int segment, strategy; // strategy 4 = unknown
+        double spacing;
+    };
+    std::vector<Stream> streams;
+    double thin = 1, phase = 0, dot = 3;
+    int budget = kMaxPackets;
+};
+
+// Where each line is on screen, whether it is in view, what it carries now and whether it is traced.
+void WireView::measureLines(Frame& F, const QRectF& view) const
+{
+    const ViewState& L = *m_state;
+    const std::size_t n = F.n = L.geo.segments.size();
+    F.lines.resize(n);
+    F.visible.assign(n, 0);
+    F.rates.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        F.lines[i] = L.line(L.geo.segments[i]);
+        const QRectF box = QRectF(F.lines[i].p, F.lines[i].q).normalized().adjusted(-8, -8, 8, 8);
+        F.visible[i] = box.intersects(view);
+        if (F.visible[i])
+            F.rates[i] = segmentRates(int(i));
+    }
+    F.traced.assign(n, 0);
+    if (!m_traced.empty() || !m_tracedGradient.empty())
+        for (std::size_t i = 0; i < n; ++i)
+            for (const LinkId m : L.geo.segments[i].members) {
+                if (std::binary_search(m_traced.begin(), m_traced.end(), m)) {
+                    F.traced[i] = 1;
+                    break;
+                }
+                if (std::binary_search(m_tracedGradient.begin(), m_tracedGradient.end(), m))
+                    F.traced[i] = 2;
+            }
+    F.many = n > kMaxSmoothLines;
+}
+
+// A line's colour: its load (with a simulation) or its payload; idle lines recede in a grid of servers.
+QColor WireView::lineColor(const Frame& F, std::size_t i) const
+{
+    const ViewState& L = *m_state;
+    double u = F.rates[i].bandwidth > 0 ? F.rates[i].total / F.rates[i].bandwidth : 0;
+    if (F.many)
+        u = std::round(u * 64) / 64;
+    QColor c = m_simulation ? loadColor(u) : drawnColor(L.geo.segments[i].rep);
+    if (L.geo.serverRows > 1 && !(F.rates[i].total > 0) && int(i) != L.hoveredSegment)
+        c.setAlpha(m_simulation ? 90 : 160); // a grid of servers: idle lines recede
+    return c;
+}
+
+// One line with its hover outline and trace glow under its colour.
+void WireView::drawLine(QPainter& p, const Frame& F, std::size_t i) const
+{
+    const ScreenLine& ln = F.lines[i];
+    if (int(i) == m_state->hoveredSegment) {
+        p.setPen(QPen(kInk, ln.width + 3, Qt::SolidLine, Qt::FlatCap));
+        p.drawLine(ln.p, ln.q);
+    }
+    // The followed token's links: a yellow glow with a dark rim under the load colour (solid where
+    // its row crosses, dashed where only a gradient reduction it feeds does).
+    if (F.traced[i] == 1) {
+        p.setPen(QPen(kInk, ln.width + 7, Qt::SolidLine, Qt::RoundCap));
+        p.drawLine(ln.p, ln.q);
+        p.setPen(QPen(kWireTokenGlow, ln.width + 4, Qt::SolidLine, Qt::RoundCap));
+        p.drawLine(ln.p, ln.q);
+    } else if (F.traced[i] == 2) {
+        p.setPen(QPen(kInk, ln.width + 4, Qt::DashLine, Qt::FlatCap));
+        p.drawLine(ln.p, ln.q);
+    }
+    p.setPen(QPen(lineColor(F, i), ln.width, Qt::SolidLine, Qt::FlatCap));
+    p.drawLine(ln.p, ln.q);
+}
+
+// The lines between servers and switches (between = true) or inside servers; many plain ones batched.
+void WireView::drawLines(QPainter& p, const Frame& F, bool between) const
+{
+    const ViewState& L = *m_state;
+    // Qt's raster engine fills a shape of more than about 96 scanlines on its GUI thread pool, a dispatch
+    // and a wait per line: with thousands of long lines half a frame went to waking threads. An aliased
+    // line cut into pieces of at most kPieceRows rows is filled on this thread, and its flat-capped
+    // pieces meet without a seam.
+    constexpr double kPieceRows = 80;
+    auto addPieces = [](std::vector<QLineF>& out, QPointF a, QPointF b) {
+        const int pieces = std::max(1, int(std::ceil(std::abs(b.y() - a.y()) / kPieceRows)));
+        for (int k = 0; k < pieces; ++k)
+            out.emplace_back(a + (b - a) * (double(k) / pieces), a + (b - a) * (double(k + 1) / pieces));
+    };
+    p.setRenderHint(QPainter::Antialiasing, !F.many);
+    auto shown = [&](std::size_t i) { return F.visible[i] && L.geo.segments[i].between == between; };
+    auto special = [&](std::size_t i) { return int(i) == L.hoveredSegment || F.traced[i] != 0; };
+    if (F.many) {
+        std::map<std::pair<QRgb, int>, std::vector<QLineF>> batches;
+        for (std::size_t i = 0; i < F.n; ++i)
+            if (shown(i) && !special(i))
+                addPieces(batches[{lineColor(F, i).rgba(), int(std::lround(F.lines[i].width * 4))}], F.lines[i].p,
+                          F.lines[i].q);
+        for (const auto& [pen, batch] : batches) {
+            p.setPen(QPen(QColor::fromRgba(pen.first), pen.second / 4.0, Qt::SolidLine, Qt::FlatCap));
+            p.drawLines(batch.data(), int(batch.size()));
+        }
+    }
+    for (std::size_t i = 0; i < F.n; ++i) // every line, or (many) the hovered and traced ones on top
+        if (shown(i) && (!F.many || special(i)))
+            drawLine(p, F, i);
+}
+
+// The packet streams of the lines in view carrying traffic now, their thinning, phase and dot size.
+void WireView::planPackets(Frame& F) const
+{
+    const bool moving = m_simulation && m_simulation->stepSeconds > 0;
+    if (moving) {
+        double expected = 0;
+        for (std::size_t i = 0; i < F.n; ++i) {
+            const network::LinkRates& rate = F.rates[i];
+            if (!F.visible[i] || !(rate.total > 0) || !(rate.bandwidth > 0))
+                continue;
+            const double len = std::hypot(F.lines[i].q.x() - F.lines[i].p.x(), F.lines[i].q.y() - F.lines[i].p.y());
+            for (int k = 0; k < 5; ++k) {
+                const double r = k < 4 ? rate.byStrategy[std::size_t(k)] : rate.unknown;
+                if (!(r > 0))
+                    continue;
+                const double share = std::min(1.0, r / rate.bandwidth);
+                const double spacing = kMinSpacingPx / std::max(share, 1e-4);
+                F.streams.push_back({int(i), k, spacing});
+                expected += len / spacing + 1;
+            }
+        }
+        F.thin = expected > kMaxPackets ? expected / kMaxPackets : 1.0;
+    }
+    F.phase = moving ? m_time / m_simulation->stepSeconds * kTravelPxPerStep : 0;
+    F.dot = std::clamp(5.0 * m_state->lineScale() + 1, 3.0, 6.0);
+}
+
+// The packets on the lines between servers (between = true) or inside them, within the frame's budget.
+void WireView::drawPackets(QPainter& p, Frame& F, bool between)
+{
+    ViewState& L = *m_state;
+    std::array<std::vector<QRectF>, 5> inner;
+    for (const Frame::Stream& st : F.streams) {
+        if (L.geo.segments[std::size_t(st.segment)].between != between)
+            continue;
+        const ScreenLine& ln = F.lines[std::size_t(st.segment)];
+        const QPointF d = ln.q - ln.p;
+        const double len = std::hypot(d.x(), d.y());
+        if (len < 1)
+            continue;
+        const double spacing = st.spacing * F.thin;
+        const auto h = L.geo.segments[std::size_t(st.segment)].hash;
+        double pos = std::fmod(F.phase + double(h % 997) + st.strategy * spacing * 0.23, spacing);
+        const QPointF u = d / len;
+        const double dot = F.dot;
+        for (; pos < len && F.budget > 0; pos += spacing) {
+            const QPointF c = ln.p + u * pos;
+            inner[std::size_t(st.strategy)].push_back(QRectF(c.x() - dot / 2, c.y() - dot / 2, dot, dot));
+            --F.budget;
+            ++L.packets;
+            if (st.strategy < 4)
+                ++L.packetsBy[st.strategy];
+        }
+    }
+    // Squares with a white rim (visible on a line of their own colour).
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(QPen(Qt::white, 0));
+    for (std::size_t k = 0; k < 5; ++k) {
+        if (inner[k].empty())
+            continue;
+        p.setBrush(k < 4 ? palette::kStrategy[k] : kUnknownStrategy);
+        p.drawRects(inner[k].data(), int(inner[k].size()));
+    }
+    p.setRenderHint(QPainter::Antialiasing, true);
+}
+
+// Collapsed pods and server groups: filled with the load inside them (their outlines and labels are
+// in the static layer).
+void WireView::paintCollapsedGroups(QPainter& p, const QRectF& view) const
+{
+    const ViewState& L = *m_state;
+    for (std::size_t g = 0; g < L.geo.groups.size(); ++g) {
+        if (L.geo.groups[g].open || L.geo.groups[g].rect.isNull() || !L.geo.grouping().groups[g].openable())
+            continue;
+        const QRectF r = QRectF(toScreen(L.geo.groups[g].rect.topLeft()), toScreen(L.geo.groups[g].rect.bottomRight()));
+        if (!r.intersects(view))
+            continue;
+        p.setPen(Qt::NoPen);
+        p.setBrush(palette::mix(drawnGroupColor(int(g)), Qt::white, 0.55));
+        const double radius = std::min(10.0, r.height() * 0.1);
+        p.drawRoundedRect(r, radius, radius);
+    }
+}
+
+// The two static layers (server and group boxes; nodes and labels), redrawn when the view moved.
+void WireView::refreshStaticLayers()
+{
+    ViewState& L = *m_state;
+    const QSize pixels = size() * devicePixelRatioF();
+    const bool stale = L.cacheKey.scale != L.scale || L.cacheKey.offset != L.offset || L.cacheKey.pixels != pixels
+        || L.cacheKey.generation != L.generation || L.serverLayer.isNull();
+    if (!stale)
+        return;
+    L.cacheKey = {L.scale, L.offset, pixels, L.generation};
+    for (QImage* layer : {&L.serverLayer, &L.nodeLayer}) {
+        *layer = QImage(pixels, QImage::Format_ARGB32_Premultiplied);
+        layer->setDevicePixelRatio(devicePixelRatioF());
+        layer->fill(Qt::transparent);
+    }
+    {
+        QPainter q(&L.serverLayer);
+        q.setRenderHint(QPainter::Antialiasing, true);
+        paintServerBoxes(q, L.geo, *m_topology, viewport(), m_openServer);
+        paintGroupBoxes(q, L.geo, viewport());
+    }
+    QPainter q(&L.nodeLayer);
+    q.setRenderHint(QPainter::Antialiasing, true);
+    paintNodeBoxes(q, L.geo, *m_topology, viewport(), m_highlighted);
+}
+
+// A frame: lines between servers and their packets, collapsed groups, server boxes, lines inside
+// servers, nodes, those lines' packets, the legend.
 void WireView::paintEvent(QPaintEvent*)
 {
     ViewState& L = *m_state;
@@ -528,204 +762,24 @@ void WireView::paintEvent(QPaintEvent*)
     }
     const QRectF view = QRectF(rect()).adjusted(-20, -20, 20, 20);
     p.setRenderHint(QPainter::Antialiasing, true);
-
-    // Where each line is and what it carries now.
-    const std::size_t n = L.geo.segments.size();
-    std::vector<ScreenLine> lines(n);
-    std::vector<char> visible(n, 0);
-    std::vector<network::LinkRates> rates(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        lines[i] = L.line(L.geo.segments[i]);
-        const QRectF box = QRectF(lines[i].p, lines[i].q).normalized().adjusted(-8, -8, 8, 8);
-        visible[i] = box.intersects(view);
-        if (visible[i])
-            rates[i] = segmentRates(int(i));
-    }
-    // Per line: 1 = carries the followed token's row, 2 = only a gradient reduction it feeds, 0 = neither.
-    std::vector<char> traced(n, 0);
-    if (!m_traced.empty() || !m_tracedGradient.empty())
-        for (std::size_t i = 0; i < n; ++i)
-            for (const LinkId m : L.geo.segments[i].members) {
-                if (std::binary_search(m_traced.begin(), m_traced.end(), m)) {
-                    traced[i] = 1;
-                    break;
-                }
-                if (std::binary_search(m_tracedGradient.begin(), m_tracedGradient.end(), m))
-                    traced[i] = 2;
-            }
-    // Thousands of lines (a large fabric, an open pod): aliased, and the plain ones batched by pen — one
-    // drawLines per colour and width, the load quantized to 1/64 — several times cheaper than a pen and a
-    // drawLine each.
-    const bool many = n > kMaxSmoothLines;
-    std::map<std::pair<QRgb, int>, std::vector<QLineF>> batches;
-    // Qt's raster engine fills a shape of more than about 96 scanlines on its GUI thread pool, a dispatch
-    // and a wait per line: with thousands of long lines half a frame went to waking threads. An aliased
-    // line cut into pieces of at most kPieceRows rows is filled on this thread, and its flat-capped
-    // pieces meet without a seam.
-    constexpr double kPieceRows = 80;
-    auto addPieces = [](std::vector<QLineF>& out, QPointF a, QPointF b) {
-        const int pieces = std::max(1, int(std::ceil(std::abs(b.y() - a.y()) / kPieceRows)));
-        for (int k = 0; k < pieces; ++k)
-            out.emplace_back(a + (b - a) * (double(k) / pieces), a + (b - a) * (double(k + 1) / pieces));
-    };
-    auto lineColor = [&](std::size_t i) {
-        double u = rates[i].bandwidth > 0 ? rates[i].total / rates[i].bandwidth : 0;
-        if (many)
-            u = std::round(u * 64) / 64;
-        QColor c = m_simulation ? loadColor(u) : drawnColor(L.geo.segments[i].rep);
-        if (L.geo.serverRows > 1 && !(rates[i].total > 0) && int(i) != L.hoveredSegment)
-            c.setAlpha(m_simulation ? 90 : 160); // a grid of servers: idle lines recede
-        return c;
-    };
-    auto drawOne = [&](std::size_t i) {
-        if (int(i) == L.hoveredSegment) {
-            p.setPen(QPen(kInk, lines[i].width + 3, Qt::SolidLine, Qt::FlatCap));
-            p.drawLine(lines[i].p, lines[i].q);
-        }
-        // The followed token's links: a yellow glow with a dark rim under the load colour (solid where
-        // its row crosses, dashed where only a gradient reduction it feeds does).
-        if (traced[i] == 1) {
-            p.setPen(QPen(kInk, lines[i].width + 7, Qt::SolidLine, Qt::RoundCap));
-            p.drawLine(lines[i].p, lines[i].q);
-            p.setPen(QPen(kWireTokenGlow, lines[i].width + 4, Qt::SolidLine, Qt::RoundCap));
-            p.drawLine(lines[i].p, lines[i].q);
-        } else if (traced[i] == 2) {
-            p.setPen(QPen(kInk, lines[i].width + 4, Qt::DashLine, Qt::FlatCap));
-            p.drawLine(lines[i].p, lines[i].q);
-        }
-        p.setPen(QPen(lineColor(i), lines[i].width, Qt::SolidLine, Qt::FlatCap));
-        p.drawLine(lines[i].p, lines[i].q);
-    };
-    auto drawLines = [&](bool between) {
-        p.setRenderHint(QPainter::Antialiasing, !many);
-        auto shown = [&](std::size_t i) { return visible[i] && L.geo.segments[i].between == between; };
-        auto special = [&](std::size_t i) { return int(i) == L.hoveredSegment || traced[i] != 0; };
-        if (many) {
-            batches.clear();
-            for (std::size_t i = 0; i < n; ++i)
-                if (shown(i) && !special(i))
-                    addPieces(batches[{lineColor(i).rgba(), int(std::lround(lines[i].width * 4))}], lines[i].p, lines[i].q);
-            for (const auto& [pen, batch] : batches) {
-                p.setPen(QPen(QColor::fromRgba(pen.first), pen.second / 4.0, Qt::SolidLine, Qt::FlatCap));
-                p.drawLines(batch.data(), int(batch.size()));
-            }
-        }
-        for (std::size_t i = 0; i < n; ++i) // every line, or (many) the hovered and traced ones on top
-            if (shown(i) && (!many || special(i)))
-                drawOne(i);
-    };
-
-    // Packets: one stream per strategy on each line carrying traffic now; spacing ∝ bandwidth / rate,
-    // the phase moving with the time. Thinned evenly beyond kMaxPackets.
-    struct Stream {
-        int segment, strategy; // strategy 4 = unknown
-        double spacing;
-    };
-    std::vector<Stream> streams;
-    double thin = 1;
-    const bool moving = m_simulation && m_simulation->stepSeconds > 0;
-    if (moving) {
-        double expected = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            if (!visible[i] || !(rates[i].total > 0) || !(rates[i].bandwidth > 0))
-                continue;
-            const double len = std::hypot(lines[i].q.x() - lines[i].p.x(), lines[i].q.y() - lines[i].p.y());
-            for (int k = 0; k < 5; ++k) {
-                const double r = k < 4 ? rates[i].byStrategy[std::size_t(k)] : rates[i].unknown;
-                if (!(r > 0))
-                    continue;
-                const double share = std::min(1.0, r / rates[i].bandwidth);
-                const double spacing = kMinSpacingPx / std::max(share, 1e-4);
-                streams.push_back({int(i), k, spacing});
-                expected += len / spacing + 1;
-            }
-        }
-        thin = expected > kMaxPackets ? expected / kMaxPackets : 1.0;
-    }
-    const double phase = moving ? m_time / m_simulation->stepSeconds * kTravelPxPerStep : 0;
-    const double dot = std::clamp(5.0 * L.lineScale() + 1, 3.0, 6.0);
-    int budget = kMaxPackets;
-    auto drawPackets = [&](bool between) {
-        std::array<std::vector<QRectF>, 5> inner;
-        for (const Stream& st : streams) {
-            if (L.geo.segments[std::size_t(st.segment)].between != between)
-                continue;
-            const ScreenLine& ln = lines[std::size_t(st.segment)];
-            const QPointF d = ln.q - ln.p;
-            const double len = std::hypot(d.x(), d.y());
-            if (len < 1)
-                continue;
-            const double spacing = st.spacing * thin;
-            const auto h = L.geo.segments[std::size_t(st.segment)].hash;
-            double pos = std::fmod(phase + double(h % 997) + st.strategy * spacing * 0.23, spacing);
-            const QPointF u = d / len;
-            for (; pos < len && budget > 0; pos += spacing) {
-                const QPointF c = ln.p + u * pos;
-                inner[std::size_t(st.strategy)].push_back(QRectF(c.x() - dot / 2, c.y() - dot / 2, dot, dot));
-                --budget;
-                ++L.packets;
-                if (st.strategy < 4)
-                    ++L.packetsBy[st.strategy];
-            }
-        }
-        // Squares with a white rim (visible on a line of their own colour).
-        p.setRenderHint(QPainter::Antialiasing, false);
-        p.setPen(QPen(Qt::white, 0));
-        for (std::size_t k = 0; k < 5; ++k) {
-            if (inner[k].empty())
-                continue;
-            p.setBrush(k < 4 ? palette::kStrategy[k] : kUnknownStrategy);
-            p.drawRects(inner[k].data(), int(inner[k].size()));
-        }
-        p.setRenderHint(QPainter::Antialiasing, true);
-    };
+    Frame F;
+    measureLines(F, view);
+    planPackets(F);
 
     // 1. Lines between servers and switches (under the server boxes: in a grid they pass behind).
-    drawLines(true);
+    drawLines(p, F, true);
     p.setRenderHint(QPainter::Antialiasing, true);
-    drawPackets(true);
-
-    // Collapsed pods and server groups: filled with the load inside them (their outlines and labels are
-    // in the static layer).
-    for (std::size_t g = 0; g < L.geo.groups.size(); ++g) {
-        if (L.geo.groups[g].open || L.geo.groups[g].rect.isNull() || !L.geo.grouping().groups[g].openable())
-            continue;
-        const QRectF r = QRectF(toScreen(L.geo.groups[g].rect.topLeft()), toScreen(L.geo.groups[g].rect.bottomRight()));
-        if (!r.intersects(view))
-            continue;
-        p.setPen(Qt::NoPen);
-        p.setBrush(palette::mix(drawnGroupColor(int(g)), Qt::white, 0.55));
-        const double radius = std::min(10.0, r.height() * 0.1);
-        p.drawRoundedRect(r, radius, radius);
-    }
+    drawPackets(p, F, true);
+    paintCollapsedGroups(p, view);
 
     // 2. Server boxes, 3. lines inside servers, then the nodes and their labels (both static layers are
     // cached images, redrawn when the view moves), then those lines' packets.
-    const QSize pixels = size() * devicePixelRatioF();
-    const bool stale = L.cacheKey.scale != L.scale || L.cacheKey.offset != L.offset || L.cacheKey.pixels != pixels
-        || L.cacheKey.generation != L.generation || L.serverLayer.isNull();
-    if (stale) {
-        L.cacheKey = {L.scale, L.offset, pixels, L.generation};
-        for (QImage* layer : {&L.serverLayer, &L.nodeLayer}) {
-            *layer = QImage(pixels, QImage::Format_ARGB32_Premultiplied);
-            layer->setDevicePixelRatio(devicePixelRatioF());
-            layer->fill(Qt::transparent);
-        }
-        {
-            QPainter q(&L.serverLayer);
-            q.setRenderHint(QPainter::Antialiasing, true);
-            paintServerBoxes(q, L.geo, *m_topology, viewport(), m_openServer);
-            paintGroupBoxes(q, L.geo, viewport());
-        }
-        QPainter q(&L.nodeLayer);
-        q.setRenderHint(QPainter::Antialiasing, true);
-        paintNodeBoxes(q, L.geo, *m_topology, viewport(), m_highlighted);
-    }
+    refreshStaticLayers();
     p.drawImage(QPointF(0, 0), L.serverLayer);
-    drawLines(false);
+    drawLines(p, F, false);
     p.setRenderHint(QPainter::Antialiasing, true);
     p.drawImage(QPointF(0, 0), L.nodeLayer);
-    drawPackets(false);
+    drawPackets(p, F, false);
     std::optional<QString> token;
     if (!m_traced.empty() || !m_tracedGradient.empty())
         token = m_traceName.isEmpty() ? tr("followed token") : m_traceName;

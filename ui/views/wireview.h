@@ -46,6 +46,8 @@
 #include <optional>
 #include <vector>
 
+class QPainter;
+
 namespace tw::ui {
 
 struct WireViewport;
@@ -167,6 +169,15 @@ protected:
 
 private:
     struct ViewState; // the geometry, the view transform, hover and drag, what the last paint drew, caches
+    struct Frame;     // what one paint computes once: the lines' places, loads, trace marks, packet streams
+    void measureLines(Frame& frame, const QRectF& view) const;
+    [[nodiscard]] QColor lineColor(const Frame& frame, std::size_t line) const;
+    void drawLine(QPainter& p, const Frame& frame, std::size_t line) const;
+    void drawLines(QPainter& p, const Frame& frame, bool between) const;
+    void planPackets(Frame& frame) const;
+    void drawPackets(QPainter& p, Frame& frame, bool between);
+    void paintCollapsedGroups(QPainter& p, const QRectF& view) const;
+    void refreshStaticLayers();
     void rebuildLayout();
     void fitTransform();
     void updateHover(QPoint pos);
