@@ -644,7 +644,6 @@ struct ParamCounts {
 ParamCounts addParameterFigures(FigureSet& f, const ModelConfig& m, const ModelSymbols& y)
 {
     const bool gpt = y.gpt, moe = y.moe;
-    const double L = y.L, d = y.d, a = y.a, V = y.V, T = y.T, E = y.E, k = y.k;
     const std::string &sL = y.sL, &sd = y.sd, &sdkv = y.sdkv, &sff = y.sff, &sV = y.sV, &sE = y.sE, &sLm = y.sLm, &sLd = y.sLd;
     const Params<std::uint64_t> pc = params<std::uint64_t>(m);
     f.add({"model.params.embedding", "Parameters: token embedding", static_cast<double>(pc.embedding), "params",
@@ -768,7 +767,7 @@ bool addMemoryFigures(FigureSet& f, const ModelConfig& m, const BatchShape& b, c
                       std::uint64_t P)
 {
     const bool gpt = y.gpt;
-    const double L = y.L, d = y.d, a = y.a, T = y.T, B = y.B, sw = y.sw, sg = y.sg, so = y.so;
+    const double sw = y.sw, sg = y.sg, so = y.so;
     const std::string &sL = y.sL, &sd = y.sd, &sV = y.sV, &sB = y.sB, &sT = y.sT, &sa_ = y.sa_;
     const double sP = static_cast<double>(P);
     const std::string sPs = I(P);
@@ -860,7 +859,7 @@ void addComputeFigures(FigureSet& f, const ModelConfig& m, const GpuSpec& gpu, c
     const Params<std::uint64_t>& pc = counts.pc;
     const double Pa = counts.Pa;
     const bool gpt = y.gpt, moe = y.moe;
-    const double L = y.L, d = y.d, a = y.a, V = y.V, T = y.T, B = y.B, G = y.G, k = y.k;
+    const double L = y.L, d = y.d, V = y.V, T = y.T, B = y.B, G = y.G;
     const std::string &sL = y.sL, &sd = y.sd, &sV = y.sV, &sB = y.sB, &sT = y.sT;
     const double tokensMb = B * T;
     f.add({"compute.tokens_per_microbatch", "Tokens per micro-batch", tokensMb, "tokens",
