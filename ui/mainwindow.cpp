@@ -19,6 +19,7 @@
 #include "settings/fontfollow.h"
 #include "settings/settingsdialog.h"
 #include "shell/scenariotoolbar.h"
+#include "shell/screenfit.h"
 #include "stagenavigator.h"
 #include "views/figuretablemodel.h"
 #include "views/scheduleview.h"
@@ -42,6 +43,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStackedWidget>
+#include <QScrollArea>
 #include <QStatusBar>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -97,7 +99,13 @@ MainWindow::MainWindow(QWidget* parent)
     m_comparePanel = new ComparePanel(m_document, this);
     auto* compareDock = new QDockWidget(tr("Compare A/B"), this);
     compareDock->setObjectName(QStringLiteral("compareDock"));
-    compareDock->setWidget(m_comparePanel);
+    // Scrolled inside the dock: its tables and charts never make the window taller than the screen.
+    auto* compareScroll = new QScrollArea(compareDock);
+    compareScroll->setObjectName(QStringLiteral("compareScroll"));
+    compareScroll->setWidgetResizable(true);
+    compareScroll->setFrameShape(QFrame::NoFrame);
+    compareScroll->setWidget(m_comparePanel);
+    compareDock->setWidget(compareScroll);
     addDockWidget(Qt::BottomDockWidgetArea, compareDock);
     resizeDocks({compareDock}, {300}, Qt::Vertical);
     compareDock->hide();
@@ -107,7 +115,9 @@ MainWindow::MainWindow(QWidget* parent)
     m_compareAction->setShortcut(QKeySequence(tr("Ctrl+K")));
     // Every chart and table gets its Export context menu.
     ExportMenus::install();
-    // The followed token, in the status bar whichever pane is shown.
+    // The followed token, in the status bar whichever pane is shown. The bar exists from the start: made
+    // on the first message (a hover in stage 1), it would take its height from the panes under the pointer.
+    statusBar()->setObjectName(QStringLiteral("statusBar"));
     connect(m_document, &Document::followedTokenChanged, this, [this] {
         const QString caption = panekit::followedTokenCaption(m_document);
         if (caption.isEmpty())
@@ -138,7 +148,7 @@ MainWindow::MainWindow(QWidget* parent)
             connect(chain, &QTextBrowser::anchorClicked, this, &MainWindow::openHelpLink);
         }
     setStage(Stage::Text);
-    resize(1400, 900);
+    screenfit::resizeToFit(this, {1400, 900}); // a 1280×720 projector included
 }
 
 QList<QWidget*> MainWindow::panes() const

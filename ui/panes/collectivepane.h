@@ -68,6 +68,7 @@ public:
     bool stepForward() override;                     // and its steps
     bool stepBack() override;
     [[nodiscard]] bool canStepBack() const override;
+    [[nodiscard]] bool hasOwnSteps() const override { return true; }
 
     [[nodiscard]] ScheduleView* view() const { return m_view; }
     [[nodiscard]] QComboBox* callBox() const { return m_call; }

@@ -4,6 +4,7 @@
 #include "document/document.h"
 #include "document/results.h"
 #include "settings/appsettings.h"
+#include "shell/screenfit.h"
 #include "workers/backgroundjob.h"
 
 #include "base/units.h"
@@ -58,7 +59,7 @@ FitPlansDialog::FitPlansDialog(Document* document, QWidget* parent)
     m_cancel->setObjectName(QStringLiteral("fitCancel"));
     QPushButton* close = buttons->addButton(QDialogButtonBox::Close);
     layout->addWidget(buttons);
-    resize(1000, 480);
+    screenfit::resizeToFit(this, {1000, 480}); // a 1280×720 projector included
 
     // The search runs on the document's results; this dialog shows what it finds.
     Results* results = m_document->results();

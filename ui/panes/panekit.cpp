@@ -239,10 +239,21 @@ void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawin
     // The toggle on the left, the chip on the right, also while the caption gives way to the narration.
     top->addWidget(formToggle(pane, form), 0, Qt::AlignLeft | Qt::AlignTop);
     top->addWidget(caption, 1);
-    if (chip)
+    if (chip) {
+        // Its room kept while hidden: following a token (a hover in stage 1) moves nothing below it.
+        QSizePolicy policy = chip->sizePolicy();
+        policy.setRetainSizeWhenHidden(true);
+        chip->setSizePolicy(policy);
         top->addWidget(chip, 0, Qt::AlignRight | Qt::AlignTop);
+    }
     layout->addLayout(top);
     layout->addWidget(split, 1);
+}
+
+QString scenarioName(const Document* document)
+{
+    const std::string& name = document->scenario().name;
+    return name.empty() ? document->displayName() : QString::fromStdString(name);
 }
 
 QString followedTokenCaption(const Document* document)

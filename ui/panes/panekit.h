@@ -65,6 +65,9 @@ void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawin
 // (presentation mode puts forms away too).
 QWidget* formToggle(QWidget* pane, QWidget* form);
 
+// How the window names the open scenario: its own name ("gpt3-175b", a preset's), else the file's.
+QString scenarioName(const Document* document);
+
 // The story's live thread. "token #12 “·che”" for the document's followed token (its piece as the chips
 // show it); empty when none is followed or the derivation has no such token.
 QString followedTokenCaption(const Document* document);

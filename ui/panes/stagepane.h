@@ -40,6 +40,7 @@ public:
     virtual bool stepForward() { return false; }
     virtual bool stepBack() { return false; }
     [[nodiscard]] virtual bool canStepBack() const { return false; }
+    [[nodiscard]] virtual bool hasOwnSteps() const { return false; }
 
     static constexpr double kMinViewScale = 0.1, kMaxViewScale = 12.0;
 

@@ -127,6 +127,9 @@ TextPane::TextPane(Document* document, QWidget* parent)
     m_progressRow->hide();
     connect(cancel, &QPushButton::clicked, this, &TextPane::cancelWork);
 
+    // The followed token's chip sits in the tokens' heading row (buildSourceAndTokens), its room kept
+    // while hidden: hovering a chip follows its token, and nothing may move under the pointer.
+    m_followChip = panekit::followChip(this, m_doc);
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->setChildrenCollapsible(false);
     split->addWidget(buildSourceAndTokens());
@@ -135,12 +138,9 @@ TextPane::TextPane(Document* document, QWidget* parent)
     split->setStretchFactor(1, 2);
     split->setSizes({800, 560});
 
-    m_followChip = panekit::followChip(this, m_doc);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(8, 4, 8, 8);
     layout->addWidget(controls);
-    // On its own row: beside the controls it would widen the window past 1280 px.
-    layout->addWidget(m_followChip, 0, Qt::AlignLeft);
     layout->addWidget(m_gpt2Banner);
     layout->addWidget(m_message);
     layout->addWidget(m_progressRow);

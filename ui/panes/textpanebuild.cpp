@@ -12,6 +12,7 @@
 #include "text/bpetrainer.h"
 #include "text/gpt2.h"
 #include "text/samples.h"
+#include "views/elidedlabel.h"
 #include "views/figuretablemodel.h"
 #include "views/messagebar.h"
 #include "views/pagedtextview.h"
@@ -24,6 +25,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -171,15 +173,29 @@ QWidget* TextPane::buildSourceAndTokens()
     auto* tokensBox = new QWidget(this);
     auto* tokensLayout = new QVBoxLayout(tokensBox);
     tokensLayout->setContentsMargins(0, 0, 0, 0);
-    auto* heading = new QLabel(tr("<b>Tokens</b> <span style='color:gray'>· space ↵ newline → tab ⟨hex⟩ one byte "
-                                  "(hover a chip)</span>"),
-                               this);
-    // Both labels may be cut rather than widen the column.
-    heading->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    auto* heading = new QLabel(tr("<b>Tokens</b>"), this);
+    // The legend gives way (cut with "…") rather than widen the column; the followed token's chip takes
+    // its place, in the same cell, whose height is the chip's with or without it: hovering a chip follows
+    // its token, and nothing may move under the pointer.
+    auto* legend = new ElidedLabel(tr("· space ↵ newline → tab ⟨hex⟩ one byte (hover a chip)"), this);
+    legend->setObjectName(QStringLiteral("tokensLegend"));
+    legend->setStyleSheet(QStringLiteral("color: gray"));
     m_chipInfo->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    auto* headRow = new QHBoxLayout;
-    headRow->addWidget(heading, 3);
-    headRow->addWidget(m_chipInfo, 2);
+    QSizePolicy chipPolicy = m_followChip->sizePolicy();
+    chipPolicy.setRetainSizeWhenHidden(true);
+    m_followChip->setSizePolicy(chipPolicy);
+    auto* headRow = new QGridLayout;
+    headRow->setContentsMargins(0, 0, 0, 0);
+    headRow->addWidget(heading, 0, 0);
+    headRow->addWidget(legend, 0, 1);
+    headRow->addWidget(m_followChip, 0, 1, Qt::AlignLeft | Qt::AlignVCenter);
+    headRow->addWidget(m_chipInfo, 0, 2);
+    headRow->setColumnStretch(1, 3);
+    headRow->setColumnStretch(2, 1);
+    auto showLegend = [this, legend] { legend->setVisible(panekit::followedTokenCaption(m_doc).isEmpty()); };
+    connect(m_doc, &Document::followedTokenChanged, legend, showLegend);
+    connect(m_doc, &Document::derived, legend, showLegend);
+    showLegend();
     tokensLayout->addLayout(headRow);
     tokensLayout->addWidget(m_chips, 1);
 

@@ -10,6 +10,7 @@
 #include "document/results.h"
 #include "panes/panekit.h"
 #include "scenario/sweep.h"
+#include "views/busyveil.h"
 #include "views/figuretablemodel.h"
 #include "views/tokenchipview.h"
 #include "views/wiregpuhover.h"
@@ -240,28 +241,29 @@ WirePane::WirePane(Document* document, QWidget* parent)
                 r.layout = std::make_shared<WireLayout>(WireLayout::compute(*r.network->topology, area, -1, true, -1, r.groups));
         };
     });
+    // While the current scenario's step is simulated, the veil over the drawing says so where the eye is,
+    // with its progress and Cancel (the previous picture dimmed under it).
+    m_veil = new BusyVeil(m_view);
     BackgroundJob* stepJob = m_results->stepJob();
     connect(stepJob, &BackgroundJob::started, this, [this] {
-        m_progress->setValue(0);
-        m_progress->show();
-        m_cancel->show();
+        const QString name = panekit::scenarioName(m_document).toHtmlEscaped();
+        m_veil->showBusy(m_drawn ? tr("Simulating the step of <b>%1</b>…<br>Under this veil: the previous scenario's step.").arg(name)
+                                 : tr("Simulating the step of <b>%1</b>…").arg(name));
         showStatus(m_drawn ? tr("Simulating the new step… (the drawing shows the previous one)") : tr("Simulating the step…"),
                    false);
     });
-    connect(stepJob, &BackgroundJob::progressed, this, [this](double f) { m_progress->setValue(int(f * 100)); });
+    connect(stepJob, &BackgroundJob::progressed, m_veil, &BusyVeil::setProgress);
     connect(stepJob, &BackgroundJob::cancelled, this, [this] {
-        m_progress->hide();
-        m_cancel->hide();
-        if (m_document->isDeriving())
+        m_veil->hideBusy();
+        if (m_document->isDeriving() || m_document->derivationGeneration() != m_document->generation())
             return; // superseded by an edit: the next step is on its way
         showStatus(tr("Simulation cancelled: the drawing shows the previous step. Edit anything to simulate again."),
                    true);
     });
-    connect(m_cancel, &QPushButton::clicked, m_results, &Results::cancelStep);
+    connect(m_veil, &BusyVeil::cancelRequested, m_results, &Results::cancelStep);
     connect(m_results, &Results::stepFinished, this, &WirePane::applyStep);
     connect(m_results, &Results::stepRefused, this, [this](const QString& reason) {
-        m_progress->hide();
-        m_cancel->hide();
+        m_veil->hideBusy();
         showStatus(reason + QLatin1Char('.'), true);
     });
     connect(m_results, &Results::outdated, this, &WirePane::showOutdated);
@@ -321,6 +323,8 @@ WirePane::WirePane(Document* document, QWidget* parent)
     m_charts->setDisplayUnits(units());
     connect(m_document, &Document::problemsChanged, this, [this] {
         if (!m_document->problems().empty())
+            m_veil->hideBusy(); // no step comes: the status says why
+        if (!m_document->problems().empty())
             showStatus(tr("The scenario cannot be derived (see the other stages): the drawing shows the last "
                           "step that could."),
                        true);
@@ -366,28 +370,37 @@ void WirePane::requestStep()
 
 void WirePane::showOutdated()
 {
-    // The scenario changed: what is drawn is the previous scenario's until the new step arrives.
-    if (m_drawn)
+    // The scenario changed: what is drawn is the previous scenario's until the new step arrives, and the
+    // veil over it says so.
+    const QString name = panekit::scenarioName(m_document);
+    if (m_drawn) {
         showStatus(tr("The drawing shows the previous scenario's step; the current one is simulated when it is derived."),
                    false);
+        m_veil->showBusy(tr("The scenario changed: <b>%1</b>'s step is simulated next.<br>Under this veil: the previous "
+                            "scenario's step.")
+                             .arg(name.toHtmlEscaped()),
+                         false);
+    }
     if (const auto sweep = m_results->sweep(); sweep && !m_results->isCurrent(sweep->generation) && m_charts->hasSweep()) {
         m_charts->clearSweep(tr("Scaling: run the sweep again for this scenario"));
         m_sweepGaps->clear();
         m_sweepStatus->setText(tr("The sweep shown before was run for %1; the scenario has changed since. Press Run sweep "
                                   "to simulate these sizes for %2.")
                                    .arg(qs(sweep->scenarioName.empty() ? std::string("another scenario") : sweep->scenarioName),
-                                        m_document->displayName() == tr("Untitled") && !m_document->scenario().name.empty()
-                                            ? qs(m_document->scenario().name)
-                                            : m_document->displayName()));
+                                        name));
         m_sweepCancel->setEnabled(false);
         fillFigures();
     }
 }
 
+QPushButton* WirePane::cancelButton() const
+{
+    return m_veil->cancelButton();
+}
+
 void WirePane::applyStep(const std::shared_ptr<const StepResult>& result)
 {
-    m_progress->hide();
-    m_cancel->hide();
+    m_veil->hideBusy();
     if (!result->ok()) {
         if (result->cancelled)
             return; // the job's cancelled() said it

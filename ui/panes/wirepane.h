@@ -42,6 +42,7 @@ class QVBoxLayout;
 
 namespace tw::ui {
 
+class BusyVeil;
 class Document;
 class FigureTableModel;
 class WireCharts;
@@ -69,7 +70,9 @@ public:
     [[nodiscard]] QComboBox* speedBox() const { return m_speed; }
     [[nodiscard]] QLabel* timeLabel() const { return m_timeLabel; }
     [[nodiscard]] QLabel* statusLabel() const { return m_status; }
-    [[nodiscard]] QPushButton* cancelButton() const { return m_cancel; }
+    // The veil over the drawing while the current scenario's step is simulated (its text, progress, Cancel).
+    [[nodiscard]] BusyVeil* veil() const { return m_veil; }
+    [[nodiscard]] QPushButton* cancelButton() const;
     [[nodiscard]] QLineEdit* sweepGpusEdit() const { return m_sweepGpus; }
     [[nodiscard]] QPushButton* sweepButton() const { return m_sweepRun; }
     [[nodiscard]] QTextBrowser* sweepGapText() const { return m_sweepGaps; }
@@ -178,8 +181,7 @@ private:
     QLabel* m_podsShape = nullptr;
     // Simulation status
     QLabel* m_status = nullptr;
-    QProgressBar* m_progress = nullptr;
-    QPushButton* m_cancel = nullptr;
+    BusyVeil* m_veil = nullptr;
     QLabel* m_summary = nullptr;
     // Transport
     QPushButton* m_play = nullptr;

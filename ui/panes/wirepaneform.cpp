@@ -185,17 +185,6 @@ void WirePane::buildForm(QWidget* form)
     m_status->setObjectName(QStringLiteral("wireStatus"));
     m_status->setWordWrap(true);
     sim->addRow(m_status);
-    m_progress = new QProgressBar(form);
-    m_progress->setObjectName(QStringLiteral("wireProgress"));
-    m_progress->setRange(0, 100);
-    m_progress->hide();
-    m_cancel = new QPushButton(tr("Cancel"), form);
-    m_cancel->setObjectName(QStringLiteral("wireCancel"));
-    m_cancel->hide();
-    auto* progressRow = new QHBoxLayout;
-    progressRow->addWidget(m_progress, 1);
-    progressRow->addWidget(m_cancel);
-    sim->addRow(progressRow);
     m_summary = new QLabel(form);
     m_summary->setObjectName(QStringLiteral("wireSummary"));
     m_summary->setWordWrap(true);

@@ -167,18 +167,27 @@ void GuidedTour::buildSteps()
         {Stage::Collectives, tr("The AllReduce, step by step"), [w] { return static_cast<QWidget*>(w->collectivePane()->view()); },
          [w] {
              ScheduleView* v = w->collectivePane()->view();
-             return tr("The plan's largest collective over %1 ranks, played one step per →: in each step every rank "
-                       "sends one chunk to its neighbour and adds what it receives. Now: step %2 of %3 (%4).")
-                 .arg(v->rankCount())
-                 .arg(v->currentStep())
-                 .arg(v->stepCount())
-                 .arg(v->phase().toHtmlEscaped());
+             const QString intro = tr("The plan's largest collective over %1 ranks: in each of its %2 steps every rank "
+                                      "sends one chunk to its neighbour and adds what it receives.")
+                                       .arg(v->rankCount())
+                                       .arg(v->stepCount());
+             if (v->currentStep() == 0)
+                 return intro + QLatin1Char(' ') + tr("Press space to play it one step at a time.");
+             const QString phase = v->phase();
+             return intro + QLatin1Char(' ')
+                    + (phase.isEmpty() ? tr("Now: step %1 of %2.").arg(v->currentStep()).arg(v->stepCount())
+                                       : tr("Now: step %1 of %2 (%3).")
+                                             .arg(v->currentStep())
+                                             .arg(v->stepCount())
+                                             .arg(phase.toHtmlEscaped()));
          },
          [w] {
              w->collectivePane()->choosePlanCall(0);
              w->collectivePane()->view()->setStep(0);
          }},
-        {Stage::Wire, tr("The wire"), [w] { return static_cast<QWidget*>(w->wirePane()->view()); },
+        // The drawing with the followed token's sentence and the play controls under it (the outline around
+        // the drawing alone crossed that sentence).
+        {Stage::Wire, tr("The wire"), [w] { return w->wirePane()->view()->parentWidget(); },
          [doc] {
              return tr("Those bytes leave the GPUs over NVLink, PCIe and the network: the fabric under the %1 GPUs with one "
                        "training step simulated on it. Space plays it; hover a link for its bytes.")
@@ -284,11 +293,6 @@ void GuidedTour::next()
 {
     if (!m_active)
         return;
-    // A stage with steps of its own (stage 4's schedule) walks them first.
-    if (m_window->stagePane(m_steps[std::size_t(m_current)].stage)->stepForward()) {
-        place();
-        return;
-    }
     if (m_current + 1 < stepCount())
         show(m_current + 1);
     else
@@ -299,12 +303,17 @@ void GuidedTour::back()
 {
     if (!m_active)
         return;
-    if (m_window->stagePane(m_steps[std::size_t(m_current)].stage)->stepBack()) {
-        place();
-        return;
-    }
     if (m_current > 0)
         show(m_current - 1);
+}
+
+void GuidedTour::stepStage()
+{
+    // A stage with steps of its own (stage 4's schedule) plays one; elsewhere space is the next step.
+    if (m_active && m_window->stagePane(m_steps[std::size_t(m_current)].stage)->stepForward())
+        place();
+    else
+        next();
 }
 
 void GuidedTour::show(int step)
@@ -332,12 +341,14 @@ void GuidedTour::place()
     m_overlay->setGeometry(area);
     m_overlay->setHole(m_highlight);
     m_overlay->raise();
-    m_text->setText(tr("<p><b>%1 · %2</b></p><p>%3</p><p><small>Step %4 of %5 · → next · ← back · Esc ends</small></p>")
+    const bool ownSteps = m_window->stagePane(s.stage)->hasOwnSteps();
+    m_text->setText(tr("<p><b>%1 · %2</b></p><p>%3</p><p><small>Step %4 of %5 · → next · ← back%6 · Esc ends</small></p>")
                         .arg(m_current + 1)
                         .arg(s.title.toHtmlEscaped(), s.text())
                         .arg(m_current + 1)
-                        .arg(stepCount()));
-    m_back->setEnabled(m_current > 0 || m_window->stagePane(s.stage)->canStepBack());
+                        .arg(stepCount())
+                        .arg(ownSteps ? tr(" · space plays one step") : QString()));
+    m_back->setEnabled(m_current > 0);
     // The card: a third of the window wide, beside the outline — below, right, left (narrowed to the room
     // there, down to kNarrowest), above (over the narration: last) — and inside the outline's bottom-right
     // corner only when no side has room.
@@ -392,9 +403,12 @@ bool GuidedTour::eventFilter(QObject* watched, QEvent* event)
     switch (key->key()) {
     case Qt::Key_Right:
     case Qt::Key_PageDown:
-    case Qt::Key_Space:
         if (!key->isAutoRepeat())
             next();
+        return true;
+    case Qt::Key_Space:
+        if (!key->isAutoRepeat())
+            stepStage();
         return true;
     case Qt::Key_Left:
     case Qt::Key_PageUp:

@@ -1,11 +1,11 @@
 #pragma once
 // Help → "Guided tour": the paper's story told in the five panes, one step per key or click — the text,
 // a token of it (the live thread: the document follows it from here on), its tensors, the strategies
-// on the GPUs, the ring AllReduce step by step (each → plays one step of the schedule until it is done)
-// and the wire. Each step shows its stage, outlines the widget it talks about (an overlay that dims the
+// on the GPUs, the ring AllReduce step by step (space plays one step of the schedule) and the wire. Each step shows its stage, outlines the widget it talks about (an overlay that dims the
 // rest of the window) and puts a card beside it with what to look at; the narration band above tells the
-// stage's numbers. The keys are presentation mode's (→ / PgDn / space next, ← / PgUp back, Esc ends),
-// and they work with or without presentation mode; the card has Back, Next and End buttons.
+// stage's numbers. The keys are presentation mode's (→ / PgDn next, ← / PgUp back, Esc ends; space plays
+// one step of a stage that has its own, stage 4's schedule, and is "next" elsewhere), and they work with
+// or without presentation mode; the card has Back, Next and End buttons.
 
 #include "stage.h"
 
@@ -36,9 +36,11 @@ public:
     void start();  // from the first step
     void stop();
     [[nodiscard]] bool isActive() const { return m_active; }
-    // Next / back: one step, or within the AllReduce step one step of the schedule.
+    // Next / back: one step of the tour. stepStage(): one step of the current stage's own (stage 4's
+    // schedule), else next().
     void next();
     void back();
+    void stepStage();
 
     [[nodiscard]] int stepCount() const { return int(m_steps.size()); }
     [[nodiscard]] int currentStep() const { return m_current; } // -1 when not active

@@ -1,5 +1,7 @@
 #include "modelhelp.h"
 
+#include "screenfit.h"
+
 #include <QDesktopServices>
 #include <QDir>
 #include <QFile>
@@ -51,7 +53,7 @@ ModelHelp::ModelHelp(QWidget* parent)
 {
     setObjectName(QStringLiteral("modelHelp"));
     setWindowTitle(tr("How the numbers are computed"));
-    resize(1100, 760);
+    screenfit::resizeToFit(this, {1100, 760}); // a 1280×720 projector included
 
     m_search = new QLineEdit(this);
     m_search->setObjectName(QStringLiteral("modelHelpSearch"));

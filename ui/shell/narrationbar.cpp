@@ -17,6 +17,8 @@
 #include <QToolTip>
 #include <QUrl>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace tw::ui {
@@ -159,13 +161,21 @@ void NarrationBar::applyFont()
 
 void NarrationBar::fitHeight()
 {
-    // As tall as the sentences at the current width (no scroll bar, no empty lines).
+    // As tall as the sentences at the current width (no scroll bar). On one stage, at one width and font,
+    // it never shrinks: a shorter sentence (a step of the schedule played, a new preset) must not move
+    // the pane below it under the pointer; a new stage, width or font starts again from its text.
     QTextDocument* doc = m_browser->document();
     const int width = m_browser->viewport()->width() > 0 ? m_browser->viewport()->width() : m_browser->width();
     doc->setTextWidth(width);
-    const int height = int(std::ceil(doc->size().height())) + 2 * m_browser->frameWidth();
-    if (m_browser->height() != height)
-        m_browser->setFixedHeight(std::max(height, m_browser->fontMetrics().lineSpacing()));
+    const int need = int(std::ceil(doc->size().height())) + 2 * m_browser->frameWidth();
+    const std::array<int, 3> key = {m_stage, width, m_browser->fontInfo().pixelSize()};
+    if (key != m_heightKey) {
+        m_heightKey = key;
+        m_keptHeight = 0;
+    }
+    m_keptHeight = std::max({need, m_keptHeight, m_browser->fontMetrics().lineSpacing()});
+    if (m_browser->height() != m_keptHeight)
+        m_browser->setFixedHeight(m_keptHeight);
 }
 
 void NarrationBar::onHighlighted(const QUrl& url)

@@ -9,6 +9,8 @@
 
 #include <QFrame>
 
+#include <array>
+
 class QTextBrowser;
 class QUrl;
 
@@ -68,6 +70,8 @@ private:
     bool m_large = false;
     bool m_usesSimulation = false;
     QString m_hovered;
+    std::array<int, 3> m_heightKey = {-1, -1, -1}; // stage, width, font size the kept height is for
+    int m_keptHeight = 0;
 };
 
 } // namespace tw::ui

@@ -8,6 +8,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QKeyEvent>
+#include <QStatusBar>
 #include <QMenuBar>
 #include <QProgressBar>
 #include <QSplitter>
@@ -90,6 +91,7 @@ void Presentation::setActive(bool active)
             }
         };
         hide(m_window->menuBar());
+        hide(m_window->statusBar());
         for (QToolBar* bar : m_window->findChildren<QToolBar*>())
             hide(bar);
         for (QWidget* w : putAway())

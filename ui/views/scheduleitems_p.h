@@ -83,7 +83,8 @@ inline QPointF bezier(const QPointF& a, const QPointF& c, const QPointF& b, qrea
     return a * (u * u) + c * (2 * u * t) + b * (t * t);
 }
 
-inline constexpr int kZNode = 0, kZArrow = 5, kZRank = 10, kZLabel = 30, kZPacket = 40;
+// Labels above the packets: a packet passing under a label never hides its text.
+inline constexpr int kZNode = 0, kZArrow = 5, kZRank = 10, kZPacket = 40, kZLabel = 50;
 inline constexpr int kMaxArrowLabels = 12;
 inline constexpr int kLegendPx = 13;
 inline constexpr std::uint64_t kProbeSlice = std::uint64_t(1) << 32;
@@ -413,10 +414,16 @@ public:
         p->setFont(m_font);
         p->drawText(m_box, Qt::AlignCenter, m_text);
     }
+    // The box in viewport pixels (the item ignores the view's scale).
+    [[nodiscard]] QRectF viewRect(const QGraphicsView* view) const { return m_box.translated(view->mapFromScene(pos())); }
     QString m_text;
     QFont m_font;
     QRectF m_box;
     bool m_pill = true;
+    // An arrow's label: its full and its short text, the side it leans to, its size.
+    QString m_full, m_short;
+    QPointF m_dir;
+    qreal m_px = 13;
 };
 
 } // namespace tw::ui

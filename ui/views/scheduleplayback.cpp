@@ -302,6 +302,7 @@ void ScheduleView::showTransfers(int scheduleStep, bool inFlight)
     for (std::size_t i = 0; i < m_labels.size(); ++i) {
         ScheduleLabelItem* l = m_labels[i];
         if (!labels || i >= messages.size()) {
+            l->m_full.clear();
             l->setVisible(false);
             continue;
         }
@@ -315,14 +316,68 @@ void ScheduleView::showTransfers(int scheduleStep, bool inFlight)
         QPointF dir = mid - (a->m_a + a->m_b) / 2;
         if (std::hypot(dir.x(), dir.y()) < 1e-6)
             dir = QPointF(0, -1);
-        l->setText(text, m_n <= 8 ? 13 : 11, false, dir, true);
+        l->m_full = text;
+        l->m_short = (m.reduce ? QStringLiteral("+ ") : QString())
+                     + (m.transfers == 1 ? chunkLabel(m.chunk) : tr("%1 blocks").arg(m.transfers));
+        l->m_dir = dir;
+        l->m_px = m_n <= 8 ? 13 : 11;
         l->setPos(mid);
         l->setVisible(true);
     }
+    arrangeLabels();
     placePackets();
     updateCaption();
     emit transfersChanged();
 }
+
+// The arrows' labels are drawn at a fixed pixel size while the drawing scales with the view: at the size
+// the view has now, the full labels, else the chunks alone, else none, whichever first covers neither
+// another label nor a rank card. Rank names outside a small ring show when the cards are too small
+// to carry their own.
+void ScheduleView::arrangeLabels()
+{
+    const qreal scale = transform().m11();
+    const bool titled = !m_ranks.empty() && m_ranks.front()->m_band * scale >= 9;
+    std::vector<QRectF> taken = rankRects();
+    for (ScheduleLabelItem* name : m_rankNames) {
+        // Each name only where it covers no card and no other name (a squeezed ring).
+        const QRectF box = name->viewRect(this).adjusted(1, 1, -1, -1);
+        const bool free = std::none_of(taken.begin(), taken.end(), [&](const QRectF& r) { return box.intersects(r); });
+        name->setVisible((m_n > 8 || !titled) && free);
+        if (name->isVisible())
+            taken.push_back(box);
+    }
+    std::vector<ScheduleLabelItem*> shown; // the step's labels (a label without text is not in use)
+    for (ScheduleLabelItem* l : m_labels)
+        if (!l->m_full.isEmpty()) {
+            l->setVisible(true);
+            shown.push_back(l);
+        }
+    auto fits = [&](bool full) {
+        std::vector<QRectF> boxes = taken;
+        for (ScheduleLabelItem* l : shown) {
+            l->setText(full ? l->m_full : l->m_short, l->m_px, false, l->m_dir, true);
+            const QRectF box = l->viewRect(this).adjusted(1, 1, -1, -1);
+            if (!viewport()->rect().contains(box.toAlignedRect()))
+                return false;
+            for (const QRectF& other : boxes)
+                if (box.intersects(other))
+                    return false;
+            boxes.push_back(box);
+        }
+        return true;
+    };
+    if (fits(true))
+        m_labelMode = ArrowLabels::Full;
+    else if (fits(false))
+        m_labelMode = ArrowLabels::Chunks;
+    else {
+        m_labelMode = shown.empty() ? ArrowLabels::Full : ArrowLabels::None;
+        for (ScheduleLabelItem* l : shown)
+            l->setVisible(false);
+    }
+}
+
 
 void ScheduleView::placePackets()
 {

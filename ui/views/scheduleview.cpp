@@ -50,6 +50,7 @@ void ScheduleView::clearScene()
     m_nodes.clear();
     m_arrows.clear();
     m_labels.clear();
+    m_rankNames.clear();
     m_packets.clear();
 }
 
@@ -436,17 +437,20 @@ void ScheduleView::buildItems()
         s->addItem(item);
         m_ranks.push_back(item);
     }
-    // Rank numbers outside the ring when the cards are too small to carry them (every k-th above 64).
-    if (m_layout == LayoutKind::Ring && n > 8) {
+    // Rank names outside the ring: numbers on a large ring (every k-th above 64), "rank r" on a small one
+    // whose cards are drawn too small to carry their titles (arrangeLabels shows them then).
+    if (m_layout == LayoutKind::Ring && n >= 2) {
         const std::uint64_t every = n <= 64 ? 1 : (n + 63) / 64;
         for (std::uint64_t r = 0; r < n; r += every) {
             auto* label = new ScheduleLabelItem;
             const QPointF c = m_center[r];
             const qreal len = std::hypot(c.x(), c.y());
             const QPointF dir = len > 1e-9 ? c / len : QPointF(0, -1);
-            label->setText(QString::number(r), n <= 32 ? 13 : 11, true, dir, false);
+            label->setText(n <= 8 ? tr("rank %1").arg(r) : QString::number(r), n <= 32 ? 13 : 11, true, dir, false);
             label->setPos(edgePoint(m_ranks[r]->m_rect, dir, 2));
+            label->setVisible(n > 8);
             s->addItem(label);
+            m_rankNames.push_back(label);
         }
     }
     m_contentRect = s->itemsBoundingRect();
@@ -471,6 +475,25 @@ QPointF ScheduleView::rankCenter(int rank) const
     if (rank < 0 || std::size_t(rank) >= m_ranks.size())
         return {-1, -1};
     return QPointF(mapFromScene(m_ranks[std::size_t(rank)]->m_rect.center()));
+}
+
+std::vector<QRectF> ScheduleView::labelRects() const
+{
+    std::vector<QRectF> out;
+    for (const std::vector<ScheduleLabelItem*>* items : {&m_labels, &m_rankNames})
+        for (const ScheduleLabelItem* l : *items)
+            if (l->isVisible())
+                out.push_back(l->viewRect(this));
+    return out;
+}
+
+std::vector<QRectF> ScheduleView::rankRects() const
+{
+    std::vector<QRectF> out;
+    out.reserve(m_ranks.size());
+    for (const ScheduleRankItem* r : m_ranks)
+        out.push_back(mapFromScene(r->m_rect).boundingRect());
+    return out;
 }
 
 int ScheduleView::arrowLabelsShown() const
@@ -515,6 +538,8 @@ void ScheduleView::updateCaption()
                    .arg(bytesText(bytes, m_units));
         if (m_inFlight)
             line += tr(" (in flight)");
+        if (m_labelMode == ArrowLabels::None)
+            line += tr(" · sizes in the table below");
     }
     m_caption = head + QLatin1Char('\n') + line;
     m_legend.clear();
@@ -625,6 +650,10 @@ void ScheduleView::resizeEvent(QResizeEvent* event)
 {
     QGraphicsView::resizeEvent(event);
     fit();
+    if (m_valid) {
+        arrangeLabels();
+        updateCaption();
+    }
 }
 
 void ScheduleView::paintEvent(QPaintEvent* event)

@@ -103,6 +103,15 @@ public:
     // Parent of each rank in the drawn tree (-1 for the root; empty unless layoutKind() == Tree).
     [[nodiscard]] const std::vector<int>& treeParents() const { return m_parent; }
     [[nodiscard]] int arrowLabelsShown() const;
+    // How the arrows' labels fit the drawing at its present size: in full ("+ c5 · 31.11 MB"), by chunk
+    // only ("+ c5", the bytes in the caption and the step table), or not at all (they would cover each
+    // other or the ranks).
+    enum class ArrowLabels { Full, Chunks, None };
+    [[nodiscard]] ArrowLabels arrowLabelMode() const { return m_labelMode; }
+    // Viewport rectangles of what is drawn at a fixed pixel size (the arrows' labels, the rank names
+    // outside a ring) and of the rank cards: tests check that none covers another.
+    [[nodiscard]] std::vector<QRectF> labelRects() const;
+    [[nodiscard]] std::vector<QRectF> rankRects() const;
     [[nodiscard]] QString caption() const { return m_caption; }
     [[nodiscard]] QStringList legendEntries() const { return m_legend; }
     // Byte sizes of the caption and the arrows' labels in the viewer's units.
@@ -151,6 +160,7 @@ private:
     void showTransfers(int scheduleStep, bool inFlight);
     void restyleRanks();
     void placePackets();
+    void arrangeLabels(); // after a step is shown and after every resize
     void updateCaption();
     void fit();
     // Where the legend entries go in a viewport `width` pixels wide; returns the number of lines.
@@ -191,6 +201,8 @@ private:
     std::vector<ScheduleNodeItem*> m_nodes;
     std::vector<ScheduleArrowItem*> m_arrows;      // pool
     std::vector<ScheduleLabelItem*> m_labels;      // pool
+    std::vector<ScheduleLabelItem*> m_rankNames;   // rank names outside a ring
+    ArrowLabels m_labelMode = ArrowLabels::Full;
     std::vector<SchedulePacketItem*> m_packets;    // pool
 
     std::vector<collective::Transfer> m_shown;
