@@ -69,8 +69,19 @@ public:
     [[nodiscard]] static Result<BpeModel> fromMerges(std::vector<Merge> merges, bool withEndOfText,
                                                      std::string sourceName);
 
+    // The tables prebuilt at build time (bpeimage.h), viewed in place: no parse, no copy but the merges.
+    // Refused with an Error unless the image holds (version, byte order, layout, size, checksums,
+    // ids) and records exactly the files of sourceSha256 (64 lowercase hex digits each). The image
+    // must outlive the model and its copies.
+    [[nodiscard]] static Result<BpeModel> fromImage(std::span<const unsigned char> image,
+                                                    std::span<const std::string_view> sourceSha256,
+                                                    std::string sourceName);
+
     // tokenizer.json text that fromHuggingFaceJson reads back to an equal model.
     [[nodiscard]] std::string toHuggingFaceJson() const;
+    // The image fromImage reads back to the same tables, recording the sha256 of the files this model
+    // was parsed from (at most kBpeImageMaxSources).
+    [[nodiscard]] Result<std::string> toImage(std::span<const std::string_view> sourceSha256) const;
 
     [[nodiscard]] std::size_t vocabSize() const;
     [[nodiscard]] std::string_view bytesOf(TokenId id) const; // empty for an unknown id

@@ -383,7 +383,7 @@ Result<std::vector<TokenSpan>> Encoder::encodeWithSpans(std::string_view text, c
     std::vector<TokenSpan> spans;
     spans.reserve(text.size() / 3 + 16);
     std::vector<TokenId>& ids = impl.scratch;
-    const std::uint32_t* tokenSize = impl.d->tokenSize.data();
+    const std::uint32_t* tokenStart = impl.d->tokenStart.data();
     constexpr std::size_t kReportEvery = std::size_t{1} << 20;
     std::size_t nextReport = kReportEvery;
     bool cancelled = false;
@@ -396,7 +396,7 @@ Result<std::vector<TokenSpan>> Encoder::encodeWithSpans(std::string_view text, c
         std::uint32_t at = std::uint32_t(piece.begin);
         for (std::size_t k = before; k < ids.size(); ++k) {
             const TokenId id = ids[k];
-            const std::uint32_t len = tokenSize[id];
+            const std::uint32_t len = tokenStart[id + 1] - tokenStart[id];
             spans.push_back({id, at, at + len});
             at += len;
         }
