@@ -137,6 +137,8 @@ int runTokenize(const TokenizeOptions& o, std::ostream& out, std::ostream& err)
         printError(err, model.error());
         return kExitInput;
     }
+    if (o.tokenizer == "gpt2" && !text::gpt2Note().empty())
+        printWarning(err, text::gpt2Note());
     auto input = readInput(o.input, "the text");
     if (!input) {
         printError(err, input.error());

@@ -252,8 +252,9 @@ public:
         }
     }
     [[nodiscard]] bool compact() const { return m_compact; }
-    [[nodiscard]] std::span<const Small> small() const { return m_small.span(); }
-    [[nodiscard]] std::span<const Slot> slots() const { return m_slots.span(); }
+    // The slots: compact ones, or wide ones (`slots` is a Qt keyword in the tests that read them).
+    [[nodiscard]] std::span<const Small> compactSlots() const { return m_small.span(); }
+    [[nodiscard]] std::span<const Slot> wideSlots() const { return m_slots.span(); }
     // Fibonacci hashing of a key (the slot is its high bits): key × 2^64/φ after folding the high bits down.
     static std::uint64_t mix(std::uint64_t key) { return (key ^ (key >> 29)) * 0x9E3779B97F4A7C15ull; }
 

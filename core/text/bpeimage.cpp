@@ -198,7 +198,7 @@ Result<std::string> BpeModel::toImage(std::span<const std::string_view> sourceSh
     h.endOfText = d.endOfText.value_or(0);
     h.mergeCount = std::uint32_t(d.merges.size());
     h.tokenBytes = std::uint32_t(d.tokenBytes.size());
-    h.pairSlots = std::uint32_t(d.pairs.compact() ? d.pairs.small().size() : d.pairs.slots().size());
+    h.pairSlots = std::uint32_t(d.pairs.compact() ? d.pairs.compactSlots().size() : d.pairs.wideSlots().size());
     h.tokenSlots = std::uint32_t(d.tokenSlots.size());
     const Layout l = layoutOf(h);
     h.imageBytes = l.total;
@@ -221,9 +221,9 @@ Result<std::string> BpeModel::toImage(std::span<const std::string_view> sourceSh
     }
     put(kByteToken, d.byteToken.data(), sizeof d.byteToken);
     if (d.pairs.compact())
-        put(kPairs, d.pairs.small().data(), d.pairs.small().size_bytes());
+        put(kPairs, d.pairs.compactSlots().data(), d.pairs.compactSlots().size_bytes());
     else
-        put(kPairs, d.pairs.slots().data(), d.pairs.slots().size_bytes());
+        put(kPairs, d.pairs.wideSlots().data(), d.pairs.wideSlots().size_bytes());
     put(kTokenSlots, d.tokenSlots.data(), d.tokenSlots.size() * sizeof(TokenSlot));
     put(kFilter, d.tokenFilter.data(), d.tokenFilter.size() * sizeof(std::uint64_t));
     put(kBytePairsTable, d.bytePairs.data(), d.bytePairs.size() * sizeof(PairMap::Found));
@@ -272,8 +272,8 @@ Result<Layout> checkHeader(std::span<const unsigned char> image, const BpeImageH
         return fail("header.imageBytes", "the tables the header describes take " + std::to_string(l.total) + " bytes, the header says "
                                              + std::to_string(h.imageBytes));
     if (sourceSha256.size() != h.sourceCount)
-        return fail("header.sourceCount", "the image was built from " + std::to_string(h.sourceCount) + " files, expected "
-                                              + std::to_string(sourceSha256.size()));
+        return fail("header.sourceCount", "the image was built from " + std::to_string(h.sourceCount) + " file"
+                                              + (h.sourceCount == 1 ? "" : "s") + ", expected " + std::to_string(sourceSha256.size()));
     for (std::size_t k = 0; k < sourceSha256.size(); ++k) {
         std::uint8_t want[32];
         if (!sha256FromHex(sourceSha256[k], want))
@@ -320,15 +320,15 @@ std::optional<Error> checkTables(const BpeModel::Data& d, const BpeImageHeader& 
     }
     bool emptyPair = false;
     if (d.pairs.compact()) {
-        for (std::size_t i = 0; i < d.pairs.small().size(); ++i) {
-            const PairMap::Small s = d.pairs.small()[i];
+        for (std::size_t i = 0; i < d.pairs.compactSlots().size(); ++i) {
+            const PairMap::Small s = d.pairs.compactSlots()[i];
             emptyPair = emptyPair || s.key == PairMap::kEmptySmall;
             if (s.key != PairMap::kEmptySmall && (s.value & 0xFFFF) >= n)
                 return fail(kPairs, i, beyond(s.value & 0xFFFF));
         }
     } else {
-        for (std::size_t i = 0; i < d.pairs.slots().size(); ++i) {
-            const PairMap::Slot& s = d.pairs.slots()[i];
+        for (std::size_t i = 0; i < d.pairs.wideSlots().size(); ++i) {
+            const PairMap::Slot& s = d.pairs.wideSlots()[i];
             emptyPair = emptyPair || s.key == PairMap::kEmpty;
             if (s.key != PairMap::kEmpty && s.id >= n)
                 return fail(kPairs, i, beyond(s.id));

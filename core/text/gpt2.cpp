@@ -21,28 +21,21 @@ bool gpt2Embedded()
 #endif
 }
 
-namespace {
+Gpt2Load loadGpt2(std::span<const unsigned char> image)
+{
+    auto tables = BpeModel::fromImage(image, gpt2SourceSha256(), "GPT-2");
+    if (tables)
+        return {std::move(tables).value(), {}};
+    return {gpt2FromText(), "GPT-2's prebuilt tables were refused (" + tables.error().toString()
+                                + "); its encoder.json and vocab.bpe were parsed instead"};
+}
 
-struct Gpt2Load {
-    Result<BpeModel> model;
-    std::string note;
-};
+namespace {
 
 const Gpt2Load& loaded()
 {
     // A function-local static is initialized once, thread-safely (C++11 [stmt.dcl]/4).
-    static const Gpt2Load load = []() -> Gpt2Load {
-#ifdef TOKENWIRE_HAVE_GPT2
-        const auto sources = gpt2SourceSha256();
-        auto tables = BpeModel::fromImage(gpt2Image(), sources, "GPT-2");
-        if (tables)
-            return {std::move(tables).value(), {}};
-        return {gpt2FromText(), "GPT-2's prebuilt tables were refused (" + tables.error().toString()
-                                    + "); its encoder.json and vocab.bpe were parsed instead"};
-#else
-        return {makeError("this build does not include the GPT-2 tokenizer. " + gpt2HowToGet()), {}};
-#endif
-    }();
+    static const Gpt2Load load = gpt2Embedded() ? loadGpt2(gpt2Image()) : Gpt2Load{gpt2FromText(), {}};
     return load;
 }
 

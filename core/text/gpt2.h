@@ -20,6 +20,14 @@ namespace tw::text {
 [[nodiscard]] const std::string& gpt2Note();
 // GPT-2 parsed from the embedded encoder.json and vocab.bpe at each call: the source of truth.
 [[nodiscard]] Result<BpeModel> gpt2FromText();
+// A model and, when it was parsed because the tables were refused, the note saying why.
+struct Gpt2Load {
+    Result<BpeModel> model;
+    std::string note;
+};
+// GPT-2 viewing image when BpeModel::fromImage accepts it for GPT-2's files, else gpt2FromText() with
+// a note: what gpt2() does once with the embedded image (tests pass damaged ones).
+[[nodiscard]] Gpt2Load loadGpt2(std::span<const unsigned char> image);
 // GPT-2's prebuilt tables as embedded (empty without GPT-2), and the sha256 of encoder.json and
 // vocab.bpe they must record (the files cmake/EmbedGpt2.cmake checked and embedded).
 [[nodiscard]] std::span<const unsigned char> gpt2Image();
