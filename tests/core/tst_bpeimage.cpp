@@ -10,13 +10,14 @@
 #include "text/gpt2.h"
 #include "text/samples.h"
 
+#include "../support/bpesupport.h"
+
 #include <QtTest>
 
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <random>
-#include <set>
 
 using namespace tw::text;
 
@@ -128,34 +129,6 @@ std::vector<std::string> sampleTexts(unsigned seed)
 
 constexpr std::string_view kShaA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 constexpr std::string_view kShaB = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-
-// A byte-level model from fromMerges with `count` merges of distinct byte strings.
-BpeModel mergeModel(int count, bool withEndOfText, unsigned seed)
-{
-    std::mt19937 rng(seed);
-    std::vector<std::string> bytes;
-    for (int b = 0; b < 256; ++b)
-        bytes.emplace_back(1, char(b));
-    std::set<std::string> seen(bytes.begin(), bytes.end());
-    std::vector<Merge> merges;
-    auto pick = [&]() -> TokenId {
-        if (rng() % 2)
-            return TokenId(' ' + rng() % 95); // printable bytes, so that merges fire on text
-        return TokenId(rng() % bytes.size());
-    };
-    while (int(merges.size()) < count) {
-        const TokenId l = pick(), r = pick();
-        std::string joined = bytes[l] + bytes[r];
-        if (joined.size() > 24 || !seen.insert(joined).second)
-            continue;
-        merges.push_back(Merge{l, r, TokenId(bytes.size()), 0});
-        bytes.push_back(std::move(joined));
-    }
-    auto model = BpeModel::fromMerges(std::move(merges), withEndOfText, "merges");
-    if (!model)
-        qFatal("fromMerges: %s", model.error().toString().c_str());
-    return model.value();
-}
 
 } // namespace
 
@@ -302,13 +275,13 @@ private slots:
         QFETCH(int, kind);
         std::optional<BpeModel> built;
         if (kind == 0) {
-            built = mergeModel(300, true, 1);
+            built = tw::test::randomMergeModel(300, 1, true);
         } else if (kind == 1) {
-            built = mergeModel(40, false, 2);
+            built = tw::test::randomMergeModel(40, 2, false);
         } else if (kind == 2) {
-            built = mergeModel(65300, true, 3); // 65,557 ids do not fit 16 bits: 16-byte pair slots
+            built = tw::test::randomMergeModel(65300, 3, true); // 65,557 ids do not fit 16 bits: 16-byte pair slots
         } else if (kind == 3) {
-            auto hf = BpeModel::fromHuggingFaceJson(mergeModel(120, false, 4).toHuggingFaceJson(), "tokenizer.json");
+            auto hf = BpeModel::fromHuggingFaceJson(tw::test::randomMergeModel(120, 4, false).toHuggingFaceJson(), "tokenizer.json");
             QVERIFY(hf.ok());
             built = hf.value();
         } else {
@@ -340,7 +313,7 @@ private slots:
     // What toImage refuses to write: more sources than the header holds, a sha256 that is not one.
     void toImageRefusesBadSources()
     {
-        const BpeModel model = mergeModel(10, true, 5);
+        const BpeModel model = tw::test::randomMergeModel(10, 5, true);
         const std::string_view five[] = {kShaA, kShaA, kShaA, kShaA, kShaA};
         auto tooMany = model.toImage(five);
         QVERIFY(!tooMany.ok());
