@@ -272,11 +272,11 @@ private:
     int m_shift = 63;
 };
 
-// A slot of the token index: the hash of a token's bytes, its id + 1 (0: empty) and its size.
+// A slot of the token index: the hash of a token's bytes and its id + 1 (0: empty).
 struct TokenSlot {
     std::uint64_t hash = 0;
     std::uint32_t idPlusOne = 0;
-    std::uint32_t size = 0;
+    std::uint32_t unused = 0; // zero, so that images of equal tables are equal
 };
 
 } // namespace bpedetail
@@ -355,7 +355,7 @@ struct BpeModel::Data {
             for (std::size_t i = h & tokenMask;; i = (i + 1) & tokenMask) {
                 TokenSlot& s = slots[i];
                 if (s.idPlusOne == 0) {
-                    s = {h, id + 1, std::uint32_t(t.size())};
+                    s = {h, id + 1, 0};
                     break;
                 }
                 if (s.hash == h && token(s.idPlusOne - 1) == t) {
@@ -374,8 +374,12 @@ struct BpeModel::Data {
             const TokenSlot& s = tokenSlots[i];
             if (s.idPlusOne == 0)
                 return std::nullopt;
-            if (s.hash == h && s.size == n && sameBytes(tokenBytes.data() + tokenStart[s.idPlusOne - 1], p, n))
-                return s.idPlusOne - 1;
+            if (s.hash == h) {
+                const TokenId id = s.idPlusOne - 1;
+                const std::uint32_t begin = tokenStart[id];
+                if (tokenStart[id + 1] - begin == n && sameBytes(tokenBytes.data() + begin, p, n))
+                    return id;
+            }
         }
     }
     [[nodiscard]] std::optional<TokenId> findToken(std::string_view bytes) const

@@ -525,8 +525,8 @@ namespace {
 enum class Damage {
     None, Empty, Misaligned, Magic, ByteOrder, Version, VocabUnsealed, Layout, DropLast, Append, SourceCount,
     VocabUnder256, EndOfTextBeyond, CompactTooLarge, PairSlots, TokenBytesGrown, OtherSource, OneSource, TablesByte,
-    TokenStartBeyond, ByteTokenWrong, MergeBeyond, PairIdBeyond, PairMapFull, TokenSlotBeyond, TokenSlotSize,
-    TokenIndexFull, BytePairBeyond,
+    TokenStartBeyond, ByteTokenWrong, MergeBeyond, PairIdBeyond, PairMapFull, TokenSlotBeyond, TokenIndexFull,
+    BytePairBeyond,
 };
 
 constexpr std::string_view kShaA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
@@ -588,7 +588,6 @@ void TestBadInput::tables_data()
     row("pair map full", Damage::PairMapFull, true, "tables.pairs[0]", "the pair map has no empty slot");
     row("token slot beyond the vocabulary", Damage::TokenSlotBeyond, true, "tables.tokenSlots[0]",
         "id 262 is beyond the vocabulary of 262");
-    row("token slot of the wrong size", Damage::TokenSlotSize, true, "tables.tokenSlots[0]", "the size of token 0 is not its own");
     row("token index full", Damage::TokenIndexFull, true, "tables.tokenSlots[0]", "the token index has no empty slot");
     row("byte pair beyond the vocabulary", Damage::BytePairBeyond, true, "tables.bytePairs[0]",
         "id 262 is beyond the vocabulary of 262");
@@ -663,15 +662,9 @@ void TestBadInput::tables()
         }
         break;
     case Damage::TokenSlotBeyond: put32(tokenSlots + offsetof(text::TokenSlot, idPlusOne), 263); break;
-    case Damage::TokenSlotSize: // token 0 is "!", one byte
-        put32(tokenSlots + offsetof(text::TokenSlot, idPlusOne), 1);
-        put32(tokenSlots + offsetof(text::TokenSlot, size), 5);
-        break;
     case Damage::TokenIndexFull:
-        for (std::size_t i = 0; i < d.tokenSlots.size(); ++i) {
+        for (std::size_t i = 0; i < d.tokenSlots.size(); ++i)
             put32(tokenSlots + sizeof(text::TokenSlot) * i + offsetof(text::TokenSlot, idPlusOne), 1);
-            put32(tokenSlots + sizeof(text::TokenSlot) * i + offsetof(text::TokenSlot, size), 1);
-        }
         break;
     case Damage::BytePairBeyond: put32(offsetOf(d.bytePairs.data()) + offsetof(text::PairMap::Found, id), 262); break;
     }
