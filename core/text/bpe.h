@@ -110,6 +110,8 @@ public:
     // Appends the ids of text to out. Special tokens such as <|endoftext|> are plain text here.
     void encode(std::string_view text, std::vector<TokenId>& out);
     [[nodiscard]] std::vector<TokenId> encode(std::string_view text);
+    // How many ids encode(text) gives, without keeping them (no memory in proportion to the text).
+    [[nodiscard]] std::size_t count(std::string_view text);
     // Ids with the byte span each covers. Returns an Error when cancelled or over maxTextBytes().
     [[nodiscard]] Result<std::vector<TokenSpan>> encodeWithSpans(std::string_view text, const Progress& progress = {});
     // Only the first `count` merges apply (merge replay); SIZE_MAX (the default) means all.

@@ -374,6 +374,20 @@ std::vector<TokenId> Encoder::encode(std::string_view text)
     return out;
 }
 
+std::size_t Encoder::count(std::string_view text)
+{
+    // The ids of each piece go to a scratch vector, counted and dropped after the piece.
+    std::vector<TokenId>& ids = m_impl->scratch;
+    ids.clear();
+    std::size_t total = 0;
+    m_impl->encodeText(text, ids, [&](const Piece&, std::size_t) {
+        total += ids.size();
+        ids.clear();
+        return true;
+    });
+    return total;
+}
+
 Result<std::vector<TokenSpan>> Encoder::encodeWithSpans(std::string_view text, const Progress& progress)
 {
     if (const std::size_t limit = maxTextBytes(); text.size() > limit)
