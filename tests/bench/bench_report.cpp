@@ -676,8 +676,8 @@ int main(int argc, char** argv)
        << fmt(times(num("startup.big_node.median_s"), 1000), 1) << " ms) | "
        << verdict(big.median ? std::optional<bool>(*big.median >= 15) : std::nullopt) << " |\n";
     md << "| Loading GPT-2, the largest vocabulary shipped, ≤ 5 ms in-process (#42) | " << fmt(loadMs, 2)
-       << " ms median, first load of a process (parsing its text files: " << fmt(num("startup.load.text_median_ms"), 1)
-       << " ms) | " << verdict(loadMs ? std::optional<bool>(*loadMs <= 5) : std::nullopt) << " |\n";
+       << " ms median, first load of a process, CPU " << fmt(num("startup.load.first_cpu_median_ms"), 2)
+       << " ms (parsing its text files: " << fmt(num("startup.load.text_median_ms"), 1) << " ms) | " << verdict(loadMs ? std::optional<bool>(*loadMs <= 5) : std::nullopt) << " |\n";
     md << "| `tokenwire-cli --help` ≤ 8 ms, whole process (#42) | " << fmt(helpMs, 1) << " ms median | "
        << verdict(helpMs ? std::optional<bool>(*helpMs <= 8) : std::nullopt) << " |\n";
     md << "| derive < 1 ms per preset after a model edit (#3) | worst median " << fmt(worstWarm, 3) << " ms ("
