@@ -2,6 +2,8 @@
 # Stage 1 speed and memory against the peers, on the full Divina Commedia (Release build):
 #   (a) GPT-2 encoding throughput: bench_tokenizer vs npm tiktoken (wasm), in-process, single thread
 #   (b) whole process: tokenwire-cli tokenize --count vs node tiktoken-count.mjs (start-up included)
+#   (s) start-up (issue 42): --help, --count of 5 bytes, of the poem and of 8 poems (vs tiktoken), loading
+#       GPT-2 in-process (bench_vocabload), the GUI to its painted window
 #   (c) training an 8,192-token BPE: bench_trainer vs spm_train --model_type=bpe --num_threads=1
 #   (d) derive per preset (cold, after a model edit, memoized; target < 1 ms) and the GUI's start-up
 #   (e)-(g) stages 3-5; (h) the shell: GUI cold start, switching stages, memory with the whole poem
@@ -36,7 +38,7 @@ cd "$TOKENWIRE_ROOT"
 mkdir -p "$TOKENWIRE_ROOT/build"
 build_log="$TOKENWIRE_ROOT/build/bench-build.log"
 # The release preset (like run.sh), building only what the benchmarks run.
-if ! { cmake --preset release && cmake --build --preset release --target tokenwire-cli bench_tokenizer bench_trainer bench_derive; } \
+if ! { cmake --preset release && cmake --build --preset release --target tokenwire-cli bench_tokenizer bench_trainer bench_derive bench_vocabload; } \
   >"$build_log" 2>&1; then
   tail -n 40 "$build_log"
   tw_log "Release build failed (log: $build_log)"
@@ -92,9 +94,10 @@ median_min_max() {
 median_seconds() { # name command...
   local name="$1"; shift
   if command -v hyperfine >/dev/null 2>&1; then
-    hyperfine --style none --warmup 2 --runs "$runs" --export-json "$work/$name.json" "$@" >/dev/null
+    # -N: no shell in between (nothing to subtract), so that the start-up rows of a few ms stay exact.
+    hyperfine -N --style none --warmup 2 --runs "$runs" --export-json "$work/$name.json" "$@" >/dev/null
     node -e 'for (const r of require(process.argv[1]).results)
-               console.log([r.median, r.min, r.max].map(x => x.toFixed(4)).join(" "))' "$work/$name.json"
+               console.log([r.median, r.min, r.max].map(x => x.toFixed(6)).join(" "))' "$work/$name.json"
   else
     local c i t0 t1
     for c in "$@"; do
@@ -154,6 +157,54 @@ versus process tokenwire "tokenwire-cli --count" "$cli_cmd" node "node tiktoken-
 cli_s=${versus_s[0]} node_s=${versus_s[1]} cli_rss=${versus_rss[0]} node_rss=${versus_rss[1]}
 
 echo
+echo "== (s) start-up: the vocabulary loaded, not parsed (targets: 5 bytes <= 8 ms, 8 poems >= 15x tiktoken, GPT-2 loaded <= 5 ms) =="
+# One command timed as a whole process (median_seconds, peak_mib), its figures under SECTION.NAME.
+timed() { # section name label command
+  local med lo hi rss
+  read -r med lo hi < <(median_seconds "$1-$2" "$4")
+  rss=$(peak_mib $4)
+  printf '%-28s median %8.1f ms (%.1f-%.1f)   peak RSS %6s MiB\n' "$3" "$(ms "$med")" "$(ms "$lo")" "$(ms "$hi")" "$rss"
+  put "$1.$2.median_s" "$med"; put "$1.$2.min_s" "$lo"; put "$1.$2.max_s" "$hi"; put "$1.$2.peak_rss_mib" "$rss"
+}
+printf 'hello' >"$work/tiny.txt"
+for ((i = 0; i < 8; ++i)); do cat "$text"; done >"$work/poem8.txt"
+put startup.big_bytes "$(stat -c %s "$work/poem8.txt")"
+timed startup help "tokenwire-cli --help" "$cli --help"
+timed startup tiny "--count, 5 bytes" "$cli tokenize --tokenizer gpt2 --count $work/tiny.txt"
+timed startup poem "--count, the poem" "$cli tokenize --tokenizer gpt2 --count $text"
+versus startup big_tokenwire "--count, 8 poems" "$cli tokenize --tokenizer gpt2 --count $work/poem8.txt" \
+  big_node "node tiktoken, 8 poems" "node $peers/tiktoken-count.mjs $work/poem8.txt"
+big_s=${versus_s[0]} big_node_s=${versus_s[1]}
+# GPT-2 loaded in-process: the first load of a fresh process, one process per run.
+for ((i = 0; i < runs; ++i)); do
+  "$bin/tests/bench/bench_vocabload" --runs 20 >"$work/vocabload.txt"
+  [ "$i" -gt 0 ] || grep -v '^RESULT ' "$work/vocabload.txt"
+  result_field "$work/vocabload.txt" first_ms >>"$work/vocabload-first.txt"
+  result_field "$work/vocabload.txt" first_cpu_ms >>"$work/vocabload-cpu.txt"
+done
+read -r load_med load_min load_max < <(median_min_max <"$work/vocabload-first.txt")
+read -r load_cpu _ _ < <(median_min_max <"$work/vocabload-cpu.txt")
+printf '%-28s median %8.3f ms (%.3f-%.3f), CPU %.3f ms   first gpt2() of %d processes\n' "GPT-2 loaded, in-process" \
+  "$load_med" "$load_min" "$load_max" "$load_cpu" "$runs"
+put startup.load.first_median_ms "$load_med"; put startup.load.first_min_ms "$load_min"; put startup.load.first_max_ms "$load_max"
+put startup.load.first_cpu_median_ms "$load_cpu"
+put_result startup.load "$(grep -m1 '^RESULT ' "$work/vocabload.txt")"
+# The GUI started to its painted window (default scenario: GPT-2 on Canto I), when this build has it.
+if grep -q '^TOKENWIRE_BUILD_UI:BOOL=ON' "$bin/CMakeCache.txt" 2>/dev/null \
+   && cmake --build --preset release --target tokenwire >>"$build_log" 2>&1; then
+  timed startup gui "tokenwire --startup-timing" "env QT_QPA_PLATFORM=offscreen $bin/app/tokenwire --startup-timing"
+  for ((i = 0; i < runs; ++i)); do
+    QT_QPA_PLATFORM=offscreen "$bin/app/tokenwire" --startup-timing 2>&1 | sed -n 's/.* after \([0-9]*\) ms.*/\1/p'
+  done >"$work/gui-shown.txt"
+  read -r shown_med shown_min shown_max < <(median_min_max <"$work/gui-shown.txt")
+  printf '%-28s median %8.1f ms (%.1f-%.1f)   stage 1 painted with its derivation (its own clock)\n' \
+    "GUI window painted" "$shown_med" "$shown_min" "$shown_max"
+  put startup.gui.shown_median_ms "$shown_med"; put startup.gui.shown_min_ms "$shown_min"; put startup.gui.shown_max_ms "$shown_max"
+else
+  tw_log "this Release build has no GUI: no GUI start-up row"
+fi
+
+echo
 echo "== (c) training a BPE vocabulary of $vocab tokens, single thread =="
 # In-process: one training per process (each from scratch), $runs processes.
 for ((i = 0; i < runs; ++i)); do
@@ -184,6 +235,10 @@ printf 'BPE training V=%d        bench_trainer %.1f ms (in-process %.1f ms)  spm
   "$vocab" "$(ms "$trainer_s")" "$(ms "$inproc_s")" "$(ms "$spm_s")" "$(ratio "$spm_s" "$trainer_s")"
 printf 'peak RSS (MiB)             cli %s, node %s, bench_trainer %s, spm_train %s  (target < 100 MB for ours)\n' \
   "$cli_rss" "$node_rss" "$trainer_rss" "$spm_rss"
+printf 'start-up                   --count of 5 bytes %.1f ms (target <= 8 ms); GPT-2 loaded in %.3f ms (target <= 5 ms)\n' \
+  "$(ms "$(sed -n 's/^startup.tiny.median_s\t//p' "$results")")" "$load_med"
+printf '--count of 8 poems         tokenwire-cli %.1f ms  node tiktoken %.1f ms  ratio %sx  (target >= 15x)\n' \
+  "$(ms "$big_s")" "$(ms "$big_node_s")" "$(ratio "$big_node_s" "$big_s")"
 
 echo
 echo "== (d) derive per preset, in-process (Release; target: under 1 ms after an edit) =="

@@ -137,6 +137,8 @@ int runTokenize(const TokenizeOptions& o, std::ostream& out, std::ostream& err)
         printError(err, model.error());
         return kExitInput;
     }
+    if (o.tokenizer == "gpt2" && !text::gpt2Note().empty())
+        printWarning(err, text::gpt2Note());
     auto input = readInput(o.input, "the text");
     if (!input) {
         printError(err, input.error());
@@ -148,10 +150,7 @@ int runTokenize(const TokenizeOptions& o, std::ostream& out, std::ostream& err)
 
     text::Encoder encoder(model.value());
     if (o.format == OutputFormat::Count) {
-        std::vector<text::TokenId> ids;
-        ids.reserve(textBytes.size() / 3);
-        encoder.encode(textBytes, ids);
-        out << ids.size() << '\n';
+        out << encoder.count(textBytes) << '\n';
         return out.good() ? kExitOk : kExitInput;
     }
 

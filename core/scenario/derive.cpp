@@ -151,6 +151,8 @@ Result<std::shared_ptr<const TokenizedText>> tokenize(const Scenario& s, const P
         auto m = text::gpt2();
         if (!m)
             return fieldError("tokenizer.kind", m.error().message);
+        if (!text::gpt2Note().empty())
+            out->warnings.push_back(fieldError("tokenizer.kind", text::gpt2Note()));
         out->tokenizer = std::make_shared<const text::BpeModel>(std::move(m).value());
         break;
     }

@@ -171,11 +171,11 @@ std::string jsonKeyPath(const std::string& parent, const std::string& key)
 
 BpeModel::BpeModel(std::shared_ptr<const Data> data) : m_data(std::move(data)) {}
 
-std::size_t BpeModel::vocabSize() const { return m_data->tokens.size(); }
+std::size_t BpeModel::vocabSize() const { return m_data->vocabSize(); }
 
 std::string_view BpeModel::bytesOf(TokenId id) const
 {
-    return id < m_data->tokens.size() ? std::string_view(m_data->tokens[id]) : std::string_view();
+    return id < m_data->vocabSize() ? m_data->token(id) : std::string_view();
 }
 
 std::optional<TokenId> BpeModel::endOfText() const { return m_data->endOfText; }
@@ -359,7 +359,7 @@ bool readGpt2EncoderFast(std::string_view json, BpeModel::Data& data)
     if (p != end)
         return false;
     const std::size_t count = tokens.size();
-    data.tokens.assign(count, {});
+    std::vector<std::string> byId(count);
     std::vector<bool> seen(count, false);
     for (std::size_t k = 0; k < count; ++k) {
         const std::uint32_t id = ids[k];
@@ -368,9 +368,9 @@ bool readGpt2EncoderFast(std::string_view json, BpeModel::Data& data)
         seen[id] = true;
         if (tokens[k] == kEndOfText)
             data.endOfText = TokenId(id);
-        data.tokens[id] = std::move(tokens[k]);
+        byId[id] = std::move(tokens[k]);
     }
-    return data.buildTokenIndex() == 0;
+    return data.setTokens(byId) == 0;
 }
 
 // encoder.json through the JSON library, with precise errors.
@@ -384,7 +384,7 @@ Result<std::shared_ptr<BpeModel::Data>> readGpt2EncoderJson(std::string_view enc
         return makeError("encoder.json must be an object mapping tokens to ids, found " + std::string(enc.type_name()),
                          Location{encName, 0, 0, "$", {}});
     auto data = std::make_shared<BpeModel::Data>();
-    data->tokens.resize(enc.size());
+    std::vector<std::string> tokens(enc.size());
     std::vector<bool> seen(enc.size(), false);
     for (const auto& [key, value] : enc.items()) {
         auto where = [&, &key = key] { return Location{encName, 0, 0, jsonKeyPath("$", key), {}}; };
@@ -398,15 +398,15 @@ Result<std::shared_ptr<BpeModel::Data>> readGpt2EncoderJson(std::string_view enc
         seen[id] = true;
         if (key == kEndOfText) {
             data->endOfText = TokenId(id);
-            data->tokens[id] = key;
+            tokens[id] = key;
             continue;
         }
         std::string bytes;
         if (!appendMappedBytes(key, bytes) || bytes.empty())
             return makeError("token is not written in GPT-2's byte↔unicode alphabet", where());
-        data->tokens[id] = std::move(bytes);
+        tokens[id] = std::move(bytes);
     }
-    data->buildTokenIndex();
+    data->setTokens(tokens);
     return data;
 }
 
@@ -473,26 +473,27 @@ Result<BpeModel> BpeModel::fromGpt2Files(std::string_view encoderJson, std::stri
     // tiktoken's semantics (tiktoken/src/lib.rs byte_pair_merge): two adjacent parts merge when
     // their concatenation is a token, lowest rank first, and the rank of a token is its id. So
     // every split of a token into two tokens is a pair; merge k of vocab.bpe makes id 256 + k.
-    data->rank.assign(data->tokens.size(), kNoRank);
+    const std::size_t vocabSize = data->vocabSize();
+    const std::span<std::uint32_t> rank = data->rank.assign(vocabSize, kNoRank);
     std::vector<Merge> pairs; // (left, right, merged id); frequency holds the rank
-    pairs.reserve(data->tokens.size() * 3);
+    pairs.reserve(vocabSize * 3);
     std::uint32_t maxRank = 0;
-    for (TokenId id = 0; id < data->tokens.size(); ++id) {
-        const std::string& t = data->tokens[id];
+    for (TokenId id = 0; id < vocabSize; ++id) {
+        const std::string_view t = data->token(id);
         if (t.size() < 2 || (data->endOfText && id == *data->endOfText))
             continue;
-        data->rank[id] = id >= 256 ? id - 256 : 0;
-        maxRank = std::max(maxRank, data->rank[id]);
+        rank[id] = id >= 256 ? id - 256 : 0;
+        maxRank = std::max(maxRank, rank[id]);
         for (std::size_t k = 1; k < t.size(); ++k) {
-            const auto left = data->findToken(std::string_view(t).substr(0, k));
+            const auto left = data->findToken(t.substr(0, k));
             if (!left)
                 continue;
-            const auto right = data->findToken(std::string_view(t).substr(k));
+            const auto right = data->findToken(t.substr(k));
             if (right)
-                pairs.push_back(Merge{*left, *right, id, data->rank[id]});
+                pairs.push_back(Merge{*left, *right, id, rank[id]});
         }
     }
-    data->pairs.reserve(pairs.size(), data->tokens.size() < 0xFFFF && maxRank < 0xFFFF);
+    data->pairs.reserve(pairs.size(), vocabSize < 0xFFFF && maxRank < 0xFFFF);
     for (const Merge& m : pairs)
         data->pairs.insert(m.left, m.right, std::uint32_t(m.frequency), m.id);
     data->buildBytePairs();
@@ -504,13 +505,13 @@ namespace {
 // Builds the merge-rank model shared by fromMerges and fromHuggingFaceJson: tokens and merges set.
 void buildMergeRankPairs(BpeModel::Data& data)
 {
-    data.rank.assign(data.tokens.size(), kNoRank);
-    data.pairs.reserve(data.merges.size(), data.tokens.size() < 0xFFFF && data.merges.size() < 0xFFFF);
+    const std::span<std::uint32_t> rank = data.rank.assign(data.vocabSize(), kNoRank);
+    data.pairs.reserve(data.merges.size(), data.vocabSize() < 0xFFFF && data.merges.size() < 0xFFFF);
     for (std::size_t k = 0; k < data.merges.size(); ++k) {
         const Merge& m = data.merges[k];
         data.pairs.insert(m.left, m.right, std::uint32_t(k), m.id);
-        if (data.rank[m.id] == kNoRank)
-            data.rank[m.id] = std::uint32_t(k);
+        if (rank[m.id] == kNoRank)
+            rank[m.id] = std::uint32_t(k);
     }
     data.buildBytePairs();
 }
@@ -521,9 +522,10 @@ Result<BpeModel> BpeModel::fromMerges(std::vector<Merge> merges, bool withEndOfT
 {
     auto data = std::make_shared<Data>();
     data->name = sourceName;
-    data->tokens.reserve(256 + merges.size() + 1);
+    std::vector<std::string> tokens;
+    tokens.reserve(256 + merges.size() + 1);
     for (int b = 0; b < 256; ++b)
-        data->tokens.emplace_back(1, char(b));
+        tokens.emplace_back(1, char(b));
     for (std::size_t k = 0; k < merges.size(); ++k) {
         const Merge& m = merges[k];
         const auto next = TokenId(256 + k);
@@ -534,14 +536,14 @@ Result<BpeModel> BpeModel::fromMerges(std::vector<Merge> merges, bool withEndOfT
                              where);
         if (m.left >= next || m.right >= next)
             return makeError("merge " + std::to_string(k) + " names a token not defined before it", where);
-        data->tokens.push_back(data->tokens[m.left] + data->tokens[m.right]);
+        tokens.push_back(tokens[m.left] + tokens[m.right]);
     }
     if (withEndOfText) {
-        data->endOfText = TokenId(data->tokens.size());
-        data->tokens.emplace_back(kEndOfText);
+        data->endOfText = TokenId(tokens.size());
+        tokens.emplace_back(kEndOfText);
     }
     data->merges = std::move(merges);
-    data->buildTokenIndex();
+    data->setTokens(tokens);
     for (int b = 0; b < 256; ++b)
         data->byteToken[b] = TokenId(b);
     buildMergeRankPairs(*data);
@@ -582,11 +584,12 @@ std::optional<Error> checkByteLevel(const Json& root, const std::string& sourceN
 }
 
 // The vocabulary (token → id): every id once, every token in the byte-level alphabet.
-std::optional<Error> readVocab(const Json& vocab, BpeModel::Data& data, std::vector<std::string>& keyOf,
+std::optional<Error> readVocab(const Json& vocab, BpeModel::Data& data, std::vector<std::string>& tokens,
+                               std::vector<std::string>& keyOf,
                                const std::string& sourceName)
 {
     auto fail = [&](std::string message, std::string path) { return hfError(sourceName, std::move(message), std::move(path)); };
-    data.tokens.resize(vocab.size());
+    tokens.resize(vocab.size());
     std::vector<bool> seen(vocab.size(), false);
     keyOf.assign(vocab.size(), std::string());
     for (const auto& [key, value] : vocab.items()) {
@@ -601,20 +604,21 @@ std::optional<Error> readVocab(const Json& vocab, BpeModel::Data& data, std::vec
         seen[id] = true;
         keyOf[id] = key;
         if (key == kEndOfText) {
-            data.tokens[id] = key;
+            tokens[id] = key;
             data.endOfText = TokenId(id);
             continue;
         }
         auto bytes = unicodeToBytes(key);
         if (!bytes || bytes->empty())
             return fail("token is not written in the byte-level alphabet", path);
-        data.tokens[id] = std::move(*bytes);
+        tokens[id] = std::move(*bytes);
     }
     return std::nullopt;
 }
 
 // Added tokens: <|endoftext|> may live only here, with an id after the vocabulary.
-std::optional<Error> readAddedTokens(const Json& root, BpeModel::Data& data, std::vector<std::string>& keyOf,
+std::optional<Error> readAddedTokens(const Json& root, BpeModel::Data& data, std::vector<std::string>& tokens,
+                                     std::vector<std::string>& keyOf,
                                      const std::string& sourceName)
 {
     auto fail = [&](std::string message, std::string path) { return hfError(sourceName, std::move(message), std::move(path)); };
@@ -633,14 +637,14 @@ std::optional<Error> readAddedTokens(const Json& root, BpeModel::Data& data, std
         if (content != kEndOfText)
             return fail("only the added token " + std::string(kEndOfText) + " is supported, found " + content, path);
         if (!a["id"].is_number_unsigned() && a["id"].get<std::int64_t>() < 0)
-            return fail("id " + idText(a["id"]) + " is outside 0…" + std::to_string(data.tokens.size()), path + ".id");
-        if (!idBelow(a["id"], data.tokens.size() + 1))
+            return fail("id " + idText(a["id"]) + " is outside 0…" + std::to_string(tokens.size()), path + ".id");
+        if (!idBelow(a["id"], tokens.size() + 1))
             return fail("id " + idText(a["id"]) + " leaves a gap after the vocabulary", path + ".id");
         const auto id = a["id"].get<std::int64_t>();
-        if (std::size_t(id) == data.tokens.size()) {
-            data.tokens.emplace_back(kEndOfText);
+        if (std::size_t(id) == tokens.size()) {
+            tokens.emplace_back(kEndOfText);
             keyOf.emplace_back(kEndOfText);
-        } else if (data.tokens[id] != kEndOfText) {
+        } else if (tokens[id] != kEndOfText) {
             return fail("id " + std::to_string(id) + " is already the token " + keyOf[id], path + ".id");
         }
         data.endOfText = TokenId(id);
@@ -711,12 +715,12 @@ Result<BpeModel> BpeModel::fromHuggingFaceJson(std::string_view json, std::strin
     const Json& vocab = model["vocab"];
     auto data = std::make_shared<Data>();
     data->name = sourceName;
-    std::vector<std::string> keyOf;
-    if (auto e = readVocab(vocab, *data, keyOf, sourceName))
+    std::vector<std::string> tokens, keyOf;
+    if (auto e = readVocab(vocab, *data, tokens, keyOf, sourceName))
         return *e;
-    if (auto e = readAddedTokens(root, *data, keyOf, sourceName))
+    if (auto e = readAddedTokens(root, *data, tokens, keyOf, sourceName))
         return *e;
-    data->buildTokenIndex();
+    data->setTokens(tokens);
     if (auto missing = data->fillByteTokens())
         return fail(*missing, "model.vocab");
     if (!model.contains("merges") || !model["merges"].is_array())
@@ -746,7 +750,7 @@ std::string BpeModel::toHuggingFaceJson() const
     root["post_processor"] = byteLevel;
     root["decoder"] = byteLevel;
     OrderedJson vocab = OrderedJson::object();
-    for (TokenId id = 0; id < d.tokens.size(); ++id)
+    for (TokenId id = 0; id < d.vocabSize(); ++id)
         vocab[(d.endOfText && id == *d.endOfText) ? std::string(kEndOfText) : displayForm(id)] = id;
     OrderedJson merges = OrderedJson::array();
     for (const Merge& m : d.merges)

@@ -69,8 +69,19 @@ public:
     [[nodiscard]] static Result<BpeModel> fromMerges(std::vector<Merge> merges, bool withEndOfText,
                                                      std::string sourceName);
 
+    // The tables prebuilt at build time (bpeimage.h), viewed in place: no parse, no copy but the merges.
+    // Refused with an Error unless the image holds (version, byte order, layout, size, checksums,
+    // ids) and records exactly the files of sourceSha256 (64 lowercase hex digits each). The image
+    // must outlive the model and its copies.
+    [[nodiscard]] static Result<BpeModel> fromImage(std::span<const unsigned char> image,
+                                                    std::span<const std::string_view> sourceSha256,
+                                                    std::string sourceName);
+
     // tokenizer.json text that fromHuggingFaceJson reads back to an equal model.
     [[nodiscard]] std::string toHuggingFaceJson() const;
+    // The image fromImage reads back to the same tables, recording the sha256 of the files this model
+    // was parsed from (at most kBpeImageMaxSources).
+    [[nodiscard]] Result<std::string> toImage(std::span<const std::string_view> sourceSha256) const;
 
     [[nodiscard]] std::size_t vocabSize() const;
     [[nodiscard]] std::string_view bytesOf(TokenId id) const; // empty for an unknown id
@@ -99,6 +110,8 @@ public:
     // Appends the ids of text to out. Special tokens such as <|endoftext|> are plain text here.
     void encode(std::string_view text, std::vector<TokenId>& out);
     [[nodiscard]] std::vector<TokenId> encode(std::string_view text);
+    // How many ids encode(text) gives, without keeping them (no memory in proportion to the text).
+    [[nodiscard]] std::size_t count(std::string_view text);
     // Ids with the byte span each covers. Returns an Error when cancelled or over maxTextBytes().
     [[nodiscard]] Result<std::vector<TokenSpan>> encodeWithSpans(std::string_view text, const Progress& progress = {});
     // Only the first `count` merges apply (merge replay); SIZE_MAX (the default) means all.

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,6 @@
 namespace tw::text {
 
 namespace bpedetail {
-
 
 inline constexpr std::string_view kEndOfText = "<|endoftext|>";
 inline constexpr std::uint32_t kNoRank = std::numeric_limits<std::uint32_t>::max();
@@ -127,6 +127,40 @@ inline std::size_t capacityFor(std::size_t n)
     return cap;
 }
 
+// One table of a model: elements it owns (a model parsed or built at run time) or a view onto the
+// elements of an image that outlives the model (the tables prebuilt at build time, bpeimage.h).
+template <class T>
+class Table {
+public:
+    Table() = default;
+    Table(const Table&) = delete;
+    Table& operator=(const Table&) = delete;
+
+    // Owns n copies of value; returns them to be filled.
+    std::span<T> assign(std::size_t n, const T& value)
+    {
+        m_owned.assign(n, value);
+        m_view = m_owned;
+        return m_owned;
+    }
+    // Views elements that outlive the table.
+    void view(std::span<const T> elements)
+    {
+        m_owned = {};
+        m_view = elements;
+    }
+    // The owned elements, to be changed while the model is built (empty for a view).
+    [[nodiscard]] std::span<T> owned() { return m_owned; }
+    [[nodiscard]] const T& operator[](std::size_t i) const { return m_view[i]; }
+    [[nodiscard]] std::size_t size() const { return m_view.size(); }
+    [[nodiscard]] const T* data() const { return m_view.data(); }
+    [[nodiscard]] std::span<const T> span() const { return m_view; }
+
+private:
+    std::vector<T> m_owned;
+    std::span<const T> m_view;
+};
+
 // Open-addressing map (left id, right id) → (rank, merged id). When ids and ranks fit 16 bits
 // (GPT-2: 50,257 ids) a slot is 8 bytes, key and value packed, so that the map of GPT-2's 108,299
 // pairs takes 2 MiB; otherwise a slot is 16 bytes.
@@ -136,41 +170,62 @@ public:
         std::uint32_t rank; // kNoRank when the pair does not merge
         TokenId id;
     };
+    static constexpr std::uint32_t kEmptySmall = ~std::uint32_t{0};
+    static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+    struct Small {
+        std::uint32_t key = kEmptySmall; // left << 16 | right
+        std::uint32_t value = 0;         // rank << 16 | id
+    };
+    struct Slot {
+        std::uint64_t key = kEmpty;
+        std::uint32_t rank = 0;
+        TokenId id = 0;
+    };
 
     // n: the number of pairs to insert; compact when every id and rank is below 65535.
     void reserve(std::size_t n, bool compact)
     {
         const std::size_t cap = capacityFor(n);
         m_compact = compact;
-        m_small.clear();
-        m_slots.clear();
-        if (compact)
+        if (compact) {
             m_small.assign(cap, Small{});
-        else
+            m_slots.view({});
+        } else {
             m_slots.assign(cap, Slot{});
-        m_mask = cap - 1;
-        m_shift = 64 - std::countr_zero(cap);
+            m_small.view({});
+        }
+        setCapacity(cap);
+    }
+    // Views the slots of an image (a power of two of them, at least one empty).
+    void view(std::span<const Small> small, std::span<const Slot> slots)
+    {
+        m_compact = !small.empty();
+        m_small.view(small);
+        m_slots.view(slots);
+        setCapacity(m_compact ? small.size() : slots.size());
     }
     // Inserts unless the pair is present (the first insertion, lowest rank when sorted, wins).
     void insert(TokenId left, TokenId right, std::uint32_t rank, TokenId id)
     {
         if (m_compact) {
+            const std::span<Small> small = m_small.owned();
             const std::uint32_t key = (left << 16) | right;
             for (std::size_t i = slotOf(key);; i = (i + 1) & m_mask) {
-                if (m_small[i].key == key)
+                if (small[i].key == key)
                     return;
-                if (m_small[i].key == kEmptySmall) {
-                    m_small[i] = {key, (rank << 16) | id};
+                if (small[i].key == kEmptySmall) {
+                    small[i] = {key, (rank << 16) | id};
                     return;
                 }
             }
         }
+        const std::span<Slot> slots = m_slots.owned();
         const std::uint64_t key = (std::uint64_t(left) << 32) | right;
         for (std::size_t i = slotOf(key);; i = (i + 1) & m_mask) {
-            if (m_slots[i].key == key)
+            if (slots[i].key == key)
                 return;
-            if (m_slots[i].key == kEmpty) {
-                m_slots[i] = {key, rank, id};
+            if (slots[i].key == kEmpty) {
+                slots[i] = {key, rank, id};
                 return;
             }
         }
@@ -196,57 +251,60 @@ public:
                 return {kNoRank, 0};
         }
     }
+    [[nodiscard]] bool compact() const { return m_compact; }
+    // The slots: compact ones, or wide ones (`slots` is a Qt keyword in the tests that read them).
+    [[nodiscard]] std::span<const Small> compactSlots() const { return m_small.span(); }
+    [[nodiscard]] std::span<const Slot> wideSlots() const { return m_slots.span(); }
+    // Fibonacci hashing of a key (the slot is its high bits): key × 2^64/φ after folding the high bits down.
+    static std::uint64_t mix(std::uint64_t key) { return (key ^ (key >> 29)) * 0x9E3779B97F4A7C15ull; }
 
 private:
-    static constexpr std::uint32_t kEmptySmall = ~std::uint32_t{0};
-    static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-    struct Small {
-        std::uint32_t key = kEmptySmall; // left << 16 | right
-        std::uint32_t value = 0;         // rank << 16 | id
-    };
-    struct Slot {
-        std::uint64_t key = kEmpty;
-        std::uint32_t rank = 0;
-        TokenId id = 0;
-    };
-    // Fibonacci hashing: the high bits of key × 2^64/φ.
-    [[nodiscard]] std::size_t slotOf(std::uint64_t key) const
+    void setCapacity(std::size_t cap)
     {
-        std::uint64_t h = key ^ (key >> 29);
-        return std::size_t((h * 0x9E3779B97F4A7C15ull) >> m_shift);
+        m_mask = cap - 1;
+        m_shift = 64 - std::countr_zero(cap);
     }
+    [[nodiscard]] std::size_t slotOf(std::uint64_t key) const { return std::size_t(mix(key) >> m_shift); }
     bool m_compact = false;
-    std::vector<Small> m_small;
-    std::vector<Slot> m_slots;
+    Table<Small> m_small;
+    Table<Slot> m_slots;
     std::size_t m_mask = 0;
     int m_shift = 63;
+};
+
+// A slot of the token index: the hash of a token's bytes and its id + 1 (0: empty).
+struct TokenSlot {
+    std::uint64_t hash = 0;
+    std::uint32_t idPlusOne = 0;
+    std::uint32_t unused = 0; // zero, so that images of equal tables are equal
 };
 
 } // namespace bpedetail
 
 using namespace bpedetail; // bpe.cpp and bpeencoder.cpp read these unqualified
 
+// The model's tables. Each is owned (a model parsed or built at run time) or a view onto an image
+// prebuilt at build time (bpeimage.cpp): the encoder reads both alike.
 struct BpeModel::Data {
     std::string name;
-    std::vector<std::string> tokens; // bytes of each id
-    std::vector<std::uint32_t> rank; // rank of the merge that makes each token (kNoRank for bytes/special)
-    std::vector<Merge> merges;
     std::optional<TokenId> endOfText;
     bool tiktoken = false;                 // GPT-2 semantics: whole-piece lookup, any split merges
     std::array<TokenId, 256> byteToken{};  // id of each single byte
+    Table<char> tokenBytes;                // every token's bytes, back to back in id order
+    Table<std::uint32_t> tokenStart;       // the bytes of id are [tokenStart[id], tokenStart[id + 1])
+    Table<std::uint32_t> rank; // rank of the merge that makes each token (kNoRank for bytes/special)
+    std::vector<Merge> merges;
     PairMap pairs;                         // (left, right) → (rank, merged id)
     // bytes → id for whole-piece lookup (tiktoken semantics; special tokens excluded).
-    std::vector<std::pair<std::uint64_t, TokenId>> tokenSlots; // (hash, id + 1); 0 = empty
+    Table<TokenSlot> tokenSlots;
     std::size_t tokenMask = 0;
-
-    std::vector<std::uint32_t> tokenSize; // bytes of each id, next to each other for spans
     // A Bloom filter of the token index (one 64-bit word per key, two bits): most pieces missing
     // from the encoder's cache are not tokens, and this answers them from 64 KiB instead of a
     // random read in the index.
-    std::vector<std::uint64_t> tokenFilter;
+    Table<std::uint64_t> tokenFilter;
     // Pairs of two single bytes, indexed by byte values (first << 8 | second): the first round of
     // every BPE reads only these.
-    std::vector<PairMap::Found> bytePairs;
+    Table<PairMap::Found> bytePairs;
 
     static constexpr int kFilterWordBits = 13;
     static std::uint64_t filterBits(std::uint64_t h) { return (std::uint64_t{1} << (h & 63)) | (std::uint64_t{1} << ((h >> 6) & 63)); }
@@ -256,28 +314,51 @@ struct BpeModel::Data {
         return (tokenFilter[h >> (64 - kFilterWordBits)] & bits) == bits;
     }
 
+    [[nodiscard]] std::size_t vocabSize() const { return tokenStart.size() ? tokenStart.size() - 1 : 0; }
+    // The bytes of id (id < vocabSize()).
+    [[nodiscard]] std::string_view token(TokenId id) const
+    {
+        return {tokenBytes.data() + tokenStart[id], std::size_t(tokenStart[id + 1] - tokenStart[id])};
+    }
+
+    // Packs the bytes of each id and indexes them; returns how many ids repeat the bytes of a lower id.
+    std::size_t setTokens(const std::vector<std::string>& tokens)
+    {
+        std::size_t total = 0;
+        for (const std::string& t : tokens)
+            total += t.size();
+        const std::span<std::uint32_t> start = tokenStart.assign(tokens.size() + 1, 0);
+        const std::span<char> bytes = tokenBytes.assign(total, 0);
+        std::size_t at = 0;
+        for (std::size_t id = 0; id < tokens.size(); ++id) {
+            start[id] = std::uint32_t(at);
+            std::memcpy(bytes.data() + at, tokens[id].data(), tokens[id].size());
+            at += tokens[id].size();
+        }
+        start[tokens.size()] = std::uint32_t(at);
+        return buildTokenIndex();
+    }
     // Indexes the tokens by bytes; returns how many ids repeat the bytes of a lower id.
     std::size_t buildTokenIndex()
     {
         std::size_t duplicates = 0;
-        tokenSlots.assign(capacityFor(tokens.size()), {0, 0});
-        tokenMask = tokenSlots.size() - 1;
-        tokenSize.resize(tokens.size());
-        tokenFilter.assign(std::size_t{1} << kFilterWordBits, 0);
-        for (TokenId id = 0; id < tokens.size(); ++id) {
-            const auto& t = tokens[id];
-            tokenSize[id] = std::uint32_t(t.size());
+        const std::size_t n = vocabSize();
+        const std::span<TokenSlot> slots = tokenSlots.assign(capacityFor(n), TokenSlot{});
+        tokenMask = slots.size() - 1;
+        const std::span<std::uint64_t> filter = tokenFilter.assign(std::size_t{1} << kFilterWordBits, 0);
+        for (TokenId id = 0; id < n; ++id) {
             if (endOfText && id == *endOfText)
                 continue;
+            const std::string_view t = token(id);
             const auto h = hashBytes(reinterpret_cast<const unsigned char*>(t.data()), t.size());
-            tokenFilter[h >> (64 - kFilterWordBits)] |= filterBits(h);
+            filter[h >> (64 - kFilterWordBits)] |= filterBits(h);
             for (std::size_t i = h & tokenMask;; i = (i + 1) & tokenMask) {
-                auto& s = tokenSlots[i];
-                if (s.second == 0) {
-                    s = {h, id + 1};
+                TokenSlot& s = slots[i];
+                if (s.idPlusOne == 0) {
+                    s = {h, id + 1, 0};
                     break;
                 }
-                if (s.first == h && tokens[s.second - 1] == t) {
+                if (s.hash == h && token(s.idPlusOne - 1) == t) {
                     ++duplicates; // the lower id wins
                     break;
                 }
@@ -290,13 +371,14 @@ struct BpeModel::Data {
         if (!mayBeToken(h))
             return std::nullopt;
         for (std::size_t i = h & tokenMask;; i = (i + 1) & tokenMask) {
-            const auto& s = tokenSlots[i];
-            if (s.second == 0)
+            const TokenSlot& s = tokenSlots[i];
+            if (s.idPlusOne == 0)
                 return std::nullopt;
-            if (s.first == h) {
-                const auto& t = tokens[s.second - 1];
-                if (t.size() == n && sameBytes(t.data(), p, n))
-                    return s.second - 1;
+            if (s.hash == h) {
+                const TokenId id = s.idPlusOne - 1;
+                const std::uint32_t begin = tokenStart[id];
+                if (tokenStart[id + 1] - begin == n && sameBytes(tokenBytes.data() + begin, p, n))
+                    return id;
             }
         }
     }
@@ -309,10 +391,10 @@ struct BpeModel::Data {
     // Fills bytePairs from pairs; byteToken must be set.
     void buildBytePairs()
     {
-        bytePairs.assign(std::size_t{1} << 16, PairMap::Found{kNoRank, 0});
+        const std::span<PairMap::Found> table = bytePairs.assign(std::size_t{1} << 16, PairMap::Found{kNoRank, 0});
         for (int a = 0; a < 256; ++a)
             for (int b = 0; b < 256; ++b)
-                bytePairs[std::size_t(a << 8 | b)] = pairs.find(byteToken[a], byteToken[b]);
+                table[std::size_t(a << 8 | b)] = pairs.find(byteToken[a], byteToken[b]);
     }
 
     // Byte tokens must exist; fills byteToken.

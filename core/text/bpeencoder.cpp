@@ -374,6 +374,20 @@ std::vector<TokenId> Encoder::encode(std::string_view text)
     return out;
 }
 
+std::size_t Encoder::count(std::string_view text)
+{
+    // The ids of each piece go to a scratch vector, counted and dropped after the piece.
+    std::vector<TokenId>& ids = m_impl->scratch;
+    ids.clear();
+    std::size_t total = 0;
+    m_impl->encodeText(text, ids, [&](const Piece&, std::size_t) {
+        total += ids.size();
+        ids.clear();
+        return true;
+    });
+    return total;
+}
+
 Result<std::vector<TokenSpan>> Encoder::encodeWithSpans(std::string_view text, const Progress& progress)
 {
     if (const std::size_t limit = maxTextBytes(); text.size() > limit)
@@ -383,7 +397,7 @@ Result<std::vector<TokenSpan>> Encoder::encodeWithSpans(std::string_view text, c
     std::vector<TokenSpan> spans;
     spans.reserve(text.size() / 3 + 16);
     std::vector<TokenId>& ids = impl.scratch;
-    const std::uint32_t* tokenSize = impl.d->tokenSize.data();
+    const std::uint32_t* tokenStart = impl.d->tokenStart.data();
     constexpr std::size_t kReportEvery = std::size_t{1} << 20;
     std::size_t nextReport = kReportEvery;
     bool cancelled = false;
@@ -396,7 +410,7 @@ Result<std::vector<TokenSpan>> Encoder::encodeWithSpans(std::string_view text, c
         std::uint32_t at = std::uint32_t(piece.begin);
         for (std::size_t k = before; k < ids.size(); ++k) {
             const TokenId id = ids[k];
-            const std::uint32_t len = tokenSize[id];
+            const std::uint32_t len = tokenStart[id + 1] - tokenStart[id];
             spans.push_back({id, at, at + len});
             at += len;
         }

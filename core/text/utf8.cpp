@@ -1,6 +1,10 @@
 #include "utf8.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstdio>
+#include <cstring>
+#include <utility>
 
 namespace tw::text {
 
@@ -135,39 +139,78 @@ TextCounts countText(std::string_view text)
     return c;
 }
 
-std::optional<Error> firstInvalidUtf8(std::string_view text, const std::string& fileName)
+namespace {
+
+// The offset of the first byte that does not start a well-formed sequence, and why (text.size() and
+// Flaw::None when there is none). ASCII is skipped eight bytes at a time: a text of 4.5 MB in a
+// few milliseconds, which `tokenize --count` pays at every run.
+std::pair<std::size_t, Decoded> firstFlaw(std::string_view text)
 {
-    int line = 1;
-    int column = 1; // in code points
+    constexpr std::uint64_t kHighBits = 0x8080808080808080ull;
     std::size_t i = 0;
     while (i < text.size()) {
+        if (text.size() - i >= 8) {
+            std::uint64_t word;
+            std::memcpy(&word, text.data() + i, 8);
+            const std::uint64_t high = word & kHighBits;
+            if (high == 0) {
+                i += 8;
+                continue;
+            }
+            if constexpr (std::endian::native == std::endian::little) // straight to the first byte ≥ 0x80
+                i += std::size_t(std::countr_zero(high)) / 8;
+        }
         const auto b = static_cast<unsigned char>(text[i]);
         if (b < 0x80) {
             ++i;
-            if (b == '\n') {
-                ++line;
-                column = 1;
-            } else {
-                ++column;
-            }
+            continue;
+        }
+        // The common well-formed sequences of two bytes (U+0080…U+07FF) and of three without the
+        // exceptions of Table 3-7 (lead E1…EC, EE, EF), without decoding them.
+        const std::size_t left = text.size() - i;
+        const auto b1 = left > 1 ? static_cast<unsigned char>(text[i + 1]) : 0;
+        if (b >= 0xC2 && b <= 0xDF && isContinuation(b1)) {
+            i += 2;
+            continue;
+        }
+        if (b >= 0xE1 && b <= 0xEF && b != 0xED && left > 2 && isContinuation(b1)
+            && isContinuation(static_cast<unsigned char>(text[i + 2]))) {
+            i += 3;
             continue;
         }
         const Decoded d = decodeAt(text, i);
-        if (d.flaw != Flaw::None) {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "0x%02X", b);
-            std::string message = "invalid UTF-8 byte " + std::string(hex) + " at line " + std::to_string(line)
-                + ", column " + std::to_string(column) + " (" + describe(d.flaw) + ")";
-            Location where;
-            where.file = fileName;
-            where.line = line;
-            where.column = column;
-            return makeError(std::move(message), std::move(where));
-        }
+        if (d.flaw != Flaw::None)
+            return {i, d};
         i += d.length;
-        ++column;
     }
-    return std::nullopt;
+    return {text.size(), Decoded{}};
+}
+
+} // namespace
+
+std::optional<Error> firstInvalidUtf8(std::string_view text, const std::string& fileName)
+{
+    const auto [at, d] = firstFlaw(text);
+    if (d.flaw == Flaw::None)
+        return std::nullopt;
+    // Everything before the flaw is well-formed: its lines are its '\n's, and the column counts the
+    // code points since the last one (the bytes that are not continuation bytes).
+    const std::string_view before = text.substr(0, at);
+    const std::size_t lastNewline = before.rfind('\n');
+    const std::size_t lineStart = lastNewline == std::string_view::npos ? 0 : lastNewline + 1;
+    const int line = 1 + int(std::count(before.begin(), before.end(), '\n'));
+    int column = 1;
+    for (const char c : before.substr(lineStart))
+        column += !isContinuation(static_cast<unsigned char>(c));
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[at]));
+    std::string message = "invalid UTF-8 byte " + std::string(hex) + " at line " + std::to_string(line) + ", column "
+        + std::to_string(column) + " (" + describe(d.flaw) + ")";
+    Location where;
+    where.file = fileName;
+    where.line = line;
+    where.column = column;
+    return makeError(std::move(message), std::move(where));
 }
 
 } // namespace tw::text

@@ -450,6 +450,49 @@ bool scaleChart(const std::vector<ScalePoint>& points, const QString& path)
     legendBelow(plot);
     return plot.savePng(path, 1000, 580, 1.5);
 }
+// (s): start-up (#42), each whole-process row and the in-process load with its target.
+void startupSection(std::ostringstream& md, const std::string& runs, const Ratio& big)
+{
+    md << "\n## (s) Start-up: the vocabulary loaded, not parsed (#42)\n\n"
+       << "Whole processes, " << runs << " runs each after 2 warm-up runs; a 5-byte file (`hello`), the poem, and 8 "
+       << "copies of it (" << count(num("startup.big_bytes")) << " bytes) against `node tiktoken-count.mjs` in the same "
+       << "hyperfine call. GPT-2 loaded: `bench_vocabload`, the first `gpt2()` of a fresh process (its prebuilt tables "
+       << "checked and viewed in place), one process per run; then, in one process, more loads of the tables and parses "
+       << "of `encoder.json` and `vocab.bpe` (what every start paid before). The GUI: `tokenwire --startup-timing`, "
+       << "offscreen, the default scenario (GPT-2 on Canto I), as a whole process and by its own clock to the painted "
+       << "stage 1.\n\n"
+       << "| What | Median ms | Spread (min–max) ms | Target | Verdict |\n|---|---:|---:|---|---|\n";
+    // key + "median" + unit (_s or _ms), and its min and max, in ms (scale: 1,000 for seconds).
+    const auto row = [&](const char* what, const std::string& key, const char* unit, int decimals, const std::string& target,
+                         std::optional<bool> met) {
+        const double scale = std::string(unit) == "_s" ? 1000 : 1;
+        const auto cell = [&](const char* which) { return fmt(times(num(key + which + unit), scale), decimals); };
+        md << "| " << what << " | " << cell("median") << " | " << cell("min") << "–" << cell("max") << " | " << target
+           << " | " << (met ? verdict(met) : std::string("—")) << " |\n";
+    };
+    const auto atMost = [](const std::string& key, double scale, double limit) -> std::optional<bool> {
+        const std::optional<double> v = times(num(key), scale);
+        return v ? std::optional<bool>(*v <= limit) : std::nullopt;
+    };
+    row("`tokenwire-cli --help`", "startup.help.", "_s", 1, "≤ 8 ms", atMost("startup.help.median_s", 1000, 8));
+    row("`tokenize --tokenizer gpt2 --count`, 5 bytes", "startup.tiny.", "_s", 1, "≤ 8 ms",
+        atMost("startup.tiny.median_s", 1000, 8));
+    row("`tokenize --tokenizer gpt2 --count`, the poem", "startup.poem.", "_s", 1, "—", std::nullopt);
+    row("`tokenize --tokenizer gpt2 --count`, 8 poems", "startup.big_tokenwire.", "_s", 1, "≥ 15× tiktoken: " + ratioText(big),
+        big.median ? std::optional<bool>(*big.median >= 15) : std::nullopt);
+    row("`node tiktoken-count.mjs`, 8 poems", "startup.big_node.", "_s", 1, "—", std::nullopt);
+    row("GPT-2 loaded, first `gpt2()` of a process", "startup.load.first_", "_ms", 3, "≤ 5 ms",
+        atMost("startup.load.first_median_ms", 1, 5));
+    row("GPT-2's tables loaded again (`fromImage`, warm)", "startup.load.image_", "_ms", 3, "—", std::nullopt);
+    row("GPT-2's text files parsed (`gpt2FromText`)", "startup.load.text_", "_ms", 1, "—", std::nullopt);
+    if (num("startup.gui.median_s")) {
+        row("`tokenwire --startup-timing`, whole process", "startup.gui.", "_s", 0, "< 1 s (#8)",
+            atMost("startup.gui.median_s", 1000, 1000));
+        row("the same, stage 1 painted (its own clock)", "startup.gui.shown_", "_ms", 0, "< 1 s (#8)",
+            atMost("startup.gui.shown_median_ms", 1, 1000));
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -510,6 +553,9 @@ int main(int argc, char** argv)
     rssTrain.median = div(num("train.spm.peak_rss_mib"), num("train.tokenwire.peak_rss_mib"));
     rssTrain.memory = true;
     ratios.push_back(rssTrain);
+    const std::size_t bigRatio = ratios.size(); // start-up (#42): --count of 8 poems, whole process
+    ratios.push_back(speedRatio("tokenize --count of 8 poems, whole process\n(node / tokenwire-cli)",
+                                "startup.big_tokenwire.", "startup.big_node.", false, "median_s", "min_s", "max_s"));
     const bool ratiosOk = ratiosChart(ratios, ratiosPng);
 
     // --- derive ----------------------------------------------------------------------------
@@ -618,6 +664,22 @@ int main(int argc, char** argv)
        << verdict(cliMB && encMB ? std::optional<bool>(*cliMB < 100 && *encMB < 100) : std::nullopt) << " |\n";
     md << "| Peak memory < 100 MB training (#2) | " << fmt(trainMB, 1) << " MB (bench_trainer, one training) | "
        << verdict(below(trainMB, 100)) << " |\n";
+    // Start-up (#42): the vocabulary loaded, not parsed.
+    const std::optional<double> tinyMs = times(num("startup.tiny.median_s"), 1000);
+    const std::optional<double> helpMs = times(num("startup.help.median_s"), 1000);
+    const std::optional<double> loadMs = num("startup.load.first_median_ms");
+    const Ratio& big = ratios[bigRatio];
+    md << "| `tokenize --tokenizer gpt2 --count` of a 5-byte file ≤ 8 ms, whole process (#42) | " << fmt(tinyMs, 1)
+       << " ms median | " << verdict(tinyMs ? std::optional<bool>(*tinyMs <= 8) : std::nullopt) << " |\n";
+    md << "| The same on 8 copies of the poem ≥ 15× npm tiktoken, whole process (#42) | " << ratioText(big) << " ("
+       << fmt(times(num("startup.big_tokenwire.median_s"), 1000), 1) << " vs "
+       << fmt(times(num("startup.big_node.median_s"), 1000), 1) << " ms) | "
+       << verdict(big.median ? std::optional<bool>(*big.median >= 15) : std::nullopt) << " |\n";
+    md << "| Loading GPT-2, the largest vocabulary shipped, ≤ 5 ms in-process (#42) | " << fmt(loadMs, 2)
+       << " ms median, first load of a process, CPU " << fmt(num("startup.load.first_cpu_median_ms"), 2)
+       << " ms (parsing its text files: " << fmt(num("startup.load.text_median_ms"), 1) << " ms) | " << verdict(loadMs ? std::optional<bool>(*loadMs <= 5) : std::nullopt) << " |\n";
+    md << "| `tokenwire-cli --help` ≤ 8 ms, whole process (#42) | " << fmt(helpMs, 1) << " ms median | "
+       << verdict(helpMs ? std::optional<bool>(*helpMs <= 8) : std::nullopt) << " |\n";
     md << "| derive < 1 ms per preset after a model edit (#3) | worst median " << fmt(worstWarm, 3) << " ms ("
        << (worstPreset.empty() ? "n/a" : worstPreset) << ") | " << verdict(below(worstWarm, 1.0)) << " |\n";
     md << "| GUI with the largest preset shows the pane < 1 s (#3) | "
@@ -771,6 +833,7 @@ int main(int argc, char** argv)
     };
     processRow("`tokenwire-cli tokenize --count`", "process.tokenwire.", ratioText(ratios[2]));
     processRow("`node tiktoken-count.mjs`", "process.node.", "1");
+    startupSection(md, runs, big);
 
     md << "\n## (c) Training a BPE vocabulary of " << count(num("config.vocab")) << " tokens, single thread\n\n"
        << "In-process: `bench_trainer` timing `trainBpe` alone, one training per process, " << runs

@@ -7,11 +7,16 @@
 // scenario_data(): each must stop at the expected step with exactly the expected Error. The text limit
 // (text::maxTextBytes, 1 GiB) is tested lowered to 64 bytes through text::ScopedTextLimit, in both
 // tables (manifest key "textLimit").
+// The prebuilt tables image (issue 42, text/bpeimage.h) is the table tables_data(): an image of the
+// tokenizer of gpt2-good.* with one thing damaged (checksums recomputed or not) must be refused by
+// BpeModel::fromImage with exactly the expected location and message, never used.
 
 #include "scenario/derive.h"
 #include "scenario/scenariojson.h"
 #include "scenario/sweep.h"
 #include "text/bpe.h"
+#include "text/bpe_p.h"
+#include "text/bpeimage.h"
 #include "text/bpetrainer.h"
 #include "text/utf8.h"
 
@@ -25,6 +30,7 @@
 
 #include <sys/mman.h>
 
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -148,6 +154,8 @@ private slots:
     void scenario();
     void stage5_data();
     void stage5();
+    void tables_data();
+    void tables();
 };
 
 void TestBadInput::catalog_data()
@@ -508,6 +516,179 @@ void TestBadInput::stage5()
     QCOMPARE(str(error->where.jsonPath), path);
     QVERIFY2(error->message.find(message.toStdString()) != std::string::npos,
              qPrintable(QStringLiteral("\"%1\" not in \"%2\"").arg(message, str(error->message))));
+}
+
+namespace {
+
+// One thing wrong with a tables image (tables_data): a header field, the image's size or place in
+// memory, or an entry of a table.
+enum class Damage {
+    None, Empty, Misaligned, Magic, ByteOrder, Version, VocabUnsealed, Layout, DropLast, Append, SourceCount,
+    VocabUnder256, EndOfTextBeyond, CompactTooLarge, PairSlots, TokenBytesGrown, OtherSource, OneSource, TablesByte,
+    TokenStartBeyond, ByteTokenWrong, MergeBeyond, PairIdBeyond, PairMapFull, TokenSlotBeyond, TokenIndexFull,
+    BytePairBeyond,
+};
+
+constexpr std::string_view kShaA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+constexpr std::string_view kShaB = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+std::size_t alignUp64(std::size_t n) { return (n + 63) / 64 * 64; }
+
+} // namespace
+
+Q_DECLARE_METATYPE(Damage)
+
+void TestBadInput::tables_data()
+{
+    QTest::addColumn<Damage>("damage");
+    QTest::addColumn<bool>("reseal");    // checksums recomputed after the damage (sealBpeImage)
+    QTest::addColumn<QString>("path");    // the Error's location (file "tiny tables image")…
+    QTest::addColumn<QString>("message"); // …and its message: exact, or a fragment when it holds a checksum
+    QTest::addColumn<bool>("exact");
+    auto row = [](const char* name, Damage d, bool reseal, const char* path, const char* message, bool exact = true) {
+        QTest::newRow(name) << d << reseal << QString::fromUtf8(path) << QString::fromUtf8(message) << exact;
+    };
+    // The image of gpt2-good.* (262 ids, <|endoftext|> 261, 5 merges), recording the sources kShaA
+    // and kShaB. Its header is 208 bytes (bpeimage.h: 8 + 4 + 4 + 4 × 8 + 4 + 4 + 4 × 32 + 6 × 4).
+    row("sound image", Damage::None, false, "", "");
+    row("empty", Damage::Empty, false, "header", "the image is 0 bytes, shorter than its header (208 bytes)");
+    row("misaligned in memory", Damage::Misaligned, false, "header", "the image is not aligned to 8 bytes in memory");
+    row("not an image", Damage::Magic, false, "header.magic", "not a tables image: it does not start with TWBPEIMG");
+    row("other byte order", Damage::ByteOrder, false, "header.byteOrder", "the image was written on a machine of the other byte order");
+    row("future version", Damage::Version, true, "header.version", "the image has format version 2; this program reads version 1");
+    row("future version, checksums old", Damage::Version, false, "header.version",
+        "the image has format version 2; this program reads version 1");
+    row("header changed, checksums old", Damage::VocabUnsealed, false, "header.headerChecksum",
+        "the header is damaged: its checksum is ", false);
+    row("another layout", Damage::Layout, true, "header.layout", "the image was written by a build with another layout of the tables");
+    row("cut short", Damage::DropLast, false, "header.imageBytes", " bytes, its header says ", false);
+    row("a byte too many", Damage::Append, false, "header.imageBytes", " bytes, its header says ", false);
+    row("five sources", Damage::SourceCount, true, "header.sourceCount", "the header names 5 source files; at most 4");
+    row("vocabulary under 256", Damage::VocabUnder256, true, "header.vocabSize",
+        "a vocabulary of 255 ids; a byte-level BPE has 256 to 2^32 − 2");
+    row("<|endoftext|> beyond", Damage::EndOfTextBeyond, true, "header.endOfText", "<|endoftext|> is id 262, beyond the vocabulary");
+    row("compact slots for 70,000 ids", Damage::CompactTooLarge, true, "header.flags",
+        "compact pair slots hold ids below 65,535, the vocabulary has 70000");
+    row("pair slots not a power of two", Damage::PairSlots, true, "header.pairSlots",
+        "the pair map and the token index need a power of two of at least 16 slots");
+    row("tables larger than the image", Damage::TokenBytesGrown, true, "header.imageBytes", "the tables the header describes take ",
+        false);
+    // 0xaa with its last bit flipped is 0xab.
+    row("built from another file", Damage::OtherSource, true, "header.sourceSha256[0]",
+        "the image was built from another file: its sha256 is abaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, "
+        "expected aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+    row("built from one file", Damage::OneSource, true, "header.sourceCount", "the image was built from 1 file, expected 2");
+    row("tables changed, checksums old", Damage::TablesByte, false, "header.tablesChecksum",
+        "the tables are damaged: their checksum is ", false);
+    // Checksummed images that break the tables' invariants (toImage never writes them).
+    row("token past the bytes", Damage::TokenStartBeyond, true, "tables.tokenStart[1]", "token 0 does not end inside the tokens' bytes");
+    row("byte token of another byte", Damage::ByteTokenWrong, true, "tables.byteToken[0]", "the token of byte 0 is not that byte");
+    row("merge beyond the vocabulary", Damage::MergeBeyond, true, "tables.merges[0]", "id 262 is beyond the vocabulary of 262");
+    row("pair beyond the vocabulary", Damage::PairIdBeyond, true, "tables.pairs[0]", "id 262 is beyond the vocabulary of 262");
+    row("pair map full", Damage::PairMapFull, true, "tables.pairs[0]", "the pair map has no empty slot");
+    row("token slot beyond the vocabulary", Damage::TokenSlotBeyond, true, "tables.tokenSlots[0]",
+        "id 262 is beyond the vocabulary of 262");
+    row("token index full", Damage::TokenIndexFull, true, "tables.tokenSlots[0]", "the token index has no empty slot");
+    row("byte pair beyond the vocabulary", Damage::BytePairBeyond, true, "tables.bytePairs[0]",
+        "id 262 is beyond the vocabulary of 262");
+}
+
+void TestBadInput::tables()
+{
+    QFETCH(Damage, damage);
+    QFETCH(bool, reseal);
+    QFETCH(QString, path);
+    QFETCH(QString, message);
+    QFETCH(bool, exact);
+    auto model = text::BpeModel::fromGpt2Files(readFile(QStringLiteral("gpt2-good.encoder.json")),
+                                               readFile(QStringLiteral("gpt2-good.vocab.bpe")), "gpt2");
+    QVERIFY(model.ok());
+    const std::string_view sources[] = {kShaA, kShaB};
+    auto written = model->toImage(sources);
+    QVERIFY(written.ok());
+    // The image in 8-byte aligned memory, with a spare word for Append and Misaligned.
+    std::vector<std::uint64_t> words(written->size() / 8 + 2);
+    auto* base = reinterpret_cast<unsigned char*>(words.data());
+    std::memcpy(base, written->data(), written->size());
+    std::span<unsigned char> image(base, written->size());
+    // Where the tables start: the views of a sound load, and (for the two tables the model copies,
+    // merges and byteToken) the layout of bpeimage.cpp: rank, merges, byteToken, pairs, each 64-byte aligned.
+    auto sound = text::BpeModel::fromImage(image, sources, "tiny");
+    QVERIFY2(sound.ok(), sound.ok() ? "" : sound.error().toString().c_str());
+    const text::BpeModel::Data& d = sound->data();
+    auto offsetOf = [&](const void* table) { return std::size_t(static_cast<const unsigned char*>(table) - base); };
+    const std::size_t merges = alignUp64(offsetOf(d.rank.data()) + 262 * 4);
+    const std::size_t byteToken = alignUp64(merges + 5 * sizeof(text::Merge));
+    QCOMPARE(alignUp64(byteToken + 256 * 4), offsetOf(d.pairs.compactSlots().data()));
+    auto put32 = [&](std::size_t offset, std::uint32_t v) { std::memcpy(base + offset, &v, 4); };
+    const std::size_t pairs = offsetOf(d.pairs.compactSlots().data());
+    const std::size_t tokenSlots = offsetOf(d.tokenSlots.data());
+    text::BpeImageHeader h;
+    std::memcpy(&h, base, sizeof h);
+    switch (damage) {
+    case Damage::None: break;
+    case Damage::Empty: image = image.first(0); break;
+    case Damage::Misaligned:
+        std::memmove(base + 1, base, image.size());
+        image = std::span<unsigned char>(base + 1, image.size());
+        break;
+    case Damage::Magic: h.magic[7] = 'X'; break;
+    case Damage::ByteOrder: h.byteOrder = 0x04030201; break;
+    case Damage::Version: h.version = 2; break;
+    case Damage::VocabUnsealed: h.vocabSize = 300; break;
+    case Damage::Layout: h.layout ^= 1; break;
+    case Damage::DropLast: image = image.first(image.size() - 64); break;
+    case Damage::Append: image = std::span<unsigned char>(base, image.size() + 1); break;
+    case Damage::SourceCount: h.sourceCount = 5; break;
+    case Damage::VocabUnder256: h.vocabSize = 255; break;
+    case Damage::EndOfTextBeyond: h.endOfText = 262; break;
+    case Damage::CompactTooLarge: h.vocabSize = 70000; break;
+    case Damage::PairSlots: h.pairSlots = 1000; break;
+    case Damage::TokenBytesGrown: h.tokenBytes += 64; break;
+    case Damage::OtherSource: h.sourceSha256[0][0] ^= 1; break;
+    case Damage::OneSource: h.sourceCount = 1; break;
+    case Damage::TablesByte: base[offsetOf(d.tokenBytes.data())] ^= 0x20; break;
+    case Damage::TokenStartBeyond: put32(offsetOf(d.tokenStart.data()) + 4, 0xFFFFFFFF); break;
+    case Damage::ByteTokenWrong: put32(byteToken, d.byteToken[1]); break;
+    case Damage::MergeBeyond: put32(merges + offsetof(text::Merge, id), 262); break;
+    case Damage::PairIdBeyond: // slot 0: the pair (1, 2) making id 262 (compact: key left << 16 | right, value rank << 16 | id)
+        put32(pairs, 0x00010002);
+        put32(pairs + 4, 262);
+        break;
+    case Damage::PairMapFull:
+        for (std::size_t i = 0; i < d.pairs.compactSlots().size(); ++i) {
+            put32(pairs + 8 * i, std::uint32_t(i));
+            put32(pairs + 8 * i + 4, 0);
+        }
+        break;
+    case Damage::TokenSlotBeyond: put32(tokenSlots + offsetof(text::TokenSlot, idPlusOne), 263); break;
+    case Damage::TokenIndexFull:
+        for (std::size_t i = 0; i < d.tokenSlots.size(); ++i)
+            put32(tokenSlots + sizeof(text::TokenSlot) * i + offsetof(text::TokenSlot, idPlusOne), 1);
+        break;
+    case Damage::BytePairBeyond: put32(offsetOf(d.bytePairs.data()) + offsetof(text::PairMap::Found, id), 262); break;
+    }
+    if (image.size() >= sizeof h) {
+        std::memcpy(image.data(), &h, sizeof h);
+        if (reseal)
+            text::sealBpeImage(image);
+    }
+    auto loaded = text::BpeModel::fromImage(image, sources, "tiny");
+    if (damage == Damage::None) {
+        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().toString().c_str());
+        return;
+    }
+    QVERIFY2(!loaded.ok(), "accepted a damaged image");
+    const Error& error = loaded.error();
+    QCOMPARE(str(error.where.file), QStringLiteral("tiny tables image"));
+    QCOMPARE(str(error.where.jsonPath), path);
+    QCOMPARE(error.where.line, 0);
+    QCOMPARE(error.where.column, 0);
+    if (exact)
+        QCOMPARE(str(error.message), message);
+    else
+        QVERIFY2(error.message.find(message.toStdString()) != std::string::npos,
+                 qPrintable(QStringLiteral("\"%1\" not in \"%2\"").arg(message, str(error.message))));
 }
 
 QTEST_GUILESS_MAIN(TestBadInput)

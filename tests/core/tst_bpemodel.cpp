@@ -4,6 +4,8 @@
 
 #include "text/bpe.h"
 
+#include "../support/bpesupport.h"
+
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
@@ -41,32 +43,7 @@ std::string gpt2Encoder(const std::vector<std::string>& extra)
 // GPT-2's id of a single printable ASCII byte: its position among the printable bytes.
 TokenId gpt2ByteId(char c) { return TokenId(c - '!'); }
 
-// A byte-level model made by fromMerges from `count` random merges without duplicate byte strings.
-BpeModel randomMergeModel(int count, unsigned seed)
-{
-    std::mt19937 rng(seed);
-    std::vector<std::string> bytes;
-    for (int b = 0; b < 256; ++b)
-        bytes.emplace_back(1, char(b));
-    std::set<std::string> seen(bytes.begin(), bytes.end());
-    std::vector<Merge> merges;
-    // Favour printable bytes so that merges fire on text-like input.
-    auto pick = [&]() -> TokenId {
-        if (rng() % 2)
-            return TokenId(' ' + rng() % 95);
-        return TokenId(rng() % bytes.size());
-    };
-    while (int(merges.size()) < count) {
-        const TokenId l = pick(), r = pick();
-        const std::string joined = bytes[l] + bytes[r];
-        if (joined.size() > 12 || !seen.insert(joined).second)
-            continue;
-        merges.push_back({l, r, TokenId(bytes.size()), 0});
-        bytes.push_back(joined);
-    }
-    auto model = BpeModel::fromMerges(merges, true, "random");
-    return model.value();
-}
+using tw::test::randomMergeModel;
 
 std::string randomBytes(std::mt19937& rng, std::size_t n)
 {

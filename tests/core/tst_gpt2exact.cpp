@@ -87,6 +87,8 @@ private slots:
         QVERIFY(ids == expected);
         // A second pass hits the piece cache: same ids.
         QVERIFY(encoder.encode(text) == expected);
+        QCOMPARE(encoder.count(text), expected.size()); // tokenize --count
+        QCOMPARE(Encoder(*m_model).count(text), expected.size()); // with a cold cache too
         QCOMPARE(decode(*m_model, ids), text);
         // Spans: contiguous, and each covers exactly the bytes of its token.
         auto spans = encoder.encodeWithSpans(text);

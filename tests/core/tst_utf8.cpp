@@ -173,6 +173,10 @@ void TestUtf8::invalid_data()
     QTest::newRow("after lone CR") << QByteArray("ab\r\xFF") << 1 << 4 << "0xFF" << "never used";
     // NUL is a valid code point: it takes column 1, the bad byte column 2.
     QTest::newRow("after NUL") << QByteArray("\0\xFF", 2) << 1 << 2 << "0xFF" << "never used";
+    // Long ASCII runs (read eight bytes at a time) around a newline and an 'è': line 2 holds 16 ASCII
+    // code points and 'è' (2 bytes, 1 code point) before the bad byte, which is in column 18.
+    QTest::newRow("after ASCII runs") << QByteArray("0123456789abcdefghij\n0123456789abcdef\xC3\xA8\xFF tail") << 2 << 18
+                                      << "0xFF" << "never used";
 }
 
 void TestUtf8::invalid()

@@ -26,7 +26,7 @@ inline void check(bool ok, const char* what, const std::string& detail = {})
 
 // Encodes text with spans and checks: decode gives text back, spans tile [0, size) in order, each
 // span holds the bytes of its id, the plain encode gives the same ids, and a second encode (cache
-// warm) gives them again.
+// warm) gives them again, and count() their number.
 inline void checkRoundTrip(text::Encoder& encoder, std::string_view text)
 {
     const text::BpeModel& model = encoder.model();
@@ -47,6 +47,7 @@ inline void checkRoundTrip(text::Encoder& encoder, std::string_view text)
     check(text::decode(model, ids) == text, "decode(encode(x)) != x");
     check(encoder.encode(text) == ids, "encode() and encodeWithSpans() disagree");
     check(encoder.encode(text) == ids, "a second encode (warm cache) gives other ids");
+    check(encoder.count(text) == ids.size(), "count() and encode() disagree");
 }
 
 // A loaded model is whole: the 256 byte tokens, merges inside the vocabulary, and its

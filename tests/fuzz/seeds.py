@@ -214,8 +214,26 @@ def gpt2_files():
     write("gpt2_files", "bad-deep", b"[" * 2000 + b"]" * 2000 + b"\x00a b\n")
 
 
+def bpe_image():
+    # The first byte: bit 0 clear, 5-byte patches (offset u32 little-endian, byte) of the target's sound
+    # image; bit 0 set, the image itself. Bit 1: checksums recomputed before loading.
+    def patch(offset, value):
+        return offset.to_bytes(4, "little") + bytes([value])
+    write("bpe_image", "sound", b"\x00")
+    write("bpe_image", "sound-resealed", b"\x02")
+    write("bpe_image", "magic", b"\x00" + patch(7, ord("X")))
+    write("bpe_image", "version", b"\x00" + patch(8, 2))
+    write("bpe_image", "version-resealed", b"\x02" + patch(8, 2))
+    write("bpe_image", "vocab-resealed", b"\x02" + patch(184, 0xFF) + patch(185, 0xFF))
+    write("bpe_image", "table-byte", b"\x00" + patch(300, 0xFF))
+    write("bpe_image", "table-bytes-resealed", b"\x02" + b"".join(patch(256 + 97 * k, k) for k in range(40)))
+    write("bpe_image", "raw-empty", b"\x01")
+    write("bpe_image", "raw-header-only", b"\x03TWBPEIMG" + bytes(200))
+
+
 if __name__ == "__main__":
     gpt2_roundtrip()
     utf8()
     tokenizer_json()
     gpt2_files()
+    bpe_image()
