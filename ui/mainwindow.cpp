@@ -297,7 +297,16 @@ void MainWindow::showAbout()
 
 void MainWindow::showFigure(const QString& id)
 {
-    auto show = [this](const QString& figure) { return currentPane()->showFigure(figure); };
+    // The pane explains the figure in its chain, which is brought into view (its tab opened).
+    auto show = [this](const QString& figure) {
+        if (!currentPane()->showFigure(figure))
+            return false;
+        QWidget* pane = m_stages->currentWidget();
+        for (QTextBrowser* chain : pane->findChildren<QTextBrowser*>())
+            if (chain->property("figureId").toString() == figure)
+                panekit::reveal(chain, pane);
+        return true;
+    };
     if (show(id))
         return;
     // The narration's own numbers (d·s_act …) are not the pane's: show the first of their inputs it has.

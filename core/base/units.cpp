@@ -1,5 +1,6 @@
 #include "units.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -117,7 +118,11 @@ std::string formatValue(double value, const std::string& unit, const DisplayUnit
         return formatBytes(value, units);
     if (unit == "s")
         return formatSeconds(value, units.significantDigits);
-    const std::string number = formatCount(value, 2);
+    // A small fraction keeps two significant digits: 0.00056 optimizer steps, not "0.00".
+    int decimals = 2;
+    if (std::isfinite(value) && value != 0 && std::fabs(value) < 0.1)
+        decimals = std::min(12, 1 - static_cast<int>(std::floor(std::log10(std::fabs(value)))));
+    const std::string number = formatCount(value, decimals);
     return unit.empty() ? number : number + " " + unit;
 }
 

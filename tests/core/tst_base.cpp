@@ -98,6 +98,12 @@ private slots:
         QCOMPARE(QString::fromStdString(formatValue(50331648.0, "B")), QStringLiteral("50.33 MB"));
         QCOMPARE(QString::fromStdString(formatValue(235828.0, "tokens")), QStringLiteral("235,828 tokens"));
         QCOMPARE(QString::fromStdString(formatValue(2.5, "")), QStringLiteral("2.50"));
+        // A small fraction keeps two significant digits (issue 34: "0.00 steps per epoch" for 699 bytes
+        // of text against G = 524,288 tokens, 298/524,288 = 0.000568…).
+        QCOMPARE(QString::fromStdString(formatValue(298.0 / 524288.0, "")), QStringLiteral("0.00057"));
+        QCOMPARE(QString::fromStdString(formatValue(0.29, "")), QStringLiteral("0.29"));
+        QCOMPARE(QString::fromStdString(formatValue(0.05, "")), QStringLiteral("0.050"));
+        QCOMPARE(QString::fromStdString(formatValue(-0.0123, "x")), QStringLiteral("-0.012 x"));
     }
 
     void errorLocation()

@@ -31,6 +31,7 @@
 #include <QMenuBar>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTest>
 #include <QTextBlock>
 #include <QTextBrowser>
@@ -360,10 +361,17 @@ void TestPresentation::hoveringANumberShowsItsFormula()
     QVERIFY2(tip.contains(QStringLiteral("d·s_act = 768·2 = 1,536 B")), qPrintable(tip));
     // A click asks stage 2's pane to explain it: the narration's own figure is not the pane's, so the
     // pane shows its first input, d.
+    // Issue 34: also while another of the pane's tabs is open (Parameters), the click opens the chain's.
     QVERIFY(!m_window->tensorPane()->chain()->toPlainText().contains(QStringLiteral("Hidden size d")));
+    auto* tabs = m_window->tensorPane()->findChild<QTabWidget*>();
+    QVERIFY(tabs);
+    tabs->setCurrentIndex(0);
+    QApplication::processEvents();
+    QVERIFY(!m_window->tensorPane()->chain()->isVisible());
     QTest::mouseClick(browser->viewport(), Qt::LeftButton, {}, rect.center());
     QTRY_VERIFY2(m_window->tensorPane()->chain()->toPlainText().contains(QStringLiteral("Hidden size d")),
                  qPrintable(m_window->tensorPane()->chain()->toPlainText()));
+    QTRY_VERIFY(m_window->tensorPane()->chain()->isVisible());
     // Plain words are no figure.
     const QRect words = textRect(browser, QStringLiteral("each token becomes"));
     QVERIFY(words.isValid());

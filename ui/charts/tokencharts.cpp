@@ -64,6 +64,11 @@ TokenCharts::TokenCharts(QWidget* parent)
     intTicker->setTickStep(1.0);
     intTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     m_histogram->xAxis->setTicker(intTicker);
+    // Counts are whole: no "2.5 tokens" tick on a short text.
+    auto countTicker = QSharedPointer<QCPAxisTickerFixed>::create();
+    countTicker->setTickStep(1.0);
+    countTicker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    m_histogram->yAxis->setTicker(countTicker);
 
     m_rank = makePlot(tr("Rank × frequency (Zipf's law)"), tr("rank of the token (1 = most frequent)"),
                       tr("occurrences"), this);

@@ -761,7 +761,8 @@ void CollectivePane::updateFollow()
         row << own << wire;
         m_tokenCalls->appendRow(row);
     }
-    m_tabs->setTabText(m_tokenTab, tr("Token #%1: %2 calls").arg(index).arg(byEntry.size()));
+    m_tabs->setTabText(m_tokenTab, byEntry.size() == 1 ? tr("Token #%1: 1 call").arg(index)
+                                                       : tr("Token #%1: %2 calls").arg(index).arg(byEntry.size()));
 }
 
 // StagePane: the schedule, its animation and its steps.

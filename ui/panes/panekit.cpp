@@ -23,6 +23,8 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QTextBrowser>
+#include <QTabWidget>
+#include <QStackedWidget>
 #include <QToolButton>
 #include <QEvent>
 #include <QVBoxLayout>
@@ -128,6 +130,19 @@ bool showFigureChain(QTextBrowser* chain, const FigureSet& figures, const QStrin
     chain->setHtml(derivationChainHtml(figures, id, units));
     chain->setProperty("figureId", id);
     return true;
+}
+
+void reveal(QWidget* w, const QWidget* root)
+{
+    for (QWidget* page = w; page && page != root; page = page->parentWidget()) {
+        auto* stack = qobject_cast<QStackedWidget*>(page->parentWidget());
+        if (!stack)
+            continue;
+        if (auto* tabs = qobject_cast<QTabWidget*>(stack->parentWidget()))
+            tabs->setCurrentWidget(page);
+        else if (stack != root)
+            stack->setCurrentWidget(page);
+    }
 }
 
 QFormLayout* formGroup(QVBoxLayout* formLayout, const QString& title)

@@ -54,6 +54,9 @@ bool selectFigureRow(QTableView* table, const QString& id);
 // pane shows it again after a new derivation or units); false, and nothing changes, when the set has no
 // such figure.
 bool showFigureChain(QTextBrowser* chain, const FigureSet& figures, const QString& id, const DisplayUnits& units);
+// Brings `w` into view inside `root`: every tab page and stacked page on its way up is made the current
+// one (a narration number clicked while another tab is open).
+void reveal(QWidget* w, const QWidget* root);
 
 // The stage layout: the caption on top, then the form on the left and, on the right, the drawing over
 // the tabs (sizes in px of the drawing and the tabs).

@@ -49,11 +49,14 @@ QString linkToolTip(const LinkTipSources& src, LinkId link, std::vector<LinkId> 
         }
     }
     const QString from = qs(t.node(l.from).name), to = qs(t.node(l.to).name);
-    if (members.size() > 1)
+    const int server = std::max(t.node(l.from).server, t.node(l.to).server);
+    if (members.size() > 1 && server >= 0)
         lines << QStringLiteral("<b>%1 links, one line</b> (server %2's NICs ↔ %3)")
                      .arg(members.size())
-                     .arg(std::max(t.node(l.from).server, t.node(l.to).server))
+                     .arg(server)
                      .arg(t.node(l.from).server >= 0 ? to : from);
+    else if (members.size() > 1) // switch to switch (a leaf's uplinks to a spine): no server's NICs
+        lines << QStringLiteral("<b>%1 links, one line</b> (%2 ↔ %3)").arg(members.size()).arg(from, to);
     lines << QStringLiteral("<b>%1</b>  (%2 → %3)").arg(qs(l.id), from, to);
     lines << QStringLiteral("%1, %2 per direction%3")
                  .arg(qs(std::string(network::displayName(l.protocol))), rateIn(l.bandwidth),
