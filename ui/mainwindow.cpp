@@ -93,7 +93,14 @@ MainWindow::MainWindow(QWidget* parent)
     head->addWidget(m_narrationToggle);
     layout->addLayout(head);
     layout->addWidget(m_narration);
-    layout->addWidget(m_stages, 1);
+    // The stage scrolls when the window has less room than it needs (Compare A/B docked under it on a
+    // 1280×720 screen): the window never grows past the screen for it.
+    auto* stageScroll = new QScrollArea(central);
+    stageScroll->setObjectName(QStringLiteral("stageScroll"));
+    stageScroll->setWidgetResizable(true);
+    stageScroll->setFrameShape(QFrame::NoFrame);
+    stageScroll->setWidget(m_stages);
+    layout->addWidget(stageScroll, 1);
     setCentralWidget(central);
     // Compare A/B: a bottom dock, hidden until View → Compare A/B (Ctrl+K).
     m_comparePanel = new ComparePanel(m_document, this);

@@ -12,6 +12,7 @@
 #include "document/scenariofield.h"
 #include "panes/parallelpane.h"
 #include "panes/wirepane.h"
+#include "views/busyveil.h"
 #include "views/figuretablemodel.h"
 #include "views/meshview.h"
 #include "views/wireview.h"
@@ -465,8 +466,12 @@ void TestWirePane::cancelKeepsTheLastStep()
     QVERIFY(m_doc->loadPreset(QStringLiteral("gpt3-175b")));
     QVERIFY(m_doc->waitForDerivation(300000));
     QTRY_VERIFY_WITH_TIMEOUT(m_pane->cancelButton()->isVisible(), 5000);
+    // The charts under the drawing are the previous step's as well: veiled, naming the new scenario.
+    QVERIFY(m_pane->chartVeil()->isVisible());
+    QVERIFY2(m_pane->chartVeil()->text().contains(QStringLiteral("gpt3-175b")), qPrintable(m_pane->chartVeil()->text()));
     QTest::mouseClick(m_pane->cancelButton(), Qt::LeftButton);
     QVERIFY(m_pane->waitForSimulation());
+    QVERIFY(!m_pane->chartVeil()->isVisible());
     QCOMPARE(m_pane->result().simulation, drawn);
     QVERIFY(!m_pane->isCurrent());
     QVERIFY2(m_pane->statusLabel()->text().contains(QStringLiteral("cancelled")),

@@ -253,6 +253,14 @@ WirePane::WirePane(Document* document, QWidget* parent)
                    false);
     });
     connect(stepJob, &BackgroundJob::progressed, m_veil, &BusyVeil::setProgress);
+    // The charts and tables under the drawing are the previous step's too: veiled with it.
+    m_chartVeil = new BusyVeil(m_tabs);
+    m_chartVeil->setObjectName(QStringLiteral("wireChartVeil"));
+    connect(m_veil, &BusyVeil::busyShown, m_chartVeil, [this] {
+        m_chartVeil->showBusy(tr("The charts of <b>%1</b> come with its step.").arg(panekit::scenarioName(m_document).toHtmlEscaped()),
+                              false);
+    });
+    connect(m_veil, &BusyVeil::busyHidden, m_chartVeil, &BusyVeil::hideBusy);
     connect(stepJob, &BackgroundJob::cancelled, this, [this] {
         m_veil->hideBusy();
         if (m_document->isDeriving() || m_document->derivationGeneration() != m_document->generation())

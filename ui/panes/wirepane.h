@@ -72,6 +72,7 @@ public:
     [[nodiscard]] QLabel* statusLabel() const { return m_status; }
     // The veil over the drawing while the current scenario's step is simulated (its text, progress, Cancel).
     [[nodiscard]] BusyVeil* veil() const { return m_veil; }
+    [[nodiscard]] BusyVeil* chartVeil() const { return m_chartVeil; } // over the tabs under the drawing
     [[nodiscard]] QPushButton* cancelButton() const;
     [[nodiscard]] QLineEdit* sweepGpusEdit() const { return m_sweepGpus; }
     [[nodiscard]] QPushButton* sweepButton() const { return m_sweepRun; }
@@ -182,6 +183,7 @@ private:
     // Simulation status
     QLabel* m_status = nullptr;
     BusyVeil* m_veil = nullptr;
+    BusyVeil* m_chartVeil = nullptr;
     QLabel* m_summary = nullptr;
     // Transport
     QPushButton* m_play = nullptr;

@@ -60,6 +60,7 @@ void BusyVeil::showBusy(const QString& text, bool cancellable)
     m_card->move((this->width() - m_card->width()) / 2, std::max(0, (this->height() - m_card->height()) / 2));
     raise();
     show();
+    emit busyShown();
 }
 
 void BusyVeil::setProgress(double fraction)
@@ -75,6 +76,7 @@ void BusyVeil::setProgress(double fraction)
 void BusyVeil::hideBusy()
 {
     hide();
+    emit busyHidden();
 }
 
 bool BusyVeil::eventFilter(QObject* watched, QEvent* event)

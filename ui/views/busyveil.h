@@ -29,6 +29,8 @@ public:
 
 signals:
     void cancelRequested();
+    void busyShown();  // showBusy() was called
+    void busyHidden(); // hideBusy() was called
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
