@@ -39,6 +39,22 @@ QColor towards(const QColor& a, const QColor& b, double t)
 // Draws the first candidate that fits `box` (font size from the box height, capped; a candidate may
 // shrink to 3/4 of it before the next, shorter one is tried), centred.
 // `plate`, when valid: filled behind the text (a title that lines pass under).
+// Whether drawFittedLabel would draw `text` in `box` (at its size or shrunk by at most a quarter).
+bool fitsLabel(const QRectF& box, const QString& text, bool bold, double maxPx)
+{
+    const double px = std::min(maxPx, box.height() * 0.52);
+    if (px < 7.5)
+        return false;
+    const double room = box.width() - std::min(8.0, box.width() * 0.12);
+    for (const double f : {1.0, 0.86, 0.75}) {
+        if (px * f < 10 && f < 1)
+            break;
+        if (QFontMetricsF(pixelFont(px * f, bold)).horizontalAdvance(text) <= room)
+            return true;
+    }
+    return false;
+}
+
 void drawFittedLabel(QPainter& p, const QRectF& box, const QStringList& candidates, const QColor& color, bool bold,
                      double maxPx = 17, const QColor& plate = {})
 {
@@ -143,16 +159,19 @@ void paintServerBoxes(QPainter& p, const WireLayout& geo, const network::Topolog
 
 void paintGroupBoxes(QPainter& p, const WireLayout& geo, const WireViewport& vp)
 {
-    // One title form for every box (the longest that fits all of them): "group 3" next to "servers 0–31"
-    // would read as two kinds of box.
+    // One title form for every box (the longest that fits all of them, where each box draws it): "group 3"
+    // next to "servers 0–31", or "pod 9" next to "p10", would read as two kinds of box.
+    auto titleBox = [](const QRectF& r) {
+        const QRectF top(r.left(), r.top() + r.height() * 0.12, r.width(), r.height() * 0.42);
+        return top.height() * 0.52 >= 7.5 ? std::pair{top, 18.0} : std::pair{r, 14.0};
+    };
     int form = 1;
     for (std::size_t g = 0; g < geo.groups.size(); ++g) {
         const WireGroups::Group& info = geo.grouping().groups[g];
         if (geo.groups[g].open || !info.openable() || geo.groups[g].rect.isNull())
             continue;
-        const QRectF r = vp.toScreen(geo.groups[g].rect);
-        const QFontMetricsF fm(pixelFont(std::min(18.0, r.height() * 0.42 * 0.52), true));
-        while (form + 1 < int(info.titles.size()) && fm.horizontalAdvance(info.titles[form]) > r.width() - 12)
+        const auto [box, maxPx] = titleBox(vp.toScreen(geo.groups[g].rect));
+        while (form + 1 < int(info.titles.size()) && !fitsLabel(box, info.titles[form], true, maxPx))
             ++form;
     }
     for (std::size_t g = 0; g < geo.groups.size(); ++g) {
@@ -201,11 +220,12 @@ void paintGroupBoxes(QPainter& p, const WireLayout& geo, const WireViewport& vp)
         }
         const QRectF top(r.left(), r.top() + r.height() * 0.12, r.width(), r.height() * 0.42);
         const QRectF bottom(r.left(), r.top() + r.height() * 0.54, r.width(), r.height() * 0.34);
+        const QStringList titles = info.titles.mid(std::min<int>(form, int(info.titles.size()) - 1));
         if (top.height() * 0.52 >= 7.5) {
-            drawFittedLabel(p, top, info.titles.mid(std::min<int>(form, int(info.titles.size()) - 1)), kInk, true, 18);
+            drawFittedLabel(p, top, titles, kInk, true, 18);
             drawFittedLabel(p, bottom, {info.subtitle, QString::number(info.gpus)}, kInk, false, 16);
         } else {
-            drawFittedLabel(p, r, info.titles.mid(1), kInk, true, 14);
+            drawFittedLabel(p, r, titles, kInk, true, 14);
         }
     }
 }
