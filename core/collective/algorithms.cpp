@@ -84,7 +84,7 @@ public:
     bool sendsInput() const override { return true; }
 
 protected:
-    void emit(u64 s, std::vector<Transfer>& out) const override
+    void emitStep(u64 s, std::vector<Transfer>& out) const override
     {
         for (u64 r = 0; r < m_n; ++r)
             out.push_back(transfer(r, (r + s + 1) % m_n, 0, true));
@@ -100,7 +100,7 @@ public:
     std::string phaseOf(u64 s) const override { return twoPhases(s, m_n, m_reduce, m_bcast, "reduce", "broadcast"); }
 
 protected:
-    void emit(u64 s, std::vector<Transfer>& out) const override
+    void emitStep(u64 s, std::vector<Transfer>& out) const override
     {
         const u64 root = m_spec.root;
         if (m_reduce && s < m_n - 1)
@@ -122,7 +122,7 @@ public:
     std::string phaseOf(u64 s) const override { return s < stepCount() ? (m_reduce ? "reduce" : "broadcast") : ""; }
 
 protected:
-    void emit(u64 k, std::vector<Transfer>& out) const override
+    void emitStep(u64 k, std::vector<Transfer>& out) const override
     {
         const u64 root = m_spec.root, d = u64(1) << k;
         auto rank = [&](u64 v) { return (v + root) % m_n; };
@@ -148,7 +148,7 @@ public:
     std::string phaseOf(u64 s) const override { return m_f.phase(s, stepCount(), "recursive doubling"); }
 
 protected:
-    void emit(u64 s, std::vector<Transfer>& out) const override
+    void emitStep(u64 s, std::vector<Transfer>& out) const override
     {
         if (m_f.rem && s == 0) {
             for (u64 i = 0; i < m_f.rem; ++i)
@@ -181,7 +181,7 @@ public:
     AtomRange atoms(u32 c) const override { return {c, 1}; }
 
 protected:
-    void emit(u64 s, std::vector<Transfer>& out) const override
+    void emitStep(u64 s, std::vector<Transfer>& out) const override
     {
         const bool reduce = m_rs && s < m_n - 1;
         const u64 shift = reduce ? s + 1 : (m_rs ? s - (m_n - 1) : s); // slice = r − shift (mod N)
@@ -243,7 +243,7 @@ public:
     }
 
 protected:
-    void emit(u64 s, std::vector<Transfer>& out) const override
+    void emitStep(u64 s, std::vector<Transfer>& out) const override
     {
         const u64 p = m_f.p, lg = m_f.lg;
         if (m_f.rem && s == 0) { // fold in
@@ -313,7 +313,7 @@ public:
     u32 chunkOfAtom(u32 a) const override { return U(m_g + a); }
 
 protected:
-    void emit(u64 s, std::vector<Transfer>& out) const override
+    void emitStep(u64 s, std::vector<Transfer>& out) const override
     {
         const u64 G = m_g, K = m_k;
         int phase = 0;
@@ -358,7 +358,7 @@ public:
     }
 
 protected:
-    void emit(u64 k, std::vector<Transfer>& out) const override
+    void emitStep(u64 k, std::vector<Transfer>& out) const override
     {
         const u64 d = u64(1) << k;
         for (u64 r = 0; r < m_n; ++r)
@@ -392,7 +392,7 @@ public:
     }
 
 protected:
-    void emit(u64 s, std::vector<Transfer>& out) const override
+    void emitStep(u64 s, std::vector<Transfer>& out) const override
     {
         if (!m_bruck) {
             for (u64 r = 0; r < m_n; ++r) {
@@ -427,7 +427,7 @@ public:
     AtomRange atoms(u32 c) const override { return {c, 1}; }
 
 protected:
-    void emit(u64 s, std::vector<Transfer>& out) const override
+    void emitStep(u64 s, std::vector<Transfer>& out) const override
     {
         auto rank = [&](u64 pos) { return (m_spec.root + pos) % m_n; };
         // Hop h (0 … N−2) carries chunk s − h; broadcast hop h is position h → h+1, reduce hop h is
@@ -454,7 +454,7 @@ public:
     std::string phaseOf(u64 s) const override { return s < stepCount() ? "send" : ""; }
 
 protected:
-    void emit(u64, std::vector<Transfer>& out) const override { out.push_back(transfer(0, 1, 0, false)); }
+    void emitStep(u64, std::vector<Transfer>& out) const override { out.push_back(transfer(0, 1, 0, false)); }
 };
 
 // NCCL's binary tree (ncclGetBtree, src/graph/trees.cc): the lowest set bit b of r gives its parent
@@ -704,11 +704,11 @@ bool Generator::next(std::vector<Transfer>& step)
     step.clear();
     if (m_step >= stepCount())
         return false;
-    emit(m_step++, step);
+    emitStep(m_step++, step);
     return true;
 }
 
-void Generator::emit(u64, std::vector<Transfer>&) const {}
+void Generator::emitStep(u64, std::vector<Transfer>&) const {}
 
 Chunk Generator::chunk(u32 index) const
 {

@@ -59,7 +59,7 @@ public:
 
 protected:
     // Fills `out` with the transfers of step s < stepCount() (stateless generators).
-    virtual void emit(std::uint64_t s, std::vector<Transfer>& out) const;
+    virtual void emitStep(std::uint64_t s, std::vector<Transfer>& out) const;
     // A transfer of chunk c from a to b with the chunk's bytes.
     [[nodiscard]] Transfer transfer(std::uint64_t a, std::uint64_t b, std::uint32_t c, bool reduce) const
     {

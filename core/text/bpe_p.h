@@ -197,12 +197,12 @@ public:
         setCapacity(cap);
     }
     // Views the slots of an image (a power of two of them, at least one empty).
-    void view(std::span<const Small> small, std::span<const Slot> slots)
+    void view(std::span<const Small> small, std::span<const Slot> wide)
     {
         m_compact = !small.empty();
         m_small.view(small);
-        m_slots.view(slots);
-        setCapacity(m_compact ? small.size() : slots.size());
+        m_slots.view(wide);
+        setCapacity(m_compact ? small.size() : wide.size());
     }
     // Inserts unless the pair is present (the first insertion, lowest rank when sorted, wins).
     void insert(TokenId left, TokenId right, std::uint32_t rank, TokenId id)
@@ -219,13 +219,13 @@ public:
                 }
             }
         }
-        const std::span<Slot> slots = m_slots.owned();
+        const std::span<Slot> wide = m_slots.owned();
         const std::uint64_t key = (std::uint64_t(left) << 32) | right;
         for (std::size_t i = slotOf(key);; i = (i + 1) & m_mask) {
-            if (slots[i].key == key)
+            if (wide[i].key == key)
                 return;
-            if (slots[i].key == kEmpty) {
-                slots[i] = {key, rank, id};
+            if (wide[i].key == kEmpty) {
+                wide[i] = {key, rank, id};
                 return;
             }
         }
@@ -343,8 +343,8 @@ struct BpeModel::Data {
     {
         std::size_t duplicates = 0;
         const std::size_t n = vocabSize();
-        const std::span<TokenSlot> slots = tokenSlots.assign(capacityFor(n), TokenSlot{});
-        tokenMask = slots.size() - 1;
+        const std::span<TokenSlot> cells = tokenSlots.assign(capacityFor(n), TokenSlot{});
+        tokenMask = cells.size() - 1;
         const std::span<std::uint64_t> filter = tokenFilter.assign(std::size_t{1} << kFilterWordBits, 0);
         for (TokenId id = 0; id < n; ++id) {
             if (endOfText && id == *endOfText)
@@ -353,7 +353,7 @@ struct BpeModel::Data {
             const auto h = hashBytes(reinterpret_cast<const unsigned char*>(t.data()), t.size());
             filter[h >> (64 - kFilterWordBits)] |= filterBits(h);
             for (std::size_t i = h & tokenMask;; i = (i + 1) & tokenMask) {
-                TokenSlot& s = slots[i];
+                TokenSlot& s = cells[i];
                 if (s.idPlusOne == 0) {
                     s = {h, id + 1, 0};
                     break;
