@@ -145,7 +145,8 @@ QString chartProblem(const QCustomPlot* plot)
         for (QCPAxis* axis : rect->axes(QCPAxis::atBottom | QCPAxis::atLeft))
             if (axis->visible() && axis->label().trimmed().isEmpty())
                 out << QStringLiteral("an axis without a title");
-        if (rect->width() < 60 || rect->height() < 30)
+        // Issue #34: every plot area at least 120 px tall at 1280×720 and up, normal and presenting.
+        if (rect->width() < 60 || rect->height() < 120)
             out << QStringLiteral("no room to draw (%1×%2 px)").arg(rect->width()).arg(rect->height());
     }
     return out.join(QStringLiteral(", "));

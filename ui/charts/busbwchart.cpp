@@ -1,4 +1,5 @@
 #include "busbwchart.h"
+#include "charts/chartframe.h"
 
 #include "views/palette.h"
 
@@ -66,6 +67,7 @@ BusBwChart::BusBwChart(QWidget* parent)
     m_plot = new QCustomPlot(this);
     m_plot->setObjectName(QStringLiteral("busBwPlot"));
     m_plot->setMinimumHeight(340);
+    keepPlotRoom(m_plot);
     layout->addWidget(m_plot, 1);
     const QFont base = font();
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {

@@ -2,6 +2,11 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <utility>
+
 namespace tw::ui {
 
 QCPTextElement* frameChart(QCustomPlot* plot, const QFont& base, const QString& title)
@@ -47,7 +52,77 @@ QStringList legendNames(const QCustomPlot* plot)
 
 namespace {
 const char* const kResultGeneration = "tokenwireResultGeneration";
+const char* const kMinimumPlotHeight = "tokenwireMinimumPlotHeight";
+
+// The total height of the rows of `plot`'s axis rects, and how many rows they are.
+std::pair<int, int> plotRows(const QCustomPlot* plot)
+{
+    QList<int> tops;
+    int height = 0;
+    for (const QCPAxisRect* rect : plot->axisRects()) {
+        if (!rect->visible() || tops.contains(rect->top()))
+            continue;
+        tops << rect->top();
+        height += rect->height();
+    }
+    return {height, int(tops.size())};
+}
+
+// Lays a chart out again when it is shown: one drawn while hidden (another tab) was laid out at a
+// size it no longer has, and showing it at an unchanged size replots nothing.
+class RoomKeeper : public QObject {
+public:
+    using QObject::QObject;
+    bool eventFilter(QObject* watched, QEvent* event) override
+    {
+        if (event->type() == QEvent::Show)
+            static_cast<QCustomPlot*>(watched)->replot(QCustomPlot::rpQueuedReplot);
+        return false;
+    }
+};
 } // namespace
+
+void setMinimumPlotHeight(QCustomPlot* plot, int pixels)
+{
+    plot->setProperty(kMinimumPlotHeight, pixels);
+}
+
+void keepPlotRoom(QCustomPlot* plot)
+{
+    const int floor = plot->minimumHeight(); // a minimum the chart set itself stays the least
+    // The viewport and rows when the minimum was last raised: when the plot grew since and its rows
+    // did not (an element capping their height), it is not raised again, or it would grow forever.
+    struct Raised {
+        int viewport = -1;
+        int rows = 0;
+    };
+    auto raised = std::make_shared<Raised>();
+    QObject::connect(plot, &QCustomPlot::afterLayout, plot, [plot, floor, raised] {
+        if (!plot->isVisible() || plot->height() <= 1)
+            return;
+        const auto [rowsHeight, rows] = plotRows(plot);
+        if (rows == 0 || rowsHeight <= 0)
+            return;
+        const int perRow = std::max(kMinPlotHeight, plot->property(kMinimumPlotHeight).toInt());
+        // The viewport is the size this layout was computed for (the widget may have been resized since).
+        const int viewport = plot->viewport().height();
+        const int need = std::max(floor, std::max(0, viewport - rowsHeight) + perRow * rows);
+        if (std::abs(need - plot->minimumHeight()) <= 1)
+            return;
+        if (need > plot->minimumHeight()) {
+            if (raised->viewport >= 0 && viewport > raised->viewport && rowsHeight <= raised->rows)
+                return;
+            *raised = {viewport, rowsHeight};
+        }
+        // After this replot: a minimum set during it resizes the plot at once, and the replot that
+        // resize asks for is dropped while one runs, leaving the axes laid out for the old height.
+        QMetaObject::invokeMethod(plot, [plot, need] {
+            plot->setMinimumHeight(need);
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }, Qt::QueuedConnection);
+    });
+    plot->installEventFilter(new RoomKeeper(plot));
+}
 
 void setResultGeneration(QCustomPlot* plot, quint64 generation)
 {

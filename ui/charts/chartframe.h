@@ -20,6 +20,15 @@ QCPTextElement* frameChart(QCustomPlot* plot, const QFont& base, const QString& 
 // (rows 0 and 1, the title and the axis rect, must exist).
 void legendBelow(QCustomPlot* plot, const QFont& font);
 
+// Every chart's plot area stays readable (issue #34): at least kMinPlotHeight px tall for each row of
+// axis rects, or `minimumPlotHeight` when set larger (a chart with many rows, the pipeline's). After
+// each layout the plot's minimum height becomes what its title, legend and axes take plus that, so
+// a splitter or a layout gives it the room and, where the window has none, the stage scrolls instead
+// of squeezing the chart. Follows the fonts (presentation mode) as they change the axes' room.
+inline constexpr int kMinPlotHeight = 120;
+void keepPlotRoom(QCustomPlot* plot);
+void setMinimumPlotHeight(QCustomPlot* plot, int pixels);
+
 // The names of the plottables in the plot's legend, in its order.
 [[nodiscard]] QStringList legendNames(const QCustomPlot* plot);
 

@@ -1,4 +1,5 @@
 #include "collectivecharts.h"
+#include "charts/chartframe.h"
 #include "views/qtstrings.h"
 
 #include <qcustomplot.h>
@@ -73,6 +74,7 @@ CollectiveCharts::CollectiveCharts(QWidget* parent)
         auto* plot = new QCustomPlot(parent);
         plot->setObjectName(QString::fromLatin1(names[m]));
         plot->setMinimumHeight(240);
+        keepPlotRoom(plot);
         plot->plotLayout()->clear();
         m_titles[std::size_t(m)] = new QCPTextElement(plot, QString(), heading);
         plot->plotLayout()->addElement(0, 0, m_titles[std::size_t(m)]);

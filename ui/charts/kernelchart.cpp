@@ -76,6 +76,7 @@ KernelChart::KernelChart(QWidget* parent)
 {
     m_plot = new QCustomPlot(parent);
     m_plot->setObjectName(QStringLiteral("kernelChart"));
+    keepPlotRoom(m_plot);
     m_plot->setMouseTracking(true);
     QFont base = parent ? parent->font() : QFont();
     m_title = frameChart(m_plot, base, tr("One layer by kernel"));

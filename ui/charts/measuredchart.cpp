@@ -1,4 +1,5 @@
 #include "measuredchart.h"
+#include "charts/chartframe.h"
 
 #include "views/palette.h"
 #include "views/qtstrings.h"
@@ -26,7 +27,7 @@ MeasuredChart::MeasuredChart(QWidget* parent)
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_plot = new QCustomPlot(this);
     m_plot->setObjectName(QStringLiteral("measuredPlot"));
-    m_plot->setMinimumHeight(120); // shrinks with the tab at 1280×720 rather than being cut
+    keepPlotRoom(m_plot);
     m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
     m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
     m_plot->xAxis->setLabel(tr("ranks N"));
@@ -38,6 +39,10 @@ MeasuredChart::MeasuredChart(QWidget* parent)
     auto* legendRect = new QCPLayoutGrid;
     m_plot->plotLayout()->addElement(0, 1, legendRect);
     legendRect->addElement(0, 0, m_plot->legend);
+    // An empty row under the legend: the column's height is not capped at the legend's (an empty
+    // legend held the axes to ~100 px however tall the chart).
+    legendRect->addElement(1, 0, new QCPLayoutElement(m_plot));
+    legendRect->setRowStretchFactor(0, 0.001);
     legendRect->setMargins(QMargins(0, 8, 8, 8));
     m_plot->plotLayout()->setColumnStretchFactor(1, 0.001);
     m_plot->legend->setBorderPen(Qt::NoPen);

@@ -36,6 +36,7 @@ MemoryChart::MemoryChart(QWidget* parent)
 {
     m_plot = new QCustomPlot(parent);
     m_plot->setObjectName(QStringLiteral("memoryChart"));
+    keepPlotRoom(m_plot);
     QFont base = parent ? parent->font() : QFont();
     m_title = frameChart(m_plot, base, tr("Memory per GPU"));
     m_plot->xAxis->grid()->setVisible(false);

@@ -1,4 +1,5 @@
 #include "modelcharts.h"
+#include "charts/chartframe.h"
 
 #include "base/units.h"
 #include "scenario/derive.h"
@@ -18,6 +19,7 @@ namespace {
 QCustomPlot* makePlot(const QString& title, QWidget* parent)
 {
     auto* plot = new QCustomPlot(parent);
+    keepPlotRoom(plot);
     QFont base = parent->font();
     QFont heading = base;
     heading.setPointSizeF(base.pointSizeF() * 1.1);

@@ -15,6 +15,9 @@ namespace tw::ui {
 
 namespace {
 
+// The least height of a stage's row in the chart's minimum (setTimeline).
+constexpr int kRowPixels = 16;
+
 // A stage label every k-th row by the stage count alone (updateLabels thins further to the rows' height).
 int baseTickEvery(int stages)
 {
@@ -110,6 +113,7 @@ PipelineChart::PipelineChart(QWidget* parent)
 {
     m_plot = new QCustomPlot(parent);
     m_plot->setObjectName(QStringLiteral("pipelineChart"));
+    keepPlotRoom(m_plot);
     QFont base = parent ? parent->font() : QFont();
     m_title = frameChart(m_plot, base, tr("Pipeline schedule"));
     m_plot->yAxis->setRangeReversed(true); // stage 0 at the top
@@ -328,9 +332,9 @@ void PipelineChart::setTimeline(const parallel::PipelineTimeline& t, double opti
     m_plot->yAxis->setRange(-0.6, stages - 0.4);
     m_plot->xAxis->setRange(0, stepEnd * m_scale * 1.01);
     m_plot->xAxis->setLabel(tr("time in one optimizer step (%1)").arg(unit));
-    // Its wish, not its minimum: at 1280×720 the tab is shorter, and the rows' labels give way when the
-    // rows get too thin (tallEnough below); a minimum this tall would make the window grow past the screen.
-    m_plot->setMinimumHeight(170);
+    // A row of at least kRowPixels for up to 16 stages (more share the room: their labels thin out,
+    // updateLabels); where the tab has less, the stage scrolls (keepPlotRoom), never past the screen.
+    setMinimumPlotHeight(m_plot, std::min(stages, 16) * kRowPixels);
 
     QString title = tr("Pipeline schedule — makespan %1 · bubble %2 % (idle share of %3 stages × makespan)")
                         .arg(qs(formatSeconds(t.makespan)))

@@ -1,4 +1,5 @@
 #include "tokencharts.h"
+#include "charts/chartframe.h"
 
 #include "text/dataset.h"
 
@@ -18,6 +19,7 @@ namespace {
 QCustomPlot* makePlot(const QString& title, const QString& xLabel, const QString& yLabel, QWidget* parent)
 {
     auto* plot = new QCustomPlot(parent);
+    keepPlotRoom(plot);
     QFont base = parent->font();
     QFont tick = base;
     tick.setPointSizeF(base.pointSizeF() * 0.95);

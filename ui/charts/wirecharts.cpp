@@ -38,6 +38,7 @@ QCustomPlot* makePlot(QWidget* parent, const char* name, const QString& title, Q
 {
     auto* plot = new QCustomPlot(parent);
     plot->setObjectName(QString::fromLatin1(name));
+    keepPlotRoom(plot);
     const QFont base = parent ? parent->font() : QFont();
     QFont heading = base;
     heading.setPointSizeF(base.pointSizeF() * 1.1);

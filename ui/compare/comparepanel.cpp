@@ -1,4 +1,5 @@
 #include "comparepanel.h"
+#include "charts/chartframe.h"
 
 #include "document/commands.h"
 #include "document/document.h"
@@ -204,6 +205,7 @@ ComparePanel::ComparePanel(Document* document, QWidget* parent)
         auto* plot = new QCustomPlot(charts);
         plot->setObjectName(QString::fromLatin1(names[i]));
         plot->setMinimumSize(170, 170);
+        keepPlotRoom(plot);
         QFont heading = font();
         heading.setBold(true);
         plot->plotLayout()->insertRow(0);

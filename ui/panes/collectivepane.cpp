@@ -142,7 +142,6 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     channelScroll->setWidgetResizable(true);
     m_channelScroll = channelScroll;
     m_tabs->addTab(channelScroll, tr("How NCCL runs it"));
-    m_tabs->setMinimumHeight(150);
     m_followChip = panekit::followChip(this, m_document);
     panekit::stageLayout(this, m_caption, formScroll, m_view, m_tabs, 480, 300, m_followChip);
 

@@ -135,8 +135,7 @@ ParallelPane::ParallelPane(Document* document, QWidget* parent)
     partitionScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     pipeSplit->addWidget(partitionScroll);
     pipeSplit->setSizes({330, 170});
-    // Both scroll or shrink: the pane must fit a 1280×720 projector with the other stages.
-    m_pipeline->widget()->setMinimumHeight(120);
+    // The chart keeps its rows readable (keepPlotRoom); the partition editor scrolls.
     partitionScroll->setMinimumHeight(70);
     m_tabs->addTab(pipeSplit, tr("Pipeline"));
 

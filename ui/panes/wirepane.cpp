@@ -207,7 +207,8 @@ WirePane::WirePane(Document* document, QWidget* parent)
     m_tabs->addTab(panekit::figurePage(this, m_figures, "stage5", tr("Click a figure to see where its number comes from."),
                                        Qt::Horizontal, &m_figureTable, &m_chain),
                    tr("Figures"));
-    m_tabs->setMinimumHeight(180);
+    // No minimum of its own: its charts' (keepPlotRoom) reach the stage, which scrolls when the window
+    // cannot give them their room.
     m_followChip = panekit::followChip(this, m_document);
     panekit::stageLayout(this, m_caption, formScroll, top, m_tabs, 470, 380, m_followChip);
 
