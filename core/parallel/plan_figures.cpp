@@ -5,6 +5,8 @@
 #include "plan.h"
 #include "planbuilder_p.h"
 
+#include "base/papervalues.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -307,8 +309,10 @@ void Builder::signatureTail(Strategy st, const std::string& prefix)
             what = std::string(toString(c.kind)) + ", " + c.what + ": " + c.formula;
             break;
         }
-    f.add({prefix + "payload_bytes", name + " payload M (the call moving most bytes)", r.payloadBytes, "B",
-           "the " + name + " call that moves the most bytes per step: " + what, {}});
+    std::string formula = "the " + name + " call that moves the most bytes per step: " + what;
+    if (const std::string paper = paperRounding(prefix + "payload_bytes", r.payloadBytes); !paper.empty())
+        formula += "; the paper rounds it (" + paper + ")";
+    f.add({prefix + "payload_bytes", name + " payload M (the call moving most bytes)", r.payloadBytes, "B", formula, {}});
     f.add({prefix + "total_bytes_per_step", name + " bytes sent per step, all GPUs", r.totalBytesPerStep, "B",
            "Σ over the " + I(gpus) + " GPUs of the bytes each sends for " + name + " = " + Bytes(r.totalBytesPerStep)
                + " (" + I(r.groups) + " groups, " + I(r.groupsCrossingNodes) + " leave a node)",

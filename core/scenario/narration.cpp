@@ -3,10 +3,12 @@
 #include "derive.h"
 #include "scenario.h"
 
+#include "base/papervalues.h"
 #include "collective/nccl.h"
 #include "collective/schedule.h"
 #include "network/simulate.h"
 #include "network/topology.h"
+#include "parallel/memory.h"
 
 #include <algorithm>
 #include <cmath>
@@ -179,6 +181,16 @@ private:
     bool m_ok = true;
 };
 
+// After a GPU's capacity in bytes: a datasheet's "80 GB" counts GiB (2^30 B), so 80 of them are 85.9 GB
+// (empty when the capacity is not a whole number of GiB).
+std::string binaryCapacityNote(double bytes)
+{
+    const double gib = bytes / 1073741824.0;
+    if (bytes <= 0 || gib != std::floor(gib))
+        return "";
+    return " (the datasheet's \u201c" + formatUnsigned(std::uint64_t(gib)) + " GB\u201d counts GiB of 2\u00b3\u2070 bytes)";
+}
+
 void keep(StageNarration& stage, const Sentence& s)
 {
     if (s.ok() && !s.sentence().spans.empty())
@@ -253,9 +265,20 @@ StageNarration tensorStage(const Scenario& s, const Derivation& d, Sources& src)
     const std::string gpu = d.gpu.name.empty() ? std::string("GPU") : d.gpu.name;
     if (src.value("memory.fits") >= 1) {
         m.say("Trained on one " + gpu + ", it needs ").num("memory.total_bytes", Style::Bytes).say(" of its ");
-        m.num("memory.gpu_capacity_bytes", Style::Bytes).say(": ").num("memory.model_states_bytes", Style::Bytes);
+        m.num("memory.gpu_capacity_bytes", Style::Bytes).say(binaryCapacityNote(d.gpu.memoryBytes)).say(": ");
+        m.num("memory.model_states_bytes", Style::Bytes);
         m.say(" for weights, gradients and optimizer state, ").num("memory.activations_bytes", Style::Bytes);
-        m.say(" for activations.");
+        m.say(" for activations");
+        if (d.memory && src.has("memory.plan.peak_bytes")) {
+            // Where stages 2 and 3 meet: the same model, two different counts, and why.
+            m.say("; stage 3 counts ").num("memory.plan.peak_bytes", Style::Bytes).say(" on its largest GPU");
+            if (!parallel::attentionScoresStored(d.model, d.gpu))
+                m.say(", as its plan runs fused (flash) attention, which stores none of the [B,a,T,T] scores kept "
+                      "here as in the paper's Table 2 (its 5as/h term)");
+            else
+                m.say(", as its plan splits the model, the batch or the optimizer state over its GPUs");
+        }
+        m.say(".");
     } else {
         m.say("On one " + gpu + " it would need ").num("memory.total_bytes", Style::Bytes).say(" (");
         m.num("memory.model_states_bytes", Style::Bytes).say(" of weights, gradients and optimizer state, ");
@@ -458,8 +481,11 @@ void keepBiggestTraffic(StageNarration& st, const Derivation& d, Sources& src)
         if (src.has(id + ".calls_per_gpu_per_step"))
             e.say(", in ").num(id + ".calls_per_gpu_per_step", Style::Count, "call", "calls");
         // The payload figure is the call carrying most of the strategy's bytes, not always the largest.
-        if (src.has(id + ".payload_bytes"))
+        if (src.has(id + ".payload_bytes")) {
             e.say(src.value(id + ".calls_per_gpu_per_step") > 1 ? ", the main one of " : " of ").num(id + ".payload_bytes", Style::Bytes);
+            if (const std::string paper = paperRounding(id + ".payload_bytes", src.value(id + ".payload_bytes")); !paper.empty())
+                e.say(" (the paper, " + paper + ")");
+        }
         // How often, without the details ("8× per layer per micro-batch (ReduceScatter + …)").
         const std::string often = sig.frequency.substr(0, std::min(sig.frequency.find(" ("), sig.frequency.find(';')));
         if (!often.empty())

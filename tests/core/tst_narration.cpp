@@ -4,6 +4,7 @@
 // AllReduce's closed form), never pasted from a run.
 
 #include "../support/testsupport.h"
+#include "base/papervalues.h"
 #include "network/simulate.h"
 #include "scenario/derive.h"
 #include "scenario/narration.h"
@@ -132,6 +133,12 @@ void TestNarration::referencePreset()
     for (const char* part : {"d = 768", "2 bytes per number (bf16)", "1,536 bytes of activations", "B·T = 32,768 tokens",
                              "50.33 MB", "L = 12 blocks", "124,439,808 parameters", "1.991 GB"})
         QVERIFY2(two.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in: ") + two));
+    // Where stage 2 meets stage 3 (issue #34): the A100's 80 GiB = 85,899,345,920 B = 85.9 GB, named as the
+    // datasheet's binary "80 GB"; stage 3's plan puts 19.29 GB on its largest GPU (tst_memory's hand count,
+    // memoryUnderThePlan below) because its fused attention (the default on an A100) stores no scores.
+    for (const char* part : {"of its 85.9 GB (the datasheet's “80 GB” counts GiB of 2³⁰ bytes)",
+                             "stage 3 counts 19.29 GB on its largest GPU, as its plan runs fused (flash) attention"})
+        QVERIFY2(two.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in: ") + two));
     const Figure* perToken = n.figures.find("narration.activation_bytes_per_token");
     QVERIFY(perToken);
     QCOMPARE(perToken->value, 1536.0);
@@ -142,6 +149,16 @@ void TestNarration::referencePreset()
     const QString three = stageText(n, 3);
     for (const char* part : {"8 GPUs", "1 node", "8-way data parallelism", "8 replicas", "435.5 MB", "1 call", "248.9 MB"})
         QVERIFY2(three.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in: ") + three));
+    // The paper's rounding beside the exact value (docs/model.md §6: "128M × 2 B ≈ 256 MB"), in the
+    // sentence and in the figure's formula; a payload one byte off is not the paper's example.
+    const QString paper = QString::fromUtf8("248.9 MB (the paper, Example 5.1: 128M × 2 B ≈ 256 MB)");
+    QVERIFY2(three.contains(paper), qPrintable(three));
+    const Figure* payload = n.figures.find("dp.payload_bytes");
+    QVERIFY(payload);
+    QVERIFY2(str(payload->formula).contains(QString::fromUtf8("the paper rounds it (Example 5.1: 128M × 2 B ≈ 256 MB)")),
+             qPrintable(str(payload->formula)));
+    QVERIFY(tw::paperRounding("dp.payload_bytes", 248879617.0).empty());
+    QVERIFY(tw::paperRounding("tp.payload_bytes", 248879616.0).empty());
 
     // Stage 4. The same AllReduce played as a ring: 2(N−1) = 14 steps, 435.5 MB from the busiest rank,
     // the closed form's 2(N−1)/N·M exactly. α–β: 14 · (10 µs + (M/8 = 31,109,952 B) / 1.25 GB/s)

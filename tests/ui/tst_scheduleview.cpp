@@ -7,6 +7,7 @@
 
 #include "../support/testsupport.h"
 #include "charts/collectivecharts.h"
+#include "views/scheduleitems_p.h"
 #include "views/scheduleview.h"
 #include "views/steplistmodel.h"
 
@@ -22,7 +23,9 @@
 
 #include <qcustomplot.h>
 
+#include <array>
 #include <bit>
+#include <cmath>
 #include <memory>
 
 using tw::collective::Algorithm;
@@ -86,6 +89,7 @@ class TestScheduleView : public QObject {
 private slots:
     void init();
     void cleanup();
+    void rankColoursStayApart();
     void ringAllReduceStepByStep();
     void stepBackRestoresThePreviousState();
     void setStepJumpsBothWays();
@@ -794,6 +798,31 @@ void TestScheduleView::screenshots()
     QVERIFY(shoot(m_view.get(), QStringLiteral("schedule-ring-4-after-rs.png")));
     m_view->setStep(0);
     QVERIFY(shoot(m_view.get(), QStringLiteral("schedule-ring-4-start.png")));
+}
+
+namespace {
+// CIELAB (D65) of an sRGB colour, by the CIE formulas (sRGB linearisation, the sRGB → XYZ matrix).
+std::array<double, 3> lab(const QColor& c)
+{
+    auto lin = [](double u) { return u <= 0.04045 ? u / 12.92 : std::pow((u + 0.055) / 1.055, 2.4); };
+    const double r = lin(c.redF()), g = lin(c.greenF()), b = lin(c.blueF());
+    const double x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.9505, y = 0.2126 * r + 0.7152 * g + 0.0722 * b,
+                 z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.089;
+    auto f = [](double t) { return t > 0.008856 ? std::cbrt(t) : 7.787 * t + 16.0 / 116.0; };
+    return {116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))};
+}
+} // namespace
+
+// Issue #34: ranks 4 and 7 were near-identical blues (ΔE*76 = 10.5). Any two of ranks 0–11 now differ by
+// at least ΔE*76 = 15 (8 ranks: 23; 12: 17.5, computed beside the change).
+void TestScheduleView::rankColoursStayApart()
+{
+    for (int i = 0; i < 12; ++i)
+        for (int j = i + 1; j < 12; ++j) {
+            const auto a = lab(tw::ui::rankColor(i)), b = lab(tw::ui::rankColor(j));
+            const double de = std::hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+            QVERIFY2(de >= 15, qPrintable(QStringLiteral("ranks %1 and %2: ΔE %3").arg(i).arg(j).arg(de)));
+        }
 }
 
 QTEST_MAIN(TestScheduleView)

@@ -35,13 +35,15 @@ inline const QColor kReduceInk(0x11, 0x18, 0x27);
 inline const QColor kCopyInk(0x33, 0x41, 0x55);
 inline const QColor kGauge(0x33, 0x41, 0x55);
 
+// A rank's colour: the scheme's seven, then the seven darkened, then the seven lightened. Darkened
+// first: rank 7's lightened blue (#0072B2 with white) sat beside rank 4's sky blue (#56B4E9), nearly
+// the same colour; darkened it is a navy no other rank below 14 comes near.
 inline QColor rankColor(int r)
 {
-    static const double tints[] = {1.0, 0.55, 0.6};
     const QColor base = kCategorical[r % kCategoricalSize];
     switch ((r / kCategoricalSize) % 3) {
-    case 1: return mix(base, Qt::white, tints[1]);
-    case 2: return mix(base, Qt::black, tints[2]);
+    case 1: return mix(base, Qt::black, 0.6);
+    case 2: return mix(base, Qt::white, 0.55);
     default: return base;
     }
 }
