@@ -7,12 +7,15 @@
 #include "panes/collectivepane.h"
 #include "views/scheduleview.h"
 #include "charts/busbwchart.h"
+#include "charts/collectivecharts.h"
 #include "charts/measuredchart.h"
 #include "views/ncclchannelview.h"
 
 #include "base/units.h"
 #include "scenario/derive.h"
 
+#include <QAbstractButton>
+#include <QButtonGroup>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -20,6 +23,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QScrollArea>
 #include <QTabWidget>
 #include <qcustomplot.h>
 
@@ -54,6 +58,7 @@ private slots:
     void busBwChartFollowsTheCall();
     void channelsOfARingOnEveryRail();
     void nvlsDrawnThroughTheSwitch();
+    void compareAlgorithmsShowsOneChartInTheWholeTab();
 
 private:
     Document* m_doc = nullptr;
@@ -478,6 +483,33 @@ void TestCollectivePane::nvlsDrawnThroughTheSwitch()
     {
         QVERIFY(m_pane->grab().save(dir + QStringLiteral("/stage4-dgx-h100-nvls.png")));
         QVERIFY(v->grab().save(dir + QStringLiteral("/stage4-dgx-h100-nvls-view.png")));
+    }
+}
+
+
+// Stage 4's Compare algorithms tab at a projector's size: one comparison at a time, chosen by a click on
+// its button, in the tab's whole height (the three stacked at 320 px each sat in a ~160 px scroll area).
+void TestCollectivePane::compareAlgorithmsShowsOneChartInTheWholeTab()
+{
+    m_pane->resize(950, 560);
+    auto* tabs = m_pane->findChild<QTabWidget*>();
+    QVERIFY(tabs);
+    tabs->setCurrentIndex(1);
+    QCOMPARE(tabs->tabText(1), QStringLiteral("Compare algorithms"));
+    QCoreApplication::processEvents();
+    auto* scroll = m_pane->findChild<QScrollArea*>(QStringLiteral("compareAlgorithmsScroll"));
+    QVERIFY(scroll);
+    for (int m = tw::ui::CollectiveCharts::MetricCount - 1; m >= 0; --m) {
+        QAbstractButton* button = m_pane->chartChooser()->button(m);
+        QVERIFY(button && button->isVisible());
+        QTest::mouseClick(button, Qt::LeftButton);
+        QCoreApplication::processEvents();
+        for (int other = 0; other < tw::ui::CollectiveCharts::MetricCount; ++other)
+            QCOMPARE(m_pane->charts()->plot(tw::ui::CollectiveCharts::Metric(other))->isVisible(), other == m);
+        QCustomPlot* shown = m_pane->charts()->plot(tw::ui::CollectiveCharts::Metric(m));
+        // The chart fills the tab under the buttons: at least 3/4 of the visible page.
+        QVERIFY2(shown->height() >= scroll->viewport()->height() * 3 / 4,
+                 qPrintable(QStringLiteral("chart %1 px in a %2 px tab").arg(shown->height()).arg(scroll->viewport()->height())));
     }
 }
 

@@ -15,6 +15,8 @@
 
 #include "document/document.h"
 #include "mainwindow.h"
+#include "document/results.h"
+#include "scenario/presets.h"
 #include "charts/collectivecharts.h"
 #include "panes/collectivepane.h"
 #include "panes/parallelpane.h"
@@ -43,6 +45,7 @@
 #include <QTabWidget>
 #include <QTextBrowser>
 #include <QTextDocument>
+#include <QScrollArea>
 #include <QTest>
 #include <QToolBar>
 #include <QUndoStack>
@@ -61,6 +64,7 @@ private slots:
     void gpt3Holds_data() { sizes(); }
     void gpt3Holds() { holds(QStringLiteral("gpt3-175b")); }
     void captionsChipsAndChartsFollowTheFont();
+    void formsFitTheirColumnInEveryPreset();
 
 private:
     static void sizes();
@@ -341,6 +345,38 @@ void TestLayout::captionsChipsAndChartsFollowTheFont()
     chart->replot();
     QCOMPARE(pointSize(chart->xAxis->tickLabelFont()), settingsTick * 1.25);
     tw::ui::AppSettings::instance()->setFontScale(1.0);
+}
+
+// Every stage's form fits its column at 1280×720 in every preset: a form wider than its scroll area (which
+// scrolls only vertically) was cut on the right (llama3-405b-98k's three-tier rows in stage 5). Long rows
+// put the field under its label instead. Only the derivation is waited for; the steps are cancelled.
+void TestLayout::formsFitTheirColumnInEveryPreset()
+{
+    m_window->setWindowState(Qt::WindowNoState);
+    m_window->resize(1280, 720);
+    QStringList found;
+    for (const std::string& name : tw::scenario::presetNames()) {
+        const QString preset = QString::fromStdString(name);
+        QString error;
+        QVERIFY2(m_window->document()->loadPreset(preset, &error), qPrintable(error));
+        QVERIFY(m_window->document()->waitForDerivation(60000));
+        m_window->document()->results()->cancelStep();
+        for (int stage = 0; stage < m_window->stageCount(); ++stage) {
+            m_window->setStage(stage);
+            settle();
+            for (QScrollArea* scroll : m_window->panes()[stage]->findChildren<QScrollArea*>()) {
+                if (!scroll->isVisible() || !scroll->widget() || scroll->horizontalScrollBarPolicy() != Qt::ScrollBarAlwaysOff)
+                    continue;
+                if (scroll->widget()->width() > scroll->viewport()->width())
+                    found << QStringLiteral("%1, stage %2: %3 is %4 px wide in a %5 px column")
+                                 .arg(preset).arg(stage + 1).arg(nameOf(scroll->widget()))
+                                 .arg(scroll->widget()->width()).arg(scroll->viewport()->width());
+            }
+        }
+    }
+    m_preset.clear();
+    m_window->setStage(0);
+    QVERIFY2(found.isEmpty(), qPrintable(QStringLiteral("\n") + found.join(QLatin1Char('\n'))));
 }
 
 QTEST_MAIN(TestLayout)

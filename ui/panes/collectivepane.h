@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 
+class QButtonGroup;
 class QComboBox;
 class QFormLayout;
 class QDoubleSpinBox;
@@ -84,6 +85,8 @@ public:
     [[nodiscard]] QLabel* caption() const { return m_caption; }
     [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
     [[nodiscard]] CollectiveCharts* charts() const { return m_charts; }
+    // Which comparison the Compare algorithms tab shows (button id = CollectiveCharts::Metric).
+    [[nodiscard]] QButtonGroup* chartChooser() const { return m_chartChooser; }
     [[nodiscard]] StepListModel* stepModel() const { return m_steps; }
     [[nodiscard]] FigureTableModel* figureModel() const { return m_figures; }
     [[nodiscard]] QWidget* followChip() const { return m_followChip; }
@@ -187,6 +190,7 @@ private:
     QTabWidget* m_tabs = nullptr;
     StepListModel* m_steps = nullptr;
     CollectiveCharts* m_charts = nullptr;
+    QButtonGroup* m_chartChooser = nullptr;
     MeasuredChart* m_measured = nullptr;
     AlgorithmTableModel* m_algorithms = nullptr;
     FigureTableModel* m_figures = nullptr;

@@ -24,10 +24,15 @@
 #include <QTableView>
 #include <QTextBrowser>
 #include <QTabWidget>
+#include <QTimer>
+#include <QTabBar>
 #include <QStackedWidget>
 #include <QToolButton>
 #include <QEvent>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <memory>
 
 namespace tw::ui::panekit {
 
@@ -150,6 +155,9 @@ QFormLayout* formGroup(QVBoxLayout* formLayout, const QString& title)
     auto* box = new QGroupBox(title, formLayout->parentWidget());
     auto* f = new QFormLayout(box);
     f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // A row too long for the form's column puts its field under its label: the column scrolls only
+    // vertically, and a wider form was cut on the right (stage 5's three-tier rows).
+    f->setRowWrapPolicy(QFormLayout::WrapLongRows);
     formLayout->addWidget(box);
     return f;
 }
@@ -233,6 +241,58 @@ QWidget* formToggle(QWidget* pane, QWidget* form)
     return button;
 }
 
+namespace {
+
+// The height a tab page needs: a scrolled page, what its content needs at least (a chart at its readable
+// minimum, keepPlotRoom), else the page's own minimum.
+int pageNeed(QWidget* page)
+{
+    if (auto* scroll = qobject_cast<QScrollArea*>(page); scroll && scroll->widget())
+        return scroll->widget()->minimumSizeHint().height() + 2 * scroll->frameWidth();
+    return page ? page->minimumSizeHint().height() : 0;
+}
+
+} // namespace
+
+void giveTabsTheirRoom(QSplitter* split, QWidget* drawing, QTabWidget* tabs)
+{
+    // The sizes the user had before a tab took room, given back when a tab that fits them is chosen,
+    // forgotten when the user moves the splitter.
+    auto saved = std::make_shared<QList<int>>();
+    auto fit = [split, drawing, tabs, saved] {
+        if (!tabs->isVisible())
+            return;
+        QList<int> sizes = split->sizes();
+        if (sizes.size() != 2)
+            return;
+        const int chrome = tabs->height() - (tabs->currentWidget() ? tabs->currentWidget()->height() : 0);
+        const int need = pageNeed(tabs->currentWidget()) + std::max(chrome, tabs->tabBar()->sizeHint().height());
+        if (need > sizes[1]) {
+            const int spare = sizes[0] - std::max(drawing->minimumHeight(), drawing->minimumSizeHint().height());
+            const int give = std::min(need - sizes[1], spare);
+            if (give <= 0)
+                return;
+            if (saved->isEmpty())
+                *saved = sizes;
+            sizes[0] -= give;
+            sizes[1] += give;
+            split->setSizes(sizes);
+        } else if (!saved->isEmpty() && need <= saved->at(1)) {
+            split->setSizes(*saved);
+            saved->clear();
+        }
+    };
+    QObject::connect(split, &QSplitter::splitterMoved, tabs, [saved] { saved->clear(); });
+    QObject::connect(tabs, &QTabWidget::currentChanged, tabs, [tabs, fit](int index) {
+        fit();
+        // Charts drawn on demand (stage 4's comparison) know their minimum once drawn.
+        QTimer::singleShot(400, tabs, [tabs, index, fit] {
+            if (tabs->currentIndex() == index)
+                fit();
+        });
+    });
+}
+
 void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,
                  int tabsHeight, QWidget* chip)
 {
@@ -243,6 +303,8 @@ void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawin
     right->setStretchFactor(0, 1);
     right->setStretchFactor(1, 1);
     right->setSizes({drawingHeight, tabsHeight});
+    if (auto* tabWidget = qobject_cast<QTabWidget*>(tabs))
+        giveTabsTheirRoom(right, drawing, tabWidget);
     auto* split = new QSplitter(Qt::Horizontal, pane);
     split->setChildrenCollapsible(false);
     split->addWidget(form);

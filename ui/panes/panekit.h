@@ -17,6 +17,7 @@ class QVBoxLayout;
 class QLabel;
 class QScrollArea;
 class QSplitter;
+class QTabWidget;
 class QTableView;
 class QTextBrowser;
 class QWidget;
@@ -59,7 +60,12 @@ bool showFigureChain(QTextBrowser* chain, const FigureSet& figures, const QStrin
 void reveal(QWidget* w, const QWidget* root);
 
 // The stage layout: the caption on top, then the form on the left and, on the right, the drawing over
-// the tabs (sizes in px of the drawing and the tabs).
+// the tabs (sizes in px of the drawing and the tabs); the tabs get their room (giveTabsTheirRoom).
+// A tab chosen whose page needs more height than the tabs have (a chart at its readable minimum at
+// 1280×720) takes it from the drawing above, down to the drawing's minimum; the user's sizes come back
+// when a tab that fits them is chosen again, unless the user has moved the splitter since.
+void giveTabsTheirRoom(QSplitter* split, QWidget* drawing, QTabWidget* tabs);
+
 void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,
                  int tabsHeight, QWidget* chip = nullptr);
 
