@@ -20,6 +20,7 @@
 #include "settings/settingsdialog.h"
 #include "shell/scenariotoolbar.h"
 #include "shell/screenfit.h"
+#include "shell/wheelguard.h"
 #include "stagenavigator.h"
 #include "views/figuretablemodel.h"
 #include "views/scheduleview.h"
@@ -36,6 +37,7 @@
 #include <QLineEdit>
 #include <QPainter>
 #include <QTabWidget>
+#include <QTimer>
 #include <QHBoxLayout>
 #include <QToolButton>
 #include <QLabel>
@@ -56,6 +58,9 @@ MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
 {
     setObjectName(QStringLiteral("mainWindow"));
+    // First, before any field is made: the wheel scrolls the stages' forms, never the field passing under
+    // the pointer.
+    installWheelGuard();
     m_document = new Document(this);
     m_actions = new DocumentActions(m_document, this);
     connect(m_document, &Document::titleChanged, this, &MainWindow::updateTitle);
@@ -114,8 +119,22 @@ MainWindow::MainWindow(QWidget* parent)
     compareScroll->setWidget(m_comparePanel);
     compareDock->setWidget(compareScroll);
     addDockWidget(Qt::BottomDockWidgetArea, compareDock);
-    resizeDocks({compareDock}, {300}, Qt::Vertical);
     compareDock->hide();
+    // With nothing pinned the dock is its bar and a line of help; with A pinned it takes two fifths of the
+    // window for the table and the charts (the stage scrolls above it when it needs more).
+    auto fitCompareDock = [this, compareDock] {
+        if (!compareDock->isVisible() || compareDock->isFloating())
+            return;
+        const int frame = std::max(0, compareDock->height() - compareDock->widget()->height());
+        const int height = m_comparePanel->isPinned() ? std::max(260, this->height() * 2 / 5)
+                                                      : m_comparePanel->compactHeight() + frame + 4;
+        resizeDocks({compareDock}, {height}, Qt::Vertical);
+    };
+    connect(compareDock, &QDockWidget::visibilityChanged, this, [fitCompareDock](bool visible) {
+        if (visible) // laid out first: the dock's frame and the panel's width are known then
+            QTimer::singleShot(0, fitCompareDock);
+    });
+    connect(m_comparePanel, &ComparePanel::pinnedChanged, this, [fitCompareDock] { QTimer::singleShot(0, fitCompareDock); });
     m_compareAction = compareDock->toggleViewAction();
     m_compareAction->setText(tr("&Compare A/B"));
     m_compareAction->setObjectName(QStringLiteral("compareAction"));

@@ -19,15 +19,21 @@
 #include "panes/textpane.h"
 #include "shell/guidedtour.h"
 #include "shell/modelhelp.h"
+#include "shell/scenariotoolbar.h"
+#include "shell/wheelguard.h"
 #include "views/scheduleview.h"
 #include "views/tokenchipview.h"
 
+#include <QAbstractSpinBox>
 #include <QApplication>
+#include <QComboBox>
 #include <QDialog>
 #include <QDockWidget>
 #include <QLabel>
 #include <QPushButton>
 #include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QStandardPaths>
 #include <QTest>
 #include <QUndoStack>
@@ -47,6 +53,7 @@ private slots:
     void guidedTourStaysOnScreen();
     void hoveringATokenMovesNothing();
     void playingTheScheduleMovesNoControl();
+    void theWheelScrollsTheFormNotItsFields();
 
 private:
     [[nodiscard]] QRect available() const { return m_window->screen()->availableGeometry(); }
@@ -168,6 +175,15 @@ void TestRealWindow::compareDockKeepsTheWindowOnScreen()
     QVERIFY(m_window->comparePanel()->isVisible());
     QVERIFY2(pastTheScreen().isEmpty(), qPrintable(pastTheScreen().join(QLatin1Char('\n'))));
     QCOMPARE(m_window->size(), before);
+    // Nothing pinned: the dock is its bar and a line of help, the stage keeps the window (it took half of
+    // a 720 px one), and the help is read without scrolling.
+    auto* dock = m_window->findChild<QDockWidget*>(QStringLiteral("compareDock"));
+    auto* dockScroll = m_window->findChild<QScrollArea*>(QStringLiteral("compareScroll"));
+    QVERIFY(dock && dockScroll);
+    QVERIFY2(dock->height() <= m_window->height() / 5,
+             qPrintable(QStringLiteral("dock %1 px in a %2 px window").arg(dock->height()).arg(m_window->height())));
+    QVERIFY(m_window->comparePanel()->hintLabel()->isVisible());
+    QVERIFY(!dockScroll->verticalScrollBar()->isVisible());
     QVERIFY(m_window->document()->loadPreset(QStringLiteral("gpt3-175b")));
     QVERIFY(m_window->document()->waitForDerivation());
     settle();
@@ -177,7 +193,12 @@ void TestRealWindow::compareDockKeepsTheWindowOnScreen()
     settle();
     QVERIFY2(pastTheScreen().isEmpty(), qPrintable(pastTheScreen().join(QLatin1Char('\n'))));
     QCOMPARE(m_window->size(), before);
+    // A pinned: the dock grows to show the table and the charts.
+    QVERIFY2(dock->height() >= m_window->height() / 3,
+             qPrintable(QStringLiteral("dock %1 px in a %2 px window").arg(dock->height()).arg(m_window->height())));
     m_window->comparePanel()->clear();
+    settle();
+    QVERIFY2(dock->height() <= m_window->height() / 5, qPrintable(QString::number(dock->height())));
     QTest::keyClick(m_window, Qt::Key_K, Qt::ControlModifier);
     settle();
     QVERIFY(!m_window->comparePanel()->isVisible());
@@ -277,6 +298,38 @@ void TestRealWindow::playingTheScheduleMovesNoControl()
     }
     const QStringList shifted = moved(before, placesOf(pane));
     QVERIFY2(shifted.isEmpty(), qPrintable(shifted.join(QLatin1Char('\n'))));
+}
+
+// Scrolling stage 5's form with the wheel turned the NIC protocol under the pointer (RoCEv2 → TCP) and
+// started a new simulation: the form's combo and spin boxes take the wheel only once focused (their
+// Qt::WheelFocus would give them the focus on the first wheel event); the toolbar's keep it.
+void TestRealWindow::theWheelScrollsTheFormNotItsFields()
+{
+    m_window->setStage(4);
+    settle();
+    QWidget* pane = m_window->panes()[4];
+    int fields = 0;
+    QWidget* firstCombo = nullptr;
+    for (QWidget* w : pane->findChildren<QWidget*>()) {
+        if (!w->isVisible() || !(qobject_cast<QComboBox*>(w) || qobject_cast<QAbstractSpinBox*>(w)))
+            continue;
+        ++fields;
+        QVERIFY2(w->focusPolicy() != Qt::WheelFocus, qPrintable(w->objectName()));
+        QVERIFY2(tw::ui::wheelScrollsTheForm(w), qPrintable(w->objectName()));
+        if (!firstCombo && qobject_cast<QComboBox*>(w) && w->isEnabled())
+            firstCombo = w;
+    }
+    QVERIFY(fields >= 5);
+    QVERIFY(firstCombo);
+    // Focused (tabbed into), the wheel is its own.
+    m_window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(m_window));
+    firstCombo->setFocus(Qt::TabFocusReason);
+    QTRY_VERIFY(firstCombo->hasFocus());
+    QVERIFY(!tw::ui::wheelScrollsTheForm(firstCombo));
+    // Outside a scroll area (the toolbar's preset), the wheel works as Qt has it.
+    QVERIFY(!tw::ui::wheelScrollsTheForm(m_window->scenarioToolbar()->presetBox()));
+    m_window->setStage(0);
 }
 
 QTEST_MAIN(TestRealWindow)

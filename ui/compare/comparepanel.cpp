@@ -171,14 +171,18 @@ ComparePanel::ComparePanel(Document* document, QWidget* parent)
     m_hint = new QLabel(this);
     m_hint->setObjectName(QStringLiteral("compareHint"));
     m_hint->setWordWrap(true);
-    m_hint->setAlignment(Qt::AlignCenter);
-    m_hint->setContentsMargins(24, 8, 24, 8);
-    m_hint->setText(tr("<p><b>Compare two scenarios side by side.</b></p>"
-                       "<p>Press <b>Pin as A</b> to keep the scenario you have now as <b>A</b>. Then change anything "
-                       "in the stages — the model, the batch, the GPUs, the parallel plan, the fabric: <b>B</b> is "
-                       "always the scenario in the stages, and every key figure of the current stage and the charts "
-                       "below show B beside A, the difference highlighted (▲▼, <i>better</i> or <i>worse</i>).</p>"
-                       "<p><b>Swap</b> exchanges A and B (undoable), <b>Clear</b> forgets A.</p>"));
+    m_hint->setAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+    m_hint->setContentsMargins(4, 2, 4, 2);
+    // Short: with nothing pinned the dock is only as tall as this line and the bar (MainWindow), so that the
+    // stage keeps the window; the whole explanation is the tooltip.
+    m_hint->setText(tr("<b>Compare two scenarios:</b> <b>Pin as A</b> keeps the scenario you have now; then change "
+                       "anything in the stages — <b>B</b> is always the scenario in the stages, shown beside A with "
+                       "the differences (▲▼)."));
+    m_hint->setToolTip(tr("<p>Press <b>Pin as A</b> to keep the scenario you have now as <b>A</b>. Then change anything "
+                          "in the stages — the model, the batch, the GPUs, the parallel plan, the fabric: <b>B</b> is "
+                          "always the scenario in the stages, and every key figure of the current stage and the charts "
+                          "show B beside A, the difference highlighted (▲▼, <i>better</i> or <i>worse</i>).</p>"
+                          "<p><b>Swap</b> exchanges A and B (undoable), <b>Clear</b> forgets A.</p>"));
     m_pages->addWidget(m_hint);
 
     m_model = new CompareTableModel(this);
@@ -238,6 +242,7 @@ ComparePanel::ComparePanel(Document* document, QWidget* parent)
     m_split->setStretchFactor(1, 1);
     connect(m_split, &QSplitter::splitterMoved, this, [this] { m_splitMoved = true; });
     m_pages->addWidget(m_split);
+    m_split->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored); // until something is pinned (refresh)
     layout->addWidget(m_pages, 1);
 
     // The steps come from the document's results: B's is the document's own step, A's a pinned one.
@@ -541,6 +546,14 @@ void ComparePanel::hideEvent(QHideEvent* event)
         m_bStale = true;
 }
 
+int ComparePanel::compactHeight() const
+{
+    const QMargins m = layout()->contentsMargins();
+    const int hintWidth = std::max(200, width() - m.left() - m.right());
+    return m.top() + m.bottom() + layout()->itemAt(0)->sizeHint().height() + layout()->spacing() +
+           m_hint->heightForWidth(hintWidth);
+}
+
 void ComparePanel::resizeEvent(QResizeEvent* event)
 {
     QWidget::resizeEvent(event);
@@ -558,6 +571,12 @@ void ComparePanel::resizeEvent(QResizeEvent* event)
 void ComparePanel::refresh()
 {
     m_pages->setCurrentIndex(m_pinned ? 1 : 0);
+    // The table and the charts ask no room while the hint is shown (a stack asks its largest page's).
+    m_split->setSizePolicy(QSizePolicy::Preferred, m_pinned ? QSizePolicy::Preferred : QSizePolicy::Ignored);
+    if (m_pinned != m_shownPinned) {
+        m_shownPinned = m_pinned;
+        emit pinnedChanged(m_pinned);
+    }
     m_swap->setEnabled(m_pinned);
     m_clear->setEnabled(m_pinned);
     m_all->setEnabled(m_pinned);

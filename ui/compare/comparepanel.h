@@ -101,6 +101,8 @@ public:
     // Forgets A.
     void clear();
     [[nodiscard]] bool isPinned() const { return m_pinned; }
+    // The height the panel needs with nothing pinned (its bar and the one-line hint) at its width.
+    [[nodiscard]] int compactHeight() const;
     [[nodiscard]] QDateTime pinnedAt() const { return m_pinnedAt; }
     [[nodiscard]] const scenario::Scenario& pinnedScenario() const { return m_aScenario; }
 
@@ -128,6 +130,10 @@ public:
     [[nodiscard]] double chartScale(Chart chart) const;
     [[nodiscard]] QStringList chartCategories(Chart chart) const;
 
+signals:
+    // Something was pinned, or A was forgotten: the dock grows to show the comparison or shrinks to the hint.
+    void pinnedChanged(bool pinned);
+
 protected:
     void showEvent(QShowEvent* event) override;
     void hideEvent(QHideEvent* event) override;
@@ -153,6 +159,7 @@ private:
     int m_stage = 0;
     // A
     bool m_pinned = false;
+    bool m_shownPinned = false; // as last announced by pinnedChanged
     bool m_pinRequested = false;
     scenario::Scenario m_aScenario;
     std::shared_ptr<const scenario::Derivation> m_aDerivation;
