@@ -461,6 +461,9 @@ void TestWirePane::cancelKeepsTheLastStep()
 {
     const auto drawn = m_pane->result().simulation;
     QVERIFY(drawn);
+    // The previous step is playing when the preset changes.
+    QTest::mouseClick(m_pane->playButton(), Qt::LeftButton);
+    QVERIFY(m_pane->isPlaying());
     // GPT-3 175B on 768 GPUs takes a while to simulate: Cancel stops it, the previous step stays drawn
     // and the pane says it is not the current scenario's.
     QVERIFY(m_doc->loadPreset(QStringLiteral("gpt3-175b")));
@@ -469,9 +472,15 @@ void TestWirePane::cancelKeepsTheLastStep()
     // The charts under the drawing are the previous step's as well: veiled, naming the new scenario.
     QVERIFY(m_pane->chartVeil()->isVisible());
     QVERIFY2(m_pane->chartVeil()->text().contains(QStringLiteral("gpt3-175b")), qPrintable(m_pane->chartVeil()->text()));
+    // Under the veil the old step does not play on, and neither a click nor space starts it again.
+    QVERIFY(!m_pane->isPlaying());
+    QVERIFY(!m_pane->playButton()->isEnabled());
+    QTest::keyClick(m_pane, Qt::Key_Space);
+    QVERIFY(!m_pane->isPlaying());
     QTest::mouseClick(m_pane->cancelButton(), Qt::LeftButton);
     QVERIFY(m_pane->waitForSimulation());
     QVERIFY(!m_pane->chartVeil()->isVisible());
+    QVERIFY(m_pane->playButton()->isEnabled());
     QCOMPARE(m_pane->result().simulation, drawn);
     QVERIFY(!m_pane->isCurrent());
     QVERIFY2(m_pane->statusLabel()->text().contains(QStringLiteral("cancelled")),

@@ -6,6 +6,8 @@
 // real simulated step from the paper's presets.
 // With TOKENWIRE_SHOTS_DIR set, the reference fabrics are also saved as PNGs there for a look.
 
+#include "views/palette.h"
+#include "views/wirepaint.h"
 #include "views/wireview.h"
 
 #include "network/simulate.h"
@@ -200,6 +202,23 @@ private:
     }
 
 private slots:
+    // A link's load is drawn in greys, never in a hue of a strategy: in a DP-only step an orange load read
+    // as pipeline packets (Okabe & Ito's orange is PP's colour; Tol's yellow EP's). Every load colour has an
+    // HSV saturation below 0.3, every strategy colour of both schemes at least 0.4.
+    void loadNeverLooksLikeAStrategy()
+    {
+        for (const auto scheme : {tw::ui::palette::Scheme::OkabeIto, tw::ui::palette::Scheme::TolBright}) {
+            tw::ui::palette::applyScheme(scheme);
+            for (const QColor& strategy : tw::ui::palette::kStrategy)
+                QVERIFY2(strategy.hsvSaturationF() >= 0.4f, qPrintable(strategy.name()));
+            for (int i = 0; i <= 20; ++i) {
+                const QColor load = tw::ui::loadColor(i / 20.0);
+                QVERIFY2(load.hsvSaturationF() < 0.3f, qPrintable(QStringLiteral("%1 at %2").arg(load.name()).arg(i / 20.0)));
+            }
+        }
+        tw::ui::palette::applyScheme(tw::ui::palette::Scheme::OkabeIto);
+    }
+
     void cleanup() { m_view.reset(); }
 
     void nvswitchNodeEveryLinkFound()

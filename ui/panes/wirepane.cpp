@@ -262,6 +262,17 @@ WirePane::WirePane(Document* document, QWidget* parent)
                               false);
     });
     connect(m_veil, &BusyVeil::busyHidden, m_chartVeil, &BusyVeil::hideBusy);
+    // The previous step does not play on under the veil (its time line moved under the pointer): paused,
+    // its play and time line disabled until the new step is drawn (or the simulation is cancelled).
+    connect(m_veil, &BusyVeil::busyShown, this, [this] {
+        setPlaying(false);
+        m_play->setEnabled(false);
+        m_slider->setEnabled(false);
+    });
+    connect(m_veil, &BusyVeil::busyHidden, this, [this] {
+        m_play->setEnabled(true);
+        m_slider->setEnabled(true);
+    });
     connect(stepJob, &BackgroundJob::cancelled, this, [this] {
         m_veil->hideBusy();
         if (m_document->isDeriving() || m_document->derivationGeneration() != m_document->generation())
@@ -571,7 +582,7 @@ double WirePane::time() const
 
 void WirePane::setPlaying(bool playing)
 {
-    if (playing == isPlaying())
+    if (playing == isPlaying() || (playing && !m_play->isEnabled())) // disabled: veiled (a step on its way)
         return;
     if (playing && m_drawn && m_drawn->simulation->stepSeconds > 0) {
         m_clock->start();

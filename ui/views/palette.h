@@ -42,11 +42,12 @@ inline QColor kMuted(0x47, 0x55, 0x69); // secondary text
 // One colour per parallelism strategy, the same in every stage-5 drawing and chart:
 // DP, PP, TP, EP (index = parallel::Strategy) = the scheme's first four colours.
 inline QColor kStrategy[4] = {kCategorical[0], kCategorical[1], kCategorical[2], kCategorical[3]};
-// Link load, idle → saturated: light grey → the scheme's yellow/orange → its vermillion/red
-// (readable on white and on a projector).
-inline QColor kLoadIdle(0xCB, 0xD5, 0xE1);
-inline QColor kLoadMid(0xE6, 0x9F, 0x00);
-inline QColor kLoadFull(0xD5, 0x5E, 0x00);
+// Link load, idle → saturated: light grey → grey → near-black, the same in both schemes. Not a
+// hue of the scheme: an orange or yellow load read as PP's or EP's packets (a DP-only step's busy links
+// looked like pipeline traffic); darker is busier, on white paper and on a projector.
+inline const QColor kLoadIdle(0xCB, 0xD5, 0xE1);
+inline const QColor kLoadMid(0x7C, 0x86, 0x94);
+inline const QColor kLoadFull(0x22, 0x28, 0x30);
 
 // The scheme the arrays hold now.
 inline Scheme currentScheme = Scheme::OkabeIto;
@@ -58,15 +59,13 @@ inline Scheme currentScheme = Scheme::OkabeIto;
                             float(a.blueF() * t + b.blueF() * (1 - t)));
 }
 
-// Overwrites kCategorical, kStrategy and the load ramp with `scheme`'s colours (GUI thread only;
+// Overwrites kCategorical and kStrategy with `scheme`'s colours (GUI thread only;
 // widgets repaint on their own next paint — theme.cpp asks them all).
 inline void applyScheme(Scheme scheme)
 {
     const QColor* colours = scheme == Scheme::TolBright ? kTolBright : kOkabeIto;
     std::copy(colours, colours + kCategoricalSize, std::begin(kCategorical));
     std::copy(colours, colours + int(std::size(kStrategy)), std::begin(kStrategy));
-    kLoadMid = scheme == Scheme::TolBright ? QColor(0xCC, 0xBB, 0x44) : QColor(0xE6, 0x9F, 0x00);
-    kLoadFull = scheme == Scheme::TolBright ? QColor(0xEE, 0x66, 0x77) : QColor(0xD5, 0x5E, 0x00);
     currentScheme = scheme;
 }
 

@@ -25,6 +25,7 @@ constexpr double kU = 100;
 constexpr double kPadX = 22, kPadTop = 16, kRowGap = 48, kTitleH = 34;
 constexpr double kGpuW = 80, kGpuH = 54, kNicW = 74, kNicH = 34, kRcW = 82, kRcH = 40, kHostW = 82, kHostH = 34;
 constexpr double kSwH = 40, kNvH = 30, kSwitchRowH = 46;
+constexpr double kNvLinkMinGap = 30; // GPUs to NVSwitch, however low the area
 constexpr double kCompactW = 180, kCompactH = 104;
 constexpr double kGroupW = 300, kGroupH = 150, kGroupGapX = 60, kGroupGapY = 90, kTopRowH = 70, kOpenTitleH = 150;
 
@@ -353,7 +354,9 @@ QSizeF layoutServer(LayoutPass& P, const ServerParts& p, QPointF origin, bool pl
     const double gpuY = y;
     y += kGpuH;
     if (p.nvswitch != network::kNoNode) {
-        y += kRowGap * 0.7;
+        // The NVLinks keep their length when the gaps shrink to fit a low area (1280×720): they are the
+        // links an NVSwitch node's step plays on (8 px left no room for a packet).
+        y += std::max(kRowGap * 0.7, kNvLinkMinGap);
         if (g > 0)
             put(p.nvswitch, (gpuX.front() + gpuX.back()) / 2, y, gpuX.back() - gpuX.front() + kGpuW, kNvH, true);
         else

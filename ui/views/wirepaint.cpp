@@ -91,7 +91,7 @@ QRectF WireViewport::toScreen(const QRectF& world) const
     return QRectF(world.topLeft() * scale + offset, world.bottomRight() * scale + offset);
 }
 
-// Idle grey → orange → vermillion; any traffic at all is visibly tinted.
+// Idle light slate → slate → near-black (palette::kLoad*); any traffic at all is visibly tinted.
 QColor loadColor(double u)
 {
     if (!(u > 0))
@@ -270,7 +270,9 @@ void paintNodeBoxes(QPainter& p, const WireLayout& geo, const network::Topology&
                 continue;
             const bool bold = k == int(NodeKind::Gpu) || k == int(NodeKind::LeafSwitch) || k == int(NodeKind::SpineSwitch)
                 || k == int(NodeKind::NvSwitch);
-            const double px = std::min(20.0, box.height() * 0.5);
+            // Half the box's height, a little more in small boxes (a 14 px NIC or DRAM box takes a 9 px
+            // "NIC" or "mem", which left them empty at 7 px); a line of text still fits the box.
+            const double px = std::min(20.0, box.height() * 0.5 + std::min(box.height() * 0.15, 2.5));
             if (px < 7.5)
                 continue;
             const double room = box.width() - std::min(8.0, box.width() * 0.12);

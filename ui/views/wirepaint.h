@@ -30,7 +30,7 @@ struct WireViewport {
 
 inline const QColor kWireTokenGlow{0xF0, 0xE4, 0x42}; // the followed token's links (palette yellow)
 
-// Idle grey → orange → vermillion for a utilization in [0, 1]; any traffic at all is visibly tinted.
+// Idle light slate → slate → near-black (palette::kLoad*) for a utilization in [0, 1]; any traffic at all is visibly tinted.
 [[nodiscard]] QColor loadColor(double utilization);
 // The application font at a pixel size (at least 6).
 [[nodiscard]] QFont pixelFont(double px, bool bold);
