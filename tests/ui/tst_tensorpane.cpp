@@ -66,6 +66,7 @@ private slots:
     void init();
     void cleanup();
     void diagramShowsLiveShapes();
+    void diagramFillsItsColumn();
     void editingDChangesTheDiagram();
     void invalidDTurnsTheFieldRedAndUndoRestores();
     void spinArrowsMergeIntoOneStep();
@@ -504,6 +505,27 @@ void TestTensorPane::openedInvalidFileIsFixedAndSaved()
     const auto back = tw::scenario::scenarioFromJson(std::string_view(bytes.constData(), std::size_t(bytes.size())), "back");
     QVERIFY(back);
     QCOMPARE(back.value().model.hiddenSize, 768u);
+}
+
+// The diagram fills its column's width: shrunk in a narrow one (not cut), grown in a wide one (it stayed at
+// 560 px in the middle of a maximized window), up to 1.5×.
+void TestTensorPane::diagramFillsItsColumn()
+{
+    tw::ui::TransformerView* view = m_pane->diagram();
+    const qreal sceneWidth = view->scene()->sceneRect().width();
+    QVERIFY(sceneWidth > 0);
+    for (const int width : {400, 700, 1000, 1400}) {
+        view->resize(width, 500);
+        QCoreApplication::processEvents();
+        const qreal drawn = sceneWidth * view->transform().m11();
+        const qreal room = view->viewport()->width();
+        QVERIFY2(drawn <= room, qPrintable(QStringLiteral("%1 px drawn in %2 px").arg(drawn).arg(room)));
+        if (room < sceneWidth * 1.5)
+            QVERIFY2(drawn >= room - 8 || view->transform().m11() <= 0.6 + 1e-9,
+                     qPrintable(QStringLiteral("%1 px drawn in %2 px").arg(drawn).arg(room)));
+        else
+            QCOMPARE(view->transform().m11(), 1.5);
+    }
 }
 
 QTEST_MAIN(TestTensorPane)

@@ -98,52 +98,7 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     m_steps->follow(m_view);
     m_tabs->addTab(panekit::table(this, m_steps, "stepTable"), tr("This step"));
     m_charts = new CollectiveCharts(this);
-    // The three comparisons one at a time, chosen above the chart, which takes the whole tab: stacked at a
-    // readable height they sat in a ~160 px scroll area at 1280×720. The page scrolls only when even one
-    // chart does not fit (keepPlotRoom's minimum).
-    auto* chartsPage = new QWidget(this);
-    auto* chartsLayout = new QVBoxLayout(chartsPage);
-    chartsLayout->setContentsMargins(0, 2, 0, 0);
-    chartsLayout->setSpacing(2);
-    auto* chooser = new QHBoxLayout;
-    chooser->addWidget(new QLabel(tr("Compare:"), chartsPage));
-    auto* chosen = new QButtonGroup(chartsPage);
-    auto* stack = new QStackedWidget(chartsPage);
-    const QString names[CollectiveCharts::MetricCount] = {tr("Bytes on the wire"), tr("Busiest rank's bytes"),
-                                                         tr("α–β time")};
-    const char* const ids[CollectiveCharts::MetricCount] = {"compareTotalBytes", "compareBusiestRank", "compareTime"};
-    for (int m = 0; m < CollectiveCharts::MetricCount; ++m) {
-        auto* button = new QToolButton(chartsPage);
-        button->setObjectName(QString::fromLatin1(ids[m]));
-        button->setText(names[m]);
-        button->setCheckable(true);
-        button->setChecked(m == 0);
-        button->setAutoRaise(true);
-        button->setToolButtonStyle(Qt::ToolButtonTextOnly);
-        chosen->addButton(button, m);
-        chooser->addWidget(button);
-        stack->addWidget(m_charts->plot(CollectiveCharts::Metric(m)));
-    }
-    chooser->addStretch(1);
-    chartsLayout->addLayout(chooser);
-    chartsLayout->addWidget(stack, 1);
-    connect(chosen, &QButtonGroup::idClicked, stack, &QStackedWidget::setCurrentIndex);
-    // A stack asks for its largest page's room: the hidden charts ask none.
-    auto onlyShownAsks = [stack] {
-        for (int i = 0; i < stack->count(); ++i)
-            stack->widget(i)->setSizePolicy(QSizePolicy::Expanding,
-                                            i == stack->currentIndex() ? QSizePolicy::Expanding : QSizePolicy::Ignored);
-    };
-    onlyShownAsks();
-    connect(stack, &QStackedWidget::currentChanged, this, onlyShownAsks);
-    m_chartChooser = chosen;
-    auto* chartsScroll = new QScrollArea(this);
-    chartsScroll->setObjectName(QStringLiteral("compareAlgorithmsScroll"));
-    chartsScroll->setWidget(chartsPage);
-    chartsScroll->setWidgetResizable(true);
-    chartsScroll->setFrameShape(QFrame::NoFrame);
-    chartsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    m_tabs->addTab(chartsScroll, tr("Compare algorithms"));
+    m_tabs->addTab(buildComparePage(), tr("Compare algorithms"));
     m_algorithms = new AlgorithmTableModel(this);
     m_tabs->addTab(panekit::table(this, m_algorithms, "algorithmTable"), tr("Algorithms"));
     m_figures = new FigureTableModel(this);
@@ -223,6 +178,56 @@ CollectivePane::CollectivePane(Document* document, QWidget* parent)
     showScenario();
     if (m_document->derivation())
         onDerived(m_document->derivation());
+}
+
+// The Compare algorithms tab: the three comparisons one at a time, chosen above the chart, which takes
+// the whole tab (stacked at a readable height they sat in a ~160 px scroll area at 1280×720). The page
+// scrolls only when even one chart does not fit (keepPlotRoom's minimum).
+QScrollArea* CollectivePane::buildComparePage()
+{
+    auto* chartsPage = new QWidget(this);
+    auto* chartsLayout = new QVBoxLayout(chartsPage);
+    chartsLayout->setContentsMargins(0, 2, 0, 0);
+    chartsLayout->setSpacing(2);
+    auto* chooser = new QHBoxLayout;
+    chooser->addWidget(new QLabel(tr("Compare:"), chartsPage));
+    auto* chosen = new QButtonGroup(chartsPage);
+    auto* stack = new QStackedWidget(chartsPage);
+    const QString names[CollectiveCharts::MetricCount] = {tr("Bytes on the wire"), tr("Busiest rank's bytes"),
+                                                         tr("α–β time")};
+    const char* const ids[CollectiveCharts::MetricCount] = {"compareTotalBytes", "compareBusiestRank", "compareTime"};
+    for (int m = 0; m < CollectiveCharts::MetricCount; ++m) {
+        auto* button = new QToolButton(chartsPage);
+        button->setObjectName(QString::fromLatin1(ids[m]));
+        button->setText(names[m]);
+        button->setCheckable(true);
+        button->setChecked(m == 0);
+        button->setAutoRaise(true);
+        button->setToolButtonStyle(Qt::ToolButtonTextOnly);
+        chosen->addButton(button, m);
+        chooser->addWidget(button);
+        stack->addWidget(m_charts->plot(CollectiveCharts::Metric(m)));
+    }
+    chooser->addStretch(1);
+    chartsLayout->addLayout(chooser);
+    chartsLayout->addWidget(stack, 1);
+    connect(chosen, &QButtonGroup::idClicked, stack, &QStackedWidget::setCurrentIndex);
+    // A stack asks for its largest page's room: the hidden charts ask none.
+    auto onlyShownAsks = [stack] {
+        for (int i = 0; i < stack->count(); ++i)
+            stack->widget(i)->setSizePolicy(QSizePolicy::Expanding,
+                                            i == stack->currentIndex() ? QSizePolicy::Expanding : QSizePolicy::Ignored);
+    };
+    onlyShownAsks();
+    connect(stack, &QStackedWidget::currentChanged, this, onlyShownAsks);
+    m_chartChooser = chosen;
+    auto* chartsScroll = new QScrollArea(this);
+    chartsScroll->setObjectName(QStringLiteral("compareAlgorithmsScroll"));
+    chartsScroll->setWidget(chartsPage);
+    chartsScroll->setWidgetResizable(true);
+    chartsScroll->setFrameShape(QFrame::NoFrame);
+    chartsScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    return chartsScroll;
 }
 
 void CollectivePane::buildForm(QWidget* form)

@@ -27,6 +27,7 @@ class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QScrollArea;
 class QSlider;
 class QSpinBox;
 class QStandardItemModel;
@@ -122,6 +123,7 @@ public:
 
 private:
     void buildForm(QWidget* form);
+    QScrollArea* buildComparePage();
     void buildLinkSources(QFormLayout* link, QWidget* form); // buttons "From the fabric", "The paper's example"; hand edits
     void onDerived(const std::shared_ptr<const scenario::Derivation>& derivation);
     void showScenario();

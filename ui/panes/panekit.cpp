@@ -254,43 +254,80 @@ int pageNeed(QWidget* page)
 
 } // namespace
 
-void giveTabsTheirRoom(QSplitter* split, QWidget* drawing, QTabWidget* tabs)
-{
-    // The sizes the user had before a tab took room, given back when a tab that fits them is chosen,
-    // forgotten when the user moves the splitter.
-    auto saved = std::make_shared<QList<int>>();
-    auto fit = [split, drawing, tabs, saved] {
-        if (!tabs->isVisible())
+namespace {
+
+// giveTabsTheirRoom's state: the tabs' minimum is the current page's, and the splitter's sizes the user had
+// before a tab took room.
+class TabRoom : public QObject {
+public:
+    TabRoom(QSplitter* split, QWidget* drawing, QTabWidget* tabs)
+        : QObject(tabs)
+        , m_split(split)
+        , m_drawing(drawing)
+        , m_tabs(tabs)
+    {
+        tabs->installEventFilter(this);
+        connect(split, &QSplitter::splitterMoved, this, [this] { m_saved.clear(); });
+        connect(tabs, &QTabWidget::currentChanged, this, [this](int index) {
+            fit();
+            // Charts drawn on demand (stage 4's comparison) know their minimum once drawn.
+            QTimer::singleShot(400, this, [this, index] {
+                if (m_tabs->currentIndex() == index)
+                    fit();
+            });
+        });
+    }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override
+    {
+        if (watched == m_tabs && event->type() == QEvent::Show)
+            QTimer::singleShot(0, this, [this] { fit(); });
+        return QObject::eventFilter(watched, event);
+    }
+
+private:
+    void fit()
+    {
+        if (!m_tabs->isVisible())
             return;
-        QList<int> sizes = split->sizes();
+        QWidget* page = m_tabs->currentWidget();
+        const int chrome = std::max(m_tabs->height() - (page ? page->height() : 0), m_tabs->tabBar()->sizeHint().height());
+        // The tabs ask for the current page's minimum only: a stack asks for its largest page's, so a hidden
+        // tab's chart (at its readable minimum) squeezed the drawing above to its own minimum.
+        const int pageMinimum = !page ? 0 : page->minimumHeight() > 0 ? page->minimumHeight() : page->minimumSizeHint().height();
+        m_tabs->setMinimumHeight(chrome + pageMinimum);
+        QList<int> sizes = m_split->sizes();
         if (sizes.size() != 2)
             return;
-        const int chrome = tabs->height() - (tabs->currentWidget() ? tabs->currentWidget()->height() : 0);
-        const int need = pageNeed(tabs->currentWidget()) + std::max(chrome, tabs->tabBar()->sizeHint().height());
+        const int need = pageNeed(page) + chrome;
         if (need > sizes[1]) {
-            const int spare = sizes[0] - std::max(drawing->minimumHeight(), drawing->minimumSizeHint().height());
+            const int spare = sizes[0] - std::max(m_drawing->minimumHeight(), m_drawing->minimumSizeHint().height());
             const int give = std::min(need - sizes[1], spare);
             if (give <= 0)
                 return;
-            if (saved->isEmpty())
-                *saved = sizes;
+            if (m_saved.isEmpty())
+                m_saved = sizes;
             sizes[0] -= give;
             sizes[1] += give;
-            split->setSizes(sizes);
-        } else if (!saved->isEmpty() && need <= saved->at(1)) {
-            split->setSizes(*saved);
-            saved->clear();
+            m_split->setSizes(sizes);
+        } else if (!m_saved.isEmpty() && need <= m_saved.at(1)) {
+            m_split->setSizes(m_saved);
+            m_saved.clear();
         }
-    };
-    QObject::connect(split, &QSplitter::splitterMoved, tabs, [saved] { saved->clear(); });
-    QObject::connect(tabs, &QTabWidget::currentChanged, tabs, [tabs, fit](int index) {
-        fit();
-        // Charts drawn on demand (stage 4's comparison) know their minimum once drawn.
-        QTimer::singleShot(400, tabs, [tabs, index, fit] {
-            if (tabs->currentIndex() == index)
-                fit();
-        });
-    });
+    }
+
+    QSplitter* m_split;
+    QWidget* m_drawing;
+    QTabWidget* m_tabs;
+    QList<int> m_saved;
+};
+
+} // namespace
+
+void giveTabsTheirRoom(QSplitter* split, QWidget* drawing, QTabWidget* tabs)
+{
+    new TabRoom(split, drawing, tabs);
 }
 
 void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,

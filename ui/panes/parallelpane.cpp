@@ -37,6 +37,8 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include <climits>
 #include <utility>
 
@@ -700,12 +702,21 @@ void ParallelPane::updateToken()
     if (t.stageGpus.size() > 1) {
         QStringList stages;
         for (std::size_t s = 0; s < t.stageGpus.size() && s < 8; ++s) {
-            QStringList g;
-            for (std::uint32_t x : t.stageGpus[s])
-                g << QString::number(x);
-            stages << tr("stage %1: GPU %2").arg(s).arg(g.join(QLatin1Char('+')));
+            // A run of GPUs as a range ("GPUs 24576–24583"), else a list that wraps: "24576+24577+…" was one
+            // unbreakable word wider than the form's column.
+            const std::vector<std::uint32_t>& v = t.stageGpus[s];
+            if (v.size() == 1) {
+                stages << tr("stage %1: GPU %2").arg(s).arg(v.front());
+            } else if (std::is_sorted(v.begin(), v.end()) && v.back() - v.front() + 1 == v.size()) {
+                stages << tr("stage %1: GPUs %2–%3").arg(s).arg(v.front()).arg(v.back());
+            } else {
+                QStringList g;
+                for (std::uint32_t x : v)
+                    g << QString::number(x);
+                stages << tr("stage %1: GPUs %2").arg(s).arg(g.join(QStringLiteral(", ")));
+            }
         }
-        line += tr(" Pipeline: %1.").arg(stages.join(QStringLiteral(", ")));
+        line += tr(" Pipeline: %1.").arg(stages.join(QStringLiteral("; ")));
     }
     line += tr(" Its row x[b,t,:] is %1.").arg(link("trace.row_bytes", qs(formatBytes(t.rowBytes, units()))));
     m_tokenLine->setText(line);

@@ -20,6 +20,7 @@ namespace tw::ui {
 
 namespace {
 constexpr qreal kWidth = 560;     // scene width
+constexpr qreal kMaxScale = 1.5;  // fitWidth() grows the drawing up to this
 constexpr qreal kMargin = 44;     // left room for the residual lines
 constexpr qreal kGap = 18;        // vertical arrow between rows
 constexpr qreal kColumnGap = 10;
@@ -455,9 +456,11 @@ void TransformerView::setDerivation(const scenario::Derivation* d)
 
 void TransformerView::fitWidth()
 {
-    // Narrow windows (a 1280×720 projector) shrink the drawing to the width instead of cutting it.
+    // The drawing fills its column's width: narrow windows (a 1280×720 projector) shrink it instead of
+    // cutting it, a maximized window on a large screen grows it (to 1.5×, the text then at a projector's
+    // reading size) instead of leaving it small in the middle.
     const qreal available = viewport()->width() - 4;
-    const qreal scale = std::clamp(available / kWidth, 0.6, 1.0);
+    const qreal scale = std::clamp(available / kWidth, 0.6, kMaxScale);
     if (!qFuzzyCompare(transform().m11(), scale))
         setTransform(QTransform::fromScale(scale, scale));
 }
