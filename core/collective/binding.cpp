@@ -493,7 +493,6 @@ void addCollectiveFigures(CollectiveDerivation& out, const parallel::CommPlan& p
                + " B/s",
            {}});
     static const char* const names[] = {"dp", "pp", "tp", "ep"};
-    static const char* const labels[] = {"DP", "PP", "TP", "EP"};
     double wire = 0, time = 0;
     std::vector<std::string> wireIds, timeIds;
     for (std::size_t st = 0; st < 4; ++st) {
@@ -511,9 +510,9 @@ void addCollectiveFigures(CollectiveDerivation& out, const parallel::CommPlan& p
             if (algos.find(a) == std::string::npos)
                 algos += (algos.empty() ? "" : ", ") + a;
         }
-        f.add({p + ".wire_bytes_per_step", std::string(labels[st]) + " bytes on the wire per step (schedules)",
+        f.add({p + ".wire_bytes_per_step", std::string(parallel::toString(parallel::Strategy(st))) + " bytes on the wire per step (schedules)",
                out.wireBytesPerStep[st], "B",
-               "Σ over the " + std::string(labels[st]) + " calls of (schedule's transfers × groups × repeat) with " + algos
+               "Σ over the " + std::string(parallel::toString(parallel::Strategy(st))) + " calls of (schedule's transfers × groups × repeat) with " + algos
                    + " = " + Bytes(out.wireBytesPerStep[st]),
                cite({std::string(names[st]) + ".total_bytes_per_step"})});
         const std::string how = textbook && ncclCalls ? "NCCL's model for NCCL's algorithms, α–β for textbook ones"
@@ -523,9 +522,9 @@ void addCollectiveFigures(CollectiveDerivation& out, const parallel::CommPlan& p
                                      ? "(NCCL's predicted time, or Σ over the schedule's steps of (α + largest message / β))"
                                  : ncclCalls ? "NCCL's predicted time on the group's fabric"
                                              : "Σ over the schedule's steps of (α + largest message / β)";
-        f.add({p + ".seconds_per_step", std::string(labels[st]) + " communication time per step, busiest GPU (" + how + ")",
+        f.add({p + ".seconds_per_step", std::string(parallel::toString(parallel::Strategy(st))) + " communication time per step, busiest GPU (" + how + ")",
                out.secondsPerStep[st], "s",
-               "max over GPUs of Σ over the " + std::string(labels[st]) + " calls it takes part in of repeat × " + each
+               "max over GPUs of Σ over the " + std::string(parallel::toString(parallel::Strategy(st))) + " calls it takes part in of repeat × " + each
                    + " (groups and pipeline stages side by side) = "
                    + formatSeconds(out.secondsPerStep[st]),
                textbook ? std::vector<std::string>{"collective.alpha", "collective.bandwidth"} : std::vector<std::string>{}});

@@ -1,6 +1,7 @@
 #include "simengine_p.h"
 
 #include "base/units.h"
+#include "parallel/plan.h"
 
 #include <algorithm>
 
@@ -91,13 +92,13 @@ void Engine::summarize()
                + " GPUs = " + formatSeconds(out.exposedCommSeconds),
            {}});
     static const char* names[4] = {"dp", "pp", "tp", "ep"};
-    static const char* labels[4] = {"DP", "PP", "TP", "EP"};
-    for (int s = 0; s < 4; ++s)
-        f.add({std::string("sim.exposed_") + names[s] + "_s", std::string("Exposed ") + labels[s] + " communication per GPU (mean)",
+    for (int s = 0; s < parallel::kStrategyCount; ++s) {
+        const std::string label(parallel::toString(parallel::Strategy(s)));
+        f.add({std::string("sim.exposed_") + names[s] + "_s", "Exposed " + label + " communication per GPU (mean)",
                out.exposedByStrategy[s], "s",
-               std::string("waits on ") + labels[s] + " collectives, mean over " + G + " GPUs = "
-                   + formatSeconds(out.exposedByStrategy[s]),
+               "waits on " + label + " collectives, mean over " + G + " GPUs = " + formatSeconds(out.exposedByStrategy[s]),
                {}});
+    }
     f.add({"sim.bubble_s", "Idle per GPU (mean; pipeline bubble)", out.idleSeconds, "s",
            "step − compute − exposed communication, mean over GPUs = " + formatSeconds(out.stepSeconds) + " − "
                + formatSeconds(out.computeSeconds) + " − " + formatSeconds(out.exposedCommSeconds) + " = "

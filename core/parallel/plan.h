@@ -38,6 +38,7 @@ struct Cluster {
 enum class Sharding { Ddp, Zero1, Zero2, Zero3, FsdpFull, FsdpHybrid };
 enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
 enum class Strategy { DP, PP, TP, EP };
+inline constexpr int kStrategyCount = 4; // arrays indexed by Strategy
 // The operations a plan calls: stage 4's collective::Op (core/collective/schedule.h) without Reduce, in
 // its order and with its values, so that collective::opFor is a cast (checked there at compile time).
 enum class CollectiveKind { AllReduce = 0, ReduceScatter = 1, AllGather = 2, Broadcast = 3, AllToAll = 5, SendRecv = 6 };

@@ -604,15 +604,14 @@ Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& s, con
                {"net.busiest_link_bytes"}});
     }
     static const char* const names[] = {"dp", "pp", "tp", "ep"};
-    static const char* const labels[] = {"DP", "PP", "TP", "EP"};
     double interTotal = 0;
     std::vector<std::string> interIds;
     for (int st = 0; st < 4; ++st) {
         if (!d.stage3->comm.signature[std::size_t(st)].present)
             continue;
         const std::string id = std::string("net.internode_bytes.") + names[st];
-        f.add({id, std::string(labels[st]) + " bytes entering the network per step", interNode[st], "B",
-               "Σ of " + std::string(labels[st]) + " payload on the links leaving a NIC = " + formatBytes(interNode[st])
+        f.add({id, std::string(parallel::toString(parallel::Strategy(st))) + " bytes entering the network per step", interNode[st], "B",
+               "Σ of " + std::string(parallel::toString(parallel::Strategy(st))) + " payload on the links leaving a NIC = " + formatBytes(interNode[st])
                    + (interNode[st] == 0 ? " (all of it stays inside the servers)" : ""),
                {}});
         interTotal += interNode[st];

@@ -341,6 +341,28 @@ void TestDocument::fabricFollowsTheClusterAndUndoesWithIt()
     QVERIFY(!doc.setTopology(spec, QStringLiteral("Set spines")));
     doc.undo();
     QCOMPARE(doc.scenario().topology.spines, before.topology.spines);
+    // A spin box's run of edits is one step; another control's edit, or an edit of no control, is a new one.
+    doc.setMergeWindow(std::chrono::milliseconds(60000));
+    const int steps = doc.undoStack()->index();
+    for (const std::uint64_t spines : {3u, 4u, 5u}) {
+        spec.spines = spines;
+        QVERIFY(doc.setTopology(spec, QStringLiteral("Set spines"), tw::ui::EditMerge::Spines));
+    }
+    QCOMPARE(doc.undoStack()->index(), steps + 1);
+    spec.nicsPerLeaf = 16;
+    QVERIFY(doc.setTopology(spec, QStringLiteral("Set NICs per leaf"), tw::ui::EditMerge::NicsPerLeaf));
+    QCOMPARE(doc.undoStack()->index(), steps + 2);
+    spec.spines = 6;
+    QVERIFY(doc.setTopology(spec, QStringLiteral("Set spines")));
+    spec.spines = 7;
+    QVERIFY(doc.setTopology(spec, QStringLiteral("Set spines")));
+    QCOMPARE(doc.undoStack()->index(), steps + 4);
+    doc.undo();
+    doc.undo();
+    doc.undo();
+    QCOMPARE(doc.scenario().topology.spines, 5u); // the three merged spine edits are undone as one
+    doc.undo();
+    QCOMPARE(doc.scenario().topology.spines, before.topology.spines);
     QVERIFY(doc.waitForDerivation());
 }
 

@@ -15,7 +15,6 @@ namespace tw::ui {
 
 namespace {
 
-const char* const kStrategyNames[4] = {"DP", "PP", "TP", "EP"};
 const QColor kCompute(0x94, 0xa3, 0xb8); // slate: compute is the background, communication the colour
 const QColor kIdle(0xf1, 0xf3, 0xf5);
 
@@ -206,7 +205,7 @@ void WireCharts::setThroughput(const network::Topology* topology, const network:
             g->setBrush(c);
             if (below)
                 g->setChannelFillGraph(below);
-            g->setName(anyStrategy ? QString::fromLatin1(kStrategyNames[st]) : tr("all strategies"));
+            g->setName(anyStrategy ? qs(parallel::toString(parallel::Strategy(st))) : tr("all strategies"));
             g->setData(x, y, true);
             below = g;
         }

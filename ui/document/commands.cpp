@@ -108,7 +108,7 @@ void ReplaceScenarioCommand::redo()
 }
 
 EditPlanCommand::EditPlanCommand(Document* document, scenario::Hardware hardware, parallel::ParallelPlan plan,
-                                 network::TopologySpec topology, const QString& text, int mergeKey,
+                                 network::TopologySpec topology, const QString& text, EditMerge merge,
                                  QUndoCommand* parent)
     : QUndoCommand(text, parent)
     , m_document(document)
@@ -118,7 +118,7 @@ EditPlanCommand::EditPlanCommand(Document* document, scenario::Hardware hardware
     , m_newPlan(std::move(plan))
     , m_oldTopology(document->scenario().topology)
     , m_newTopology(std::move(topology))
-    , m_mergeKey(mergeKey)
+    , m_merge(merge)
     , m_lastEdit(std::chrono::steady_clock::now())
 {
 }
@@ -136,7 +136,7 @@ void EditPlanCommand::redo()
 bool EditPlanCommand::mergeWith(const QUndoCommand* other)
 {
     const auto* next = static_cast<const EditPlanCommand*>(other);
-    if (next->m_mergeKey != m_mergeKey || next->m_lastEdit - m_lastEdit > m_document->mergeWindow())
+    if (next->m_merge != m_merge || next->m_lastEdit - m_lastEdit > m_document->mergeWindow())
         return false;
     m_newHardware = next->m_newHardware;
     m_newPlan = next->m_newPlan;

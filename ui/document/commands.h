@@ -83,18 +83,18 @@ private:
 // Changes the cluster, the parallel plan and the fabric as one step: degrees with DP taking the rest, a
 // swap of two GPUs' places, the layer partition, the pipeline schedule, the cluster's size (the fabric
 // follows: one server → leaf–spine), the fabric itself. Undo restores all three exactly (an explicit
-// placement included). Edits with the same non-zero merge key within the window merge (spin boxes).
+// placement included). Edits from the same control (EditMerge, not None) within the window merge.
 class EditPlanCommand : public QUndoCommand {
 public:
     static constexpr int kIdBase = 2000;
 
     EditPlanCommand(Document* document, scenario::Hardware hardware, parallel::ParallelPlan plan,
-                    network::TopologySpec topology, const QString& text, int mergeKey = 0,
+                    network::TopologySpec topology, const QString& text, EditMerge merge = EditMerge::None,
                     QUndoCommand* parent = nullptr);
 
     void undo() override;
     void redo() override;
-    [[nodiscard]] int id() const override { return m_mergeKey == 0 ? -1 : kIdBase + m_mergeKey; }
+    [[nodiscard]] int id() const override { return m_merge == EditMerge::None ? -1 : kIdBase + int(m_merge); }
     bool mergeWith(const QUndoCommand* other) override;
 
 private:
@@ -102,7 +102,7 @@ private:
     scenario::Hardware m_oldHardware, m_newHardware;
     parallel::ParallelPlan m_oldPlan, m_newPlan;
     network::TopologySpec m_oldTopology, m_newTopology;
-    int m_mergeKey;
+    EditMerge m_merge;
     std::chrono::steady_clock::time_point m_lastEdit;
 };
 

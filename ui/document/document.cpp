@@ -154,19 +154,19 @@ bool Document::setField(Field field, const FieldValue& value)
 }
 
 bool Document::editPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan, const QString& text,
-                        int mergeKey, const network::TopologySpec* topology)
+                        EditMerge merge, const network::TopologySpec* topology)
 {
     flushPendingEdits();
     const network::TopologySpec& fabric = topology ? *topology : m_scenario.topology;
     if (hardware == m_scenario.hardware && plan == m_scenario.parallel && fabric == m_scenario.topology)
         return false;
-    m_undo->push(new EditPlanCommand(this, hardware, plan, fabric, text, mergeKey));
+    m_undo->push(new EditPlanCommand(this, hardware, plan, fabric, text, merge));
     return true;
 }
 
-bool Document::setTopology(const network::TopologySpec& topology, const QString& text, int mergeKey)
+bool Document::setTopology(const network::TopologySpec& topology, const QString& text, EditMerge merge)
 {
-    return editPlan(m_scenario.hardware, m_scenario.parallel, text, mergeKey == 0 ? 0 : 20 + mergeKey, &topology);
+    return editPlan(m_scenario.hardware, m_scenario.parallel, text, merge, &topology);
 }
 
 bool Document::setCluster(std::uint64_t nodes, std::uint64_t gpusPerNode)
@@ -177,7 +177,7 @@ bool Document::setCluster(std::uint64_t nodes, std::uint64_t gpusPerNode)
     scenario::fitPlanToCluster(probe);
     const bool nodesChanged = nodes != m_scenario.hardware.nodes;
     return editPlan(probe.hardware, probe.parallel, nodesChanged ? tr("Set nodes") : tr("Set GPUs per node"),
-                    nodesChanged ? 1 : 2, &probe.topology);
+                    nodesChanged ? EditMerge::Nodes : EditMerge::GpusPerNode, &probe.topology);
 }
 
 bool Document::setDegree(parallel::Strategy strategy, std::uint64_t degree)
@@ -187,7 +187,8 @@ bool Document::setDegree(parallel::Strategy strategy, std::uint64_t degree)
     static const char* const names[] = {QT_TR_NOOP("Set data-parallel degree"), QT_TR_NOOP("Set pipeline-parallel degree"),
                                         QT_TR_NOOP("Set tensor-parallel degree"), QT_TR_NOOP("Set expert-parallel degree")};
     const int which = static_cast<int>(strategy);
-    return editPlan(probe.hardware, probe.parallel, tr(names[which]), 3 + which);
+    static_assert(int(EditMerge::EpDegree) - int(EditMerge::DpDegree) == int(parallel::Strategy::EP));
+    return editPlan(probe.hardware, probe.parallel, tr(names[which]), EditMerge(int(EditMerge::DpDegree) + which));
 }
 
 bool Document::swapGpus(int a, int b)
@@ -203,7 +204,7 @@ bool Document::setLayerPartition(const std::vector<std::uint64_t>& partition)
     parallel::ParallelPlan plan = m_scenario.parallel;
     plan.layerPartition = partition;
     return editPlan(m_scenario.hardware, plan, partition.empty() ? tr("Reset layer partition") : tr("Edit layer partition"),
-                    partition.empty() ? 0 : 7);
+                    partition.empty() ? EditMerge::None : EditMerge::LayerPartition);
 }
 
 bool Document::setPipelineSchedule(parallel::PipelineSchedule schedule, std::uint64_t virtualStages)
@@ -212,7 +213,7 @@ bool Document::setPipelineSchedule(parallel::PipelineSchedule schedule, std::uin
     probe.parallel.schedule = schedule;
     probe.parallel.virtualStages = virtualStages;
     scenario::dropStalePlanParts(probe);
-    return editPlan(probe.hardware, probe.parallel, tr("Choose pipeline schedule"), 8);
+    return editPlan(probe.hardware, probe.parallel, tr("Choose pipeline schedule"), EditMerge::PipelineSchedule);
 }
 
 bool Document::loadPreset(const QString& name, QString* error)

@@ -95,10 +95,10 @@ public:
     // Any other plan: pushed as one command named `text` (false when nothing changes). The fabric
     // stays unless `topology` is given.
     bool editPlan(const scenario::Hardware& hardware, const parallel::ParallelPlan& plan, const QString& text,
-                  int mergeKey = 0, const network::TopologySpec* topology = nullptr);
+                  EditMerge merge = EditMerge::None, const network::TopologySpec* topology = nullptr);
     // Stage 5: the fabric under the cluster ("Choose fabric", "Set NIC protocol" … as `text`; edits
-    // with the same non-zero merge key within the window merge). False when unchanged.
-    bool setTopology(const network::TopologySpec& topology, const QString& text, int mergeKey = 0);
+    // from the same control within the window merge). False when unchanged.
+    bool setTopology(const network::TopologySpec& topology, const QString& text, EditMerge merge = EditMerge::None);
     // Replaces the scenario with a shipped preset as one undoable step.
     bool loadPreset(const QString& name, QString* error = nullptr);
 

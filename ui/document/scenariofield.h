@@ -16,6 +16,31 @@
 
 namespace tw::ui {
 
+// The control a plan or fabric edit comes from, for the undo stack (EditPlanCommand): edits of one control
+// within the merge window become one step (a spin box typed or dragged through); None never merges. The
+// fields of the table below merge by their Field instead.
+enum class EditMerge {
+    None,
+    Nodes,
+    GpusPerNode,
+    DpDegree, // the degrees in parallel::Strategy's order (Document::setDegree)
+    PpDegree,
+    TpDegree,
+    EpDegree,
+    LayerPartition,
+    PipelineSchedule,
+    LayerForwardTime,
+    GpusPerPcieSwitch,
+    Oversubscription,
+    NicsPerLeaf,
+    Spines,
+    GpusPerPod,
+    LeavesPerPod,
+    SpinesPerPod,
+    CoreSwitches,
+    CoreOversubscription,
+};
+
 enum class Field {
     TextSample,
     Documents,

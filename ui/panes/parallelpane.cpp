@@ -355,7 +355,8 @@ void ParallelPane::buildForm(QWidget* form)
         parallel::ParallelPlan plan = m_document->scenario().parallel;
         plan.layerForwardSeconds = ms > 0 ? std::vector<double>{ms / 1000.0} : std::vector<double>{};
         m_document->editPlan(m_document->scenario().hardware, plan,
-                             ms > 0 ? tr("Set layer forward time") : tr("Use the compute model for layer times"), 9);
+                             ms > 0 ? tr("Set layer forward time") : tr("Use the compute model for layer times"),
+                             EditMerge::LayerForwardTime);
     });
 
     QFormLayout* view = addForm(tr("View"));

@@ -69,7 +69,6 @@ const double kPlayDurations[] = {5, 10, 30, 60, 120};
 
 const char* const kOpNames[network::kLinkOps] = {"AllReduce", "ReduceScatter", "AllGather", "Broadcast",
                                                  "Reduce", "All-to-All", "Send/Recv"};
-const char* const kStrategyNames[4] = {"DP", "PP", "TP", "EP"};
 
 // Tooltip lines per link: "DP AllReduce: 435.5 MB per step", largest first.
 // The collectives using each link of the step's loads, largest first, when a tooltip asks (formatting
@@ -81,11 +80,11 @@ LinkCallers callersOf(std::shared_ptr<const scenario::NetworkStage> network, con
         if (!network || l >= network->loads.links.size())
             return out;
         std::vector<std::pair<double, QString>> parts;
-        for (int s = 0; s < 4; ++s)
+        for (int s = 0; s < parallel::kStrategyCount; ++s)
             for (int o = 0; o < network::kLinkOps; ++o)
                 if (const double b = network->loads.links[l].opBytes[s][o]; b > 0)
                     parts.emplace_back(b, QStringLiteral("%1 %2: %3 per step")
-                                              .arg(QLatin1String(kStrategyNames[s]), QLatin1String(kOpNames[o]),
+                                              .arg(qs(parallel::toString(parallel::Strategy(s))), QLatin1String(kOpNames[o]),
                                                    qs(formatBytes(b, units))));
         std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
         for (auto& p : parts)

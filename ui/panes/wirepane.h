@@ -16,6 +16,7 @@
 #include "network/topology.h"
 
 #include "document/results.h"
+#include "document/scenariofield.h"
 #include "panes/stagepane.h"
 
 #include <QWidget>
@@ -133,7 +134,7 @@ private:
     void showOutdated();
     void applySweep(const std::shared_ptr<const SweepResult>& result);
     void showStatus(const QString& text, bool problem);
-    void editTopology(const network::TopologySpec& spec, const QString& text, int mergeKey = 0);
+    void editTopology(const network::TopologySpec& spec, const QString& text, EditMerge merge = EditMerge::None);
     void chooseFabric(int kind);
     void setChartLink(std::optional<network::LinkId> link);
     void updateTimeLabel();

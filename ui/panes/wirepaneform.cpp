@@ -200,19 +200,19 @@ void WirePane::buildForm(QWidget* form)
         if (!m_updating)
             m_document->setCluster(std::uint64_t(nodes), m_document->scenario().hardware.gpusPerNode);
     });
-    auto edit = [this](auto apply, const QString& text, int mergeKey = 0) {
+    auto edit = [this](auto apply, const QString& text, EditMerge merge = EditMerge::None) {
         if (m_updating)
             return;
         network::TopologySpec spec = m_document->scenario().topology;
         apply(spec);
-        editTopology(spec, text, mergeKey);
+        editTopology(spec, text, merge);
     };
     connect(m_pcie, &QComboBox::currentIndexChanged, this, [this, edit](int) {
         edit([this](network::TopologySpec& s) { s.pcie = Protocol(m_pcie->currentData().toInt()); },
              tr("Choose PCIe generation"));
     });
     connect(m_gpusPerSwitch, &QSpinBox::valueChanged, this, [edit](int v) {
-        edit([v](network::TopologySpec& s) { s.gpusPerPcieSwitch = std::uint64_t(v); }, tr("Set GPUs per PCIe switch"), 1);
+        edit([v](network::TopologySpec& s) { s.gpusPerPcieSwitch = std::uint64_t(v); }, tr("Set GPUs per PCIe switch"), EditMerge::GpusPerPcieSwitch);
     });
     connect(m_gpuDirect, &QCheckBox::toggled, this, [edit](bool on) {
         edit([on](network::TopologySpec& s) { s.gpuDirectP2P = on; },
@@ -254,19 +254,19 @@ void WirePane::buildForm(QWidget* form)
              tr("Choose NIC protocol"));
     });
     connect(m_oversubscription, &QDoubleSpinBox::valueChanged, this, [edit](double v) {
-        edit([v](network::TopologySpec& s) { s.oversubscription = v; }, tr("Set oversubscription"), 2);
+        edit([v](network::TopologySpec& s) { s.oversubscription = v; }, tr("Set oversubscription"), EditMerge::Oversubscription);
     });
     connect(m_nicsPerLeaf, &QSpinBox::valueChanged, this, [edit](int v) {
-        edit([v](network::TopologySpec& s) { s.nicsPerLeaf = std::uint64_t(v); }, tr("Set NICs per leaf"), 3);
+        edit([v](network::TopologySpec& s) { s.nicsPerLeaf = std::uint64_t(v); }, tr("Set NICs per leaf"), EditMerge::NicsPerLeaf);
     });
     connect(m_spines, &QSpinBox::valueChanged, this, [edit](int v) {
-        edit([v](network::TopologySpec& s) { s.spines = std::uint64_t(v); }, tr("Set spines"), 4);
+        edit([v](network::TopologySpec& s) { s.spines = std::uint64_t(v); }, tr("Set spines"), EditMerge::Spines);
     });
 }
 
-void WirePane::editTopology(const network::TopologySpec& spec, const QString& text, int mergeKey)
+void WirePane::editTopology(const network::TopologySpec& spec, const QString& text, EditMerge merge)
 {
-    m_document->setTopology(spec, text, mergeKey);
+    m_document->setTopology(spec, text, merge);
 }
 
 void WirePane::chooseFabric(int index)
@@ -284,7 +284,7 @@ void WirePane::chooseFabric(int index)
         return;
     }
     const scenario::Scenario& s = changed.value();
-    m_document->editPlan(s.hardware, s.parallel, tr("Choose fabric: %1").arg(tr(kKindNames[index])), 0, &s.topology);
+    m_document->editPlan(s.hardware, s.parallel, tr("Choose fabric: %1").arg(tr(kKindNames[index])), EditMerge::None, &s.topology);
 }
 
 void WirePane::showScenario()

@@ -58,27 +58,27 @@ void WirePane::buildPodsForm(QVBoxLayout* layout)
     m_podsShape->setWordWrap(true);
     pods->addRow(m_podsShape);
 
-    auto edit = [this](auto apply, const QString& text, int mergeKey) {
+    auto edit = [this](auto apply, const QString& text, EditMerge merge) {
         if (m_updating)
             return;
         network::TopologySpec spec = m_document->scenario().topology;
         apply(spec);
-        editTopology(spec, text, mergeKey);
+        editTopology(spec, text, merge);
     };
     connect(m_gpusPerPod, &QSpinBox::valueChanged, this, [edit](int v) {
-        edit([v](network::TopologySpec& s) { s.gpusPerPod = std::uint64_t(v); }, tr("Set GPUs per pod"), 11);
+        edit([v](network::TopologySpec& s) { s.gpusPerPod = std::uint64_t(v); }, tr("Set GPUs per pod"), EditMerge::GpusPerPod);
     });
     connect(m_leavesPerPod, &QSpinBox::valueChanged, this, [edit](int v) {
-        edit([v](network::TopologySpec& s) { s.leavesPerPod = std::uint64_t(v); }, tr("Set leaves per pod"), 12);
+        edit([v](network::TopologySpec& s) { s.leavesPerPod = std::uint64_t(v); }, tr("Set leaves per pod"), EditMerge::LeavesPerPod);
     });
     connect(m_spinesPerPod, &QSpinBox::valueChanged, this, [edit](int v) {
-        edit([v](network::TopologySpec& s) { s.spinesPerPod = std::uint64_t(v); }, tr("Set spines per pod"), 13);
+        edit([v](network::TopologySpec& s) { s.spinesPerPod = std::uint64_t(v); }, tr("Set spines per pod"), EditMerge::SpinesPerPod);
     });
     connect(m_coreSwitches, &QSpinBox::valueChanged, this, [edit](int v) {
-        edit([v](network::TopologySpec& s) { s.coreSwitches = std::uint64_t(v); }, tr("Set core switches"), 14);
+        edit([v](network::TopologySpec& s) { s.coreSwitches = std::uint64_t(v); }, tr("Set core switches"), EditMerge::CoreSwitches);
     });
     connect(m_coreOversubscription, &QDoubleSpinBox::valueChanged, this, [edit](double v) {
-        edit([v](network::TopologySpec& s) { s.coreOversubscription = v; }, tr("Set core oversubscription"), 15);
+        edit([v](network::TopologySpec& s) { s.coreOversubscription = v; }, tr("Set core oversubscription"), EditMerge::CoreOversubscription);
     });
 }
 

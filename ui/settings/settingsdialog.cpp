@@ -2,8 +2,10 @@
 
 #include "appsettings.h"
 #include "views/palette.h"
+#include "views/qtstrings.h"
 
 #include "base/units.h"
+#include "parallel/plan.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -76,15 +78,14 @@ protected:
         const double w = (width() - gap * (n - 1)) / n;
         const double label = fontMetrics().height();
         const double h = height() - label - 2;
-        static const char* const strategies[] = {"DP", "PP", "TP", "EP"};
         for (int i = 0; i < n; ++i) {
             const QRectF box(i * (w + gap), 0, w, h);
             p.setPen(QPen(palette().color(QPalette::WindowText), 0.5));
             p.setBrush(colours[i]);
             p.drawRoundedRect(box.adjusted(0.5, 0.5, -0.5, -0.5), 3, 3);
-            if (i < int(std::size(strategies))) {
+            if (i < parallel::kStrategyCount) {
                 p.setPen(palette().color(QPalette::WindowText));
-                p.drawText(QRectF(box.left(), h + 2, w, label), Qt::AlignCenter, QLatin1String(strategies[i]));
+                p.drawText(QRectF(box.left(), h + 2, w, label), Qt::AlignCenter, qs(parallel::toString(parallel::Strategy(i))));
             }
         }
     }

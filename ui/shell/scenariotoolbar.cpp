@@ -230,7 +230,7 @@ void ScenarioToolbar::chooseFabric(int index)
     }
     showProblem({});
     const scenario::Scenario& s = changed.value();
-    m_document->editPlan(s.hardware, s.parallel, tr("Choose fabric: %1").arg(tr(kFabricNames[index])), 0, &s.topology);
+    m_document->editPlan(s.hardware, s.parallel, tr("Choose fabric: %1").arg(tr(kFabricNames[index])), EditMerge::None, &s.topology);
 }
 
 } // namespace tw::ui
