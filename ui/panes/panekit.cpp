@@ -24,15 +24,15 @@
 #include <QTableView>
 #include <QTextBrowser>
 #include <QTabWidget>
-#include <QTimer>
+#include <QStyle>
 #include <QTabBar>
+#include <QTimer>
 #include <QStackedWidget>
 #include <QToolButton>
 #include <QEvent>
 #include <QVBoxLayout>
 
 #include <algorithm>
-#include <memory>
 
 namespace tw::ui::panekit {
 
@@ -252,10 +252,6 @@ int pageNeed(QWidget* page)
     return page ? page->minimumSizeHint().height() : 0;
 }
 
-} // namespace
-
-namespace {
-
 // giveTabsTheirRoom's state: the tabs' minimum is the current page's, and the splitter's sizes the user had
 // before a tab took room.
 class TabRoom : public QObject {
@@ -292,7 +288,8 @@ private:
         if (!m_tabs->isVisible())
             return;
         QWidget* page = m_tabs->currentWidget();
-        const int chrome = std::max(m_tabs->height() - (page ? page->height() : 0), m_tabs->tabBar()->sizeHint().height());
+        // The tab bar and the frame (a page not shown yet has no height of its own to subtract).
+        const int chrome = m_tabs->tabBar()->sizeHint().height() + 2 * m_tabs->style()->pixelMetric(QStyle::PM_DefaultFrameWidth) + 2;
         // The tabs ask for the current page's minimum only: a stack asks for its largest page's, so a hidden
         // tab's chart (at its readable minimum) squeezed the drawing above to its own minimum.
         const int pageMinimum = !page ? 0 : page->minimumHeight() > 0 ? page->minimumHeight() : page->minimumSizeHint().height();
