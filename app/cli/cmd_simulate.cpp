@@ -6,7 +6,7 @@
 
 #include "base/units.h"
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "scenario/derive.h"
 #include "scenario/resultjson.h"
 #include "scenario/derivationjson.h"

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "base/figure.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "parallel/plan.h"
 
 #include <cstdint>

@@ -10,7 +10,7 @@
 
 #include "base/error.h"
 #include "collective/nccl.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "parallel/plan.h"
 
 #include <cstdint>

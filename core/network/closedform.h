@@ -11,7 +11,7 @@
 #include "routing.h"
 #include "simsched.h"
 #include "symmetry.h"
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include "collective/binding.h"
 #include "parallel/plan.h"

@@ -16,7 +16,7 @@
 
 #include "simsched.h"
 #include "simulate.h"
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include <array>
 #include <cstdint>

@@ -13,7 +13,7 @@
 // Under symmetry the engine bins each link orbit's representative once; every member of the orbit
 // points at its representative's series (LinkBins::seriesOf).
 
-#include "network/topology.h"
+#include "fabric/topology.h"
 
 #include <array>
 #include <cstdint>

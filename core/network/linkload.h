@@ -12,7 +12,7 @@
 // members; a schedule with more than kMaxCachedPairs pairs is regenerated for each group instead.
 
 #include "routing.h"
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include "base/error.h"
 #include "base/progress.h"

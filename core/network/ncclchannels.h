@@ -8,7 +8,7 @@
 // and by the static link loads, so both put the same bytes on the same links.
 
 #include "routing.h"
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include "collective/binding.h"
 #include "collective/schedule.h"

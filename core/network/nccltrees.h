@@ -12,7 +12,7 @@
 // chain and rail are merged (exact under max-min fairness, as rings are).
 
 #include "routing.h"
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include "collective/binding.h"
 #include "collective/schedule.h"

@@ -28,7 +28,7 @@
 // step anyway); every transfer is still routed on its GPU's own switch link.
 
 #include "routing.h"
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include "base/error.h"
 #include "collective/binding.h"

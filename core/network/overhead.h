@@ -17,7 +17,7 @@
 //   host memory bus         no packets, no overhead.
 // A transfer of P bytes is ceil(P / payload) packets; P = 0 puts nothing on the wire.
 
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include <cstdint>
 #include <string>

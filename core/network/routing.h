@@ -39,7 +39,7 @@
 // + 1 mod R, rails with them) keeps the rail offset and adds c to every choice, R·c ≡ 0 (mod k), so it
 // maps spine s (core s) to s + c mod k: a fabric automorphism. All flows of one GPU pair share a path.
 
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include "base/error.h"
 

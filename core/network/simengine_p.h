@@ -13,7 +13,7 @@
 #include "simsched.h"
 #include "simulate.h"
 #include "symmetry.h"
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include "base/error.h"
 #include "base/progress.h"

@@ -5,7 +5,7 @@
 
 #include "network/linkload.h"
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 
 #include <array>
 #include <cstdint>

@@ -167,7 +167,7 @@
 
 #include "linkbins.h"
 #include "routing.h"
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include "base/error.h"
 #include "base/figure.h"

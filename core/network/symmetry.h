@@ -10,7 +10,7 @@
 #include "nvlsflows.h"
 #include "routing.h"
 #include "simsched.h"
-#include "topology.h"
+#include "fabric/topology.h"
 
 #include "base/error.h"
 #include "collective/binding.h"

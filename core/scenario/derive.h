@@ -12,7 +12,7 @@
 #include "model/tensors.h"
 #include "network/linkload.h"
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "parallel/memory.h"
 #include "parallel/plan.h"
 #include "scenario.h"

@@ -3,7 +3,7 @@
 #include "derive.h"
 
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "model/tensors.h"
 #include "parallel/memory.h"
 

@@ -7,7 +7,7 @@
 #include "collective/nccl.h"
 #include "collective/schedule.h"
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "parallel/memory.h"
 
 #include <algorithm>

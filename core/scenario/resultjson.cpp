@@ -6,7 +6,7 @@
 
 #include "model/tensors.h"
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "parallel/plan.h"
 
 #include <nlohmann/json.hpp>

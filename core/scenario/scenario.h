@@ -6,7 +6,7 @@
 #include "model/gpucatalog.h"
 #include "model/model.h"
 #include "model/tensors.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "parallel/plan.h"
 
 #include "base/error.h"

@@ -38,7 +38,7 @@
 //                "memory_reserve_bytes", "comm_buffer_bytes", "assignment": [[dp, pp, tp] per GPU]},
 //   "collectives": {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast" (algorithm names),
 //                   "alpha_s", "bandwidth" (B/s)},
-//   "topology": {"kind", … (network/topology.h: topologyToJson)} }
+//   "topology": {"kind", … (fabric/topology.h: topologyToJson)} }
 // Without "parallel", every GPU is a data-parallel replica (dp = nodes × GPUs per node).
 // Keys a kind does not use are written only when they differ from their default, so a round trip
 // keeps every field.
@@ -489,7 +489,7 @@ Scenario readScenario(const Json& root, Reader& r)
     readHardware(top, s);
     readParallel(top, s);
     readCollectives(top, s.collectives);
-    // The topology's own reader (network/topology.h) reports its problems with "topology.*" paths.
+    // The topology's own reader (fabric/topology.h) reports its problems with "topology.*" paths.
     if (const Json* t = top.get("topology")) {
         auto spec = network::topologyFromJson(t->dump(), "topology");
         if (spec)

@@ -20,7 +20,7 @@
 #include "base/error.h"
 #include "base/figure.h"
 #include "base/progress.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "parallel/plan.h"
 #include "text/bpe.h"
 

@@ -6,7 +6,7 @@
 // Usage: bench_network [--runs N]   (Release build; scripts/bench.sh)
 
 #include "network/linkload.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 

@@ -15,7 +15,7 @@
 // scripts/bench.sh (name=scale_<N>).
 
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 

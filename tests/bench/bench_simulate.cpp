@@ -8,7 +8,7 @@
 // Usage: bench_simulate [--runs N] [--no-link-run]   (Release build)
 
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 

@@ -11,7 +11,7 @@
 #include "collective/ncclgraph.h"
 #include "model/gpucatalog.h"
 #include "model/model.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "parallel/plan.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"

@@ -7,7 +7,7 @@
 #include "network/linkload.h"
 #include "network/overhead.h"
 #include "network/routing.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 

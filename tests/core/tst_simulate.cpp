@@ -12,7 +12,7 @@
 #include "network/routing.h"
 #include "network/simulate.h"
 #include "network/simulate_p.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 

@@ -1,4 +1,4 @@
-// Stage 5, the three-tier fabric (network/topology.h "three-tier", docs/model.md §5.3): node and link
+// Stage 5, the three-tier fabric (fabric/topology.h "three-tier", docs/model.md §5.3): node and link
 // counts of small fabrics counted by hand, link rates from the oversubscription of each tier, routes
 // shortest against a Bellman–Ford written here, the pod ECMP hash's symmetry under shifts by whole pods
 // (checked route by route), validation and JSON errors naming their field, the JSON of the other kinds
@@ -7,7 +7,7 @@
 #include "../support/testsupport.h"
 #include "network/routing.h"
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 #include "scenario/scenariojson.h"

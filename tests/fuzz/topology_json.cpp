@@ -6,7 +6,7 @@
 #include "fuzzcheck.h"
 
 #include "network/routing.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 
 #include <cstdint>
 

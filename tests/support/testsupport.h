@@ -3,7 +3,7 @@
 
 #include "base/error.h"
 #include "collective/schedule.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "parallel/plan.h"
 #include "scenario/presets.h"
 

@@ -6,7 +6,7 @@
 
 #include "views/wirelayout.h"
 
-#include "network/topology.h"
+#include "fabric/topology.h"
 
 #include <QTest>
 

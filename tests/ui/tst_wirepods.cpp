@@ -18,7 +18,7 @@
 #include "views/wireview.h"
 
 #include "network/linkload.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "views/wirelayout.h"
 #include "views/wirepaint.h"
 

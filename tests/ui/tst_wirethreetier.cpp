@@ -2,7 +2,7 @@
 // neither combo had the kind). Real widgets offscreen in the main window: the 98,304-GPU preset shows
 // "three-tier" selected in both with its pods' fields; choosing it from the toolbar is one undoable
 // step; a pod field edited in the form is one undoable topology edit. Expected figures by hand from
-// resources/presets/llama3-405b-98k.json and network/topology.h's three-tier rules.
+// resources/presets/llama3-405b-98k.json and fabric/topology.h's three-tier rules.
 
 #include "combochoice.h"
 #include "document/document.h"

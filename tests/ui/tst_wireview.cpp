@@ -11,7 +11,7 @@
 #include "views/wireview.h"
 
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 

@@ -11,7 +11,7 @@
 //    with their values.
 
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "scenario/sweep.h"
 
 #include "base/units.h"

@@ -13,7 +13,7 @@
 
 #include "base/figure.h"
 #include "base/units.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 
 #include "document/results.h"
 #include "document/scenariofield.h"

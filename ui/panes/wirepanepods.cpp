@@ -1,5 +1,5 @@
 // WirePane's three-tier fields (issue: a three-tier scenario showed as "NVSwitch node"): the pods and the
-// core of a "three-tier" fabric (network/topology.h, TopologySpec's three-tier fields: GPUs per pod, leaves
+// core of a "three-tier" fabric (fabric/topology.h, TopologySpec's three-tier fields: GPUs per pod, leaves
 // and spines per pod, core switches, the spine tier's oversubscription; the leaf tier's is the Network
 // box's), each edit one undoable Document command, and the shape they give (pods, servers per pod, cores
 // per plane) under them.

@@ -5,7 +5,7 @@
 // any pane shows here without pushing anything back.
 
 #include "base/error.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 #include "scenario/scenario.h"
 
 #include <QToolBar>

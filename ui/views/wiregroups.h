@@ -14,7 +14,7 @@
 // A pod or server group can be drawn open (its parts laid out below the boxes); core planes cannot. A
 // pod's server group opens inside its open pod.
 
-#include "network/topology.h"
+#include "fabric/topology.h"
 
 #include <QString>
 #include <QStringList>

@@ -10,7 +10,7 @@
 
 #include "wiregroups.h"
 
-#include "network/topology.h"
+#include "fabric/topology.h"
 
 #include <QPointF>
 #include <QRectF>

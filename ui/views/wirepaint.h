@@ -5,7 +5,7 @@
 
 #include "wirelayout.h"
 
-#include "network/topology.h"
+#include "fabric/topology.h"
 
 #include <QColor>
 #include <QFont>

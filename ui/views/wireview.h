@@ -32,7 +32,7 @@
 #include "network/linkload.h"
 #include "network/simresults.h"
 #include "network/simulate.h"
-#include "network/topology.h"
+#include "fabric/topology.h"
 
 #include <QColor>
 #include <QPointF>
