@@ -61,7 +61,7 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     rows.push_back({"Compute (mean per GPU)", formatSeconds(r.computeSeconds)});
     rows.push_back({"Exposed communication", formatSeconds(r.exposedCommSeconds)});
     static const char* const names[] = {"  DP", "  PP", "  TP", "  EP"};
-    for (int st = 0; st < 4; ++st)
+    for (int st = 0; st < parallel::kStrategyCount; ++st)
         if (r.exposedByStrategy[st] > 0)
             rows.push_back({names[st], formatSeconds(r.exposedByStrategy[st])});
     rows.push_back({"Idle (pipeline bubble, tail)", formatSeconds(r.idleSeconds)});

@@ -457,18 +457,18 @@ void busiestSeconds(const parallel::CommPlan& plan,
                     const std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, double>& rangeSeconds,
                     CollectiveDerivation& out)
 {
-    std::vector<std::array<double, 4>> perGpu;
+    std::vector<parallel::PerStrategy<double>> perGpu;
     for (const auto& [range, seconds] : rangeSeconds) {
         const auto& [st, first, count] = range;
         for (std::uint32_t gi = first; gi < first + count && gi < plan.groups.size(); ++gi)
             for (std::uint32_t gpu : plan.groups[gi].members) {
                 if (gpu >= perGpu.size())
-                    perGpu.resize(gpu + 1, std::array<double, 4>{});
+                    perGpu.resize(gpu + 1, parallel::PerStrategy<double>{});
                 perGpu[gpu][st] += seconds;
             }
     }
     for (const auto& g : perGpu)
-        for (std::size_t st = 0; st < 4; ++st)
+        for (std::size_t st = 0; st < parallel::kStrategyCount; ++st)
             out.secondsPerStep[st] = std::max(out.secondsPerStep[st], g[st]);
 }
 
@@ -495,7 +495,7 @@ void addCollectiveFigures(CollectiveDerivation& out, const parallel::CommPlan& p
     static const char* const names[] = {"dp", "pp", "tp", "ep"};
     double wire = 0, time = 0;
     std::vector<std::string> wireIds, timeIds;
-    for (std::size_t st = 0; st < 4; ++st) {
+    for (std::size_t st = 0; st < parallel::kStrategyCount; ++st) {
         if (st >= plan.signature.size() || !plan.signature[st].present)
             continue;
         const std::string p = std::string("collective.") + names[st];

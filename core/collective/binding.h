@@ -133,8 +133,8 @@ struct BoundCall {
 
 struct CollectiveDerivation {
     std::vector<BoundCall> calls;   // one per CommPlan call, same order
-    double wireBytesPerStep[4] = {0, 0, 0, 0};   // per strategy (DP, PP, TP, EP): Σ calls · groups · repeat
-    double secondsPerStep[4] = {0, 0, 0, 0};     // per strategy: the busiest GPU's Σ over its calls of time · repeat
+    parallel::PerStrategy<double> wireBytesPerStep{};   // per strategy (DP, PP, TP, EP): Σ calls · groups · repeat
+    parallel::PerStrategy<double> secondsPerStep{};     // per strategy: the busiest GPU's Σ over its calls of time · repeat
     std::uint64_t distinctSchedules = 0;         // schedules actually generated (identical calls share one)
     std::vector<Error> uncounted;                // why some calls have no schedule (their bytes are left out)
     FigureSet figures;                           // "collective.*"

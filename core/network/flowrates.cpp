@@ -77,7 +77,7 @@ protected:
     LinkRates& links;
     std::vector<double>& payload;
     std::uint64_t& rateUpdates;
-    std::vector<std::array<double, 4>> strategySum;
+    std::vector<parallel::PerStrategy<double>> strategySum;
     std::vector<std::uint32_t> cnt;
     std::vector<double> capLeft, newRate;
     std::vector<std::uint32_t> touched;
@@ -217,7 +217,7 @@ private:
     void deactivate(std::uint32_t f);
     bool atCaps(double now);
     void fillComponent();
-    void sampleLink(LinkId l, double sum, const std::array<double, 4>& strategy, double now);
+    void sampleLink(LinkId l, double sum, const parallel::PerStrategy<double>& strategy, double now);
 };
 
 void ComponentRates::activate(std::uint32_t f, double now)
@@ -336,7 +336,7 @@ void ComponentRates::fillComponent()
         cnt[l] = 0;
 }
 
-void ComponentRates::sampleLink(LinkId l, double sum, const std::array<double, 4>& strategy, double now)
+void ComponentRates::sampleLink(LinkId l, double sum, const parallel::PerStrategy<double>& strategy, double now)
 {
     if (sum == links.rate[l] && strategy == links.strategyRate[l])
         return;
@@ -385,7 +385,7 @@ bool ComponentRates::atCaps(double now)
     for (LinkId l : dirtyLinks) {
         linkDirty[l] = 0;
         double sum = 0;
-        std::array<double, 4> strategy{0, 0, 0, 0};
+        parallel::PerStrategy<double> strategy{0, 0, 0, 0};
         for (const LinkEntry& e : linkFlows[l]) {
             const Flow& fl = flows[e.flow];
             const double r = fl.rate * (*fl.entries)[e.index].weight;

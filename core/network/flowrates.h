@@ -59,7 +59,7 @@ class LinkRates {
 public:
     LinkRates(std::size_t links, const SimulationOptions& options);
     std::vector<double> rate;
-    std::vector<std::array<double, 4>> strategyRate;
+    std::vector<parallel::PerStrategy<double>> strategyRate;
     // Link l's current rate holds from `time` on (its previous one filled the bins up to `time`).
     void record(LinkId l, double time);
     // A lone flow's `rate` on link l over [start, end) (closed forms; the link's rate is not changed).

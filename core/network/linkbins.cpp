@@ -43,7 +43,7 @@ LinkBinner::LinkBinner(std::size_t links, std::uint64_t maxBytes, std::uint32_t 
     m_out.seriesOf.assign(links, kNoSeries);
 }
 
-void LinkBinner::change(LinkId link, double time, double rate, const std::array<double, 4>& byStrategy)
+void LinkBinner::change(LinkId link, double time, double rate, const parallel::PerStrategy<double>& byStrategy)
 {
     if (link >= m_open.size())
         return;
@@ -88,10 +88,10 @@ void LinkBinner::integrate(LinkId link, Open& o, double end)
     }
 }
 
-void LinkBinner::accumulate(Open& o, std::uint32_t bin, double rate, const std::array<double, 4>& by, double dt)
+void LinkBinner::accumulate(Open& o, std::uint32_t bin, double rate, const parallel::PerStrategy<double>& by, double dt)
 {
     o.acc += rate * dt;
-    for (std::size_t j = 0; j < 4; ++j)
+    for (std::size_t j = 0; j < parallel::kStrategyCount; ++j)
         o.accBy[j] += by[j] * dt;
     o.pending = true;
     o.bin = bin;
@@ -110,7 +110,7 @@ void LinkBinner::flush(LinkId link, Open& o)
     }
     LinkBin& b = s.bins[o.bin];
     b.bytes += o.acc;
-    for (std::size_t j = 0; j < 4; ++j)
+    for (std::size_t j = 0; j < parallel::kStrategyCount; ++j)
         if (o.accBy[j] > 0)
             b.byStrategy[j] += static_cast<float>(o.accBy[j]);
     o.pending = false;
@@ -122,7 +122,7 @@ void LinkBinner::add(LinkId link, double start, double end, double rate, std::si
 {
     if (link >= m_open.size() || !(rate > 0) || !(end > start) || strategy > 3)
         return;
-    std::array<double, 4> by{0, 0, 0, 0};
+    parallel::PerStrategy<double> by{0, 0, 0, 0};
     by[strategy] = rate;
     Open& o = m_open[link];
     if (o.pending && start >= double(o.bin) * m_width && end <= double(o.bin + 1) * m_width) {
@@ -179,7 +179,7 @@ void LinkBinner::coarsen()
             if (2 * k + 1 < s.bins.size()) {
                 const LinkBin& b = s.bins[2 * k + 1];
                 merged.bytes += b.bytes;
-                for (std::size_t j = 0; j < 4; ++j)
+                for (std::size_t j = 0; j < parallel::kStrategyCount; ++j)
                     merged.byStrategy[j] += b.byStrategy[j];
             }
             s.bins[k] = merged;
@@ -192,7 +192,7 @@ void LinkBinner::coarsen()
     m_width *= 2;
 }
 
-void LinkBinner::spread(LinkId link, double start, double end, double rate, const std::array<double, 4>& by)
+void LinkBinner::spread(LinkId link, double start, double end, double rate, const parallel::PerStrategy<double>& by)
 {
     LinkSeries& s = seriesFor(link);
     fitGrid(end);
@@ -211,7 +211,7 @@ void LinkBinner::spread(LinkId link, double start, double end, double rate, cons
         const double dt = b - a;
         LinkBin& bin = s.bins[k];
         bin.bytes += rate * dt;
-        for (std::size_t j = 0; j < 4; ++j)
+        for (std::size_t j = 0; j < parallel::kStrategyCount; ++j)
             if (by[j] > 0)
                 bin.byStrategy[j] += static_cast<float>(by[j] * dt);
     }

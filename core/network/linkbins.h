@@ -27,7 +27,7 @@ inline constexpr std::uint32_t kNoSeries = 0xffffffffu;
 
 struct LinkBin {
     double bytes = 0;                         // payload moved in the bin, all strategies
-    std::array<float, 4> byStrategy{};        // the same by the flows' strategy (DP, PP, TP, EP)
+    parallel::PerStrategy<float> byStrategy{};        // the same by the flows' strategy (DP, PP, TP, EP)
     bool operator==(const LinkBin&) const = default;
 };
 
@@ -56,7 +56,7 @@ struct LinkBins {
 class LinkBinner {
 public:
     LinkBinner(std::size_t links, std::uint64_t maxBytes, std::uint32_t maxBinsPerLink);
-    void change(LinkId link, double time, double rate, const std::array<double, 4>& byStrategy);
+    void change(LinkId link, double time, double rate, const parallel::PerStrategy<double>& byStrategy);
     void add(LinkId link, double start, double end, double rate, std::size_t strategy);
     // Closes every link's last rate at `end` and hands the bins over (the binner is empty afterwards).
     [[nodiscard]] LinkBins finish(double end);
@@ -69,17 +69,17 @@ private:
     // open bin only adds to `acc`; the bins are written when a change leaves it).
     struct Open {
         double since = 0, rate = 0;
-        std::array<double, 4> by{};
+        parallel::PerStrategy<double> by{};
         std::uint32_t bin = 0;                 // the open bin (valid while `pending`)
         bool pending = false;
         double acc = 0;
-        std::array<double, 4> accBy{};
+        parallel::PerStrategy<double> accBy{};
     };
     void integrate(LinkId link, Open& o, double end); // o's rate over [o.since, end) into acc and the bins
     // `rate` (by strategy: `by`) over dt seconds of `bin`, into o's open sums (o.bin becomes `bin`).
-    void accumulate(Open& o, std::uint32_t bin, double rate, const std::array<double, 4>& by, double dt);
+    void accumulate(Open& o, std::uint32_t bin, double rate, const parallel::PerStrategy<double>& by, double dt);
     void flush(LinkId link, Open& o);                 // acc into its bin
-    void spread(LinkId link, double start, double end, double rate, const std::array<double, 4>& byStrategy);
+    void spread(LinkId link, double start, double end, double rate, const parallel::PerStrategy<double>& byStrategy);
     LinkSeries& seriesFor(LinkId link);
     void coarsen();                            // width × 2, pairs of bins merged
     void fitBudget();                          // halves m_cap while the budget is exceeded

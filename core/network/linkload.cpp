@@ -102,7 +102,7 @@ Protocols protocolsOf(const Topology& topology)
 struct Entry {
     std::uint32_t firstGroup = 0, groupCount = 0;
     collective::ScheduleSpec spec;
-    double weight[4] = {0, 0, 0, 0};
+    parallel::PerStrategy<double> weight{};
     std::int64_t layout = -1; // index into `layouts`
 };
 
@@ -195,12 +195,12 @@ Status routeEntry(const parallel::CommPlan& plan, EndpointRouter& paths, const P
     static_assert(static_cast<int>(collective::Op::SendRecv) + 1 == kLinkOps);
     const std::size_t K = pr.protos.size();
     const double wsum = entry.weight[0] + entry.weight[1] + entry.weight[2] + entry.weight[3];
-    const double* w = entry.weight;
+    const parallel::PerStrategy<double>& w = entry.weight;
     const auto o = static_cast<std::size_t>(entry.spec.op);
     auto addPath = [&](const std::vector<LinkId>& path, double payload, const double* wire, double transfers) {
         for (LinkId l : path) {
             LinkLoad& load = out.links[l];
-            for (int s = 0; s < 4; ++s)
+            for (int s = 0; s < parallel::kStrategyCount; ++s)
                 if (w[s] != 0) {
                     load.payloadBytes[s] += payload * w[s];
                     load.opBytes[s][o] += payload * w[s];
@@ -220,7 +220,7 @@ Status routeEntry(const parallel::CommPlan& plan, EndpointRouter& paths, const P
                 return path.error();
             ++out.routedPairs;
             addPath(*path.value(), payload, wire, transfers);
-            for (int s = 0; s < 4; ++s)
+            for (int s = 0; s < parallel::kStrategyCount; ++s)
                 out.injectedBytes[s] += payload * w[s];
             return Ok{};
         };
@@ -283,7 +283,7 @@ Result<LinkLoads> mapLinkLoads(const Topology& topology, const parallel::CommPla
     progress(1.0);
 
     for (const LinkLoad& l : out.links) {
-        for (int s = 0; s < 4; ++s)
+        for (int s = 0; s < parallel::kStrategyCount; ++s)
             out.payloadBytes[s] += l.payloadBytes[s];
         out.wireBytes += l.wireBytes;
     }

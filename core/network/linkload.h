@@ -29,8 +29,8 @@ namespace tw::network {
 inline constexpr int kLinkOps = 7;
 
 struct LinkLoad {
-    Bytes payloadBytes[4] = {0, 0, 0, 0}; // per strategy (DP, PP, TP, EP), per optimizer step
-    Bytes opBytes[4][kLinkOps] = {};      // the same bytes by strategy and collective operation (tooltips: "DP AllReduce")
+    parallel::PerStrategy<Bytes> payloadBytes{}; // per strategy (DP, PP, TP, EP), per optimizer step
+    parallel::PerStrategy<std::array<Bytes, kLinkOps>> opBytes{};      // the same bytes by strategy and collective operation (tooltips: "DP AllReduce")
     Bytes wireBytes = 0;                  // all strategies, with the link protocol's packet overhead
     double transfers = 0;                 // transfers crossing the link per step (× repeat)
     [[nodiscard]] Bytes payload() const { return payloadBytes[0] + payloadBytes[1] + payloadBytes[2] + payloadBytes[3]; }
@@ -38,9 +38,9 @@ struct LinkLoad {
 
 struct LinkLoads {
     std::vector<LinkLoad> links;            // indexed by LinkId (each direction its own entry)
-    Bytes payloadBytes[4] = {0, 0, 0, 0};   // Σ over links (byte-hops) per strategy
+    parallel::PerStrategy<Bytes> payloadBytes{};   // Σ over links (byte-hops) per strategy
     Bytes wireBytes = 0;                    // Σ over links
-    Bytes injectedBytes[4] = {0, 0, 0, 0};  // Σ over transfers, each once (stage 4's wire bytes per step)
+    parallel::PerStrategy<Bytes> injectedBytes{};  // Σ over transfers, each once (stage 4's wire bytes per step)
     std::uint64_t distinctSchedules = 0;    // schedules generated
     std::uint64_t routedPairs = 0;          // (group, source, destination) paths looked up
     std::vector<Error> skipped;             // calls left out (stage 4 could not schedule them)

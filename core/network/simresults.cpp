@@ -45,14 +45,14 @@ LinkRates LinkRateLookup::at(LinkId link, double time) const
     for (float b : bin.byStrategy)
         known += std::max(0.0f, b);
     if (known > 0) {
-        for (std::size_t s = 0; s < 4; ++s)
+        for (std::size_t s = 0; s < parallel::kStrategyCount; ++s)
             r.byStrategy[s] = r.total * std::max(0.0f, bin.byStrategy[s]) / known;
         return r;
     }
     // No split in the bin: the link's share of payload by strategy over the whole step.
     if (m_loads && link < m_loads->links.size() && m_loads->links[link].payload() > 0) {
         const LinkLoad& load = m_loads->links[link];
-        for (std::size_t s = 0; s < 4; ++s)
+        for (std::size_t s = 0; s < parallel::kStrategyCount; ++s)
             r.byStrategy[s] = r.total * load.payloadBytes[s] / load.payload();
         return r;
     }

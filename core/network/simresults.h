@@ -18,7 +18,7 @@ namespace tw::network {
 // A link's (or a merged line's) rates at one time of the step.
 struct LinkRates {
     double total = 0;                        // B/s
-    std::array<double, 4> byStrategy{};      // B/s by strategy (DP, PP, TP, EP)
+    parallel::PerStrategy<double> byStrategy{};      // B/s by strategy (DP, PP, TP, EP)
     double unknown = 0;                      // B/s of no known strategy (neither the bin nor the loads say)
     double bandwidth = 0;                    // B/s of the link (Σ when summed)
 

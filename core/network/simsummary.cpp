@@ -30,7 +30,7 @@ void Engine::summarize()
     for (std::uint32_t gi = 0; gi < gpus.size(); ++gi) {
         const GpuSummary& g = gpus[sym.gpuRep[gi]].sum;
         out.computeSeconds += g.compute / n;
-        for (int s = 0; s < 4; ++s)
+        for (int s = 0; s < parallel::kStrategyCount; ++s)
             out.exposedByStrategy[s] += g.exposed[s] / n;
         out.idleSeconds += g.idle / n;
         out.gpus.push_back(g);
@@ -71,7 +71,7 @@ void Engine::summarize()
         for (LinkId l = 0; l < sym.linkRep.size() && l < out.linkBins.seriesOf.size(); ++l)
             if (sym.linkRep[l] != kNone && sym.linkRep[l] != l)
                 out.linkBins.seriesOf[l] = out.linkBins.seriesOf[sym.linkRep[l]];
-    for (int s = 0; s < 4; ++s)
+    for (int s = 0; s < parallel::kStrategyCount; ++s)
         out.exposedCommSeconds += out.exposedByStrategy[s];
     out.commShare = out.stepSeconds > 0 ? out.exposedCommSeconds / out.stepSeconds : 0.0;
     if (opt.modelFlopsPerStep > 0 && opt.peakFlopsPerGpu > 0 && out.stepSeconds > 0)

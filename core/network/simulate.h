@@ -223,7 +223,7 @@ struct GpuTimeline {
 
 struct GpuSummary {
     double compute = 0;                   // s of compute blocks
-    double exposed[4] = {0, 0, 0, 0};     // s waiting on communication, per strategy (DP, PP, TP, EP)
+    parallel::PerStrategy<double> exposed{};     // s waiting on communication, per strategy (DP, PP, TP, EP)
     double idle = 0;                      // step − compute − exposed (pipeline bubble and tail)
     double finish = 0;                    // s when this GPU's step ended
     [[nodiscard]] double exposedTotal() const { return exposed[0] + exposed[1] + exposed[2] + exposed[3]; }
@@ -233,7 +233,7 @@ struct StepSimulation {
     double stepSeconds = 0;               // first compute start (0) to the last GPU's end
     double computeSeconds = 0;            // mean over GPUs
     double exposedCommSeconds = 0;        // mean over GPUs
-    double exposedByStrategy[4] = {0, 0, 0, 0}; // mean over GPUs, DP, PP, TP, EP
+    parallel::PerStrategy<double> exposedByStrategy{}; // mean over GPUs, DP, PP, TP, EP
     double idleSeconds = 0;               // mean over GPUs (bubble)
     double commShare = 0;                 // exposed / step (the paper's "AllReduce share" for DDP)
     double mfu = 0;                       // model FLOPs / (GPUs · peak · step); 0 without the inputs

@@ -487,7 +487,7 @@ void Builder::buildCalls()
 void Builder::perGpuSums()
 {
     auto& comm = out.comm;
-    for (std::size_t s = 0; s < 4; ++s) {
+    for (std::size_t s = 0; s < kStrategyCount; ++s) {
         gpuBytes[s].assign(gpus, 0.0);
         gpuCalls[s].assign(gpus, 0.0);
     }
@@ -565,7 +565,7 @@ void Builder::signatureTotals()
     auto& comm = out.comm;
     comm.bytesSentPerGpu.assign(gpus, 0.0);
     comm.signature.clear();
-    for (std::size_t s = 0; s < 4; ++s) {
+    for (std::size_t s = 0; s < kStrategyCount; ++s) {
         StrategySignature sig;
         sig.strategy = static_cast<Strategy>(s);
         std::uint32_t arg = 0;

@@ -12,6 +12,7 @@
 #include "model/model.h"
 #include "model/tensors.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,7 +39,15 @@ struct Cluster {
 enum class Sharding { Ddp, Zero1, Zero2, Zero3, FsdpFull, FsdpHybrid };
 enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
 enum class Strategy { DP, PP, TP, EP };
-inline constexpr int kStrategyCount = 4; // arrays indexed by Strategy
+inline constexpr int kStrategyCount = 4; // loops over the strategies: for (s = 0; s < kStrategyCount; ++s)
+// One value per strategy: indexed by Strategy (bytes[Strategy::TP]) or, in loops, by 0 … kStrategyCount - 1.
+template <class T>
+struct PerStrategy : std::array<T, kStrategyCount> {
+    using Base = std::array<T, kStrategyCount>;
+    using Base::operator[];
+    constexpr T& operator[](Strategy s) { return Base::operator[](static_cast<std::size_t>(s)); }
+    constexpr const T& operator[](Strategy s) const { return Base::operator[](static_cast<std::size_t>(s)); }
+};
 // The operations a plan calls: stage 4's collective::Op (core/collective/schedule.h) without Reduce, in
 // its order and with its values, so that collective::opFor is a cast (checked there at compile time).
 enum class CollectiveKind { AllReduce = 0, ReduceScatter = 1, AllGather = 2, Broadcast = 3, AllToAll = 5, SendRecv = 6 };

@@ -32,41 +32,41 @@ std::vector<KeyFigureSpec> makeSpecs()
     const auto P = ValueStyle::Percent;
     return {
         // Stage 1: the text and its tokens.
-        {1, "tokenizer.vocab_size", B::Neither, U, "a tokenizer choice: a larger V shortens the text but widens the embedding", ""},
-        {1, "tokens.count", B::Neither, U, "the text's length in tokens: a description of the data", ""},
-        {1, "tokens.per_word", B::Lower, U, "fewer tokens per word: the same text in shorter sequences, fewer FLOPs per word", ""},
-        {1, "dataset.sequences", B::Neither, U, "how many sequences of T the text fills: a description of the data", ""},
-        {1, "dataset.steps_per_epoch", B::Neither, U, "optimizer steps to see the text once: set by the text and G", ""},
+        {Stage::Text, "tokenizer.vocab_size", B::Neither, U, "a tokenizer choice: a larger V shortens the text but widens the embedding", ""},
+        {Stage::Text, "tokens.count", B::Neither, U, "the text's length in tokens: a description of the data", ""},
+        {Stage::Text, "tokens.per_word", B::Lower, U, "fewer tokens per word: the same text in shorter sequences, fewer FLOPs per word", ""},
+        {Stage::Text, "dataset.sequences", B::Neither, U, "how many sequences of T the text fills: a description of the data", ""},
+        {Stage::Text, "dataset.steps_per_epoch", B::Neither, U, "optimizer steps to see the text once: set by the text and G", ""},
         // Stage 2: the model's tensors, memory and work.
-        {2, "model.parameters", B::Neither, U, "the model's size is the question asked, not a cost", ""},
-        {2, "memory.activations_bytes", B::Lower, U, "less activation memory leaves room for a bigger batch or model", "Activation memory"},
-        {2, "memory.total_bytes", B::Lower, U, "less memory per GPU (stage 2, before sharding) fits smaller GPUs", ""},
-        {2, "memory.headroom_bytes", B::Higher, U, "more memory left on the GPU; below zero it does not fit", ""},
-        {2, "compute.flops_per_step", B::Lower, U, "less arithmetic for one optimizer step", "FLOPs per step"},
+        {Stage::Tensors, "model.parameters", B::Neither, U, "the model's size is the question asked, not a cost", ""},
+        {Stage::Tensors, "memory.activations_bytes", B::Lower, U, "less activation memory leaves room for a bigger batch or model", "Activation memory"},
+        {Stage::Tensors, "memory.total_bytes", B::Lower, U, "less memory per GPU (stage 2, before sharding) fits smaller GPUs", ""},
+        {Stage::Tensors, "memory.headroom_bytes", B::Higher, U, "more memory left on the GPU; below zero it does not fit", ""},
+        {Stage::Tensors, "compute.flops_per_step", B::Lower, U, "less arithmetic for one optimizer step", "FLOPs per step"},
         // Stage 3: the parallel plan's traffic.
-        {3, "plan.gpus", B::Neither, U, "the cluster's size is a choice", ""},
-        {3, "dp.bytes_per_gpu_per_step", B::Lower, U, "fewer bytes each GPU sends for data parallelism", "DP bytes per GPU"},
-        {3, "pp.bytes_per_gpu_per_step", B::Lower, U, "fewer bytes each GPU sends between pipeline stages", "PP bytes per GPU"},
-        {3, "tp.bytes_per_gpu_per_step", B::Lower, U, "fewer bytes each GPU sends for tensor parallelism", "TP bytes per GPU"},
-        {3, "ep.bytes_per_gpu_per_step", B::Lower, U, "fewer bytes each GPU sends for expert parallelism", "EP bytes per GPU"},
-        {3, "pp.bubble_fraction", B::Lower, P, "less idle time in the pipeline schedule", "Pipeline bubble"},
-        {3, "pp.makespan", B::Lower, U, "a shorter step if communication were free", "Pipeline time"},
-        {3, "memory.plan.peak_bytes", B::Lower, U, "less memory on the plan's largest GPU: more room, smaller GPUs", "Largest GPU memory"},
+        {Stage::Gpus, "plan.gpus", B::Neither, U, "the cluster's size is a choice", ""},
+        {Stage::Gpus, "dp.bytes_per_gpu_per_step", B::Lower, U, "fewer bytes each GPU sends for data parallelism", "DP bytes per GPU"},
+        {Stage::Gpus, "pp.bytes_per_gpu_per_step", B::Lower, U, "fewer bytes each GPU sends between pipeline stages", "PP bytes per GPU"},
+        {Stage::Gpus, "tp.bytes_per_gpu_per_step", B::Lower, U, "fewer bytes each GPU sends for tensor parallelism", "TP bytes per GPU"},
+        {Stage::Gpus, "ep.bytes_per_gpu_per_step", B::Lower, U, "fewer bytes each GPU sends for expert parallelism", "EP bytes per GPU"},
+        {Stage::Gpus, "pp.bubble_fraction", B::Lower, P, "less idle time in the pipeline schedule", "Pipeline bubble"},
+        {Stage::Gpus, "pp.makespan", B::Lower, U, "a shorter step if communication were free", "Pipeline time"},
+        {Stage::Gpus, "memory.plan.peak_bytes", B::Lower, U, "less memory on the plan's largest GPU: more room, smaller GPUs", "Largest GPU memory"},
         // Stage 4: the collectives' schedules.
-        {4, "collective.dp.wire_bytes_per_step", B::Lower, U, "fewer DP bytes on the wire per step", "DP bytes on the wire"},
-        {4, "collective.pp.wire_bytes_per_step", B::Lower, U, "fewer PP bytes on the wire per step", "PP bytes on the wire"},
-        {4, "collective.tp.wire_bytes_per_step", B::Lower, U, "fewer TP bytes on the wire per step", "TP bytes on the wire"},
-        {4, "collective.ep.wire_bytes_per_step", B::Lower, U, "fewer EP bytes on the wire per step", "EP bytes on the wire"},
-        {4, "collective.wire_bytes_per_step", B::Lower, U, "fewer bytes on the wire per step, all strategies", "All bytes on the wire"},
-        {4, "collective.seconds_per_step", B::Lower, U, "less communication time (α–β, nothing overlapped)", "α–β comm. time"},
+        {Stage::Collectives, "collective.dp.wire_bytes_per_step", B::Lower, U, "fewer DP bytes on the wire per step", "DP bytes on the wire"},
+        {Stage::Collectives, "collective.pp.wire_bytes_per_step", B::Lower, U, "fewer PP bytes on the wire per step", "PP bytes on the wire"},
+        {Stage::Collectives, "collective.tp.wire_bytes_per_step", B::Lower, U, "fewer TP bytes on the wire per step", "TP bytes on the wire"},
+        {Stage::Collectives, "collective.ep.wire_bytes_per_step", B::Lower, U, "fewer EP bytes on the wire per step", "EP bytes on the wire"},
+        {Stage::Collectives, "collective.wire_bytes_per_step", B::Lower, U, "fewer bytes on the wire per step, all strategies", "All bytes on the wire"},
+        {Stage::Collectives, "collective.seconds_per_step", B::Lower, U, "less communication time (α–β, nothing overlapped)", "α–β comm. time"},
         // Stage 5: the simulated step.
-        {5, "sim.step_time_s", B::Lower, U, "a shorter training step", "Step time"},
-        {5, "step.tokens_per_second", B::Higher, U, "more tokens trained per second", "Tokens/s"},
-        {5, "sim.compute_s", B::Lower, U, "less compute per GPU per step", "Compute"},
-        {5, "sim.exposed_comm_s", B::Lower, U, "less time the GPUs wait on communication", "Exposed comm."},
-        {5, "sim.bubble_s", B::Lower, U, "less idle time (pipeline bubble and tail)", "Idle (bubble)"},
-        {5, "sim.comm_share", B::Lower, P, "a smaller share of the step spent waiting on communication", "Comm. share"},
-        {5, "sim.mfu", B::Higher, P, "more of the GPUs' peak FLOP/s used for the model", "MFU"},
+        {Stage::Wire, "sim.step_time_s", B::Lower, U, "a shorter training step", "Step time"},
+        {Stage::Wire, "step.tokens_per_second", B::Higher, U, "more tokens trained per second", "Tokens/s"},
+        {Stage::Wire, "sim.compute_s", B::Lower, U, "less compute per GPU per step", "Compute"},
+        {Stage::Wire, "sim.exposed_comm_s", B::Lower, U, "less time the GPUs wait on communication", "Exposed comm."},
+        {Stage::Wire, "sim.bubble_s", B::Lower, U, "less idle time (pipeline bubble and tail)", "Idle (bubble)"},
+        {Stage::Wire, "sim.comm_share", B::Lower, P, "a smaller share of the step spent waiting on communication", "Comm. share"},
+        {Stage::Wire, "sim.mfu", B::Higher, P, "more of the GPUs' peak FLOP/s used for the model", "MFU"},
     };
 }
 
@@ -190,7 +190,7 @@ const FigureDelta* Comparison::find(const std::string& id) const
     return nullptr;
 }
 
-std::vector<const FigureDelta*> Comparison::stage(int s) const
+std::vector<const FigureDelta*> Comparison::stage(Stage s) const
 {
     std::vector<const FigureDelta*> out;
     for (const FigureDelta& r : rows)

@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "base/figure.h"
+#include "base/stage.h"
 #include "base/progress.h"
 #include "base/units.h"
 
@@ -42,7 +43,7 @@ enum class Presence { Both, OnlyA, OnlyB };
 enum class ValueStyle { Unit, Percent };
 
 struct KeyFigureSpec {
-    int stage = 0;          // 1 Text … 5 Wire
+    Stage stage = Stage::Text;
     std::string id;         // the figure's id in the derivation or the simulation
     Better better = Better::Neither;
     ValueStyle style = ValueStyle::Unit;
@@ -78,7 +79,7 @@ struct KeyFigures {
 
 // One key figure, A beside B.
 struct FigureDelta {
-    int stage = 0;
+    Stage stage = Stage::Text;
     std::string id, label, unit;
     std::string shortLabel;         // the spec's short name, else the figure's label
     Better better = Better::Neither;
@@ -113,7 +114,7 @@ struct Comparison {
     Series memoryByKind;           // memory.plan.peak_*_bytes: the plan's largest GPU by kind (stage 3)
 
     [[nodiscard]] const FigureDelta* find(const std::string& id) const;
-    [[nodiscard]] std::vector<const FigureDelta*> stage(int stage) const;
+    [[nodiscard]] std::vector<const FigureDelta*> stage(Stage stage) const;
 };
 
 // A beside B.

@@ -574,7 +574,7 @@ Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& s, con
     const network::Topology& t = *out->topology;
     FigureSet& f = out->figures;
     std::size_t busiest = 0;
-    double interNode[4] = {0, 0, 0, 0};
+    parallel::PerStrategy<double> interNode{};
     for (std::size_t l = 0; l < out->loads.links.size(); ++l) {
         const network::LinkLoad& load = out->loads.links[l];
         if (load.wireBytes > out->loads.links[busiest].wireBytes)
@@ -583,7 +583,7 @@ Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& s, con
         // the NIC's link into its own server on the receiving side is not a network link).
         const network::Link& link = t.link(network::LinkId(l));
         if (t.node(link.from).kind == network::NodeKind::Nic && network::isNetwork(link.protocol))
-            for (int st = 0; st < 4; ++st)
+            for (int st = 0; st < parallel::kStrategyCount; ++st)
                 interNode[st] += load.payloadBytes[st];
     }
     const std::string kindName(network::toString(s.topology.kind));
@@ -606,7 +606,7 @@ Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& s, con
     static const char* const names[] = {"dp", "pp", "tp", "ep"};
     double interTotal = 0;
     std::vector<std::string> interIds;
-    for (int st = 0; st < 4; ++st) {
+    for (int st = 0; st < parallel::kStrategyCount; ++st) {
         if (!d.stage3->comm.signature[std::size_t(st)].present)
             continue;
         const std::string id = std::string("net.internode_bytes.") + names[st];

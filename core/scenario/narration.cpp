@@ -209,7 +209,7 @@ std::string modelName(const Derivation& d)
 // Stage 1: bytes, words, tokens, tokens per word, sequences of T.
 StageNarration textStage(const Derivation& d, Sources& src)
 {
-    StageNarration st{1, "Text → tokens", {}};
+    StageNarration st{Stage::Text, "Text → tokens", {}};
     Sentence a(src);
     a.say("Your text is ").num("text.bytes", Style::Bytes).say(": ").num("text.words", Style::Count, "word", "words");
     a.say(" on ").num("text.lines", Style::Count, "line", "lines").say(".");
@@ -236,7 +236,7 @@ StageNarration textStage(const Derivation& d, Sources& src)
 // Stage 2: d, bytes of activations per token, the hidden state, parameters, memory on one GPU.
 StageNarration tensorStage(const Scenario& s, const Derivation& d, Sources& src)
 {
-    StageNarration st{2, "Tensors", {}};
+    StageNarration st{Stage::Tensors, "Tensors", {}};
     const double hidden = src.value("model.hidden_size"), sAct = src.value("model.bytes.activations");
     Sentence a(src);
     a.say("At d = ").num("model.hidden_size", Style::Number).say(" and ").num("model.bytes.activations", Style::Bytes);
@@ -466,7 +466,7 @@ void keepBiggestTraffic(StageNarration& st, const Derivation& d, Sources& src)
 {
     // The strategy whose traffic is the largest for the busiest GPU.
     int biggest = -1;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < parallel::kStrategyCount; ++i) {
         const parallel::StrategySignature& sig = d.stage3->comm.signature[std::size_t(i)];
         if (sig.present && sig.bytesPerGpuPerStep > 0
             && (biggest < 0 || sig.bytesPerGpuPerStep > d.stage3->comm.signature[std::size_t(biggest)].bytesPerGpuPerStep))
@@ -498,7 +498,7 @@ void keepBiggestTraffic(StageNarration& st, const Derivation& d, Sources& src)
 // Stage 3: the plan (DP × PP × TP (× EP)), where a token's activations live, the biggest collective.
 StageNarration gpuStage(const Scenario& s, const Derivation& d, Sources& src)
 {
-    StageNarration st{3, "GPUs", {}};
+    StageNarration st{Stage::Gpus, "GPUs", {}};
     if (!d.stage3) {
         Sentence a(src);
         a.say("This plan cannot run on the ").num("hardware.gpu_count", Style::Count, "GPU", "GPUs").say(": ");
@@ -550,7 +550,7 @@ std::string algorithmName(collective::Algorithm a)
 // against the closed form, its α–β time.
 StageNarration collectiveStage(const Derivation& d, Sources& src)
 {
-    StageNarration st{4, "Collectives", {}};
+    StageNarration st{Stage::Collectives, "Collectives", {}};
     if (!d.stage3 || !d.stage4) {
         Sentence a(src);
         a.say("Stage 4 plays the collectives of a plan that can run; stage 3 says why this one cannot.");
@@ -695,7 +695,7 @@ void sayFabric(Sentence& s, const Scenario& scenario)
 StageNarration wireStage(const Scenario& scenario, const Derivation& d, const NetworkStage* network,
                          const network::StepSimulation* simulation, Sources& src)
 {
-    StageNarration st{5, "Wire", {}};
+    StageNarration st{Stage::Wire, "Wire", {}};
     if (!d.stage3) {
         Sentence a(src);
         a.say("Stage 5 simulates a plan that can run; stage 3 says why this one cannot.");
@@ -778,7 +778,7 @@ std::string StageNarration::text() const
     return out;
 }
 
-const StageNarration* Narration::stage(int stage) const
+const StageNarration* Narration::stage(Stage stage) const
 {
     for (const StageNarration& s : stages)
         if (s.stage == stage)

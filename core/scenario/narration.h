@@ -8,6 +8,7 @@
 // and nouns agree with their numbers ("1 token", "2 tokens").
 
 #include "base/figure.h"
+#include "base/stage.h"
 #include "base/units.h"
 
 #include <string>
@@ -39,7 +40,7 @@ struct NarrationSentence {
 };
 
 struct StageNarration {
-    int stage = 0;                              // 1 Text … 5 Wire
+    Stage stage = Stage::Text;
     std::string title;                          // "Text → tokens"
     std::vector<NarrationSentence> sentences;   // 2–4
     [[nodiscard]] std::string text() const;     // the sentences joined by spaces
@@ -51,7 +52,7 @@ struct Narration {
     // Every figure a sentence cites: copies of the derivation's (and the network's and the
     // simulation's) and the narration's own "narration.*" ones, whose inputs are in this set too.
     FigureSet figures;
-    [[nodiscard]] const StageNarration* stage(int stage) const; // null when out of range
+    [[nodiscard]] const StageNarration* stage(Stage stage) const; // null when absent
 };
 
 // The five stages' narration. network and simulation are stage 5's (core's deriveNetwork and

@@ -125,10 +125,10 @@ std::string integer(std::uint64_t v)
 }
 
 // "Stage 1 · Text: dataset tokenization".
-std::string stageHeading(int stage)
+std::string stageHeading(Stage stage)
 {
     const StageName n = stageName(stage);
-    return "Stage " + std::to_string(stage + 1) + " · " + n.name + ": " + n.topic;
+    return "Stage " + std::to_string(numberOf(stage)) + " · " + n.name + ": " + n.topic;
 }
 
 std::string title(const Scenario& s)
@@ -201,7 +201,7 @@ footer { margin-top: 3em; font-size: .85em; }
 
 } // namespace
 
-StageName stageName(int stage)
+StageName stageName(Stage stage)
 {
     static constexpr StageName names[kStageCount] = {
         {"Text", "dataset tokenization"},
@@ -210,7 +210,7 @@ StageName stageName(int stage)
         {"Collectives", "collective communication"},
         {"Wire", "network infrastructure"},
     };
-    return stage >= 0 && stage < kStageCount ? names[stage] : StageName{"", ""};
+    return names[indexOf(stage)];
 }
 
 std::array<std::vector<const Figure*>, kStageCount> figuresByStage(const Derivation& d)
@@ -230,14 +230,14 @@ std::array<std::vector<const Figure*>, kStageCount> figuresByStage(const Derivat
             collective.insert(f.id);
     std::array<std::vector<const Figure*>, kStageCount> out;
     for (const Figure& f : d.figures.all()) {
-        int stage = 1;
+        Stage stage = Stage::Tensors;
         if (collective.contains(f.id))
-            stage = 3;
+            stage = Stage::Collectives;
         else if (plan.contains(f.id) || f.id.starts_with("hardware."))
-            stage = 2;
+            stage = Stage::Gpus;
         else if (text.contains(f.id))
-            stage = 0;
-        out[std::size_t(stage)].push_back(&f);
+            stage = Stage::Text;
+        out[std::size_t(indexOf(stage))].push_back(&f);
     }
     return out;
 }
@@ -264,7 +264,7 @@ std::string reportMarkdown(const Scenario& s, const Derivation& d, const ReportO
            "own row to walk the chain back to the text.\n";
     const auto stages = figuresByStage(d);
     for (int k = 0; k < kStageCount; ++k) {
-        out += "\n## " + md(stageHeading(k)) + "\n\n";
+        out += "\n## " + md(stageHeading(kStages[std::size_t(k)])) + "\n\n";
         for (const ReportImage& img : o.images[std::size_t(k)])
             out += "![" + md(img.title) + "](" + url(img.source) + ")\n\n";
         for (const std::string& note : o.notes[std::size_t(k)])
@@ -318,13 +318,13 @@ std::string reportHtml(const Scenario& s, const Derivation& d, const ReportOptio
     out += "</table>\n<p>Every figure below carries its formula and the figures it came from; follow an input's link "
            "to its own row to walk the chain back to the text.</p>\n</header>\n<nav>\n<ol>\n";
     for (int k = 0; k < kStageCount; ++k)
-        out += "<li><a href=\"#stage-" + std::to_string(k + 1) + "\">" + html(stageHeading(k)) + "</a> ("
+        out += "<li><a href=\"#stage-" + std::to_string(k + 1) + "\">" + html(stageHeading(kStages[std::size_t(k)])) + "</a> ("
                + integer(stages[std::size_t(k)].size()) + " figures)</li>\n";
     if (!d.problems.empty())
         out += "<li><a href=\"#notes\">Notes</a></li>\n";
     out += "</ol>\n</nav>\n";
     for (int k = 0; k < kStageCount; ++k) {
-        out += "<section id=\"stage-" + std::to_string(k + 1) + "\">\n<h2>" + html(stageHeading(k)) + "</h2>\n";
+        out += "<section id=\"stage-" + std::to_string(k + 1) + "\">\n<h2>" + html(stageHeading(kStages[std::size_t(k)])) + "</h2>\n";
         for (const ReportImage& img : o.images[std::size_t(k)])
             out += "<figure><img src=\"" + html(url(img.source)) + "\" alt=\"" + html(img.title) + "\" /><figcaption>"
                    + html(img.title) + "</figcaption></figure>\n";

@@ -5,6 +5,7 @@
 // stage's charts embedded, and the derivation's notes. Markdown or a self-contained HTML page; the
 // same figures `tokenwire-cli derive` prints. Pure: the date and the pictures come in the options.
 
+#include "base/stage.h"
 #include "base/units.h"
 
 #include <array>
@@ -19,8 +20,6 @@ namespace tw::scenario {
 
 struct Scenario;
 struct Derivation;
-
-inline constexpr int kStageCount = 5;
 
 // A picture embedded in a stage's section.
 struct ReportImage {
@@ -38,12 +37,12 @@ struct ReportOptions {
     bool operator==(const ReportOptions&) const = default;
 };
 
-// The stage's short name and what it is about: {"Text", "dataset tokenization"} for stage 0.
+// The stage's short name and what it is about: {"Text", "dataset tokenization"} for Stage::Text.
 struct StageName {
     const char* name;
     const char* topic;
 };
-[[nodiscard]] StageName stageName(int stage);
+[[nodiscard]] StageName stageName(Stage stage);
 
 // The derivation's figures split by stage, in derivation order, each exactly once — the grouping of
 // the panes' figure tables: stage 1 holds the dataset figures (text.*, tokenizer.*, tokens.*,

@@ -174,7 +174,7 @@ struct Work {
 // The calls that carry the token, one Work per group, and what the notes need to know.
 struct CarryingCalls {
     std::vector<Work> work;
-    double wireTotal[4] = {0, 0, 0, 0};
+    parallel::PerStrategy<double> wireTotal{};
     bool anyGradient = false, anyEp = false;
     std::map<std::tuple<int, int, double>, std::string> figureIds; // one figure per kind of call
     std::map<std::string, int> idUse;
@@ -591,7 +591,7 @@ void addWireFigures(TokenTrace& tr, const TraceContext& ctx, CarryingCalls& cc)
         return;
     double total = 0;
     std::string parts;
-    for (int s = 0; s < 4; ++s)
+    for (int s = 0; s < parallel::kStrategyCount; ++s)
         if (cc.wireTotal[s] > 0) {
             total += cc.wireTotal[s];
             parts += (parts.empty() ? "" : " + ") + std::string(parallel::toString(Strategy(s))) + " "

@@ -72,18 +72,18 @@ void TestCompare::specsAreCuratedPerStage()
 {
     // Every stage has key figures, each id once, and every one of paper-reference's (which has no
     // experts) resolves to a figure of its derivation or its simulation.
-    int perStage[6] = {0, 0, 0, 0, 0, 0};
+    int perStage[tw::kStageCount] = {0, 0, 0, 0, 0};
     QStringList seen;
     for (const KeyFigureSpec& s : keyFigureSpecs()) {
-        QVERIFY2(s.stage >= 1 && s.stage <= 5, s.id.c_str());
-        ++perStage[s.stage];
+        QVERIFY2(tw::stageAtIndex(tw::indexOf(s.stage)) == s.stage, s.id.c_str());
+        ++perStage[tw::indexOf(s.stage)];
         QVERIFY2(!seen.contains(str(s.id)), s.id.c_str());
         seen << str(s.id);
         QVERIFY2(!s.why.empty(), s.id.c_str());
         QCOMPARE(keyFigureSpec(s.id), &s);
     }
-    for (int st = 1; st <= 5; ++st)
-        QVERIFY2(perStage[st] >= 3, qPrintable(QStringLiteral("stage %1").arg(st)));
+    for (int st = 0; st < tw::kStageCount; ++st)
+        QVERIFY2(perStage[st] >= 3, qPrintable(QStringLiteral("stage %1").arg(st + 1)));
     QVERIFY(keyFigureSpec("no.such.figure") == nullptr);
 
     const KeyFigures k = measure(presetOrDie("paper-reference"));
@@ -113,8 +113,8 @@ void TestCompare::selfComparisonIsAllZero()
     const Scenario s = presetOrDie("paper-reference");
     const Comparison c = compare(measure(s), measure(s));
     QVERIFY(c.rows.size() >= 20);
-    for (int st = 1; st <= 5; ++st)
-        QVERIFY2(!c.stage(st).empty(), qPrintable(QStringLiteral("stage %1").arg(st)));
+    for (const tw::Stage st : tw::kStages)
+        QVERIFY2(!c.stage(st).empty(), qPrintable(QStringLiteral("stage %1").arg(tw::numberOf(st))));
     for (const FigureDelta& r : c.rows) {
         QVERIFY2(r.presence == Presence::Both, r.id.c_str());
         QVERIFY2(r.a && r.b, r.id.c_str());
@@ -191,7 +191,7 @@ void TestCompare::modelChangeGpt2SmallToMedium()
     QVERIFY(rowOrFail(c, "sim.step_time_s").verdict == Verdict::Worse);
     QVERIFY(rowOrFail(c, "step.tokens_per_second").verdict == Verdict::Worse);
     // The text and its tokens did not change: stage 1 is all the same.
-    for (const FigureDelta* r : c.stage(1)) {
+    for (const FigureDelta* r : c.stage(tw::Stage::Text)) {
         QVERIFY2(!r->differs, r->id.c_str());
         QVERIFY2(r->verdict == Verdict::Neutral, r->id.c_str());
     }

@@ -51,9 +51,10 @@ std::shared_ptr<const Derivation> deriveOrDie(const Scenario& s)
     return d.value();
 }
 
-QString stageText(const Narration& n, int stage)
+// The text of the stage numbered `number` (1 Text … 5 Wire).
+QString stageText(const Narration& n, int number)
 {
-    const StageNarration* s = n.stage(stage);
+    const StageNarration* s = n.stage(tw::stageNumbered(number).value());
     return s ? str(s->text()) : QString();
 }
 
@@ -65,7 +66,7 @@ void checkFigures(const Narration& n, const Derivation& d)
         for (const NarrationSentence& sentence : stage.sentences) {
             for (const std::string& id : sentence.figures()) {
                 const Figure* f = n.figures.find(id);
-                QVERIFY2(f, ("stage " + std::to_string(stage.stage) + " cites unknown figure " + id).c_str());
+                QVERIFY2(f, ("stage " + std::to_string(tw::numberOf(stage.stage)) + " cites unknown figure " + id).c_str());
                 if (id.rfind("narration.", 0) == 0) {
                     QVERIFY2(!f->formula.empty(), id.c_str());
                     for (const std::string& in : f->inputs)
@@ -109,9 +110,10 @@ void TestNarration::referencePreset()
     const Narration n = narrate(s, *d);
     QCOMPARE(int(n.stages.size()), 5);
     for (int i = 1; i <= 5; ++i) {
-        QVERIFY(n.stage(i));
-        QCOMPARE(n.stage(i)->stage, i);
-        QVERIFY2(n.stage(i)->sentences.size() >= 2 && n.stage(i)->sentences.size() <= 4, qPrintable(stageText(n, i)));
+        const tw::Stage stage = tw::stageNumbered(i).value();
+        QVERIFY(n.stage(stage));
+        QCOMPARE(tw::numberOf(n.stage(stage)->stage), i);
+        QVERIFY2(n.stage(stage)->sentences.size() >= 2 && n.stage(stage)->sentences.size() <= 4, qPrintable(stageText(n, i)));
     }
 
     // Stage 1. The excerpt: 699 bytes, 127 words, 23 lines (tst_utf8's excerpts); 298 GPT-2 tokens
@@ -190,7 +192,7 @@ void TestNarration::memoryUnderThePlan()
         const QString three = stageText(n, 3);
         // A plan that fits is no news: with four sentences already (plan, replicas, activations,
         // traffic) the memory is left out, and nothing says "do not fit".
-        QCOMPARE(n.stage(3)->sentences.size(), std::size_t(4));
+        QCOMPARE(n.stage(tw::Stage::Gpus)->sentences.size(), std::size_t(4));
         QVERIFY2(!three.contains(QLatin1String("do not fit")), qPrintable(three));
         checkFigures(n, *d);
     }
@@ -221,7 +223,7 @@ void TestNarration::memoryUnderThePlan()
     const QString three = stageText(n, 3);
     for (const char* part : {"8 GPUs do not fit in their 17.18 GB", "stage 0 (GPUs 0–7) needs 3.182 GB more"})
         QVERIFY2(three.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in: ") + three));
-    QVERIFY(n.stage(3)->sentences.size() <= 4);
+    QVERIFY(n.stage(tw::Stage::Gpus)->sentences.size() <= 4);
     const Figure* over = n.figures.find("narration.memory_stage0_over_bytes");
     QVERIFY(over);
     QCOMPARE(over->value, 3181931008.0);
@@ -247,7 +249,7 @@ void TestNarration::everyNumberIsAFigure()
             QFAIL(name.c_str());
         // One to four sentences per stage, and every number span is a written number.
         for (const StageNarration& stage : n.stages) {
-            QVERIFY2(stage.sentences.size() >= 1 && stage.sentences.size() <= 4, (name + " stage " + std::to_string(stage.stage)).c_str());
+            QVERIFY2(stage.sentences.size() >= 1 && stage.sentences.size() <= 4, (name + " stage " + std::to_string(tw::numberOf(stage.stage))).c_str());
             for (const NarrationSentence& sentence : stage.sentences)
                 for (const NarrationSpan& span : sentence.spans)
                     if (!span.figure.empty())
@@ -336,7 +338,7 @@ void TestNarration::stageFiveWithTheSimulation()
     auto sim = network::simulateStep(*network.value()->topology, *d->stage3, *d->stage4, simulationOptions(*d, false));
     QVERIFY(sim);
     const Narration n = narrate(s, *d, network.value().get(), &sim.value());
-    const StageNarration* five = n.stage(5);
+    const StageNarration* five = n.stage(tw::Stage::Wire);
     QVERIFY(five);
     const QString text = str(five->text());
     // The A100's NVLink is NVLink 3 (scenario.h: a100-80gb → NVLink 3); every GPU of a ring sends

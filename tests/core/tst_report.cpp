@@ -175,7 +175,7 @@ void TstReport::figuresByStageSplitsEachOnce()
     const auto stages = figuresByStage(*m_derivation);
     std::map<std::string, int> stageOf;
     std::size_t total = 0;
-    for (int k = 0; k < kStageCount; ++k)
+    for (int k = 0; k < tw::kStageCount; ++k)
         for (const Figure* f : stages[std::size_t(k)]) {
             QVERIFY2(stageOf.emplace(f->id, k).second, f->id.c_str());
             ++total;
@@ -360,9 +360,9 @@ void TstReport::titleAndFacts()
     QVERIFY(!contains(reportHtml(m_scenario, *m_derivation, o), "<th>Date</th>"));
     // Headings of the five stages, in order.
     std::size_t last = 0;
-    for (int k = 0; k < kStageCount; ++k) {
-        const auto at = md.find("## Stage " + std::to_string(k + 1) + " · " + stageName(k).name);
-        QVERIFY2(at != std::string::npos && at > last, stageName(k).name);
+    for (const tw::Stage stage : tw::kStages) {
+        const auto at = md.find("## Stage " + std::to_string(tw::numberOf(stage)) + " · " + stageName(stage).name);
+        QVERIFY2(at != std::string::npos && at > last, stageName(stage).name);
         last = at;
     }
 }

@@ -178,9 +178,9 @@ void TestComparePanel::pinChangeSwapUndoClear()
     QCOMPARE(m->data(m->index(row, 0), CompareTableModel::VerdictRole).toInt(), int(Verdict::Worse));
     const QColor worseFill = m->data(m->index(row, CompareTableModel::DeltaColumn), Qt::BackgroundRole).value<QColor>();
     QVERIFY(worseFill.isValid());
-    QCOMPARE(worseFill.rgb(), tw::ui::palette::kCategorical[5].rgb()); // vermillion
+    QCOMPARE(worseFill.rgb(), tw::ui::palette::categorical(5).rgb()); // vermillion
     const QColor worseInk = m->data(m->index(row, CompareTableModel::DeltaColumn), Qt::ForegroundRole).value<QColor>();
-    QVERIFY(std::abs(worseInk.hslHue() - tw::ui::palette::kCategorical[5].hslHue()) <= 3);
+    QVERIFY(std::abs(worseInk.hslHue() - tw::ui::palette::categorical(5).hslHue()) <= 3);
 
     // The charts hold A's and B's values: memory (weights = 2 B · P), bytes (DDP's ring, 1.75 · 2 · P).
     using Chart = ComparePanel::Chart;
@@ -252,7 +252,7 @@ void TestComparePanel::pinChangeSwapUndoClear()
     QCOMPARE(text(m, row, CompareTableModel::RelativeColumn), QStringLiteral("−50 %"));
     QCOMPARE(text(m, row, CompareTableModel::VerdictColumn), QStringLiteral("✓ better"));
     QCOMPARE(m->data(m->index(row, CompareTableModel::RelativeColumn), Qt::BackgroundRole).value<QColor>().rgb(),
-             tw::ui::palette::kCategorical[2].rgb()); // bluish green
+             tw::ui::palette::categorical(2).rgb()); // bluish green
     auto aa = barValue(panel, Chart::Memory, QStringLiteral("A"), QStringLiteral("activations"));
     auto ab = barValue(panel, Chart::Memory, QStringLiteral("B"), QStringLiteral("activations"));
     QVERIFY(aa && ab);

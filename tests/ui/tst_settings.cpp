@@ -287,20 +287,20 @@ void TestSettings::dialogSwitchesThemeAndPalette()
     int before = window.paints;
     QTRY_VERIFY(window.paints > before); // every widget repaints
 
-    QCOMPARE(palette::kStrategy[0], QColor(0x00, 0x72, 0xB2));
+    QCOMPARE(palette::strategy(0), QColor(0x00, 0x72, 0xB2));
     dialog.paletteBox()->setFocus();
     QTest::keyClick(dialog.paletteBox(), Qt::Key_Down);
     QVERIFY(settings->paletteScheme() == AppSettings::PaletteScheme::TolBright);
-    QCOMPARE(palette::kStrategy[0], QColor(0x44, 0x77, 0xAA));
-    QCOMPARE(palette::kCategorical[0], QColor(0x44, 0x77, 0xAA));
-    QCOMPARE(palette::kStrategy[1], QColor(0xEE, 0x66, 0x77));
-    QCOMPARE(palette::kCategorical[1], QColor(0xEE, 0x66, 0x77));
+    QCOMPARE(palette::strategy(0), QColor(0x44, 0x77, 0xAA));
+    QCOMPARE(palette::categorical(0), QColor(0x44, 0x77, 0xAA));
+    QCOMPARE(palette::strategy(1), QColor(0xEE, 0x66, 0x77));
+    QCOMPARE(palette::categorical(1), QColor(0xEE, 0x66, 0x77));
     before = window.paints;
     QTRY_VERIFY(window.paints > before);
     QTest::keyClick(dialog.paletteBox(), Qt::Key_Up);
     QVERIFY(settings->paletteScheme() == AppSettings::PaletteScheme::OkabeIto);
-    QCOMPARE(palette::kStrategy[0], QColor(0, 114, 178));
-    QCOMPARE(palette::kStrategy[1], QColor(230, 159, 0));
+    QCOMPARE(palette::strategy(0), QColor(0, 114, 178));
+    QCOMPARE(palette::strategy(1), QColor(230, 159, 0));
 
     dialog.themeBox()->setFocus();
     QTest::keyClick(dialog.themeBox(), Qt::Key_Up);
@@ -456,7 +456,7 @@ void TestSettings::restoreDefaults()
     QCOMPARE(dialog.speedBox()->value(), 1.0);
     QCOMPARE(dialog.autosaveBox()->value(), 30);
     QCOMPARE(QApplication::font().pointSizeF(), tw::ui::theme::baseFont().pointSizeF());
-    QCOMPARE(tw::ui::palette::kStrategy[0], QColor(0x00, 0x72, 0xB2));
+    QCOMPARE(tw::ui::palette::strategy(0), QColor(0x00, 0x72, 0xB2));
     QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 200);
 }
 

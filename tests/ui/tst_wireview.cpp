@@ -209,8 +209,10 @@ private slots:
     {
         for (const auto scheme : {tw::ui::palette::Scheme::OkabeIto, tw::ui::palette::Scheme::TolBright}) {
             tw::ui::palette::applyScheme(scheme);
-            for (const QColor& strategy : tw::ui::palette::kStrategy)
+            for (int s = 0; s < tw::parallel::kStrategyCount; ++s) {
+                const QColor strategy = tw::ui::palette::strategy(s);
                 QVERIFY2(strategy.hsvSaturationF() >= 0.4f, qPrintable(strategy.name()));
+            }
             for (int i = 0; i <= 20; ++i) {
                 const QColor load = tw::ui::loadColor(i / 20.0);
                 QVERIFY2(load.hsvSaturationF() < 0.3f, qPrintable(QStringLiteral("%1 at %2").arg(load.name()).arg(i / 20.0)));

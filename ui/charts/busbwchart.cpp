@@ -35,7 +35,7 @@ QString gbps(double bytesPerSecond)
 // One colour and marker per NCCL algorithm, the same in every chart of the pane.
 QColor colorOf(std::optional<nccl::Algorithm> a)
 {
-    return a ? palette::kCategorical[static_cast<int>(*a) % palette::kCategoricalSize] : palette::kCategorical[5];
+    return a ? palette::categorical(static_cast<int>(*a) % palette::kCategoricalSize) : palette::categorical(5);
 }
 QCPScatterStyle::ScatterShape shapeOf(std::optional<nccl::Algorithm> a)
 {

@@ -124,7 +124,7 @@ void KernelChart::setKernels(const model::KernelList& layer, double peakFlops, d
     }
     static const std::array<const char*, 3> classNames{QT_TR_NOOP("GEMMs"), QT_TR_NOOP("attention"),
                                                       QT_TR_NOOP("memory-bound")};
-    const std::array<QColor, 3> colors{palette::kCategorical[0], palette::kCategorical[1], palette::kCategorical[2]};
+    const std::array<QColor, 3> colors{palette::categorical(0), palette::categorical(1), palette::categorical(2)};
     std::array<QVector<double>, 3> keys, values;
     double largest = 0;
     for (const model::Kernel& k : layer.kernels)

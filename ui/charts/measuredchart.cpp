@@ -116,7 +116,7 @@ void MeasuredChart::redraw()
     const QCPScatterStyle::ScatterShape shapes[] = {QCPScatterStyle::ssCircle, QCPScatterStyle::ssSquare,
                                                     QCPScatterStyle::ssTriangle, QCPScatterStyle::ssDiamond};
     for (const auto& [key, rows] : groups) {
-        inkOf.try_emplace(key.second, palette::kCategorical[int(inkOf.size()) % palette::kCategoricalSize]);
+        inkOf.try_emplace(key.second, palette::categorical(int(inkOf.size()) % palette::kCategoricalSize));
         shapeOf.try_emplace(key.first, shapes[shapeOf.size() % std::size(shapes)]);
     }
     std::set<double> sizesNamed;

@@ -97,8 +97,8 @@ void MemoryChart::setMemory(const parallel::PlanMemory& memory, const DisplayUni
     const ByteAxis axis = byteAxisFor(largest, units);
     static const char* const names[6] = {QT_TR_NOOP("weights"),     QT_TR_NOOP("gradients"), QT_TR_NOOP("optimizer state"),
                                          QT_TR_NOOP("activations"), QT_TR_NOOP("buffers"),   QT_TR_NOOP("framework reserve")};
-    const QColor colors[6] = {palette::kCategorical[0], palette::kCategorical[4], palette::kCategorical[2],
-                              palette::kCategorical[1], palette::kCategorical[3], kReserve};
+    const QColor colors[6] = {palette::categorical(0), palette::categorical(4), palette::categorical(2),
+                              palette::categorical(1), palette::categorical(3), kReserve};
     QCPBars* below = nullptr;
     for (int k = 0; k < 6; ++k) {
         QVector<double> keys, values;

@@ -177,7 +177,7 @@ void WireCharts::setThroughput(const network::Topology* topology, const network:
             for (float b : series->bins[k].byStrategy)
                 anyStrategy = anyStrategy || b > 0;
         cumulative.assign(shown, 0.0);
-        for (int st = 0; st < 4; ++st) {
+        for (int st = 0; st < parallel::kStrategyCount; ++st) {
             QVector<double> x, y;
             bool used = false;
             for (std::size_t k = 0; k < shown; ++k) {
@@ -199,7 +199,7 @@ void WireCharts::setThroughput(const network::Topology* topology, const network:
             y << 0.0;
             QCPGraph* g = m_throughput->addGraph();
             g->setLineStyle(QCPGraph::lsStepLeft);
-            QColor c = anyStrategy ? palette::kStrategy[st] : palette::kMuted;
+            QColor c = anyStrategy ? palette::strategy(st) : palette::kMuted;
             g->setPen(QPen(c.darker(115), 1.2));
             c.setAlpha(170);
             g->setBrush(c);
@@ -271,7 +271,7 @@ void WireCharts::setBreakdown(const network::StepSimulation& sim, const std::vec
         const network::GpuSummary& s = sim.gpus[g];
         auto& v = m_barValues[b];
         v[0] += s.compute;
-        for (int k = 0; k < 4; ++k)
+        for (int k = 0; k < parallel::kStrategyCount; ++k)
             v[std::size_t(1 + k)] += s.exposed[k];
         v[5] += std::max(0.0, sim.stepSeconds - s.compute - s.exposedTotal());
         members[b] += 1;
@@ -296,7 +296,7 @@ void WireCharts::setBreakdown(const network::StepSimulation& sim, const std::vec
             continue;
         auto* bar = new QCPBars(m_breakdown->xAxis, m_breakdown->yAxis);
         bar->setName(tr(names[k]));
-        const QColor c = k == 0 ? kCompute : k == 5 ? kIdle : palette::kStrategy[k - 1];
+        const QColor c = k == 0 ? kCompute : k == 5 ? kIdle : palette::strategy(k - 1);
         bar->setBrush(c);
         bar->setPen(QPen(k == 5 ? QColor(0xcb, 0xd5, 0xe1) : c.darker(120), 0.8));
         bar->setWidthType(QCPBars::wtPlotCoords);
@@ -350,8 +350,8 @@ void WireCharts::setSweep(const scenario::Sweep& sweep)
         g->setData(x, y, true);
         return g;
     };
-    line(eff, palette::kCategorical[0], tr("efficiency"), m_scaling->yAxis, Qt::SolidLine);
-    line(share, palette::kCategorical[5], tr("comm. share"), m_scaling->yAxis, Qt::SolidLine);
+    line(eff, palette::categorical(0), tr("efficiency"), m_scaling->yAxis, Qt::SolidLine);
+    line(share, palette::categorical(5), tr("comm. share"), m_scaling->yAxis, Qt::SolidLine);
     line(step, palette::kMuted, tr("step time (right)"), m_scaling->yAxis2, Qt::DashLine);
     // The paper's measurements: hollow squares, labelled.
     m_measured = 0;
@@ -389,8 +389,8 @@ void WireCharts::setSweep(const scenario::Sweep& sweep)
         }
         m_measured += int(px.size());
     };
-    measured(mx, my, palette::kCategorical[0], tr("paper: efficiency"));
-    measured(sx, sy, palette::kCategorical[5], tr("paper: share"));
+    measured(mx, my, palette::categorical(0), tr("paper: efficiency"));
+    measured(sx, sy, palette::categorical(5), tr("paper: share"));
     m_scaling->xAxis->setLabel(tr("GPUs"));
     m_scaling->yAxis->setLabel(tr("efficiency (%)"));
     m_scaling->yAxis2->setVisible(true);

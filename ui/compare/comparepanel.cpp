@@ -48,7 +48,7 @@ QColor colourA()
 }
 QColor colourB()
 {
-    return palette::kCategorical[0];
+    return palette::categorical(0);
 }
 
 // The unit a chart's axis is written in: the largest value's magnitude, in the viewer's byte units.
@@ -634,7 +634,7 @@ void ComparePanel::updateSides()
 
 void ComparePanel::fillTable()
 {
-    const int stage = m_all->isChecked() ? 0 : numberAtIndex(m_stage);
+    const std::optional<Stage> stage = m_all->isChecked() ? std::nullopt : stageAtIndex(m_stage);
     const QString noteA = m_aPending ? QString() : qs(m_a.stage5Note);
     const QString noteB = m_bPending ? QString() : qs(m_b.stage5Note);
     m_model->setComparison(m_comparison ? &*m_comparison : nullptr, stage, m_aPending, m_bPending, noteA, noteB);

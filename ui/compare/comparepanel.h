@@ -15,6 +15,7 @@
 // the document's step of the same derivation is already there.
 
 #include "base/units.h"
+#include "stage.h"
 #include "scenario/compare.h"
 #include "scenario/scenario.h"
 
@@ -57,7 +58,8 @@ public:
     explicit CompareTableModel(QObject* parent = nullptr);
 
     // stage: 1…5, or 0 for every stage. pendingA/B: that side's stage 5 is being simulated.
-    void setComparison(const scenario::Comparison* comparison, int stage, bool pendingA, bool pendingB,
+    // `stage`: the rows of that stage only; nullopt: every stage's.
+    void setComparison(const scenario::Comparison* comparison, std::optional<Stage> stage, bool pendingA, bool pendingB,
                        const QString& noteA, const QString& noteB);
     void setDisplayUnits(DisplayUnits units);
     [[nodiscard]] const scenario::FigureDelta* rowAt(int row) const;
@@ -73,7 +75,7 @@ private:
     [[nodiscard]] bool pendingSide(const scenario::FigureDelta& row, bool sideA) const;
 
     std::vector<scenario::FigureDelta> m_rows;
-    int m_stage = 0;
+    std::optional<Stage> m_stage; // nullopt: all stages
     bool m_pendingA = false, m_pendingB = false;
     QString m_noteA, m_noteB;
     DisplayUnits m_units;

@@ -24,20 +24,20 @@ const char* const kStageNames[5] = {QT_TRANSLATE_NOOP("ComparePanel", "Text"), Q
                                     QT_TRANSLATE_NOOP("ComparePanel", "Collectives"),
                                     QT_TRANSLATE_NOOP("ComparePanel", "Wire")};
 
-QString stageName(int stage)
+QString stageName(Stage stage)
 {
-    return stage >= 1 && stage <= 5 ? QCoreApplication::translate("ComparePanel", kStageNames[stage - 1]) : QString();
+    return QCoreApplication::translate("ComparePanel", kStageNames[indexOf(stage)]);
 }
 
 // The verdict colours (palette.h, read when drawn so a palette scheme change follows): better in the
 // bluish green, worse in the vermillion of Okabe & Ito.
 QColor betterColour()
 {
-    return palette::kCategorical[2];
+    return palette::categorical(2);
 }
 QColor worseColour()
 {
-    return palette::kCategorical[5];
+    return palette::categorical(5);
 }
 bool darkTheme()
 {
@@ -66,14 +66,14 @@ CompareTableModel::CompareTableModel(QObject* parent)
 {
 }
 
-void CompareTableModel::setComparison(const scenario::Comparison* comparison, int stage, bool pendingA, bool pendingB,
+void CompareTableModel::setComparison(const scenario::Comparison* comparison, std::optional<Stage> stage, bool pendingA, bool pendingB,
                                       const QString& noteA, const QString& noteB)
 {
     beginResetModel();
     m_rows.clear();
     if (comparison)
         for (const FigureDelta& r : comparison->rows)
-            if (stage == 0 || r.stage == stage)
+            if (!stage || r.stage == *stage)
                 m_rows.push_back(r);
     m_stage = stage;
     m_pendingA = pendingA;
@@ -116,7 +116,7 @@ int CompareTableModel::columnCount(const QModelIndex& parent) const
 // A missing stage 5 figure on a side whose step is still being simulated is pending, not absent.
 bool CompareTableModel::pendingSide(const FigureDelta& row, bool sideA) const
 {
-    if (row.stage != 5)
+    if (row.stage != Stage::Wire)
         return false;
     return sideA ? (m_pendingA && !row.a) : (m_pendingB && !row.b);
 }
@@ -213,7 +213,7 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const
         case FigureColumn:
             return tr("%1 (%2), stage %3 · %4\n%5: %6")
                 .arg(qs(r.label), qs(r.id))
-                .arg(r.stage)
+                .arg(numberOf(r.stage))
                 .arg(stageName(r.stage), QString::fromLatin1(scenario::toString(r.better)), qs(r.why));
         case AColumn: return side(QStringLiteral("A"), r.a, r.formulaA, true, m_noteA);
         case BColumn: return side(QStringLiteral("B"), r.b, r.formulaB, false, m_noteB);
@@ -238,12 +238,12 @@ QVariant CompareTableModel::headerData(int section, Qt::Orientation orientation,
     if (orientation == Qt::Vertical) {
         if (section < 0 || section >= rowCount())
             return {};
-        const int s = m_rows[std::size_t(section)].stage;
-        return QStringLiteral("%1 %2").arg(s).arg(stageName(s));
+        const Stage s = m_rows[std::size_t(section)].stage;
+        return QStringLiteral("%1 %2").arg(numberOf(s)).arg(stageName(s));
     }
     switch (section) {
     case FigureColumn:
-        return m_stage == 0 ? tr("Key figure (all stages)") : tr("Stage %1 · %2").arg(m_stage).arg(stageName(m_stage));
+        return !m_stage ? tr("Key figure (all stages)") : tr("Stage %1 · %2").arg(numberOf(*m_stage)).arg(stageName(*m_stage));
     case AColumn: return tr("A");
     case BColumn: return tr("B");
     case DeltaColumn: return tr("Δ = B − A");

@@ -334,7 +334,7 @@ bool exportReport(Document* document, const QList<QList<QCustomPlot*>>& chartsPe
         if (createdFolder)
             QDir().rmdir(folder.absolutePath());
     };
-    for (int k = 0; k < chartsPerStage.size() && k < scenario::kStageCount; ++k) {
+    for (int k = 0; k < chartsPerStage.size() && k < kStageCount; ++k) {
         int n = 0;
         for (QCustomPlot* plot : chartsPerStage[k]) {
             if (!plot || !plotHasContent(plot))

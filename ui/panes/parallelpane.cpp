@@ -235,7 +235,7 @@ void ParallelPane::buildForm(QWidget* form)
         QT_TR_NOOP("Experts spread over GPUs, carved out of DP; tokens travel by All-to-All")};
     static const char* const paths[] = {"parallel.dp", "parallel.pp", "parallel.tp", "parallel.ep"};
     static const char* const names[] = {"dpDegree", "ppDegree", "tpDegree", "epDegree"};
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < parallel::kStrategyCount; ++i) {
         m_degrees[i] = countBox(form, tr(tips[i]), 1 << 20);
         m_degrees[i]->setObjectName(QString::fromLatin1(names[i]));
         degrees->addRow(tr(labels[i]), m_degrees[i]);
@@ -412,7 +412,7 @@ void ParallelPane::showScenario()
     m_nodes->setValue(int(std::min<std::uint64_t>(s.hardware.nodes, INT_MAX)));
     m_gpusPerNode->setValue(int(std::min<std::uint64_t>(s.hardware.gpusPerNode, INT_MAX)));
     const std::uint64_t values[] = {p.dp, p.pp, p.tp, p.ep};
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < parallel::kStrategyCount; ++i) {
         const QSignalBlocker block(m_degrees[i]);
         m_degrees[i]->setValue(int(std::min<std::uint64_t>(values[i], INT_MAX)));
     }

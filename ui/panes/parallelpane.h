@@ -8,6 +8,7 @@
 
 #include "base/figure.h"
 #include "base/units.h"
+#include "parallel/plan.h"
 
 #include <QHash>
 #include <QStringList>
@@ -111,7 +112,7 @@ private:
     bool m_colorChosen = false; // the user picked a colouring: keep it
     QSpinBox* m_nodes = nullptr;
     QSpinBox* m_gpusPerNode = nullptr;
-    QSpinBox* m_degrees[4] = {nullptr, nullptr, nullptr, nullptr};
+    QSpinBox* m_degrees[parallel::kStrategyCount] = {nullptr, nullptr, nullptr, nullptr};
     QLabel* m_product = nullptr;
     QComboBox* m_sharding = nullptr;
     QSpinBox* m_shardGroup = nullptr;

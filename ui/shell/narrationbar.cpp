@@ -87,7 +87,8 @@ void NarrationBar::setLarge(bool large)
 
 QString NarrationBar::text() const
 {
-    const scenario::StageNarration* s = m_narration.stage(numberAtIndex(m_stage));
+    const auto stage = stageAtIndex(m_stage);
+    const scenario::StageNarration* s = stage ? m_narration.stage(*stage) : nullptr;
     return s ? qs(s->text()) : QString();
 }
 
@@ -125,7 +126,8 @@ void NarrationBar::refresh()
 
 void NarrationBar::render()
 {
-    const scenario::StageNarration* s = m_narration.stage(numberAtIndex(m_stage));
+    const auto stage = stageAtIndex(m_stage);
+    const scenario::StageNarration* s = stage ? m_narration.stage(*stage) : nullptr;
     const QString link = theme::linkColor().name(); // readable on the window in either theme
     QString html;
     if (s) {

@@ -23,7 +23,7 @@ namespace tw::ui {
 
 namespace meshdraw {
 
-// The shared colour-blind-safe palette (views/palette.h): kCategorical, kInk, kMuted, mix (t = share of a).
+// The shared colour-blind-safe palette (views/palette.h): categorical(), kInk, kMuted, mix (t = share of a).
 using namespace palette;
 
 inline const QColor kWarn(0xC0, 0x10, 0x10);
@@ -35,7 +35,7 @@ inline QColor fillColor(int i)
     if (i < 0)
         return QColor(0xe5, 0xe7, 0xeb);
     static const double tints[] = {0.42, 0.75, 0.22};
-    return mix(kCategorical[i % kCategoricalSize], Qt::white, tints[(i / kCategoricalSize) % 3]);
+    return mix(categorical(i % kCategoricalSize), Qt::white, tints[(i / kCategoricalSize) % 3]);
 }
 
 inline QColor bandColor(int i)
@@ -43,7 +43,7 @@ inline QColor bandColor(int i)
     if (i < 0)
         return QColor(0x9c, 0xa3, 0xaf);
     static const double shades[] = {1.0, 0.7, 0.45};
-    return mix(kCategorical[i % kCategoricalSize], Qt::black, shades[(i / kCategoricalSize) % 3]);
+    return mix(categorical(i % kCategoricalSize), Qt::black, shades[(i / kCategoricalSize) % 3]);
 }
 
 // Memory colouring: light green (little used) → amber → orange (full), a light red when over.

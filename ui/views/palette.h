@@ -1,8 +1,8 @@
 #pragma once
 // The colours the drawings share. Two colour-blind-safe schemes, switched at run time by
-// applyScheme() (the viewer's setting; ui/settings/theme.cpp calls it): the arrays are plain
-// variables that the switch overwrites in place, so every drawing that reads them (directly or
-// through a reference) paints the current scheme on its next repaint.
+// applyScheme() (the viewer's setting; ui/settings/theme.cpp calls it): the schemes are constants,
+// categorical() and strategy() read the current one, so every drawing paints the current scheme on
+// its next repaint.
 //  - Okabe & Ito (2008), "Color Universal Design": distinguishable with every common colour-vision
 //    deficiency; black is left out of the fills. The default.
 //  - Paul Tol (2021), "Colour schemes", the "bright" qualitative scheme: also distinguishable with
@@ -10,9 +10,10 @@
 //    grey swapped for an indigo, see kTolBright).
 // The drawings keep a light "paper" canvas in both themes, so kInk and kMuted stay dark.
 
+#include "parallel/plan.h"
+
 #include <QColor>
 
-#include <algorithm>
 #include <iterator>
 
 namespace tw::ui::palette {
@@ -32,16 +33,10 @@ inline constexpr QColor kTolBright[] = {QColor(0x44, 0x77, 0xAA), QColor(0xEE, 0
                                         QColor(0x33, 0x22, 0x88)};
 static_assert(std::size(kOkabeIto) == std::size(kTolBright));
 
-inline QColor kCategorical[] = {kOkabeIto[0], kOkabeIto[1], kOkabeIto[2], kOkabeIto[3],
-                                kOkabeIto[4], kOkabeIto[5], kOkabeIto[6]};
-inline constexpr int kCategoricalSize = int(std::size(kCategorical));
-static_assert(std::size(kCategorical) == std::size(kOkabeIto));
+inline constexpr int kCategoricalSize = int(std::size(kOkabeIto));
 inline QColor kInk(0x11, 0x18, 0x27);   // text and outlines
 inline QColor kMuted(0x47, 0x55, 0x69); // secondary text
 
-// One colour per parallelism strategy, the same in every stage-5 drawing and chart:
-// DP, PP, TP, EP (index = parallel::Strategy) = the scheme's first four colours.
-inline QColor kStrategy[4] = {kCategorical[0], kCategorical[1], kCategorical[2], kCategorical[3]};
 // Link load, idle → saturated: light grey → grey → near-black, the same in both schemes. Not a
 // hue of the scheme: an orange or yellow load read as PP's or EP's packets (a DP-only step's busy links
 // looked like pipeline traffic); darker is busier, on white paper and on a projector.
@@ -49,8 +44,18 @@ inline const QColor kLoadIdle(0xCB, 0xD5, 0xE1);
 inline const QColor kLoadMid(0x7C, 0x86, 0x94);
 inline const QColor kLoadFull(0x22, 0x28, 0x30);
 
-// The scheme the arrays hold now.
+// The scheme the drawings paint now (GUI thread only).
 inline Scheme currentScheme = Scheme::OkabeIto;
+
+// The current scheme's i-th colour, 0 <= i < kCategoricalSize.
+[[nodiscard]] inline QColor categorical(int i)
+{
+    return (currentScheme == Scheme::TolBright ? kTolBright : kOkabeIto)[i];
+}
+// One colour per parallelism strategy, the same in every stage-5 drawing and chart: DP, PP, TP, EP
+// are the scheme's first four colours.
+[[nodiscard]] inline QColor strategy(parallel::Strategy s) { return categorical(static_cast<int>(s)); }
+[[nodiscard]] inline QColor strategy(int s) { return categorical(s); }
 
 // `a` blended with `b`, `t` = the share of `a` (1: a, 0: b), channel by channel in RGB.
 [[nodiscard]] inline QColor mix(const QColor& a, const QColor& b, double t)
@@ -59,14 +64,8 @@ inline Scheme currentScheme = Scheme::OkabeIto;
                             float(a.blueF() * t + b.blueF() * (1 - t)));
 }
 
-// Overwrites kCategorical and kStrategy with `scheme`'s colours (GUI thread only;
-// widgets repaint on their own next paint — theme.cpp asks them all).
-inline void applyScheme(Scheme scheme)
-{
-    const QColor* colours = scheme == Scheme::TolBright ? kTolBright : kOkabeIto;
-    std::copy(colours, colours + kCategoricalSize, std::begin(kCategorical));
-    std::copy(colours, colours + int(std::size(kStrategy)), std::begin(kStrategy));
-    currentScheme = scheme;
-}
+// Switches the drawings to `scheme` (GUI thread only; widgets repaint on their own next paint —
+// theme.cpp asks them all).
+inline void applyScheme(Scheme scheme) { currentScheme = scheme; }
 
 } // namespace tw::ui::palette

@@ -26,7 +26,7 @@ namespace tw::ui {
 
 namespace scheduledraw {
 
-// The shared colour-blind-safe palette (views/palette.h): kCategorical, kInk, kMuted, mix (t = share of a).
+// The shared colour-blind-safe palette (views/palette.h): categorical(), kInk, kMuted, mix (t = share of a).
 using namespace palette;
 
 inline const QColor kEmpty(0xf1, 0xf3, 0xf5);
@@ -40,7 +40,7 @@ inline const QColor kGauge(0x33, 0x41, 0x55);
 // the same colour; darkened it is a navy no other rank below 14 comes near.
 inline QColor rankColor(int r)
 {
-    const QColor base = kCategorical[r % kCategoricalSize];
+    const QColor base = categorical(r % kCategoricalSize);
     switch ((r / kCategoricalSize) % 3) {
     case 1: return mix(base, Qt::black, 0.6);
     case 2: return mix(base, Qt::white, 0.55);

@@ -337,9 +337,9 @@ void paintWireLegend(QPainter& p, const QRectF& strip, const std::optional<QStri
     const QString head = QCoreApplication::translate("tw::ui::WireView", "Packets:");
     p.drawText(QPointF(x, cy + fm.ascent() / 2 - 1), head);
     x += fm.horizontalAdvance(head) + 8;
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < parallel::kStrategyCount; ++k) {
         p.fillRect(QRectF(x - 1, cy - 6, 12, 12), Qt::white);
-        p.fillRect(QRectF(x, cy - 5, 10, 10), palette::kStrategy[k]);
+        p.fillRect(QRectF(x, cy - 5, 10, 10), palette::strategy(k));
         x += 14;
         const QString name = strategyShortName(k);
         p.setPen(kInk);

@@ -33,7 +33,7 @@ QString linkToolTip(const LinkTipSources& src, LinkId link, std::vector<LinkId> 
     if (members.empty())
         members = {link};
     QStringList lines;
-    double bandwidth = 0, payload = 0, wire = 0, payloadBy[4] = {0, 0, 0, 0};
+    double bandwidth = 0, payload = 0, wire = 0, payloadBy[parallel::kStrategyCount] = {0, 0, 0, 0};
     bool haveLoads = false;
     for (const LinkId m : members) {
         bandwidth += t.link(m).bandwidth;
@@ -42,7 +42,7 @@ QString linkToolTip(const LinkTipSources& src, LinkId link, std::vector<LinkId> 
             const network::LinkLoad& ll = src.loads->links[m];
             payload += ll.payload();
             wire += ll.wireBytes;
-            for (int k = 0; k < 4; ++k)
+            for (int k = 0; k < parallel::kStrategyCount; ++k)
                 payloadBy[k] += ll.payloadBytes[k];
         } else if (src.simulation && m < src.simulation->linkPayloadBytes.size()) {
             payload += src.simulation->linkPayloadBytes[m];
@@ -63,7 +63,7 @@ QString linkToolTip(const LinkTipSources& src, LinkId link, std::vector<LinkId> 
                       members.size() > 1 ? QStringLiteral(" (Σ %1)").arg(rateIn(bandwidth)) : QString());
     if (haveLoads || payload > 0) {
         QStringList by;
-        for (int k = 0; k < 4; ++k)
+        for (int k = 0; k < parallel::kStrategyCount; ++k)
             if (payloadBy[k] > 0)
                 by << QStringLiteral("%1 %2").arg(strategyShortName(k), bytesIn(payloadBy[k]));
         lines << QStringLiteral("Payload per step: %1%2").arg(bytesIn(payload), by.isEmpty() ? QString() : QStringLiteral(" (") + by.join(QStringLiteral(", ")) + QStringLiteral(")"));
@@ -76,7 +76,7 @@ QString linkToolTip(const LinkTipSources& src, LinkId link, std::vector<LinkId> 
                      .arg(percent(u), bytesIn(payload), rateIn(bandwidth), qs(formatSeconds(src.simulation->stepSeconds)));
         const network::LinkRates now = src.rates ? src.rates->sum(members, src.time) : network::LinkRates{};
         QStringList by;
-        for (int k = 0; k < 4; ++k)
+        for (int k = 0; k < parallel::kStrategyCount; ++k)
             if (now.byStrategy[std::size_t(k)] > 0)
                 by << QStringLiteral("%1 %2").arg(strategyShortName(k), rateIn(now.byStrategy[std::size_t(k)]));
         lines << QStringLiteral("Rate at %1: %2 (%3 of the bandwidth)%4")

@@ -695,7 +695,7 @@ void WireView::drawPackets(QPainter& p, Frame& F, bool between)
     for (std::size_t k = 0; k < 5; ++k) {
         if (inner[k].empty())
             continue;
-        p.setBrush(k < 4 ? palette::kStrategy[k] : kUnknownStrategy);
+        p.setBrush(k < 4 ? palette::strategy(k) : kUnknownStrategy);
         p.drawRects(inner[k].data(), int(inner[k].size()));
     }
     p.setRenderHint(QPainter::Antialiasing, true);

@@ -45,7 +45,7 @@ struct WireView::ViewState {
     QPoint dragFrom;
     QPointF offsetAtDrag;
     int packets = 0;
-    int packetsBy[4] = {0, 0, 0, 0};
+    int packetsBy[parallel::kStrategyCount] = {0, 0, 0, 0};
 
     // The static layers (server boxes; nodes and labels), cached for the current view.
     struct CacheKey {
