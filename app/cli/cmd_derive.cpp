@@ -102,8 +102,28 @@ int runExplain(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         return kExitInput;
     const scenario::Scenario& s = derived->scenario;
     const auto& d = derived->derivation;
-    if (!d->figures.find(o.figureId)) {
-        const auto close = scenario::closeIds(d->figures, o.figureId);
+    // Stage 5's figures (net.*, sim.*) come from the simulated step, not from the derivation: for those
+    // ids the step is simulated and its figures join the derivation's, so their chains reach stages 1–4.
+    FigureSet figures = d->figures;
+    const bool stage5 = o.figureId.starts_with("sim.") || o.figureId.starts_with("net.");
+    if (stage5 && d->stage3) {
+        const auto step = scenario::simulateDerived(s, *d, false);
+        if (!step) {
+            printError(err, step.error());
+            return kExitInput;
+        }
+        for (const FigureSet* part : {&step.value().network->figures, &step.value().simulation->figures})
+            for (const Figure& f : part->all())
+                if (!figures.find(f.id))
+                    figures.add(f);
+    }
+    if (!figures.find(o.figureId)) {
+        if (stage5 && !d->stage3) {
+            printError(err, makeError("'" + o.figureId + "' is a figure of the simulated step, and the plan cannot run "
+                                      "(see tokenwire-cli plan)"));
+            return kExitInput;
+        }
+        const auto close = scenario::closeIds(figures, o.figureId);
         std::string message = "unknown figure id '" + o.figureId + "'";
         if (close.empty()) {
             message += "; `tokenwire-cli derive` lists every id";
@@ -115,7 +135,7 @@ int runExplain(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         printError(err, makeError(message));
         return kExitUsage;
     }
-    const auto tree = scenario::derivationTree(d->figures, o.figureId);
+    const auto tree = scenario::derivationTree(figures, o.figureId);
     if (o.json) {
         json chain = json::array();
         for (const auto& step : tree) {

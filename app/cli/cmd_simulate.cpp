@@ -67,8 +67,11 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     rows.push_back({"Idle (pipeline bubble, tail)", formatSeconds(r.idleSeconds)});
     auto percent = [](double share) { return formatCount(100.0 * share, share < 0.01 ? 3 : 1) + " %"; };
     rows.push_back({"Communication share", percent(r.commShare)});
-    if (r.mfu > 0)
-        rows.push_back({"MFU", percent(r.mfu)});
+    if (r.mfu > 0) {
+        rows.push_back({"MFU (model FLOPs, no recomputation)", percent(r.mfu)});
+        rows.push_back({"HFU (with recomputation)", percent(r.hfu)});
+        rows.push_back({"  against", model::gemmPeakText(d->gpu, d->model)});
+    }
     rows.push_back({"Flows in the step", formatInteger(static_cast<std::int64_t>(r.flows))});
     rows.push_back({"Flows simulated", formatInteger(static_cast<std::int64_t>(r.simulatedFlows))
                                            + (r.closedFormInstances

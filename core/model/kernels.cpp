@@ -183,6 +183,18 @@ double mathPeak(const GpuSpec& gpu, Precision precision)
     return gpu.peakFp16 > 0 && precision != Precision::Fp32 ? gpu.peakFp16 : gpu.peakFp32;
 }
 
+std::string gemmPeakText(const GpuSpec& gpu, const ModelConfig& m)
+{
+    const Precision p = gemmPrecision(m);
+    const double peak = gemmPeak(gpu, m);
+    std::string text = (gpu.name.empty() ? gpu.id : gpu.name) + ", dense " + std::string(toString(p)) + " peak ";
+    text += formatCount(peak / 1e12, 1) + " TFLOP/s";
+    if (gpu.peak(p) <= 0 && peak > 0)
+        text += std::string(" (no ") + std::string(toString(p)) + " tensor cores: its "
+                + (gpu.peakFp16 > 0 && p != Precision::Fp32 ? "fp16" : "fp32") + " peak)";
+    return text;
+}
+
 GemmTime gemmTime(double batch, double M, double N, double K, Precision precision, const GpuSpec& gpu)
 {
     GemmTime r;

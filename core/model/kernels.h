@@ -40,6 +40,15 @@ struct GemmTime {
 // tensor cores for it, e.g. bf16 on V100) its fp16 peak, or fp32.
 [[nodiscard]] double mathPeak(const GpuSpec& gpu, Precision precision);
 
+// The precision the model's GEMMs and attention run at: its activations' (a Transformer Engine FP8
+// recipe keeps bf16 weights and runs the matrix products in fp8). The kernel model times the GEMMs at
+// this precision, and MFU and HFU are measured against its peak (docs/compute.md, "MFU and HFU").
+[[nodiscard]] inline Precision gemmPrecision(const ModelConfig& m) { return m.activations; }
+// mathPeak at the GEMMs' precision: the denominator of MFU and HFU, per GPU.
+[[nodiscard]] inline double gemmPeak(const GpuSpec& gpu, const ModelConfig& m) { return mathPeak(gpu, gemmPrecision(m)); }
+// "H100 SXM, dense bf16 peak 989 TFLOP/s" (and the fallback, when the GPU has no peak at that precision).
+[[nodiscard]] std::string gemmPeakText(const GpuSpec& gpu, const ModelConfig& m);
+
 struct Kernel {
     std::string name;       // "QKV projection", "QKV projection ∂input"
     std::string shape;      // "8192×2304×6144", "32×[2048×2048×96]", "50,331,648 elements"

@@ -4,6 +4,7 @@
 
 #include "base/enumnames.h"
 #include "base/units.h"
+#include "model/kernels.h"
 
 #include <array>
 #include <cmath>
@@ -903,8 +904,23 @@ void addComputeFigures(FigureSet& f, const ModelConfig& m, const GpuSpec& gpu, c
            "FLOPs per micro-batch / (B·T) = " + N(mbFlops) + " / " + N(tokensMb) + " = " + N(perToken),
            {"compute.flops_per_microbatch", "compute.tokens_per_microbatch"}});
     const double stepFlops = perToken * G;
-    f.add({"compute.flops_per_step", "FLOPs per optimizer step", stepFlops, "FLOP",
-           "FLOPs per token·G = " + N(perToken) + "·" + N(G) + " = " + N(stepFlops), {"compute.flops_per_token", "compute.tokens_per_step"}});
+    f.add({"compute.flops_per_step", "FLOPs per optimizer step (executed, with recomputation)", stepFlops, "FLOP",
+           "FLOPs per token·G = " + N(perToken) + "·" + N(G) + " = " + N(stepFlops)
+               + (m.recompute == Recompute::None ? std::string(" (no recomputation: the model FLOPs)")
+                                                 : std::string(" (the recomputed forward included: HFU's numerator)")),
+           {"compute.flops_per_token", "compute.tokens_per_step"}});
+    // The model's FLOPs, MFU's numerator (PaLM, Chowdhery et al. 2022, App. B: "the observed throughput
+    // ... relative to the theoretical maximum ... excluding rematerialization"): 6·P_active per token and
+    // the attention scores, 12·T·d·L per token, whatever is recomputed.
+    const double modelTok = 6 * Pa + 12 * T * d * L;
+    f.add({"compute.model_flops_per_token", "Model FLOPs per token (no recomputation)", modelTok, "FLOP",
+           "6·P_active + 12·T·d·L = 6·" + N(Pa) + " + 12·" + sT + "·" + sd + "·" + sL + " = " + N(modelTok)
+               + " (forward and backward, nothing recomputed)",
+           {"model.active_parameters", "batch.T", "model.hidden_size", "model.layers"}});
+    f.add({"compute.model_flops_per_step", "Model FLOPs per optimizer step (no recomputation)", modelTok * G, "FLOP",
+           "model FLOPs per token·G = " + N(modelTok) + "·" + N(G) + " = " + N(modelTok * G)
+               + " (MFU's numerator; recomputation is not the model's work)",
+           {"compute.model_flops_per_token", "compute.tokens_per_step"}});
 
     // Megatron-LM's closed forms (arXiv 2104.04473 §5.1, dense GPT block), per micro-batch.
     const double base = B * T * L * d * d;
@@ -928,11 +944,11 @@ void addComputeFigures(FigureSet& f, const ModelConfig& m, const GpuSpec& gpu, c
                + " (6·P also counts biases, norms and position rows; the 72·… form counts only the matrix products)",
            {"compute.flops_per_microbatch", fullRe ? "compute.flops_crosscheck_96" : "compute.flops_crosscheck_72"}});
 
-    const Precision mathPrecision = m.activations;
-    const double peak = gpu.peak(mathPrecision);
-    f.add({"compute.gpu_peak_flops", "GPU peak FLOP/s", peak, "FLOP/s",
-           (gpu.name.empty() ? gpu.id : gpu.name) + ", dense " + std::string(toString(mathPrecision)) + " peak: "
-               + N(peak / 1e12) + " TFLOP/s (datasheet)" + (peak > 0 ? "" : " — none at this precision"),
+    const Precision mathPrecision = gemmPrecision(m);
+    const double peak = gemmPeak(gpu, m);
+    f.add({"compute.gpu_peak_flops", "GPU peak FLOP/s (GEMM precision)", peak, "FLOP/s",
+           gemmPeakText(gpu, m) + " (datasheet; the GEMMs run at the activations' precision)"
+               + (peak > 0 ? "" : " — none at this precision"),
            {"model.bytes.activations"}});
     f.add({"compute.step_time_at_peak", "Step time at 100% of peak", peak > 0 ? stepFlops / peak : 0, "s",
            peak > 0 ? "FLOPs per step / peak = " + N(stepFlops) + " / " + N(peak) + " = " + formatSeconds(stepFlops / peak)

@@ -4,6 +4,7 @@
 #include "parallel/plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tw::network::sim {
 
@@ -73,9 +74,15 @@ void Engine::summarize()
                 out.linkBins.seriesOf[l] = out.linkBins.seriesOf[sym.linkRep[l]];
     for (int s = 0; s < parallel::kStrategyCount; ++s)
         out.exposedCommSeconds += out.exposedByStrategy[s];
+    // Idle is step − compute − waits per GPU: below a billionth of the step it is the rounding of that
+    // difference, not time ("Idle 0.000000222 ns").
+    if (std::abs(out.idleSeconds) < 1e-9 * out.stepSeconds)
+        out.idleSeconds = 0;
     out.commShare = out.stepSeconds > 0 ? out.exposedCommSeconds / out.stepSeconds : 0.0;
-    if (opt.modelFlopsPerStep > 0 && opt.peakFlopsPerGpu > 0 && out.stepSeconds > 0)
+    if (opt.peakFlopsPerGpu > 0 && out.stepSeconds > 0) {
         out.mfu = opt.modelFlopsPerStep / (n * opt.peakFlopsPerGpu * out.stepSeconds);
+        out.hfu = opt.hardwareFlopsPerStep / (n * opt.peakFlopsPerGpu * out.stepSeconds);
+    }
 
     // Figures.
     auto& f = out.figures;
@@ -108,11 +115,18 @@ void Engine::summarize()
            "exposed communication / step time = " + formatSeconds(out.exposedCommSeconds) + " / "
                + formatSeconds(out.stepSeconds) + " = " + formatCount(100 * out.commShare, 1) + " %",
            {"sim.exposed_comm_s", "sim.step_time_s"}});
+    const std::string over = " / (" + G + " · " + formatCount(opt.peakFlopsPerGpu, 0) + " · "
+                             + formatSeconds(out.stepSeconds) + ") = ";
+    const std::string peak = opt.peakText.empty() ? std::string() : " (peak: " + opt.peakText + ")";
     if (out.mfu > 0)
         f.add({"sim.mfu", "Model FLOPs utilization", out.mfu, "",
-               "FLOPs per step / (GPUs · peak FLOP/s · step time) = " + formatCount(opt.modelFlopsPerStep, 0) + " / (" + G
-                   + " · " + formatCount(opt.peakFlopsPerGpu, 0) + " · " + formatSeconds(out.stepSeconds) + ") = "
-                   + formatCount(100 * out.mfu, 1) + " %",
+               "model FLOPs per step (no recomputation) / (GPUs · peak FLOP/s · step time) = "
+                   + formatCount(opt.modelFlopsPerStep, 0) + over + formatCount(100 * out.mfu, 1) + " %" + peak,
+               {"compute.model_flops_per_step", "compute.gpu_peak_flops", "sim.step_time_s"}});
+    if (out.hfu > 0)
+        f.add({"sim.hfu", "Hardware FLOPs utilization", out.hfu, "",
+               "FLOPs per step with recomputation / (GPUs · peak FLOP/s · step time) = "
+                   + formatCount(opt.hardwareFlopsPerStep, 0) + over + formatCount(100 * out.hfu, 1) + " %" + peak,
                {"compute.flops_per_step", "compute.gpu_peak_flops", "sim.step_time_s"}});
 }
 

@@ -187,8 +187,10 @@ inline constexpr std::uint64_t kMaxRecordedGpus = 64;
 struct SimulationOptions {
     bool communication = true;            // false: collectives take no time (compute and pipeline order only)
     bool protocolOverhead = true;         // link payload capacity = bandwidth · efficiency(protocol)
-    double modelFlopsPerStep = 0;         // "compute.flops_per_step" (6·P·tokens + attention); 0: no MFU
-    double peakFlopsPerGpu = 0;           // "compute.gpu_peak_flops"
+    double modelFlopsPerStep = 0;         // "compute.model_flops_per_step" (no recomputation); 0: no MFU
+    double hardwareFlopsPerStep = 0;      // "compute.flops_per_step" (with recomputation); 0: no HFU
+    double peakFlopsPerGpu = 0;           // "compute.gpu_peak_flops" (the GEMM precision's)
+    std::string peakText;                 // what that peak is ("NVIDIA H100 SXM 80 GB, dense bf16 peak 989.5 TFLOP/s")
     std::vector<std::uint32_t> recordGpus; // GPUs whose intervals to keep; empty: all when ≤ kMaxRecordedGpus
     bool recordLinks = true;              // per-link payload in time bins over the whole step (linkbins.h)
     std::uint64_t maxLinkBinBytes = std::uint64_t{64} << 20; // the bins' memory for the whole step (linkbins.h)
@@ -237,6 +239,7 @@ struct StepSimulation {
     double idleSeconds = 0;               // mean over GPUs (bubble)
     double commShare = 0;                 // exposed / step (the paper's "AllReduce share" for DDP)
     double mfu = 0;                       // model FLOPs / (GPUs · peak · step); 0 without the inputs
+    double hfu = 0;                       // the same with the recomputed FLOPs; 0 without the inputs
     std::vector<GpuSummary> gpus;         // every GPU
     std::vector<GpuTimeline> gpuTimelines; // the recorded GPUs
     LinkBins linkBins;                    // per link: payload in time bins over the whole step (when recordLinks)

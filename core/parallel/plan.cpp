@@ -172,7 +172,7 @@ void Builder::buildTiming()
     k.smCount = gpu.smCount;
 
     // Fixed-rate model: FLOPs / achieved FLOP/s with FLOPs = 2·P_layer·B·T + 4·B·T²·d (docs/model.md §2.4), /t.
-    const double rate = gpu.peak(m.weights) * p.computeEfficiency;
+    const double rate = model::gemmPeak(gpu, m) * p.computeEfficiency;
     auto& lf = out.layerForwardSeconds;
     auto& lb = out.layerBackwardSeconds;
     lf.assign(L, 0.0);

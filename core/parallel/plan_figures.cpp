@@ -195,39 +195,48 @@ void Builder::addKernelFigures(FigureSet& f) const
                + N(gpu.memoryBandwidth / 1e9) + " GB/s·" + N(gpu.memoryFraction, 2) + ") = "
                + formatSeconds(k.optimizer.seconds) + " (kernel model; not in the pipeline timeline)",
            {}});
-    // Model FLOPs: 2 per multiply-add forward, 4 backward (no recomputation); hardware FLOPs are what the
-    // GPUs execute: the recomputed kernels too, flash attention's causal half with its backward
-    // recomputation (Chowdhery et al. 2022, App. B; docs/compute.md).
-    double modelFlops = 0, hwFlops = 0;
+    // The kernels' own count: model FLOPs (2 per multiply-add forward, 4 backward, no recomputation) and
+    // the FLOPs they execute (the recomputed kernels too, flash attention's causal half with its backward
+    // recomputation: Chowdhery et al. 2022, App. B; docs/compute.md).
+    double kernelFlops = 0, hwFlops = 0;
     for (std::uint64_t l = 0; l < L; ++l) {
         const model::KernelList& list = m.isMoeLayer(l) ? k.moe : k.dense;
-        modelFlops += list.flops(KernelPass::Forward) + list.flops(KernelPass::Backward);
+        kernelFlops += list.flops(KernelPass::Forward) + list.flops(KernelPass::Backward);
         hwFlops += list.hardwareFlops();
     }
     for (const model::KernelList* list : {&k.embedding, &k.head}) {
-        modelFlops += list->flops(KernelPass::Forward) + list->flops(KernelPass::Backward);
+        kernelFlops += list->flops(KernelPass::Forward) + list->flops(KernelPass::Backward);
         hwFlops += list->hardwareFlops();
     }
     const double scale = static_cast<double>(nAcc * D * Tt); // micro-batches × DP replicas × TP shards
-    modelFlops *= scale;
+    kernelFlops *= scale;
     hwFlops *= scale;
-    const double stepSeconds = out.timeline.makespan + k.optimizer.seconds;
-    const double peak = gpu.peak(m.weights);
-    const double denom = static_cast<double>(gpus) * peak * stepSeconds;
-    f.add({"plan.model_flops_per_step", "Model FLOPs per step (kernel list)", modelFlops, "FLOP",
+    f.add({"plan.model_flops_per_step", "Model FLOPs per step (kernel list)", kernelFlops, "FLOP",
            "Σ GEMM and attention FLOPs of every layer and the head, forward + backward, per GPU × micro-batches "
-           + I(nAcc) + " × dp " + I(D) + " × tp " + I(Tt) + " = " + N(modelFlops),
+           + I(nAcc) + " × dp " + I(D) + " × tp " + I(Tt) + " = " + N(kernelFlops)
+           + " (a cross-check of compute.model_flops_per_step: the matrix products only)",
            {}});
-    f.add({"plan.hardware_flops_per_step", "Hardware FLOPs per step (with recomputation)", hwFlops, "FLOP",
-           "executed FLOPs: the kernels with recomputation; flash attention's causal half, its backward 2.5× = " + N(hwFlops), {}});
+    f.add({"plan.hardware_flops_per_step", "FLOPs the kernels execute per step", hwFlops, "FLOP",
+           "the kernels with recomputation; flash attention computes the causal half, its backward 2.5× = " + N(hwFlops),
+           {}});
+    // MFU and HFU as everywhere else (docs/compute.md, "MFU and HFU"): the model's FLOPs (no
+    // recomputation) and the executed ones (with it), over GPUs × the GEMM precision's peak × the step.
+    const bool formula = in.find("compute.model_flops_per_step") && in.find("compute.flops_per_step");
+    const double modelFlops = formula ? in.valueOf("compute.model_flops_per_step") : kernelFlops;
+    const double execFlops = formula ? in.valueOf("compute.flops_per_step") : hwFlops;
+    const char* modelId = formula ? "compute.model_flops_per_step" : "plan.model_flops_per_step";
+    const char* execId = formula ? "compute.flops_per_step" : "plan.hardware_flops_per_step";
+    const double stepSeconds = out.timeline.makespan + k.optimizer.seconds;
+    const double peak = model::gemmPeak(gpu, m);
+    const double denom = static_cast<double>(gpus) * peak * stepSeconds;
+    const std::string over = " / (" + I(gpus) + "·" + N(peak / 1e12) + "·10¹²·" + formatSeconds(stepSeconds) + ")";
     f.add({"plan.mfu", "Model FLOPs utilization (compute timeline)", denom > 0 ? modelFlops / denom : 0.0, "",
-           "model FLOPs / (GPUs · peak · (pipeline makespan + optimizer step)) = " + N(modelFlops) + " / (" + I(gpus)
-               + "·" + N(peak / 1e12) + "·10¹²·" + formatSeconds(stepSeconds) + ") (no communication)",
-           cite({"plan.model_flops_per_step", "plan.peak_flops", "pp.makespan", "plan.optimizer_step_seconds"})});
-    f.add({"plan.hfu", "Hardware FLOPs utilization (compute timeline)", denom > 0 ? hwFlops / denom : 0.0, "",
-           "hardware FLOPs / (GPUs · peak · (pipeline makespan + optimizer step)) = " + N(hwFlops) + " / (" + I(gpus)
-               + "·" + N(peak / 1e12) + "·10¹²·" + formatSeconds(stepSeconds) + ")",
-           cite({"plan.hardware_flops_per_step", "plan.peak_flops", "pp.makespan", "plan.optimizer_step_seconds"})});
+           "model FLOPs (no recomputation) / (GPUs · GEMM peak · (pipeline makespan + optimizer step)) = "
+               + N(modelFlops) + over + " (no communication)",
+           cite({modelId, "plan.peak_flops", "pp.makespan", "plan.optimizer_step_seconds"})});
+    f.add({"plan.hfu", "Hardware FLOPs utilization (compute timeline)", denom > 0 ? execFlops / denom : 0.0, "",
+           "FLOPs with recomputation / (GPUs · GEMM peak · (pipeline makespan + optimizer step)) = " + N(execFlops) + over,
+           cite({execId, "plan.peak_flops", "pp.makespan", "plan.optimizer_step_seconds"})});
 }
 
 // The plan's inputs: the cluster, the degrees, the efficiency, the peak and the bucket size.
@@ -266,10 +275,8 @@ void Builder::addPlanInputs()
            p.computeEfficiency > 0 ? "input: " + N(p.computeEfficiency * 100, 1) + "% (Megatron-LM Table 1 reports 44–52%)"
                                    : std::string("auto (0): layer times from the kernel model (docs/compute.md)"),
            {}});
-    f.add({"plan.peak_flops", "GPU peak FLOP/s (weights precision)", gpu.peak(m.weights), "FLOP/s",
-           (gpu.name.empty() ? gpu.id : gpu.name) + ", dense " + std::string(model::toString(m.weights)) + ": "
-               + N(gpu.peak(m.weights) / 1e12) + " TFLOP/s (datasheet)",
-           {}});
+    f.add({"plan.peak_flops", "GPU peak FLOP/s (GEMM precision)", model::gemmPeak(gpu, m), "FLOP/s",
+           model::gemmPeakText(gpu, m) + " (datasheet; the GEMMs run at the activations' precision)", {}});
     f.add({"plan.bucket_bytes", "Gradient bucket size", bucket, "B",
            p.bucketBytes ? "input: " + Bytes(bucket)
            : p.sharding == Sharding::Ddp
@@ -483,9 +490,9 @@ double Builder::addLayerTimeFigure()
                                               : static_cast<double>(pb.mlpPerLayer));
             const double flops = (2 * active * B * T + 4 * B * T * T * static_cast<double>(m.hiddenSize)) / static_cast<double>(Tt);
             formula = "(2·P_layer·B·T + 4·B·T²·d)/t / (peak·efficiency) = (2·" + N(active) + "·" + sB + "·" + sT + " + 4·"
-                      + sB + "·" + sT + "²·" + sd + ")/" + stp + " / (" + N(gpu.peak(m.weights) / 1e12) + "·10¹² FLOP/s·"
+                      + sB + "·" + sT + "²·" + sd + ")/" + stp + " / (" + N(model::gemmPeak(gpu, m) / 1e12) + "·10¹² FLOP/s·"
                       + N(p.computeEfficiency, 3) + ") = " + N(flops) + " FLOP / "
-                      + N(gpu.peak(m.weights) * p.computeEfficiency / 1e12) + "·10¹² FLOP/s = " + formatSeconds(slowest)
+                      + N(model::gemmPeak(gpu, m) * p.computeEfficiency / 1e12) + "·10¹² FLOP/s = " + formatSeconds(slowest)
                       + (moeLayer ? " (MoE layer: k experts active per token)" : "");
             inputs = cite({"batch.B", "batch.T", "model.hidden_size", "plan.tp", "plan.peak_flops",
                            "plan.compute_efficiency", "model.params.attention", "model.params.mlp"});

@@ -524,10 +524,12 @@ Result<std::shared_ptr<const Derivation>> derive(const Scenario& scenario, const
 network::SimulationOptions simulationOptions(const Derivation& d, bool recordLinks)
 {
     network::SimulationOptions options;
-    options.modelFlopsPerStep = d.figures.valueOf("compute.flops_per_step");
+    options.modelFlopsPerStep = d.figures.valueOf("compute.model_flops_per_step");
+    options.hardwareFlopsPerStep = d.figures.valueOf("compute.flops_per_step");
     options.peakFlopsPerGpu = d.figures.valueOf("compute.gpu_peak_flops");
-    if (!(options.modelFlopsPerStep > 0) || !(options.peakFlopsPerGpu > 0))
-        options.modelFlopsPerStep = options.peakFlopsPerGpu = 0; // no MFU without both
+    options.peakText = model::gemmPeakText(d.gpu, d.model);
+    if (!(options.modelFlopsPerStep > 0) || !(options.hardwareFlopsPerStep > 0) || !(options.peakFlopsPerGpu > 0))
+        options.modelFlopsPerStep = options.hardwareFlopsPerStep = options.peakFlopsPerGpu = 0; // no MFU without all
     // Stage 5's GPU hover reads the intervals: every GPU's up to kMaxRecordedGpus, else GPU 0 and one GPU
     // (dp = tp = 0) per pipeline stage.
     options.recordGpus = {0};

@@ -158,7 +158,7 @@ Status deriveRecomputes(const Scenario& s, Deriver& deriver, const Progress& qui
         if (s.parallel.computeEfficiency <= 0 && d.value()->stage3) {
             const auto& busy = d.value()->stage3->timeline.stageBusySeconds;
             const double slowest = busy.empty() ? 0.0 : *std::max_element(busy.begin(), busy.end());
-            const double peakNow = d.value()->gpu.peak(d.value()->model.weights);
+            const double peakNow = model::gemmPeak(d.value()->gpu, d.value()->model);
             const double gpus = double(s.hardware.gpuCount());
             if (slowest > 0 && peakNow > 0 && gpus > 0)
                 c.efficiency[r] = c.flops[r] / gpus / (peakNow * slowest);
@@ -177,7 +177,7 @@ void describeCluster(const Scenario& s, FitContext& c)
     c.G = s.batch.globalBatchTokens;
     c.L = c.models[0].layers;
     c.experts = c.models[0].moe.experts;
-    c.peak = c.gpu.peak(c.models[0].weights);
+    c.peak = model::gemmPeak(c.gpu, c.models[0]);
     const network::TopologySpec spec = resolvedTopology(s);
     const bool nvlink = spec.kind == network::TopologyKind::NvSwitchNode
                         || (network::isSwitchedFabric(spec.kind) && spec.intraNode == network::IntraNode::NvSwitch);

@@ -133,6 +133,7 @@ json simulationJson(const Scenario& s, const NetworkStage& net, const network::S
                 {"idle_s", r.idleSeconds},
                 {"comm_share", r.commShare},
                 {"mfu", r.mfu},
+                {"hfu", r.hfu},
                 {"flows", r.flows},
                 {"simulated_flows", r.simulatedFlows},
                 {"simulated_gpus", r.simulatedGpus},

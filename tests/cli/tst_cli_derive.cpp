@@ -60,6 +60,7 @@ private slots:
     void presetsListing();
     void explainChainEndsAtInputs();
     void explainTable();
+    void explainSimulatedFigure();
     void tensorsJson();
     void tensorsTable();
     void scenarioFileWithRelativeText();
@@ -222,6 +223,26 @@ void TestCliDerive::explainChainEndsAtInputs()
     for (const char* id : {"model.layers", "model.hidden_size", "tokenizer.vocab_size"})
         QVERIFY2(inChain.count(id), id);
     QVERIFY(chain.back()["inputs"].empty() || chain.back()["repeated"].get<bool>());
+}
+
+// Stage 5's figures come from the simulated step: explain simulates it and follows sim.mfu's chain down
+// to the model's parameters (it answered "unknown figure id"). paper-reference: GPT-2 small, P =
+// 124,439,808 (above), fp16 GEMMs on its GPU.
+void TestCliDerive::explainSimulatedFigure()
+{
+    const CliRun r = runCli(args({"explain", "sim.mfu", "--preset", "paper-reference", "--json"}));
+    QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
+    const json doc = parseJson(r.out);
+    QVERIFY(!doc.is_discarded());
+    std::set<std::string> inChain;
+    for (const auto& step : doc["chain"])
+        inChain.insert(step["id"].get<std::string>());
+    for (const char* id : {"sim.mfu", "sim.step_time_s", "compute.model_flops_per_step", "compute.gpu_peak_flops",
+                           "model.parameters"})
+        QVERIFY2(inChain.count(id), id);
+    const CliRun bad = runCli(args({"explain", "sim.no_such_figure", "--preset", "paper-reference"}));
+    QCOMPARE(bad.exitCode, 2);
+    QVERIFY2(bad.err.contains("unknown figure id"), qPrintable(bad.describe()));
 }
 
 void TestCliDerive::explainTable()

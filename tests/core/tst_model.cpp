@@ -861,10 +861,18 @@ void TestModel::gpuCatalog()
     QCOMPARE(errors[1].where.jsonPath, std::string("hardware.custom.peak_bf16"));
     QCOMPARE(errors[2].where.jsonPath, std::string("hardware.custom.peak_fp8"));
 
-    // V100 with a bf16 model: the step time at peak is undefined, said in the formula, not infinite.
+    // V100 with a bf16 model: Volta has no bf16 tensor cores, so the GEMMs (and MFU's peak) run at its
+    // fp16 peak, 125 TFLOP/s (datasheet), and the figure says so.
     const ModelDerivation d = deriveModel(known("gpt2-small"), kPaperBatch, gpu("v100-32gb"));
-    QCOMPARE(d.figures.valueOf("compute.gpu_peak_flops"), 0.0);
-    QVERIFY(contains(d.figures.find("compute.step_time_at_peak")->formula, "undefined"));
+    QCOMPARE(d.figures.valueOf("compute.gpu_peak_flops"), 125e12);
+    QVERIFY(contains(d.figures.find("compute.gpu_peak_flops")->formula, "no bf16 tensor cores"));
+    QVERIFY(!contains(d.figures.find("compute.step_time_at_peak")->formula, "undefined"));
+    // A custom GPU with no peak at all: the step time at peak is undefined, said in the formula, not infinite.
+    GpuSpec none = gpu("v100-32gb");
+    none.peakFp16 = none.peakFp32 = none.peakBf16 = 0;
+    const ModelDerivation z = deriveModel(known("gpt2-small"), kPaperBatch, none);
+    QCOMPARE(z.figures.valueOf("compute.gpu_peak_flops"), 0.0);
+    QVERIFY(contains(z.figures.find("compute.step_time_at_peak")->formula, "undefined"));
 }
 
 void TestModel::enumStrings()

@@ -344,7 +344,7 @@ void TestParallelPane::efficiencyBoxShowsAutoAndSetsAFixedRate()
 
 // The pipeline chart ends with the optimizer step on every stage: from core's makespan to makespan +
 // plan.optimizer_step_seconds — the step the MFU figure divides by: plan.mfu = model FLOPs / (GPUs ·
-// peak · that step) (docs/compute.md, "Figures").
+// peak · that step) (docs/compute.md, "MFU and HFU").
 void TestParallelPane::pipelineEndsWithTheOptimizerStep()
 {
     loadPreset("gpt3-175b"); // pp = 8, interleaved, kernel model
@@ -357,7 +357,7 @@ void TestParallelPane::pipelineEndsWithTheOptimizerStep()
     QCOMPARE(chart->optimizerSpan().first, makespan);
     QVERIFY(std::abs(chart->optimizerSpan().second - (makespan + optimizer)) <= 1e-12 * makespan);
     QVERIFY2(chart->title().contains(QLatin1String("optimizer step")), qPrintable(chart->title()));
-    const double mfu = f.valueOf("plan.model_flops_per_step")
+    const double mfu = f.valueOf("compute.model_flops_per_step")
                        / (f.valueOf("plan.gpus") * f.valueOf("plan.peak_flops") * chart->optimizerSpan().second);
     QVERIFY2(std::abs(mfu - f.valueOf("plan.mfu")) <= 1e-9 * mfu,
              qPrintable(QStringLiteral("%1 vs %2").arg(mfu).arg(f.valueOf("plan.mfu"))));

@@ -316,7 +316,7 @@ void TestTensorPane::kernelChartFollowsTheModel()
              qPrintable(summary));
     emit m_pane->kernelSummary()->linkActivated(QStringLiteral("fig:plan.hfu"));
     QCOMPARE(m_pane->tabs()->currentIndex(), 2);
-    QVERIFY2(m_pane->chain()->toPlainText().contains(QLatin1String("plan.hardware_flops_per_step")),
+    QVERIFY2(m_pane->chain()->toPlainText().contains(QLatin1String("compute.flops_per_step")),
              qPrintable(m_pane->chain()->toPlainText()));
     // GPT-3 175B with selective recomputation, t = 8 and SP: a third group, the recomputed attention core.
     QVERIFY(m_doc->loadPreset(QStringLiteral("gpt3-175b")));

@@ -343,16 +343,16 @@ void TensorPane::updateKernels()
     if (k.setup.tp > 1)
         what += tr(" (t = %1%2)").arg(k.setup.tp).arg(k.setup.sequenceParallel ? tr(", SP") : QString());
     const model::GpuSpec& gpu = m_derivation->gpu;
-    m_kernels->setKernels(dense ? k.dense : k.moe, model::mathPeak(gpu, m.activations), gpu.memoryBandwidth, what,
+    m_kernels->setKernels(dense ? k.dense : k.moe, model::gemmPeak(gpu, m), gpu.memoryBandwidth, what,
                           k.timed);
     const FigureSet& f = m_derivation->figures;
     auto percent = [&](const char* id) {
         return panekit::figureLink(f, id, QString::number(100.0 * f.valueOf(id), 'f', 1) + QStringLiteral(" %"));
     };
     m_kernelSummary->setText(
-        tr("The step on the compute timeline (no communication): MFU %1, HFU %2 (the FLOPs the kernels execute: recomputation added, and flash attention skips the causal mask's "
-           "empty half, so HFU can sit below MFU) — FLOPs over "
-           "GPUs · peak · (pipeline makespan + optimizer step %3). Stage 5 gives the simulated step's MFU.")
+        tr("The step on the compute timeline (no communication): MFU %1 (the model's FLOPs, nothing recomputed), "
+           "HFU %2 (recomputation added) — FLOPs over GPUs · the GEMM precision's peak · (pipeline makespan + "
+           "optimizer step %3). Stage 5 gives the simulated step's.")
             .arg(percent("plan.mfu"), percent("plan.hfu"),
                  panekit::figureLink(f, "plan.optimizer_step_seconds", qs(formatSeconds(f.valueOf("plan.optimizer_step_seconds"))))));
 }

@@ -457,8 +457,7 @@ void WirePane::applyStep(const std::shared_ptr<const StepResult>& result)
     auto percent = [](double x) {
         return qs(formatCount(100.0 * x, x > 0 && x < 0.01 ? 3 : 1)) + QStringLiteral(" %");
     };
-    // Idle below a millionth of the step is rounding, not a bubble.
-    const double idle = sim.idleSeconds < 1e-6 * sim.stepSeconds ? 0.0 : sim.idleSeconds;
+    const double idle = sim.idleSeconds; // core rounds a difference below a billionth of the step to 0
     // Every number a link to its figure: hover for the formula, click for the chain.
     const FigureSet& sf = sim.figures;
     QString summary = tr("Step time <b>%1</b>: compute %2, exposed communication %3 (%4 of the step), idle %5.")
@@ -468,7 +467,9 @@ void WirePane::applyStep(const std::shared_ptr<const StepResult>& result)
                                panekit::figureLink(sf, "sim.comm_share", percent(sim.commShare)),
                                panekit::figureLink(sf, "sim.bubble_s", qs(formatSeconds(idle))));
     if (sim.mfu > 0)
-        summary += tr(" MFU %1.").arg(panekit::figureLink(sf, "sim.mfu", percent(sim.mfu)));
+        summary += tr(" MFU %1, HFU %2.")
+                       .arg(panekit::figureLink(sf, "sim.mfu", percent(sim.mfu)),
+                            panekit::figureLink(sf, "sim.hfu", percent(sim.hfu)));
     summary += tr(" %1 flows on %2 links").arg(qs(formatInteger(std::int64_t(sim.flows)))).arg(topology.links().size());
     if (sim.symmetryFactor > 1 || sim.closedFormInstances > 0)
         summary += tr(" (%1 simulated: symmetric GPUs share one simulation, private collectives in closed form)")
