@@ -117,7 +117,7 @@ int runFit(const FitCommandOptions& o, std::ostream& out, std::ostream& err)
             << pad(formatBytes(f.peakBytes, u), 13, true) << "\n";
     }
     out << "\nstep: simulated on the scenario's fabric as `simulate` does; ~ = coarse estimate (compute, pipeline\n"
-           "bubble, communication at nominal rates without overlap). peak memory: the largest GPU with the reserve.\n";
+           "bubble, communication at nominal rates without overlap). peak memory: the largest GPU with the reserve and the allocator headroom.\n";
     if (r.budgetReached)
         out << "The 20 s budget for simulations ran out: the plans marked ~ were not simulated.\n";
     for (const Error& e : r.simulationErrors)

@@ -121,6 +121,7 @@ int runMemory(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
                  {"peak_gpu", mem->peakGpu},
                  {"capacity_bytes", bytesJson(mem->capacityBytes)},
                  {"reserve_bytes", bytesJson(mem->reserveBytes)},
+                 {"allocator_headroom_bytes", bytesJson(mem->allocatorHeadroomBytes)},
                  {"fits", mem->fits}};
         out << doc.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
         return out.good() ? kExitOk : kExitInput;
@@ -154,10 +155,12 @@ int runMemory(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         out << line("buffers", r.buffers, o.units) << '\n';
         out << line("total", r.total, o.units) << '\n';
         out << line("reserve", mem->reserveBytes, o.units) << '\n';
-        out << line("headroom", r.headroom, o.units) << (r.fits ? "" : "  DOES NOT FIT") << '\n';
+        out << line("alloc headroom", mem->allocatorHeadroomBytes, o.units) << '\n';
+        out << line("left", r.headroom, o.units) << (r.fits ? "" : "  DOES NOT FIT") << '\n';
     }
     out << "\nPeak:       " << formatBytes(mem->peakBytes, o.units) << " on stage " << mem->peakStage << " (GPU "
-        << mem->peakGpu << "), + reserve " << formatBytes(mem->reserveBytes, o.units) << " of "
+        << mem->peakGpu << "), + reserve " << formatBytes(mem->reserveBytes, o.units) << " + allocator headroom "
+        << formatBytes(mem->allocatorHeadroomBytes, o.units) << " of "
         << formatBytes(mem->capacityBytes, o.units) << '\n';
     out << "Fits:       " << (mem->fits ? "yes, every GPU" : "no") << '\n';
     return out.good() ? kExitOk : kExitInput;

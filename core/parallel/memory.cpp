@@ -263,8 +263,8 @@ void fillRole(const MemoryContext& c, const ParallelPlan& plan, const model::Mod
     x.commBytes = static_cast<double>(x.communicators) * plan.commBufferBytes;
     role.buffers = x.bucketBytes + x.gatherBytes + x.commBytes;
     role.total = role.weights + role.gradients + role.optimizer + role.activations + role.buffers;
-    role.headroom = out.capacityBytes - out.reserveBytes - role.total;
-    role.fits = role.total + out.reserveBytes <= out.capacityBytes;
+    role.headroom = out.capacityBytes - out.keptFreeBytes() - role.total;
+    role.fits = role.total + out.keptFreeBytes() <= out.capacityBytes;
 }
 
 // Every GPU of the cluster to its role through the mesh; the plan's peak stage and GPU and whether all fit.
@@ -320,6 +320,12 @@ void addMemoryInputs(FigureSet& f, const Citer& cite, const MemoryContext& c, co
            "input: " + Bytes(out.reserveBytes) + " for the CUDA context, library workspaces and allocator slack "
                + "(parallel.memory_reserve_bytes; docs/memory.md)",
            {}});
+    f.add({"memory.plan.allocator_headroom_bytes", "Allocator headroom per GPU", out.allocatorHeadroomBytes, "B",
+           "headroom share · capacity = " + N(plan.memoryHeadroomFraction, 2) + " · " + Bytes(out.capacityBytes) + " = "
+               + Bytes(out.allocatorHeadroomBytes)
+               + " kept free for the caching allocator's fragmentation (parallel.memory_headroom; GMLake, "
+                 "ASPLOS 2024: 9.2 GB of 80 on average; docs/memory.md)",
+           cite({"memory.gpu_capacity_bytes"})});
     f.add({"memory.plan.comm_buffer_bytes", "NCCL buffers per communicator", plan.commBufferBytes, "B",
            "input: " + Bytes(plan.commBufferBytes) + " (parallel.comm_buffer_bytes; default 16 channels × NCCL_BUFFSIZE 4 MiB)",
            {}});
@@ -415,13 +421,16 @@ void addStageFigures(FigureSet& f, const Citer& cite, const MemoryContext& c, co
            {id + "weights_bytes", id + "gradients_bytes", id + "optimizer_bytes", id + "activations_bytes",
             id + "buffers_bytes"}});
     f.add({id + "headroom_bytes", who + "memory left", role.headroom, "B",
-           "capacity − reserve − total = " + Bytes(out.capacityBytes) + " − " + Bytes(out.reserveBytes) + " − "
-               + Bytes(role.total) + " = " + Bytes(role.headroom),
-           cite({"memory.gpu_capacity_bytes", "memory.plan.reserve_bytes", id + "total_bytes"})});
+           "capacity − reserve − allocator headroom − total = " + Bytes(out.capacityBytes) + " − "
+               + Bytes(out.reserveBytes) + " − " + Bytes(out.allocatorHeadroomBytes) + " − " + Bytes(role.total) + " = "
+               + Bytes(role.headroom),
+           cite({"memory.gpu_capacity_bytes", "memory.plan.reserve_bytes", "memory.plan.allocator_headroom_bytes",
+                 id + "total_bytes"})});
     f.add({id + "fits", who + "fits", role.fits ? 1.0 : 0.0, "",
-           "total + reserve ≤ capacity: " + Bytes(role.total + out.reserveBytes) + (role.fits ? " ≤ " : " > ")
-               + Bytes(out.capacityBytes),
-           cite({id + "total_bytes", "memory.plan.reserve_bytes", "memory.gpu_capacity_bytes"})});
+           "total + reserve + allocator headroom ≤ capacity: " + Bytes(role.total + out.keptFreeBytes())
+               + (role.fits ? " ≤ " : " > ") + Bytes(out.capacityBytes),
+           cite({id + "total_bytes", "memory.plan.reserve_bytes", "memory.plan.allocator_headroom_bytes",
+                 "memory.gpu_capacity_bytes"})});
 }
 
 // The plan's peak: its bytes and stage, the largest GPU's kinds, and whether every GPU fits.
@@ -450,7 +459,8 @@ void addPeakFigures(FigureSet& f, const PlanMemory& out, std::uint64_t P)
         fitIds.push_back("memory.plan.stage" + std::to_string(r) + ".fits");
     f.add({"memory.plan.fits", "Every GPU fits", out.fits ? 1.0 : 0.0, "",
            std::string(out.fits ? "every stage fits (1)" : "some stage does not fit (0)") + ": peak " + Bytes(out.peakBytes)
-               + " + reserve " + Bytes(out.reserveBytes) + (out.fits ? " ≤ " : " > ") + Bytes(out.capacityBytes),
+               + " + reserve " + Bytes(out.reserveBytes) + " + allocator headroom " + Bytes(out.allocatorHeadroomBytes)
+               + (out.fits ? " ≤ " : " > ") + Bytes(out.capacityBytes),
            fitIds});
 }
 
@@ -466,6 +476,7 @@ PlanMemory derivePlanMemory(const ParallelPlan& plan, const Cluster& cluster, co
     PlanMemory out;
     out.capacityBytes = gpu.memoryBytes;
     out.reserveBytes = plan.memoryReserveBytes;
+    out.allocatorHeadroomBytes = plan.memoryHeadroomFraction * gpu.memoryBytes;
     out.roles.resize(c.P);
     std::vector<RoleInputs> in(c.P);
     for (std::uint64_t r = 0; r < c.P; ++r) {

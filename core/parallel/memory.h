@@ -70,14 +70,17 @@ struct RoleMemory {
     std::vector<std::uint64_t> inFlight; // micro-batches held per chunk
     double weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;
     double total = 0;                    // the peak without the reserve
-    double headroom = 0;                 // capacity − reserve − total
-    bool fits = false;                   // total + reserve ≤ capacity
+    double headroom = 0;                 // memory left: capacity − reserve − allocator headroom − total
+    bool fits = false;                   // total + reserve + allocator headroom ≤ capacity
 };
 
 struct PlanMemory {
     std::vector<RoleMemory> roles;        // one per pipeline stage
     std::vector<std::uint32_t> roleOfGpu; // per GPU id: index into roles
     double capacityBytes = 0, reserveBytes = 0;
+    double allocatorHeadroomBytes = 0;    // kept free for the allocator's fragmentation: fraction · capacity
+    // What every GPU keeps free besides its own bytes: the reserve and the allocator headroom.
+    [[nodiscard]] double keptFreeBytes() const { return reserveBytes + allocatorHeadroomBytes; }
     double peakBytes = 0;                 // the largest role total (without the reserve)
     std::uint64_t peakStage = 0, peakGpu = 0; // the first GPU with the peak
     bool fits = false;                    // every GPU fits

@@ -113,6 +113,9 @@ void checkScalars(const ParallelPlan& plan, std::size_t L, Problems& out)
         out.fail("parallel.bucket_bytes", "must be a positive number of bytes or \"auto\", got " + N(*plan.bucketBytes));
     if (!(std::isfinite(plan.memoryReserveBytes) && plan.memoryReserveBytes >= 0 && plan.memoryReserveBytes < 1e15))
         out.fail("parallel.memory_reserve_bytes", "must be a number of bytes from 0 to 10^15, got " + N(plan.memoryReserveBytes));
+    if (!(std::isfinite(plan.memoryHeadroomFraction) && plan.memoryHeadroomFraction >= 0 && plan.memoryHeadroomFraction <= 0.5))
+        out.fail("parallel.memory_headroom", "must be a share of the GPU's memory from 0 to 0.5 (0.1 = 10 %), got "
+                                                 + N(plan.memoryHeadroomFraction));
     if (!(std::isfinite(plan.commBufferBytes) && plan.commBufferBytes >= 0 && plan.commBufferBytes < 1e15))
         out.fail("parallel.comm_buffer_bytes", "must be a number of bytes from 0 to 10^15, got " + N(plan.commBufferBytes));
     if (!plan.layerForwardSeconds.empty() && plan.layerForwardSeconds.size() != 1

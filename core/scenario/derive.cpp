@@ -405,8 +405,9 @@ void addFitProblems(Derivation& d, const PlanKey& pkey, const ModelStage& stage2
         d.problems.push_back(fieldError(
             "hardware.gpu", integer(over) + " of the " + integer(pkey.cluster.gpuCount()) + " GPUs do not fit: under the plan "
                                 + "the largest (stage " + integer(pm.peakStage) + ") holds " + formatBytes(pm.peakBytes)
-                                + " + a reserve of " + formatBytes(pm.reserveBytes) + ", "
-                                + formatBytes(pm.peakBytes + pm.reserveBytes - pm.capacityBytes) + " more than its "
+                                + " + a reserve of " + formatBytes(pm.reserveBytes) + " + the allocator's headroom of "
+                                + formatBytes(pm.allocatorHeadroomBytes) + " (parallel.memory_headroom), "
+                                + formatBytes(pm.peakBytes + pm.keptFreeBytes() - pm.capacityBytes) + " more than its "
                                 + formatBytes(pm.capacityBytes)));
     } else if (!d.memory && !stage2.derivation->fitsInMemory) {
         d.problems.push_back(fieldError(

@@ -213,7 +213,7 @@ std::optional<FitPlan> evaluateCandidate(const FitContext& c, parallel::Parallel
     f.microBatch = b;
     f.recompute = kRecomputes[r];
     f.accumulation = c.sequences / (dp * b);
-    f.peakBytes = mem.peakBytes + mem.reserveBytes;
+    f.peakBytes = mem.peakBytes + mem.keptFreeBytes();
     f.capacityBytes = mem.capacityBytes;
     CoarseComm comm;
     comm.dp = dp;

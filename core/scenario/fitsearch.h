@@ -50,7 +50,7 @@ struct FitPlan {
     std::uint64_t microBatch = 1;        // B
     model::Recompute recompute = model::Recompute::None;
     std::uint64_t accumulation = 1;      // N_acc = G/(B·T·dp)
-    double peakBytes = 0;                // the largest GPU, with the framework reserve
+    double peakBytes = 0;                // the largest GPU, with the framework reserve and the allocator headroom
     double capacityBytes = 0;
     double coarseSeconds = 0;            // the coarse estimate of the step (compute + communication)
     double coarseCommSeconds = 0;        // of which communication

@@ -359,15 +359,17 @@ Sentence memorySentence(const Derivation& d, Sources& src)
     for (std::size_t i = 0; i < shown; ++i) {
         const std::size_t r = over[i];
         const std::string id = "memory.plan.stage" + std::to_string(r) + ".";
-        const double excess = pm.roles[r].total + pm.reserveBytes - pm.capacityBytes;
+        const double excess = pm.roles[r].total + pm.keptFreeBytes() - pm.capacityBytes;
         if (i > 0)
             m.say(i + 1 == shown && over.size() == shown ? " and " : ", ");
         m.say("stage " + std::to_string(r) + " (GPU" + (gpusOf[r].size() == 1 ? " " : "s ") + gpuRanges(gpusOf[r]) + ") needs ");
         m.own({"narration.memory_stage" + std::to_string(r) + "_over_bytes",
                "Stage " + std::to_string(r) + ": memory over the capacity", excess, "B",
-               "total + reserve − capacity = " + formatBytes(pm.roles[r].total) + " + " + formatBytes(pm.reserveBytes) + " − "
+               "total + reserve + allocator headroom − capacity = " + formatBytes(pm.roles[r].total) + " + "
+                   + formatBytes(pm.reserveBytes) + " + " + formatBytes(pm.allocatorHeadroomBytes) + " − "
                    + formatBytes(pm.capacityBytes) + " = " + formatBytes(excess),
-               {id + "total_bytes", "memory.plan.reserve_bytes", "memory.gpu_capacity_bytes"}},
+               {id + "total_bytes", "memory.plan.reserve_bytes", "memory.plan.allocator_headroom_bytes",
+                "memory.gpu_capacity_bytes"}},
               Style::Bytes);
         m.say(" more");
     }

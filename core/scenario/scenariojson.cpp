@@ -35,7 +35,7 @@
 //                "shard_group_size", "sequence_parallel", "schedule": "gpipe"|"1f1b"|"interleaved",
 //                "virtual_stages", "layer_partition": [..], "layer_forward_time_s": [..],
 //                "compute_efficiency" (a number, or "auto" = absent = the kernel model), "bucket_bytes", "ddp_overlap", "tp_overlap",
-//                "memory_reserve_bytes", "comm_buffer_bytes", "assignment": [[dp, pp, tp] per GPU]},
+//                "memory_reserve_bytes", "memory_headroom", "comm_buffer_bytes", "assignment": [[dp, pp, tp] per GPU]},
 //   "collectives": {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast" (algorithm names),
 //                   "alpha_s", "bandwidth" (B/s)},
 //   "topology": {"kind", … (fabric/topology.h: topologyToJson)} }
@@ -444,6 +444,7 @@ void readParallel(Reader::Object& top, Scenario& s)
     par.boolean("ddp_overlap", p.ddpOverlap);
     par.boolean("tp_overlap", p.tpOverlap);
     par.real("memory_reserve_bytes", p.memoryReserveBytes);
+    par.real("memory_headroom", p.memoryHeadroomFraction);
     par.real("comm_buffer_bytes", p.commBufferBytes);
     par.array("assignment", [&](Reader::Object& o, const Json& v, const std::string& path) { readAssignment(o, v, path, p); });
     par.finish();
@@ -795,6 +796,8 @@ Json parallelJson(const parallel::ParallelPlan& p)
         par["tp_overlap"] = p.tpOverlap;
     if (p.memoryReserveBytes != dp.memoryReserveBytes)
         par["memory_reserve_bytes"] = numberJson(p.memoryReserveBytes);
+    if (p.memoryHeadroomFraction != dp.memoryHeadroomFraction)
+        par["memory_headroom"] = numberJson(p.memoryHeadroomFraction);
     if (p.commBufferBytes != dp.commBufferBytes)
         par["comm_buffer_bytes"] = numberJson(p.commBufferBytes);
     if (!p.assignment.empty()) {

@@ -55,9 +55,10 @@ void TestCliFit::json()
             // fits (64 = 512/8, N_acc = 1). Its GPU: 16·P = 1,991,036,928 (weights, gradients, master,
             // Adam) + activations at B = 64, twice tst_memory's B = 32 figure 16,981,032,960 =
             // 33,962,065,920 + DDP bucket copy 2P + one communicator 315,988,480 + the reserve
-            // 1,073,741,824 = 37,342,833,152 B.
+            // 1,073,741,824 = 37,342,833,152 B, + the allocator's headroom, 10 % of the A100's 80 GiB
+            // (8,589,934,592 B) = 45,932,767,744 B.
             sawDdp = true;
-            QCOMPARE(p["peak_bytes"].get<double>(), 37342833152.0);
+            QCOMPARE(p["peak_bytes"].get<double>(), 45932767744.0);
             QCOMPARE(p["accumulation"].get<int>(), 1);
         }
     }
@@ -70,7 +71,7 @@ void TestCliFit::table()
     QVERIFY2(r.finished && r.exitCode == 0, qPrintable(r.describe()));
     const QString out = QString::fromUtf8(r.out);
     for (const char* part : {"Scenario:   paper-dp", "layouts", "fit in 85.9 GB per GPU", "dp x pp x tp", "8 x 1 x 1",
-                             "ddp", "MFU", "exposed comm", "peak memory", "37.34 GB"})
+                             "ddp", "MFU", "exposed comm", "peak memory", "45.93 GB"})
         QVERIFY2(out.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in:\n") + out));
 }
 

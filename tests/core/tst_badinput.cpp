@@ -345,6 +345,10 @@ void TestBadInput::scenario_data()
     row("zero degree", doc(R"("parallel": {"dp": 0})"), 0, "plan", "parallel.dp", "must be between 1 and 1,048,576, got 0");
     row("negative memory reserve", doc(R"("parallel": {"memory_reserve_bytes": -1})"), 0, "plan",
         "parallel.memory_reserve_bytes", "must be a number of bytes from 0 to 10^15, got -1");
+    row("allocator headroom of 60 %", doc(R"("parallel": {"memory_headroom": 0.6})"), 0, "plan",
+        "parallel.memory_headroom", "must be a share of the GPU's memory from 0 to 0.5 (0.1 = 10 %), got 0.60");
+    row("allocator headroom as a percentage", doc(R"("parallel": {"memory_headroom": "10%"})"), 0, "load",
+        "parallel.memory_headroom", "expected a number, got string");
     row("NCCL buffers of 10^16 bytes", doc(R"("parallel": {"comm_buffer_bytes": 1e16})"), 0, "plan",
         "parallel.comm_buffer_bytes", "must be a number of bytes from 0 to 10^15, got 10,000,000,000,000,000");
     row("unknown attention kernel", doc(R"("model": {"attention": "flash2"})"), 0, "load", "model.attention",

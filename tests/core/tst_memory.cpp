@@ -211,8 +211,10 @@ void TestMemory::tensorPipelineData()
     QCOMPARE(mem.roleOfGpu, (std::vector<std::uint32_t>{0, 0, 0, 0, 1, 1, 1, 1}));
     QCOMPARE(mem.peakGpu, std::uint64_t(4));
     QCOMPARE(first.gpus, std::uint64_t(4));
-    // Headroom: the A100's 80 GiB = 85,899,345,920 B − the 1 GiB reserve − total.
-    QCOMPARE(last.headroom, 85899345920.0 - 1073741824.0 - 7715028224.0);
+    // Memory left: the A100's 80 GiB = 85,899,345,920 B − the 1 GiB reserve − the allocator's headroom,
+    // 10 % of the capacity by default (8,589,934,592 B) − total.
+    QCOMPARE(mem.allocatorHeadroomBytes, 8589934592.0);
+    QCOMPARE(last.headroom, 85899345920.0 - 1073741824.0 - 8589934592.0 - 7715028224.0);
     QVERIFY(mem.fits);
     // GPipe holds all m = 8 micro-batches on both stages. Stage 0: 6·8·553,648,128 = 26,575,110,144 +
     // 8·25,427,968 = 203,423,744 → 26,778,533,888. Stage 1: 26,575,110,144 + 8·3,394,306,048 (the output

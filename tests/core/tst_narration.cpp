@@ -213,27 +213,28 @@ void TestNarration::memoryUnderThePlan()
             QVERIFY2(three.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in: ") + three));
         checkFigures(n, *d);
     }
-    // On a 16 GiB GPU = 17,179,869,184 B = 17.18 GB every GPU overflows: 19,288,058,368 + 1,073,741,824
-    // − 17,179,869,184 = 3,181,931,008 B = 3.182 GB. Stage 2's one-GPU figure (more than the GPU) now says
+    // On a 16 GiB GPU = 17,179,869,184 B = 17.18 GB every GPU overflows: 19,288,058,368 + the 1,073,741,824
+    // reserve + the allocator's headroom 0.1 · 17,179,869,184 = 1,717,986,918.4 − 17,179,869,184 =
+    // 4,899,917,926.4 B = 4.9 GB. Stage 2's one-GPU figure (more than the GPU) now says
     // what the plan's largest GPU holds, and that it still does not fit.
     s.hardware.gpu = "custom";
     s.hardware.custom = {"small-gpu", "Small GPU", 16.0 * 1024 * 1024 * 1024, 19.5e12, 312e12, 312e12, 0.0};
     const auto d = deriveOrDie(s);
     const Narration n = narrate(s, *d);
     const QString three = stageText(n, 3);
-    for (const char* part : {"8 GPUs do not fit in their 17.18 GB", "stage 0 (GPUs 0–7) needs 3.182 GB more"})
+    for (const char* part : {"8 GPUs do not fit in their 17.18 GB", "stage 0 (GPUs 0–7) needs 4.9 GB more"})
         QVERIFY2(three.contains(QString::fromUtf8(part)), qPrintable(QString::fromUtf8(part) + QStringLiteral(" not in: ") + three));
     QVERIFY(n.stage(tw::Stage::Gpus)->sentences.size() <= 4);
     const Figure* over = n.figures.find("narration.memory_stage0_over_bytes");
     QVERIFY(over);
-    QCOMPARE(over->value, 3181931008.0);
+    QCOMPARE(over->value, 19288058368.0 + 1073741824.0 + 0.1 * 17179869184.0 - 17179869184.0);
     const QString two = stageText(n, 2);
     QVERIFY2(two.contains(QLatin1String("its largest GPU holds 19.29 GB, which still does not fit")), qPrintable(two));
     // The derivation's note names the plan's largest GPU, not the whole model on one GPU.
     bool noted = false;
     for (const tw::Error& e : d->problems)
         noted |= e.where.jsonPath == "hardware.gpu" && e.message.find("8 of the 8 GPUs do not fit") != std::string::npos
-                 && e.message.find("3.182 GB more") != std::string::npos;
+                 && e.message.find("4.9 GB more") != std::string::npos;
     QVERIFY(noted);
     checkFigures(n, *d);
 }

@@ -416,8 +416,8 @@ QTEST_MAIN(TestParallelPane)
 void TestParallelPane::colourByMemoryAndTheMemoryChart()
 {
     // paper-reference: GPT-2 small, DDP over 8 A100 80 GB, fused attention. Each GPU holds (tst_memory,
-    // by hand) 19,288,058,368 B + the 1 GiB reserve 1,073,741,824 = 20,361,800,192 B of 80 GiB =
-    // 85,899,345,920 B: 23.7 %, so "24 % used" and the lightest fill. (model.attention auto: fused on the
+    // by hand) 19,288,058,368 B + the 1 GiB reserve 1,073,741,824 + the allocator's headroom, 10 % of the
+    // capacity (8,589,934,592 B) = 28,951,734,784 B of 80 GiB = 85,899,345,920 B: 33.7 %, so "34 % used". (model.attention auto: fused on the
     // A100, and on the custom GPU below, which has bf16 tensor cores.)
     loadPreset("paper-reference");
     QComboBox* colorBy = m_pane->colorByBox();
@@ -428,30 +428,34 @@ void TestParallelPane::colourByMemoryAndTheMemoryChart()
     MeshView* view = m_pane->meshView();
     QCOMPARE(view->colorBy(), MeshView::ColorBy::Memory);
     QCOMPARE(view->memoryBytes().size(), std::size_t(8));
-    QCOMPARE(view->memoryBytes()[5], 20361800192.0);
+    QCOMPARE(view->memoryBytes()[5], 28951734784.0);
     for (int g = 0; g < 8; ++g) {
         const MeshView::CardLook look = view->cardLook(g);
         QVERIFY(!look.overflows);
-        QCOMPARE(look.fill, MeshView::memoryFill(20361800192.0 / 85899345920.0));
-        QVERIFY2(look.text.contains(QLatin1String("24 % used")), qPrintable(look.text));
+        QCOMPARE(look.fill, MeshView::memoryFill(28951734784.0 / 85899345920.0));
+        QVERIFY2(look.text.contains(QLatin1String("34 % used")), qPrintable(look.text));
     }
     QVERIFY(view->legendEntries().contains(QStringLiteral("100 %")));
     QVERIFY(!view->warningText().contains(QLatin1String("do not fit")));
 
-    // The Memory tab: one stage, six stacked kinds, the capacity line at 80 GiB.
+    // The Memory tab: one stage, five kinds, the reserve and the allocator's headroom stacked, the
+    // capacity line at 80 GiB.
     tw::ui::MemoryChart* chart = m_pane->memoryChart();
     QCOMPARE(chart->barCount(), 1);
     QCOMPARE(chart->values()[0][0], 248879616.0);  // weights 2P
     QCOMPARE(chart->values()[0][2], 1493277696.0); // optimizer 12P
     QCOMPARE(chart->values()[0][5], 1073741824.0); // reserve
+    QCOMPARE(chart->values()[0][6], 8589934592.0); // allocator headroom
+    QVERIFY(chart->legendNames().contains(QStringLiteral("allocator headroom")));
     QCOMPARE(chart->capacityLine(), 85899345920.0);
     QVERIFY(chart->legendNames().contains(QStringLiteral("weights")));
     QVERIFY(chart->legendNames().contains(QStringLiteral("activations")));
     QVERIFY2(chart->title().contains(QLatin1String("every GPU fits")), qPrintable(chart->title()));
     QVERIFY(chart->overflowLabels().isEmpty());
 
-    // A 16 GiB GPU (17,179,869,184 B): every GPU is 20,361,800,192 − 17,179,869,184 = 3,181,931,008 B
-    // = 3.182 GB over: red outline, the overflow on the card, a warning, a label over the bar.
+    // A 16 GiB GPU (17,179,869,184 B): every GPU is 20,361,800,192 + its headroom 1,717,986,918.4 −
+    // 17,179,869,184 = 4,899,917,926.4 B = 4.9 GB over: red outline, the overflow on the card, a warning,
+    // a label over the bar.
     tw::scenario::Hardware hw = m_doc->scenario().hardware;
     hw.gpu = "custom";
     hw.custom = {"small-gpu", "Small GPU", 16.0 * 1024 * 1024 * 1024, 19.5e12, 312e12, 312e12, 0.0};
@@ -463,12 +467,12 @@ void TestParallelPane::colourByMemoryAndTheMemoryChart()
         const MeshView::CardLook look = view->cardLook(g);
         QVERIFY(look.overflows);
         QCOMPARE(look.outline.color(), QColor(0xC0, 0x10, 0x10));
-        QVERIFY2(look.text.contains(QLatin1String("+3.182 GB over")), qPrintable(look.text));
+        QVERIFY2(look.text.contains(QLatin1String("+4.9 GB over")), qPrintable(look.text));
     }
-    QVERIFY2(view->warningText().contains(QLatin1String("8 of 8 GPUs do not fit: up to 3.182 GB over")),
+    QVERIFY2(view->warningText().contains(QLatin1String("8 of 8 GPUs do not fit: up to 4.9 GB over")),
              qPrintable(view->warningText()));
     QVERIFY(view->legendEntries().contains(QStringLiteral("red outline = does not fit")));
-    QCOMPARE(chart->overflowLabels(), QStringList{QStringLiteral("+3.182 GB")});
+    QCOMPARE(chart->overflowLabels(), QStringList{QStringLiteral("+4.9 GB")});
     QVERIFY2(chart->title().contains(QLatin1String("1 of 1 stages do not fit")), qPrintable(chart->title()));
 
     // Undo: the A100 again, nothing over.

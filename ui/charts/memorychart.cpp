@@ -15,6 +15,9 @@ namespace tw::ui {
 namespace {
 const QColor kWarn(0xC0, 0x10, 0x10);
 const QColor kReserve(0xcb, 0xd5, 0xe1);
+// The allocator's headroom: paler than the reserve, hatched so that it reads as space kept free.
+const QColor kHeadroom(0xe8, 0xed, 0xf3);
+constexpr int kBands = 7;
 
 // The display unit of the axis: GB/GiB for big values, MB/MiB below 1 GB.
 struct ByteAxis {
@@ -85,8 +88,9 @@ void MemoryChart::setMemory(const parallel::PlanMemory& memory, const DisplayUni
     double largest = memory.capacityBytes;
     for (std::size_t s = 0; s < stages; ++s) {
         const parallel::RoleMemory& r = memory.roles[s];
-        m_values[s] = {r.weights, r.gradients, r.optimizer, r.activations, r.buffers, memory.reserveBytes};
-        largest = std::max(largest, r.total + memory.reserveBytes);
+        m_values[s] = {r.weights,  r.gradients,         r.optimizer, r.activations,
+                       r.buffers, memory.reserveBytes, memory.allocatorHeadroomBytes};
+        largest = std::max(largest, r.total + memory.keptFreeBytes());
     }
     m_capacity = memory.capacityBytes;
     if (stages == 0) {
@@ -95,12 +99,14 @@ void MemoryChart::setMemory(const parallel::PlanMemory& memory, const DisplayUni
         return;
     }
     const ByteAxis axis = byteAxisFor(largest, units);
-    static const char* const names[6] = {QT_TR_NOOP("weights"),     QT_TR_NOOP("gradients"), QT_TR_NOOP("optimizer state"),
-                                         QT_TR_NOOP("activations"), QT_TR_NOOP("buffers"),   QT_TR_NOOP("framework reserve")};
-    const QColor colors[6] = {palette::categorical(0), palette::categorical(4), palette::categorical(2),
-                              palette::categorical(1), palette::categorical(3), kReserve};
+    static const char* const names[kBands] = {QT_TR_NOOP("weights"),          QT_TR_NOOP("gradients"),
+                                              QT_TR_NOOP("optimizer state"),  QT_TR_NOOP("activations"),
+                                              QT_TR_NOOP("buffers"),          QT_TR_NOOP("framework reserve"),
+                                              QT_TR_NOOP("allocator headroom")};
+    const QColor colors[kBands] = {palette::categorical(0), palette::categorical(4), palette::categorical(2),
+                                   palette::categorical(1), palette::categorical(3), kReserve, kHeadroom};
     QCPBars* below = nullptr;
-    for (int k = 0; k < 6; ++k) {
+    for (int k = 0; k < kBands; ++k) {
         QVector<double> keys, values;
         for (std::size_t s = 0; s < stages; ++s) {
             keys << double(s);
@@ -108,7 +114,7 @@ void MemoryChart::setMemory(const parallel::PlanMemory& memory, const DisplayUni
         }
         auto* bar = new QCPBars(m_plot->xAxis, m_plot->yAxis);
         bar->setName(tr(names[k]));
-        bar->setBrush(colors[k]);
+        bar->setBrush(k == kBands - 1 ? QBrush(kReserve, Qt::BDiagPattern) : QBrush(colors[k]));
         bar->setPen(QPen(colors[k].darker(130), 0.8));
         bar->setWidthType(QCPBars::wtPlotCoords);
         bar->setWidth(0.7);
@@ -132,7 +138,7 @@ void MemoryChart::setMemory(const parallel::PlanMemory& memory, const DisplayUni
     labelFont.setBold(true);
     std::size_t over = 0;
     for (std::size_t s = 0; s < stages; ++s) {
-        const double need = memory.roles[s].total + memory.reserveBytes;
+        const double need = memory.roles[s].total + memory.keptFreeBytes();
         if (need <= memory.capacityBytes)
             continue;
         ++over;
@@ -158,7 +164,7 @@ void MemoryChart::setMemory(const parallel::PlanMemory& memory, const DisplayUni
     for (std::size_t s = 0; s < stages; s += step)
         ticker->addTick(double(s), QString::number(s));
     m_plot->xAxis->setTicker(ticker);
-    const QString peak = qs(formatBytes(memory.peakBytes + memory.reserveBytes, units));
+    const QString peak = qs(formatBytes(memory.peakBytes + memory.keptFreeBytes(), units));
     m_title->setText(over == 0 ? tr("Memory per GPU: every GPU fits (largest %1 of %2, stage %3)")
                                      .arg(peak, qs(formatBytes(memory.capacityBytes, units)))
                                      .arg(memory.peakStage)

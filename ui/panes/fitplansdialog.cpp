@@ -49,7 +49,7 @@ FitPlansDialog::FitPlansDialog(Document* document, QWidget* parent)
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->setToolTip(tr("Step time: simulated on the scenario's fabric (as tokenwire-cli simulate); \"~\" marks the "
                            "coarse estimate (compute, pipeline bubble, communication at nominal rates) of a plan not simulated yet. Peak memory: "
-                           "the plan's largest GPU with the framework reserve."));
+                           "the plan's largest GPU with the framework reserve and the allocator headroom."));
     layout->addWidget(m_table, 1);
     auto* buttons = new QDialogButtonBox(this);
     m_apply = buttons->addButton(tr("Apply plan"), QDialogButtonBox::AcceptRole);

@@ -516,7 +516,7 @@ void ParallelPane::showMemory()
     }
     std::vector<double> perGpu(memory->roleOfGpu.size(), 0.0);
     for (std::size_t g = 0; g < perGpu.size(); ++g)
-        perGpu[g] = memory->roles[memory->roleOfGpu[g]].total + memory->reserveBytes;
+        perGpu[g] = memory->roles[memory->roleOfGpu[g]].total + memory->keptFreeBytes();
     m_mesh->setMemory(std::move(perGpu), memory->capacityBytes, units());
     m_memory->setMemory(*memory, units());
     QStringList tips;

@@ -320,10 +320,10 @@ void TensorPane::updateCaption()
     // Plan-aware: what stage 3's plan leaves on its largest GPU.
     if (const parallel::PlanMemory* pm = m_derivation->memory.get())
         text += QLatin1Char(' ')
-                + (pm->fits ? tr("Under stage 3's plan the largest GPU holds %1 (+ %2 reserve): it fits.")
-                            : tr("Under stage 3's plan the largest GPU holds %1 (+ %2 reserve): it still does not fit."))
+                + (pm->fits ? tr("Under stage 3's plan the largest GPU holds %1 (+ %2 reserve and allocator headroom): it fits.")
+                            : tr("Under stage 3's plan the largest GPU holds %1 (+ %2 reserve and allocator headroom): it still does not fit."))
                       .arg(panekit::figureLink(f, "memory.plan.peak_bytes", qs(formatBytes(pm->peakBytes, units()))),
-                           qs(formatBytes(pm->reserveBytes, units())));
+                           qs(formatBytes(pm->keptFreeBytes(), units())));
     m_caption->setText(text);
 }
 
