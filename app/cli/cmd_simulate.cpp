@@ -55,7 +55,10 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     }
     out << "Scenario:   " << s.name << '\n';
     out << "Model:      " << d->model.name << " on " << gpuLine(s, *d) << ", " << network::toString(s.topology.kind)
-        << " fabric (" << t.nodes().size() << " nodes, " << t.links().size() << " directed links)\n\n";
+        << " fabric (" << t.nodes().size() << " nodes, " << t.links().size() << " directed links)\n";
+    if (network::isSwitchedFabric(s.topology.kind))
+        out << "NICs:       " << scenario::nicRate(s).why << '\n';
+    out << '\n';
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"Step time", formatSeconds(r.stepSeconds)});
     rows.push_back({"Compute (mean per GPU)", formatSeconds(r.computeSeconds)});

@@ -3,6 +3,7 @@
 #include "topology_p.h"
 
 #include "base/enumnames.h"
+#include "base/unitparse.h"
 
 #include <nlohmann/json.hpp>
 
@@ -525,6 +526,32 @@ std::string topologyToJson(const TopologySpec& s)
     return j.dump();
 }
 
+namespace {
+
+// A rate of the file: "auto" (or the key left out) is the protocol's nominal rate (a tier's: from its
+// oversubscription); a number is B/s; a string with its unit says which: "400Gbps" = "400Gb/s" (bits),
+// "50GB/s" (bytes). The problem, at `path`, when it is none of these.
+std::optional<Error> readRate(const nlohmann::json& v, const std::string& path, std::optional<BytesPerSecond>& field)
+{
+    if (v.is_string() && v.get<std::string>() == "auto") {
+        field.reset();
+    } else if (v.is_number()) {
+        field = v.get<double>();
+    } else if (v.is_string()) {
+        auto parsed = parseBandwidth(v.get<std::string>());
+        if (!parsed)
+            return errorAt(path, "expected a rate with its unit (400Gbps, 50GB/s), a number of bytes per second or "
+                                 "\"auto\": " + parsed.error().message);
+        field = parsed.value();
+    } else {
+        return errorAt(path, std::string("expected a number of bytes per second, a rate with its unit or \"auto\", got ")
+                                 + v.type_name());
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& path)
 {
     using Json = nlohmann::json;
@@ -613,19 +640,9 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
     text("intra_node", intraNodeFromString, "intra-node fabric", "pcie, nvswitch", s.intraNode);
     text("nic_placement", nicPlacementFromString, "NIC placement", "per-gpu, per-node", s.nicPlacement);
     text("nic_protocol", protocolFromString, "protocol", protocolNames(any), s.nicProtocol);
-    // "auto" (or the key left out): the protocol's nominal rate (a tier's: from its oversubscription); a
-    // number is B/s.
     auto rate = [&](const char* key, std::optional<BytesPerSecond>& field) {
-        if (error || !j.contains(key))
-            return;
-        const Json& v = j.at(key);
-        if (v.is_string() && v.get<std::string>() == "auto")
-            field.reset();
-        else if (v.is_number())
-            field = v.get<double>();
-        else
-            error = errorAt(base + key, std::string("expected a number of bytes per second or \"auto\", got ")
-                                           + (v.is_string() ? inQuotes(v.get<std::string>()) : v.type_name()));
+        if (!error && j.contains(key))
+            error = readRate(j.at(key), base + key, field);
     };
     rate("nic_bandwidth", s.nicBandwidth);
     number("oversubscription", s.oversubscription);

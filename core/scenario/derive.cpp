@@ -622,6 +622,30 @@ Result<std::shared_ptr<const NetworkStage>> deriveNetwork(const Scenario& s, con
     }
     f.add({"net.internode_bytes", "Bytes entering the network per step", interTotal, "B",
            "Σ over the strategies = " + formatBytes(interTotal), interIds});
+    // What "auto" picked for the NICs, and why (no silent defaults).
+    const NicRate nic = nicRate(s);
+    f.add({"net.nic_bandwidth", "NIC bandwidth per direction", nic.bytesPerSecond, "B/s",
+           nic.why + " = " + formatCount(nic.bytesPerSecond / 1e9, 1) + " GB/s", {}});
+    // The bytes that climb above the leaves: a fabric edit there (oversubscription, spines) changes the
+    // step only when some do.
+    if (network::isSwitchedFabric(s.topology.kind)) {
+        double up = 0;
+        for (std::size_t l = 0; l < out->loads.links.size(); ++l) {
+            const network::Link& link = t.link(network::LinkId(l));
+            if (t.node(link.from).kind == network::NodeKind::LeafSwitch && t.node(link.to).kind == network::NodeKind::SpineSwitch)
+                up += out->loads.links[l].payload();
+        }
+        const bool oversubscribed = s.topology.oversubscription > 1;
+        f.add({"net.spine_bytes", "Bytes climbing from the leaves to the spines per step", up, "B",
+               "Σ of payload on the leaf → spine links = " + formatBytes(up)
+                   + (up > 0 ? std::string()
+                             : std::string(" (every flow stays under its leaf: ")
+                                   + (oversubscribed ? "the 1:" + formatCount(s.topology.oversubscription, 0)
+                                                           + " oversubscription of the spines changes no traffic"
+                                                     : "the spines' bandwidth and oversubscription change no traffic")
+                                   + " for this plan)"),
+               interIds});
+    }
     double payload = 0;
     for (double p : out->loads.payloadBytes)
         payload += p;

@@ -206,13 +206,38 @@ std::optional<network::Protocol> nvlinkOfGpu(std::string_view gpuId)
     return std::nullopt;
 }
 
+NicRate nicRate(const Scenario& s)
+{
+    const network::TopologySpec& t = s.topology;
+    const std::string protocol(network::displayName(t.nicProtocol));
+    auto gbps = [](double bytesPerSecond) { return formatCount(bytesPerSecond * 8 / 1e9, 0) + " Gb/s"; };
+    if (t.nicBandwidth)
+        return {*t.nicBandwidth, "input: " + protocol + " at " + gbps(*t.nicBandwidth) + " (topology.nic_bandwidth)"};
+    if (t.nicProtocol != network::Protocol::RoCEv2) {
+        const double rate = network::nicBandwidthOf(t);
+        return {rate, "auto: " + protocol + " runs at " + gbps(rate)};
+    }
+    // NVIDIA DGX A100 datasheet: 8 single-port ConnectX-6 VPI, 200 Gb/s; DGX H100 (and H200) datasheet:
+    // 8 single-port ConnectX-7 VPI, 400 Gb/s — InfiniBand or Ethernet (RoCE) alike.
+    const std::string& gpu = s.hardware.gpu;
+    constexpr double Gb = 1e9 / 8;
+    if (gpu == "a100-40gb" || gpu == "a100-80gb")
+        return {200 * Gb, "auto: RoCEv2 on A100 servers: 200 Gb/s (DGX A100's ConnectX-6 NICs)"};
+    if (gpu == "h100-sxm" || gpu == "h200")
+        return {400 * Gb, "auto: RoCEv2 on " + std::string(gpu == "h200" ? "H200" : "H100 SXM")
+                              + " servers: 400 Gb/s (DGX H100's ConnectX-7 NICs)"};
+    const double rate = network::nicBandwidthOf(t);
+    return {rate, "auto: RoCEv2 at " + gbps(rate) + ", a typical port (no server generation is known for GPU \""
+                      + gpu + "\"; give topology.nic_bandwidth)"};
+}
+
 network::TopologySpec resolvedTopology(const Scenario& s)
 {
     network::TopologySpec t = s.topology;
     if (!t.nvlink)
         t.nvlink = nvlinkOfGpu(s.hardware.gpu).value_or(network::kUnresolvedNvLink);
     if (!t.nicBandwidth)
-        t.nicBandwidth = network::nicBandwidthOf(t);
+        t.nicBandwidth = nicRate(s).bytesPerSecond;
     return t;
 }
 

@@ -120,8 +120,19 @@ void setParallelDegree(Scenario& scenario, parallel::Strategy strategy, std::uin
 // custom GPUs): their "auto" falls back to network::kUnresolvedNvLink.
 [[nodiscard]] std::optional<network::Protocol> nvlinkOfGpu(std::string_view gpuId);
 
-// The scenario's topology with its "auto" fields resolved: nvlink from the GPU (above), the NIC rate from
-// its protocol. Explicit values are kept. Stage 5 builds the fabric from this.
+// The NIC rate stage 5 uses and why: the scenario's own when given; for "auto", the protocol's rate
+// when its name says it (InfiniBand HDR 200 Gb/s, NDR 400 Gb/s, Ethernet 10/25/100/400G), and RoCEv2
+// (which runs on any Ethernet rate) by the GPU's server generation — the NICs DGX-class servers of that
+// GPU ship with: A100 → 200 Gb/s (ConnectX-6), H100 SXM and H200 → 400 Gb/s (ConnectX-7), any other
+// GPU 100 Gb/s, a typical port. The reason names what was picked (stage 5's net.nic_bandwidth).
+struct NicRate {
+    double bytesPerSecond = 0;
+    std::string why; // "auto: RoCEv2 on H100 SXM servers: 400 Gb/s (DGX H100's ConnectX-7 NICs)"
+};
+[[nodiscard]] NicRate nicRate(const Scenario& scenario);
+
+// The scenario's topology with its "auto" fields resolved: nvlink from the GPU (above), the NIC rate as
+// nicRate says. Explicit values are kept. Stage 5 builds the fabric from this.
 [[nodiscard]] network::TopologySpec resolvedTopology(const Scenario& scenario);
 
 // Swaps the mesh places of GPUs a and b (the placement becomes explicit); false when either GPU does

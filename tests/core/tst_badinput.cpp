@@ -458,7 +458,7 @@ void TestBadInput::stage5_data()
     row("future topology field", R"({"schema_version": 4, "topology": {"kind": "leaf-spine", "rails": 8}})", "load",
         "topology.rails", "unknown key (expected kind,");
     row("future field type", R"({"schema_version": 4, "topology": {"nic_bandwidth": {"gbps": 400}}})", "load",
-        "topology.nic_bandwidth", "expected a number of bytes per second or \"auto\", got object");
+        "topology.nic_bandwidth", "expected a number of bytes per second, a rate with its unit or \"auto\", got object");
     row("NVLink generation of the future", R"({"schema_version": 4, "topology": {"nvlink": "nvlink5"}})", "load",
         "topology.nvlink", "unknown protocol \"nvlink5\" (expected auto,");
     row("zero NIC bandwidth", R"({"schema_version": 4, "hardware": {"nodes": 2, "gpus_per_node": 8}, "parallel": {"dp": 16},

@@ -878,9 +878,12 @@ void TestNetwork::jsonErrors_data()
                                << S("topology.nic_placement: unknown NIC placement \"per-rack\" (expected per-gpu, per-node)");
     QTest::newRow("not an object") << S("[1, 2]") << S("topology: expected an object, got array");
     QTest::newRow("NIC rate word") << S(R"({"nic_bandwidth": "fast"})")
-                                   << S("topology.nic_bandwidth: expected a number of bytes per second or \"auto\", got \"fast\"");
+                                   << S("topology.nic_bandwidth: expected a rate with its unit (400Gbps, 50GB/s), a number of "
+                                        "bytes per second or \"auto\": 'fast' is not a bandwidth; expected a number and a "
+                                        "unit such as 10Gbps, 100Gb/s or 25GB/s");
     QTest::newRow("NIC rate type") << S(R"({"nic_bandwidth": [1]})")
-                                   << S("topology.nic_bandwidth: expected a number of bytes per second or \"auto\", got array");
+                                   << S("topology.nic_bandwidth: expected a number of bytes per second, a rate with its unit "
+                                        "or \"auto\", got array");
     QTest::newRow("NVLink name") << S(R"({"nvlink": "nvlink5"})")
                                  << S("topology.nvlink: unknown protocol \"nvlink5\" (expected auto, pcie-gen3, pcie-gen4, "
                                     "pcie-gen5, nvlink3, nvlink4, ib-hdr, ib-ndr, rocev2, ethernet-10g, ethernet-25g, "

@@ -25,6 +25,9 @@ private slots:
     void topologyRoundTripAndDefaults();
     void dataParallelAcrossTwoNodes();
     void oneServerTopologyRefusesTwoNodes();
+    void autoNicRateFollowsTheServers();
+    void ratesWithTheirUnits();
+    void spinesThatCarryNothingSaySo();
 };
 
 void TestNetworkStage::topologyRoundTripAndDefaults()
@@ -104,6 +107,89 @@ void TestNetworkStage::oneServerTopologyRefusesTwoNodes()
     auto net = tw::scenario::deriveNetwork(s, *d.value());
     QVERIFY(!net.ok());
     QCOMPARE(net.error().where.jsonPath, std::string("topology.kind"));
+}
+
+// "auto" NIC rates by the server generation (issue #41), by the vendors' datasheets: DGX A100 ships 8
+// ConnectX-6 at 200 Gb/s = 25 GB/s, DGX H100 8 ConnectX-7 at 400 Gb/s = 50 GB/s; RoCEv2 on any other GPU
+// 100 Gb/s = 12.5 GB/s; a protocol that names its rate (NDR) runs at it; an explicit rate is kept. The
+// reason is a figure of stage 5 and names what was picked.
+void TestNetworkStage::autoNicRateFollowsTheServers()
+{
+    auto s = preset("dgx-h100-4node");
+    s.topology.nicProtocol = tw::network::Protocol::RoCEv2;
+    s.topology.nicBandwidth.reset();
+    auto rate = tw::scenario::nicRate(s);
+    QCOMPARE(rate.bytesPerSecond, 50e9);
+    QVERIFY2(rate.why.find("400 Gb/s") != std::string::npos && rate.why.find("ConnectX-7") != std::string::npos,
+             rate.why.c_str());
+    QCOMPARE(*tw::scenario::resolvedTopology(s).nicBandwidth, 50e9);
+    s.hardware.gpu = "a100-80gb";
+    QCOMPARE(tw::scenario::nicRate(s).bytesPerSecond, 25e9);
+    s.hardware.gpu = "l40s";
+    rate = tw::scenario::nicRate(s);
+    QCOMPARE(rate.bytesPerSecond, 12.5e9);
+    QVERIFY2(rate.why.find("no server generation") != std::string::npos, rate.why.c_str());
+    s.topology.nicProtocol = tw::network::Protocol::InfinibandNdr;
+    QCOMPARE(tw::scenario::nicRate(s).bytesPerSecond, 50e9);
+    s.topology.nicBandwidth = 25e9;
+    rate = tw::scenario::nicRate(s);
+    QCOMPARE(rate.bytesPerSecond, 25e9);
+    QVERIFY2(rate.why.rfind("input", 0) == 0, rate.why.c_str());
+    // Stage 5 says what it picked.
+    s = preset("dgx-h100-4node");
+    s.topology.nicProtocol = tw::network::Protocol::RoCEv2;
+    s.topology.nicBandwidth.reset();
+    auto d = tw::scenario::derive(s);
+    QVERIFY(d.ok());
+    auto net = tw::scenario::deriveNetwork(s, *d.value());
+    QVERIFY(net.ok());
+    const tw::Figure* fig = net.value()->figures.find("net.nic_bandwidth");
+    QVERIFY(fig);
+    QCOMPARE(fig->value, 50e9);
+    QVERIFY2(fig->formula.find("ConnectX-7") != std::string::npos, fig->formula.c_str());
+}
+
+// A rate in the file may carry its unit: lowercase b bits, uppercase B bytes (400 Gb/s = 50·10⁹ B/s).
+void TestNetworkStage::ratesWithTheirUnits()
+{
+    for (const auto& [text, bytes] : {std::pair{"400Gbps", 50e9}, std::pair{"400Gb/s", 50e9}, std::pair{"12.5GB/s", 12.5e9}}) {
+        const std::string doc = std::string(R"({"schema_version": 4, "topology": {"kind": "leaf-spine", "nic_bandwidth": ")")
+                                + text + R"("}})";
+        const auto loaded = tw::scenario::loadScenario(doc, "u.json");
+        QVERIFY2(loaded.errors.empty(), loaded.errors.empty() ? "" : loaded.errors[0].toString().c_str());
+        QCOMPARE(*loaded.scenario->topology.nicBandwidth, bytes);
+    }
+    const auto bad = tw::scenario::loadScenario(R"({"schema_version": 4, "topology": {"nic_bandwidth": "400 furlongs"}})", "b.json");
+    QCOMPARE(bad.errors.size(), std::size_t{1});
+    QCOMPARE(bad.errors[0].where.jsonPath, std::string("topology.nic_bandwidth"));
+    QVERIFY2(bad.errors[0].message.find("400Gbps, 50GB/s") != std::string::npos, bad.errors[0].message.c_str());
+}
+
+// dgx-h100-4node rail-optimized with 8 NIC ports per leaf: 4 rail leaves under spines, and NCCL's rings
+// run rail by rail (GPU k of every server on the rail-k leaf), so no flow climbs to a spine: a 1:2
+// oversubscription changes nothing, and stage 5 says so. With one NIC per server and one per leaf, the
+// data-parallel traffic between the servers has to climb to the spines.
+void TestNetworkStage::spinesThatCarryNothingSaySo()
+{
+    auto s = preset("dgx-h100-4node");
+    s.topology.nicsPerLeaf = 8;
+    s.topology.oversubscription = 2;
+    auto d = tw::scenario::derive(s);
+    QVERIFY(d.ok());
+    auto net = tw::scenario::deriveNetwork(s, *d.value());
+    QVERIFY(net.ok());
+    const tw::Figure* spine = net.value()->figures.find("net.spine_bytes");
+    QVERIFY(spine);
+    QCOMPARE(spine->value, 0.0);
+    QVERIFY2(spine->formula.find("1:2 oversubscription of the spines changes no traffic") != std::string::npos,
+             spine->formula.c_str());
+    s.topology.nicPlacement = tw::network::NicPlacement::PerNode;
+    s.topology.nicsPerLeaf = 1;
+    d = tw::scenario::derive(s);
+    QVERIFY(d.ok());
+    net = tw::scenario::deriveNetwork(s, *d.value());
+    QVERIFY(net.ok());
+    QVERIFY(net.value()->figures.valueOf("net.spine_bytes") > 0);
 }
 
 QTEST_APPLESS_MAIN(TestNetworkStage)

@@ -536,8 +536,9 @@ void TestThreeTier::jsonErrors_data()
     QTest::newRow("rail flag") << S(R"({"kind": "three-tier", "rail_optimized": "yes"})")
                                << S("topology.rail_optimized: expected true or false, got string");
     QTest::newRow("rate word") << S(R"({"kind": "three-tier", "spine_core_bandwidth": "fast"})")
-                               << S("topology.spine_core_bandwidth: expected a number of bytes per second or \"auto\", "
-                                    "got \"fast\"");
+                               << S("topology.spine_core_bandwidth: expected a rate with its unit (400Gbps, 50GB/s), a "
+                                    "number of bytes per second or \"auto\": 'fast' is not a bandwidth; expected a number "
+                                    "and a unit such as 10Gbps, 100Gb/s or 25GB/s");
     QTest::newRow("kind") << S(R"({"kind": "three-tiers"})")
                           << S("topology.kind: unknown kind \"three-tiers\" (expected pcie-server, nvswitch-node, "
                                "leaf-spine, paper-testbed, three-tier)");

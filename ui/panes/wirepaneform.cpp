@@ -159,7 +159,7 @@ void WirePane::buildForm(QWidget* form)
     m_overheadNote->setContentsMargins(6, 0, 6, 0);
     m_nicRate = new QLineEdit(form);
     m_nicRate->setObjectName(QStringLiteral("nicRate"));
-    m_nicRate->setToolTip(tr("Each NIC's rate per direction: auto (the protocol's), or e.g. 100Gb/s, 12.5GB/s"));
+    m_nicRate->setToolTip(tr("Each NIC's rate per direction: auto (the protocol's, RoCEv2's by the servers), or e.g. 100Gb/s, 12.5GB/s"));
     net->addRow(tr("NIC rate"), m_nicRate);
     m_nicRateProblem = panekit::problemLabel(form, "nicRateProblem");
     net->addRow(m_nicRateProblem);
@@ -308,9 +308,11 @@ void WirePane::showScenario()
     const Protocol nvlinkNow = scenario::resolvedTopology(s).nvlink.value_or(network::kUnresolvedNvLink);
     m_nvlink->setItemText(0, tr("auto (%1)").arg(qs(network::displayName(nvlinkNow))));
     m_nvlink->setCurrentIndex(t.nvlink ? std::max(0, m_nvlink->findData(int(*t.nvlink))) : 0);
+    const scenario::NicRate nic = scenario::nicRate(s);
     if (!m_nicRate->hasFocus() && m_nicRateProblem->isHidden())
         m_nicRate->setText(t.nicBandwidth ? qs(formatBytes(*t.nicBandwidth, units())) + QStringLiteral("/s")
-                                          : tr("auto (%1/s)").arg(qs(formatBytes(network::nicBandwidthOf(t), units()))));
+                                          : tr("auto (%1/s)").arg(qs(formatBytes(nic.bytesPerSecond, units()))));
+    m_nicRate->setToolTip(tr("Each NIC's rate per direction: auto, or e.g. 100Gb/s, 12.5GB/s. Now: %1").arg(qs(nic.why)));
     m_nicPlacement->setCurrentIndex(std::max(0, m_nicPlacement->findData(int(t.nicPlacement))));
     m_nicProtocol->setCurrentIndex(std::max(0, m_nicProtocol->findData(int(t.nicProtocol))));
     m_overheadNote->setText(overheadNoteText(t.kind == TopologyKind::PaperTestbed ? std::optional(Protocol::Ethernet10G)
