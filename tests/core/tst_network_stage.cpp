@@ -39,8 +39,15 @@ void TestNetworkStage::topologyRoundTripAndDefaults()
     const auto back = tw::scenario::loadScenario(tw::scenario::scenarioToJson(s), "x.json");
     QVERIFY(back.errors.empty());
     QVERIFY(*back.scenario == s);
-    // A preset of many nodes without "topology" (schema 2) is a leaf–spine fabric.
-    QVERIFY(preset("llama2-7b").topology.kind == TopologyKind::LeafSpine);
+    // A file of many nodes without "topology" (schema 2) runs on a leaf–spine fabric; every preset names
+    // its own (issue #41: no preset runs on an unnamed default).
+    const auto many = tw::scenario::loadScenario(R"({"schema_version": 2, "hardware": {"nodes": 8, "gpus_per_node": 8}})", "m.json");
+    QVERIFY(many.errors.empty());
+    QVERIFY(many.scenario->topology.kind == TopologyKind::LeafSpine);
+    for (const std::string& name : tw::scenario::presetNames()) {
+        const std::string text(tw::scenario::presetJson(name));
+        QVERIFY2(text.find("\"topology\"") != std::string::npos, name.c_str());
+    }
     // Errors inside "topology" carry their path.
     const auto bad = tw::scenario::loadScenario(R"({"schema_version": 4, "topology": {"kind": "mesh"}})", "b.json");
     QCOMPARE(bad.errors.size(), std::size_t{1});
