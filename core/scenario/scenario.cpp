@@ -217,15 +217,16 @@ NicRate nicRate(const Scenario& s)
         const double rate = network::nicBandwidthOf(t);
         return {rate, "auto: " + protocol + " runs at " + gbps(rate)};
     }
-    // NVIDIA DGX A100 datasheet: 8 single-port ConnectX-6 VPI, 200 Gb/s; DGX H100 (and H200) datasheet:
-    // 8 single-port ConnectX-7 VPI, 400 Gb/s — InfiniBand or Ethernet (RoCE) alike.
+    // The server generation is the GPU's NVLink generation (nvlinkOfGpu, above). NVIDIA DGX A100
+    // datasheet: 8 single-port ConnectX-6 VPI, 200 Gb/s; DGX H100 (and H200): 8 ConnectX-7 VPI, 400 Gb/s —
+    // InfiniBand or Ethernet (RoCE) alike.
     const std::string& gpu = s.hardware.gpu;
     constexpr double Gb = 1e9 / 8;
-    if (gpu == "a100-40gb" || gpu == "a100-80gb")
+    const std::optional<network::Protocol> nvlink = nvlinkOfGpu(gpu);
+    if (nvlink == network::Protocol::NvLink3)
         return {200 * Gb, "auto: RoCEv2 on A100 servers: 200 Gb/s (DGX A100's ConnectX-6 NICs)"};
-    if (gpu == "h100-sxm" || gpu == "h200")
-        return {400 * Gb, "auto: RoCEv2 on " + std::string(gpu == "h200" ? "H200" : "H100 SXM")
-                              + " servers: 400 Gb/s (DGX H100's ConnectX-7 NICs)"};
+    if (nvlink == network::Protocol::NvLink4)
+        return {400 * Gb, "auto: RoCEv2 on H100 SXM / H200 servers: 400 Gb/s (DGX H100's ConnectX-7 NICs)"};
     const double rate = network::nicBandwidthOf(t);
     return {rate, "auto: RoCEv2 at " + gbps(rate) + ", a typical port (no server generation is known for GPU \""
                       + gpu + "\"; give topology.nic_bandwidth)"};
