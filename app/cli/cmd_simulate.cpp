@@ -58,6 +58,7 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         << " fabric (" << t.nodes().size() << " nodes, " << t.links().size() << " directed links)\n";
     if (network::isSwitchedFabric(s.topology.kind))
         out << "NICs:       " << scenario::nicRate(s).why << '\n';
+    out << "PCIe:       " << scenario::pcieChoice(s).why << '\n';
     out << '\n';
     std::vector<std::vector<std::string>> rows;
     rows.push_back({"Step time", formatSeconds(r.stepSeconds)});

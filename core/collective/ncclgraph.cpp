@@ -366,7 +366,8 @@ Result<System> systemFor(std::string_view gpuId, const network::TopologySpec& sp
     s.gpu = gpuView(gpuId);
     s.nodes = static_cast<int>(cluster.nodes);
     s.gpusPerNode = static_cast<int>(cluster.gpusPerNode);
-    const int gen = spec.pcie == network::Protocol::PcieGen3 ? 3 : spec.pcie == network::Protocol::PcieGen4 ? 4 : 5;
+    const network::Protocol pcie = network::pcieOf(spec);
+    const int gen = pcie == network::Protocol::PcieGen3 ? 3 : pcie == network::Protocol::PcieGen4 ? 4 : 5;
     s.pciBw = pcieBwGBs(gen);
     s.gpusPerPcieSwitch = static_cast<int>(spec.gpusPerPcieSwitch);
 

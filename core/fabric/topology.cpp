@@ -117,6 +117,7 @@ Seconds nominalLatency(Protocol p)
 }
 
 Protocol nvlinkOf(const TopologySpec& spec) { return spec.nvlink.value_or(kUnresolvedNvLink); }
+Protocol pcieOf(const TopologySpec& spec) { return spec.pcie.value_or(kUnresolvedPcie); }
 
 BytesPerSecond nicBandwidthOf(const TopologySpec& spec)
 {
@@ -177,8 +178,8 @@ std::vector<Error> validate(const TopologySpec& spec, const parallel::Cluster& c
     if (spec.kind == TopologyKind::PaperTestbed && cluster.gpusPerNode != 1)
         errors.push_back(errorAt("topology.kind", "paper-testbed has one GPU per node, but the cluster has "
                                                  + I(cluster.gpusPerNode) + " GPUs per node"));
-    if (!isPcie(spec.pcie))
-        errors.push_back(errorAt("topology.pcie", inQuotes(toString(spec.pcie)) + " is not a PCIe generation (expected "
+    if (spec.pcie && !isPcie(*spec.pcie))
+        errors.push_back(errorAt("topology.pcie", inQuotes(toString(*spec.pcie)) + " is not a PCIe generation (expected "
                                                  + protocolNames(isPcie) + ")"));
     const bool usesNvLink = spec.kind == TopologyKind::NvSwitchNode
         || (isSwitchedFabric(spec.kind) && spec.intraNode == IntraNode::NvSwitch);
@@ -345,22 +346,22 @@ Server addServer(Topology& t, std::uint64_t s, std::uint64_t gpus, std::uint64_t
 std::vector<NodeId> detail::addServerWithNics(Topology& t, const TopologySpec& spec, std::uint64_t s,
                                               std::uint64_t gpusPerNode)
 {
-    const Server srv = addServer(t, s, gpusPerNode, spec.gpusPerPcieSwitch, spec.pcie,
+    const Server srv = addServer(t, s, gpusPerNode, spec.gpusPerPcieSwitch, pcieOf(spec),
                                  spec.intraNode == IntraNode::NvSwitch ? std::optional<Protocol>(nvlinkOf(spec))
                                                                        : std::nullopt);
     const std::string p = prefix(s);
-    const Link pl = pcieLink(spec.pcie);
+    const Link pl = pcieLink(pcieOf(spec));
     std::vector<NodeId> nics;
     if (spec.nicPlacement == NicPlacement::PerGpu) {
         for (std::uint64_t k = 0; k < gpusPerNode; ++k) {
             const NodeId nic = t.addNode({NodeKind::Nic, p + "nic" + std::to_string(k), -1, static_cast<std::int64_t>(s)});
-            t.addLinkPair(srv.gpuParent[k], nic, pl.bandwidth, pl.latency, spec.pcie);
+            t.addLinkPair(srv.gpuParent[k], nic, pl.bandwidth, pl.latency, pcieOf(spec));
             t.setGpuNic(s * gpusPerNode + k, nic);
             nics.push_back(nic);
         }
     } else {
         const NodeId nic = t.addNode({NodeKind::Nic, p + "nic0", -1, static_cast<std::int64_t>(s)});
-        t.addLinkPair(srv.rc, nic, pl.bandwidth, pl.latency, spec.pcie);
+        t.addLinkPair(srv.rc, nic, pl.bandwidth, pl.latency, pcieOf(spec));
         nics.push_back(nic);
     }
     return nics;
@@ -470,16 +471,16 @@ Result<Topology> build(const TopologySpec& spec, const parallel::Cluster& cluste
     Topology t;
     switch (spec.kind) {
     case TopologyKind::PcieServer:
-        addServer(t, 0, cluster.gpusPerNode, spec.gpusPerPcieSwitch, spec.pcie, std::nullopt);
+        addServer(t, 0, cluster.gpusPerNode, spec.gpusPerPcieSwitch, pcieOf(spec), std::nullopt);
         t.stagesThroughHost = !spec.gpuDirectP2P;
         break;
     case TopologyKind::NvSwitchNode:
-        addServer(t, 0, cluster.gpusPerNode, spec.gpusPerPcieSwitch, spec.pcie, nvlinkOf(spec));
+        addServer(t, 0, cluster.gpusPerNode, spec.gpusPerPcieSwitch, pcieOf(spec), nvlinkOf(spec));
         t.stagesThroughHost = !spec.gpuDirectP2P;
         t.nvlinkPeers = true;
         break;
     case TopologyKind::LeafSpine: t = buildLeafSpine(spec, cluster); break;
-    case TopologyKind::PaperTestbed: t = buildTestbed(cluster, spec.pcie); break;
+    case TopologyKind::PaperTestbed: t = buildTestbed(cluster, pcieOf(spec)); break;
     case TopologyKind::ThreeTier: t = detail::buildThreeTier(spec, cluster); break;
     }
     t.spec = spec;
@@ -499,7 +500,7 @@ std::string topologyToJson(const TopologySpec& s)
     j["kind"] = toString(s.kind);
     j["gpus_per_pcie_switch"] = s.gpusPerPcieSwitch;
     j["gpudirect_p2p"] = s.gpuDirectP2P;
-    j["pcie"] = toString(s.pcie);
+    j["pcie"] = s.pcie ? toString(*s.pcie) : "auto";
     j["nvlink"] = s.nvlink ? toString(*s.nvlink) : "auto";
     j["intra_node"] = toString(s.intraNode);
     j["nic_placement"] = toString(s.nicPlacement);
@@ -627,7 +628,6 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
          s.kind);
     whole("gpus_per_pcie_switch", s.gpusPerPcieSwitch);
     boolean("gpudirect_p2p", s.gpuDirectP2P);
-    text("pcie", protocolFromString, "protocol", protocolNames(any), s.pcie);
     // "auto" (or the key left out): follow the GPU.
     auto autoOrProtocol = [](std::string_view name) -> std::optional<std::optional<Protocol>> {
         if (name == "auto")
@@ -636,6 +636,7 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
             return std::optional<Protocol>(*p);
         return std::nullopt;
     };
+    text("pcie", autoOrProtocol, "protocol", "auto, " + protocolNames(any), s.pcie);
     text("nvlink", autoOrProtocol, "protocol", "auto, " + protocolNames(any), s.nvlink);
     text("intra_node", intraNodeFromString, "intra-node fabric", "pcie, nvswitch", s.intraNode);
     text("nic_placement", nicPlacementFromString, "NIC placement", "per-gpu, per-node", s.nicPlacement);

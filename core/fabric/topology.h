@@ -143,7 +143,7 @@ struct TopologySpec {
     TopologyKind kind = TopologyKind::NvSwitchNode;
     std::uint64_t gpusPerPcieSwitch = 2;
     bool gpuDirectP2P = true;
-    Protocol pcie = Protocol::PcieGen4;
+    std::optional<Protocol> pcie;             // nullopt: follow the GPU (scenario::resolvedTopology)
     std::optional<Protocol> nvlink;           // nullopt: follow the GPU
     IntraNode intraNode = IntraNode::NvSwitch;
     NicPlacement nicPlacement = NicPlacement::PerGpu;
@@ -167,8 +167,11 @@ struct TopologySpec {
 // The NVLink generation of a spec whose "auto" was never resolved against a GPU (hand-made specs, the
 // tests of this layer): NVLink 4, the DGX H100's.
 inline constexpr Protocol kUnresolvedNvLink = Protocol::NvLink4;
+// The PCIe generation of such a spec: Gen4, the DGX A100's.
+inline constexpr Protocol kUnresolvedPcie = Protocol::PcieGen4;
 // The fields as built: the explicit value, or the auto one (see TopologySpec).
 [[nodiscard]] Protocol nvlinkOf(const TopologySpec& spec);
+[[nodiscard]] Protocol pcieOf(const TopologySpec& spec);
 [[nodiscard]] BytesPerSecond nicBandwidthOf(const TopologySpec& spec);
 // The fastest rate a NIC of this protocol may be given: its nominal rate (RoCEv2: 400 Gb/s).
 [[nodiscard]] BytesPerSecond maxNicBandwidth(Protocol p);
@@ -258,11 +261,12 @@ private:
 [[nodiscard]] Result<Topology> build(const TopologySpec& spec, const parallel::Cluster& cluster);
 
 // JSON of a TopologySpec (an object; every field written):
-//   {"kind": "leaf-spine", "gpus_per_pcie_switch": 2, "gpudirect_p2p": true, "pcie": "pcie-gen4",
+//   {"kind": "leaf-spine", "gpus_per_pcie_switch": 2, "gpudirect_p2p": true, "pcie": "auto",
 //    "nvlink": "auto", "intra_node": "nvswitch", "nic_placement": "per-gpu", "nic_protocol": "ib-ndr",
 //    "nic_bandwidth": "auto", "oversubscription": 1, "nics_per_leaf": 32, "spines": 4}
-// ("nvlink": "nvlink3" and "nic_bandwidth": 2.5e10 when explicit). The three-tier fields follow for that
-// kind (and for another kind only when not the default, so its files stay as they were):
+// ("pcie": "pcie-gen5", "nvlink": "nvlink3" and "nic_bandwidth": 2.5e10 when explicit). The three-tier
+// fields follow for that kind (and for another kind only when not the default, so its files stay as
+// they were):
 //   "gpus_per_pod": 256, "leaves_per_pod": 8, "spines_per_pod": 8, "core_switches": 16,
 //   "core_oversubscription": 1, "rail_optimized": true, "leaf_spine_bandwidth": "auto", "spine_core_bandwidth": "auto"
 // Missing keys keep their defaults; unknown keys, wrong types and unknown names are errors with their

@@ -181,7 +181,7 @@ void describeCluster(const Scenario& s, FitContext& c)
     const network::TopologySpec spec = resolvedTopology(s);
     const bool nvlink = spec.kind == network::TopologyKind::NvSwitchNode
                         || (network::isSwitchedFabric(spec.kind) && spec.intraNode == network::IntraNode::NvSwitch);
-    c.intra = nominalBandwidth(nvlink ? network::nvlinkOf(spec) : spec.pcie);
+    c.intra = nominalBandwidth(nvlink ? network::nvlinkOf(spec) : network::pcieOf(spec));
     c.inter = c.intra;
     if (c.cluster.nodes > 1) {
         c.inter = network::nicBandwidthOf(spec);

@@ -232,9 +232,33 @@ NicRate nicRate(const Scenario& s)
                       + gpu + "\"; give topology.nic_bandwidth)"};
 }
 
+PcieChoice pcieChoice(const Scenario& s)
+{
+    using network::Protocol;
+    const std::string& gpu = s.hardware.gpu;
+    if (s.topology.pcie)
+        return {*s.topology.pcie, std::string(network::displayName(*s.topology.pcie)) + " (given)"};
+    // The GPUs' datasheets (host interface): V100 SXM2 PCIe Gen3; A100, L40S, RTX 4090 Gen4; H100, H200,
+    // MI300X Gen5.
+    std::optional<Protocol> g;
+    if (gpu == "v100-32gb")
+        g = Protocol::PcieGen3;
+    else if (gpu == "a100-40gb" || gpu == "a100-80gb" || gpu == "l40s" || gpu == "rtx4090")
+        g = Protocol::PcieGen4;
+    else if (gpu == "h100-sxm" || gpu == "h100-pcie" || gpu == "h200" || gpu == "mi300x")
+        g = Protocol::PcieGen5;
+    if (!g)
+        return {network::kUnresolvedPcie, "auto: " + std::string(network::displayName(network::kUnresolvedPcie))
+                                              + " (no generation is known for GPU \"" + gpu + "\"; give topology.pcie)"};
+    const std::string name = model::findGpu(gpu) ? model::findGpu(gpu)->name : gpu;
+    return {*g, "auto: " + std::string(network::displayName(*g)) + ", the host interface of the " + name};
+}
+
 network::TopologySpec resolvedTopology(const Scenario& s)
 {
     network::TopologySpec t = s.topology;
+    if (!t.pcie)
+        t.pcie = pcieChoice(s).generation;
     if (!t.nvlink)
         t.nvlink = nvlinkOfGpu(s.hardware.gpu).value_or(network::kUnresolvedNvLink);
     if (!t.nicBandwidth)

@@ -131,8 +131,17 @@ struct NicRate {
 };
 [[nodiscard]] NicRate nicRate(const Scenario& scenario);
 
-// The scenario's topology with its "auto" fields resolved: nvlink from the GPU (above), the NIC rate as
-// nicRate says. Explicit values are kept. Stage 5 builds the fabric from this.
+// The PCIe generation stage 5 uses and why: the scenario's own when given; for "auto", the generation of
+// the GPU's host interface (its datasheet: V100 Gen3; A100, L40S, RTX 4090 Gen4; H100, H200, MI300X Gen5),
+// which its servers' switches and NICs run at (DGX A100: Gen4 switches, DGX H100: Gen5). Other GPUs Gen4.
+struct PcieChoice {
+    network::Protocol generation = network::kUnresolvedPcie;
+    std::string why; // "auto: H100 SXM servers are PCIe Gen5 x16 (the GPU's host interface)"
+};
+[[nodiscard]] PcieChoice pcieChoice(const Scenario& scenario);
+
+// The scenario's topology with its "auto" fields resolved: PCIe and NVLink from the GPU (above), the NIC
+// rate as nicRate says. Explicit values are kept. Stage 5 builds the fabric from this.
 [[nodiscard]] network::TopologySpec resolvedTopology(const Scenario& scenario);
 
 // Swaps the mesh places of GPUs a and b (the placement becomes explicit); false when either GPU does

@@ -27,6 +27,7 @@ private slots:
     void oneServerTopologyRefusesTwoNodes();
     void autoNicRateFollowsTheServers();
     void ratesWithTheirUnits();
+    void autoPcieFollowsTheGpu();
     void spinesThatCarryNothingSaySo();
 };
 
@@ -154,6 +155,47 @@ void TestNetworkStage::autoNicRateFollowsTheServers()
     QVERIFY(fig);
     QCOMPARE(fig->value, 50e9);
     QVERIFY2(fig->formula.find("ConnectX-7") != std::string::npos, fig->formula.c_str());
+}
+
+// "auto" PCIe by the GPU's host interface (its datasheet): V100 SXM2 Gen3, A100 Gen4, H100 SXM Gen5; an
+// unknown (custom) GPU Gen4 and says so; an explicit generation is kept. A file without "pcie" on H100s
+// gets Gen5 links to its NICs (as a DGX H100), not the Gen4 x16 (32 GB/s) that would cap an NDR port's
+// 50 GB/s.
+void TestNetworkStage::autoPcieFollowsTheGpu()
+{
+    using tw::network::Protocol;
+    const auto loaded = tw::scenario::loadScenario(
+        R"({"schema_version": 5, "hardware": {"gpu": "h100-sxm", "nodes": 2}, "topology": {"kind": "leaf-spine"}})", "p.json");
+    QVERIFY2(loaded.errors.empty(), loaded.errors.empty() ? "" : loaded.errors[0].toString().c_str());
+    auto s = *loaded.scenario;
+    QVERIFY(!s.topology.pcie); // absent = auto
+    QCOMPARE(int(*tw::scenario::resolvedTopology(s).pcie), int(Protocol::PcieGen5));
+    QVERIFY2(tw::scenario::pcieChoice(s).why.find("H100") != std::string::npos, tw::scenario::pcieChoice(s).why.c_str());
+    for (const auto& [gpu, generation] : {std::pair{"v100-32gb", Protocol::PcieGen3}, std::pair{"a100-80gb", Protocol::PcieGen4},
+                                          std::pair{"h200", Protocol::PcieGen5}, std::pair{"mi300x", Protocol::PcieGen5}}) {
+        s.hardware.gpu = gpu;
+        QCOMPARE(int(tw::scenario::pcieChoice(s).generation), int(generation));
+    }
+    s.hardware.gpu = "custom";
+    QCOMPARE(int(tw::scenario::pcieChoice(s).generation), int(Protocol::PcieGen4));
+    QVERIFY(tw::scenario::pcieChoice(s).why.find("give topology.pcie") != std::string::npos);
+    s.topology.pcie = Protocol::PcieGen3;
+    QCOMPARE(int(*tw::scenario::resolvedTopology(s).pcie), int(Protocol::PcieGen3));
+    // The fabric built from the auto H100 file: its GPU-NIC PCIe links are Gen5.
+    s = *loaded.scenario;
+    auto d = tw::scenario::derive(s);
+    QVERIFY(d.ok());
+    auto net = tw::scenario::deriveNetwork(s, *d.value());
+    QVERIFY(net.ok());
+    bool sawPcie = false;
+    for (const tw::network::Link& l : net.value()->topology->links())
+        if (l.protocol == Protocol::PcieGen3 || l.protocol == Protocol::PcieGen4 || l.protocol == Protocol::PcieGen5) {
+            QCOMPARE(int(l.protocol), int(Protocol::PcieGen5));
+            sawPcie = true;
+        }
+    QVERIFY(sawPcie);
+    // And it writes back as "auto".
+    QVERIFY(tw::scenario::scenarioToJson(s).find(R"("pcie": "auto")") != std::string::npos);
 }
 
 // A rate in the file may carry its unit: lowercase b bits, uppercase B bytes (400 Gb/s = 50·10⁹ B/s).

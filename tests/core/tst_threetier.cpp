@@ -591,7 +591,7 @@ void TestThreeTier::jsonOfOtherKindsUnchanged()
     TopologySpec ls;
     ls.kind = TopologyKind::LeafSpine;
     const std::string lsJson = topologyToJson(ls);
-    QCOMPARE(lsJson, std::string(R"({"kind":"leaf-spine","gpus_per_pcie_switch":2,"gpudirect_p2p":true,"pcie":"pcie-gen4",)"
+    QCOMPARE(lsJson, std::string(R"({"kind":"leaf-spine","gpus_per_pcie_switch":2,"gpudirect_p2p":true,"pcie":"auto",)"
                                  R"("nvlink":"auto","intra_node":"nvswitch","nic_placement":"per-gpu","nic_protocol":"ib-ndr",)"
                                  R"("nic_bandwidth":"auto","oversubscription":1.0,"nics_per_leaf":32,"spines":4})"));
     for (const std::string& name : tw::scenario::presetNames()) {

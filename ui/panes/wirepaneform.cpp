@@ -111,7 +111,9 @@ void WirePane::buildForm(QWidget* form)
 
     QFormLayout* server = addForm(tr("Inside a server"));
     m_serverBox = static_cast<QGroupBox*>(server->parentWidget());
-    m_pcie = combo("pcieGeneration", tr("The PCIe generation of the x16 links (GPUs, switches, NICs)"));
+    m_pcie = combo("pcieGeneration", tr("The PCIe generation of the x16 links (GPUs, switches, NICs): auto follows the "
+                                        "GPU (A100: Gen4, H100: Gen5)"));
+    m_pcie->addItem(tr("auto"), -1);
     for (Protocol p : kPcie)
         m_pcie->addItem(qs(network::displayName(p)), int(p));
     server->addRow(tr("PCIe"), m_pcie);
@@ -208,7 +210,10 @@ void WirePane::buildForm(QWidget* form)
         editTopology(spec, text, merge);
     };
     connect(m_pcie, &QComboBox::currentIndexChanged, this, [this, edit](int) {
-        edit([this](network::TopologySpec& s) { s.pcie = Protocol(m_pcie->currentData().toInt()); },
+        edit([this](network::TopologySpec& s) {
+            const int v = m_pcie->currentData().toInt();
+            s.pcie = v < 0 ? std::nullopt : std::optional<Protocol>(Protocol(v));
+        },
              tr("Choose PCIe generation"));
     });
     connect(m_gpusPerSwitch, &QSpinBox::valueChanged, this, [edit](int v) {
@@ -301,7 +306,10 @@ void WirePane::showScenario()
                                 .arg(s.hardware.gpusPerNode)
                                 .arg(qs(s.hardware.gpu))
                                 .arg(s.hardware.nodes * s.hardware.gpusPerNode));
-    m_pcie->setCurrentIndex(std::max(0, m_pcie->findData(int(t.pcie))));
+    const scenario::PcieChoice pcieNow = scenario::pcieChoice(s);
+    m_pcie->setItemText(0, tr("auto (%1)").arg(qs(network::displayName(pcieNow.generation))));
+    m_pcie->setItemData(0, qs(pcieNow.why), Qt::ToolTipRole);
+    m_pcie->setCurrentIndex(t.pcie ? std::max(0, m_pcie->findData(int(*t.pcie))) : 0);
     m_gpusPerSwitch->setValue(int(t.gpusPerPcieSwitch));
     m_gpuDirect->setChecked(t.gpuDirectP2P);
     m_intraNode->setCurrentIndex(std::max(0, m_intraNode->findData(int(t.intraNode))));
