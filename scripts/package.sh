@@ -61,7 +61,8 @@ check "Version: $version (CMakeLists.txt's project version)" field_is Version "$
 check "Section: science" field_is Section science
 check "a Maintainer" test -n "$(dpkg-deb -f "$deb" Maintainer)"
 for f in ./usr/bin/tokenwire ./usr/bin/tokenwire-cli ./usr/share/applications/tokenwire.desktop \
-         ./usr/share/icons/hicolor/scalable/apps/tokenwire.svg ./usr/share/icons/hicolor/256x256/apps/tokenwire.png; do
+         ./usr/share/icons/hicolor/scalable/apps/tokenwire.svg ./usr/share/icons/hicolor/256x256/apps/tokenwire.png \
+         ./usr/share/tokenwire/scenario.schema.json; do
   check "$f in the package" in_contents "$f"
 done
 # The libraries the binaries link, as dpkg-shlibdeps found them: Qt 6, QCustomPlot, PCRE2.

@@ -97,7 +97,8 @@ constexpr std::array kCommandNames{
     EnumName{Command::Tensors, "tensors"},   EnumName{Command::Explain, "explain"},     EnumName{Command::Plan, "plan"},
     EnumName{Command::Memory, "memory"},     EnumName{Command::Kernels, "kernels"},     EnumName{Command::Fit, "fit"},
     EnumName{Command::Collective, "collective"}, EnumName{Command::Simulate, "simulate"}, EnumName{Command::Sweep, "sweep"},
-    EnumName{Command::Presets, "presets"},   EnumName{Command::Validate, "validate"},   EnumName{Command::Busbw, "busbw"}};
+    EnumName{Command::Presets, "presets"},   EnumName{Command::Validate, "validate"},   EnumName{Command::Busbw, "busbw"},
+    EnumName{Command::Schema, "schema"}};
 
 std::string commandName(Command command)
 {
@@ -724,6 +725,8 @@ Result<bool> parseCommandOption(ArgCursor& cur, std::string_view name, std::opti
         known = parseBusbwOption(cur, name, inl, inv.busbw, st.busbwOpGiven);
     else if (inv.command == Command::Fit)
         known = parseFitOption(cur, name, inl, inv.fit);
+    else if (inv.command == Command::Schema && name == "--markdown" && !inl)
+        known = inv.schemaMarkdown = true;
     return known;
 }
 
@@ -752,6 +755,7 @@ Status takePositional(std::string_view arg, Invocation& inv, ParseState& st)
                              : inv.command == Command::Validate   ? " takes options only (see --help)"
                              : inv.command == Command::Collective ? " takes options only (see --help)"
                              : inv.command == Command::Busbw      ? " takes options only (see --help)"
+                             : inv.command == Command::Schema     ? " takes options only (see --help)"
                                                                   : " reads --scenario FILE or --preset NAME"));
     if (inv.command == Command::Explain) {
         if (!st.input->empty())
@@ -777,7 +781,7 @@ Status checkComplete(Invocation& inv, ParseState& st)
         return Ok{};
     if (inv.command == Command::None)
         return usageError("missing command; expected " + commandList() + " (see --help)");
-    if (inv.command == Command::Presets || inv.command == Command::Validate)
+    if (inv.command == Command::Presets || inv.command == Command::Validate || inv.command == Command::Schema)
         return Ok{};
     if (inv.command == Command::Collective) {
         auto done = finishCollective(inv.collective, st.collectiveSeen);

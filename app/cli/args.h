@@ -15,7 +15,7 @@
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Memory, Kernels, Fit, Collective, Simulate, Sweep, Presets, Validate, Busbw };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Memory, Kernels, Fit, Collective, Simulate, Sweep, Presets, Validate, Busbw, Schema };
 
 enum class OutputFormat { Table, Json, Count };
 
@@ -117,6 +117,7 @@ struct Invocation {
     ValidateOptions validate;
     BusbwOptions busbw;
     FitCommandOptions fit;
+    bool schemaMarkdown = false; // schema --markdown: docs/scenario.md instead of the JSON Schema
     bool operator==(const Invocation&) const = default;
 };
 

@@ -8,6 +8,7 @@
 #include "scenario/derive.h"
 #include "scenario/presets.h"
 #include "scenario/scenario.h"
+#include "scenario/scenarioschema.h"
 
 #include <optional>
 #include <ostream>
@@ -79,6 +80,9 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
         return runValidate(i.validate, out, err);
     case Command::Busbw:
         return runBusbw(i.busbw, out, err);
+    case Command::Schema:
+        out << (i.schemaMarkdown ? scenario::scenarioKeysMarkdown() : scenario::scenarioJsonSchema());
+        return out.good() ? kExitOk : kExitInput;
     case Command::None:
         break;
     }

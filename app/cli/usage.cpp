@@ -311,6 +311,19 @@ allgather, reducescatter and alltoall the count is rounded down to a multiple of
 Exit status: 0 done, 1 unreadable scenario or a pair NCCL does not have (the message names it), 2
 wrong usage.
 )";
+    case Command::Schema:
+        return R"(Usage: tokenwire-cli schema [--markdown]
+
+Prints the JSON Schema (draft 2020-12) of a scenario file, built from the program's own reader: every
+key with its type, unit, default, valid values and the section of docs/model.md that uses it. Point an
+editor at it ("$schema" in a scenario file, or the editor's schema settings) to validate and complete
+scenario files. The installed copy is share/tokenwire/scenario.schema.json.
+
+Options:
+  --markdown             docs/scenario.md (one table per section) instead of the schema
+)" + kHelpOption + R"(
+Exit status: 0 done, 2 wrong usage.
+)";
     case Command::Presets:
         return R"(Usage: tokenwire-cli presets
 
@@ -338,6 +351,7 @@ Commands:
   sweep        the step on several cluster sizes: speedup, efficiency, communication share
   presets      the scenarios shipped with the program
   validate     predicted vs measured bytes of real collectives on loopback (exit 1 on a miss > 2 %)
+  schema       the scenario file's JSON Schema (--markdown: the key reference, docs/scenario.md)
   busbw        NCCL's predicted bus bandwidth per message size on the scenario's fabric (nccl-tests' table)
   fit          the plans that fit the model on the cluster, ranked by simulated step time
 

@@ -553,7 +553,7 @@ std::optional<Error> readRate(const nlohmann::json& v, const std::string& path, 
 
 } // namespace
 
-Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& path)
+Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& path, KeyLog* log)
 {
     using Json = nlohmann::json;
     const Json j = Json::parse(json, nullptr, false);
@@ -581,7 +581,12 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
         }
     }
     std::optional<Error> error;
+    auto note = [&](const char* key, const char* type, std::vector<std::string> values = {}) {
+        if (log)
+            log->push_back({base + key, type, std::move(values)});
+    };
     auto text = [&](const char* key, auto parse, const char* what, std::string expected, auto& field) {
+        note(key, "name", splitChoices(expected));
         if (error || !j.contains(key))
             return;
         const Json& v = j.at(key);
@@ -598,6 +603,7 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
         field = *parsed;
     };
     auto whole = [&](const char* key, std::uint64_t& field) {
+        note(key, "integer");
         if (error || !j.contains(key))
             return;
         const Json& v = j.at(key);
@@ -613,6 +619,7 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
     };
     // A number or a boolean: `is` tells the JSON type the field takes, `expected` names it in the message.
     auto typed = [&](const char* key, auto& field, bool (Json::*is)() const noexcept, const char* expected) {
+        note(key, is == &Json::is_boolean ? "boolean" : "number");
         if (error || !j.contains(key))
             return;
         const Json& v = j.at(key);
@@ -642,6 +649,7 @@ Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& 
     text("nic_placement", nicPlacementFromString, "NIC placement", "per-gpu, per-node", s.nicPlacement);
     text("nic_protocol", protocolFromString, "protocol", protocolNames(any), s.nicProtocol);
     auto rate = [&](const char* key, std::optional<BytesPerSecond>& field) {
+        note(key, "rate");
         if (!error && j.contains(key))
             error = readRate(j.at(key), base + key, field);
     };

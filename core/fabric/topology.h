@@ -19,6 +19,7 @@
 // each GPU carries that GPU's whole NVLink bandwidth.
 
 #include "base/error.h"
+#include "base/keylog.h"
 #include "base/units.h"
 #include "parallel/plan.h"
 
@@ -272,6 +273,8 @@ private:
 // Missing keys keep their defaults; unknown keys, wrong types and unknown names are errors with their
 // path below `path` ("topology.kind: unknown kind \"mesh\" (expected …)").
 [[nodiscard]] std::string topologyToJson(const TopologySpec& spec);
-[[nodiscard]] Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& path = "topology");
+// With `log`, every key the reader accepts is added to it (read from "{}", the whole list).
+[[nodiscard]] Result<TopologySpec> topologyFromJson(std::string_view json, const std::string& path = "topology",
+                                                    KeyLog* log = nullptr);
 
 } // namespace tw::network

@@ -4,6 +4,7 @@
 #include "scenariojsondom_p.h"
 
 #include "base/editdistance.h"
+#include "base/keylog.h"
 #include "base/units.h"
 
 #include <nlohmann/json.hpp>
@@ -107,6 +108,13 @@ public:
             }
         }
 
+        // Tells the reader's key log (when it keeps one) that `key` is read as `type`.
+        void note(const std::string& key, const char* type, std::vector<std::string> values = {})
+        {
+            if (m_r.m_log)
+                m_r.m_log->push_back({path(key), type, std::move(values)});
+        }
+
         // The member `key` (marked as known), or nullptr when absent.
         const Json* get(const std::string& key)
         {
@@ -118,10 +126,15 @@ public:
         }
         [[nodiscard]] std::string path(const std::string& key) const { return childPath(m_path, key); }
 
-        Object object(const std::string& key) { return Object(m_r, get(key), path(key)); }
+        Object object(const std::string& key)
+        {
+            note(key, "object");
+            return Object(m_r, get(key), path(key));
+        }
 
         void u64(const std::string& key, std::uint64_t& out)
         {
+            note(key, "integer");
             const Json* v = get(key);
             if (!v)
                 return;
@@ -169,6 +182,7 @@ public:
         void array(const std::string& key,
                    const std::function<void(Object&, const Json&, const std::string&)>& each)
         {
+            note(key, "array");
             const Json* v = get(key);
             if (!v)
                 return;
@@ -184,6 +198,7 @@ public:
 
         void real(const std::string& key, double& out)
         {
+            note(key, "number");
             const Json* v = get(key);
             if (!v)
                 return;
@@ -195,6 +210,7 @@ public:
 
         void boolean(const std::string& key, bool& out)
         {
+            note(key, "boolean");
             const Json* v = get(key);
             if (!v)
                 return;
@@ -206,6 +222,7 @@ public:
 
         void string(const std::string& key, std::string& out)
         {
+            note(key, "string");
             const Json* v = get(key);
             if (!v)
                 return;
@@ -220,6 +237,7 @@ public:
         void name(const std::string& key, E& out, const std::function<std::optional<E>(std::string_view)>& parse,
                   const std::string& what, const std::string& expected)
         {
+            note(key, "name", splitChoices(expected));
             const Json* v = get(key);
             if (!v)
                 return;
@@ -251,13 +269,17 @@ public:
                         best = k;
                     }
                 }
+                std::vector<std::string> known; // each once ("parallel" is asked for twice)
+                for (const std::string& k : m_known)
+                    if (std::find(known.begin(), known.end(), k) == known.end())
+                        known.push_back(k);
                 std::string message = "unknown key " + inQuotes(key);
                 if (!best.empty()) {
                     message += " (did you mean " + inQuotes(best) + "?)";
                 } else {
                     message += " (expected ";
-                    for (std::size_t i = 0; i < m_known.size(); ++i)
-                        message += (i == 0 ? "" : i + 1 == m_known.size() ? " or " : ", ") + m_known[i];
+                    for (std::size_t i = 0; i < known.size(); ++i)
+                        message += (i == 0 ? "" : i + 1 == known.size() ? " or " : ", ") + known[i];
                     message += ")";
                 }
                 m_r.fail(path(key), message);
@@ -270,6 +292,8 @@ public:
         std::string m_path;
         std::vector<std::string> m_known;
     };
+
+    KeyLog* m_log = nullptr; // every key asked for, when set (scenarioReaderKeys)
 
 private:
     const std::string& m_file;
@@ -370,6 +394,8 @@ void readHardware(Reader::Object& top, Scenario& s)
 // size in bytes (absent or "auto" = the framework's default, parallel::bucketBytesFor).
 void readAutoNumbers(Reader::Object& par, parallel::ParallelPlan& p)
 {
+    par.note("compute_efficiency", "number-or-auto");
+    par.note("bucket_bytes", "number-or-auto");
     if (const Json* ce = par.get("compute_efficiency")) {
         if (ce->is_string() && ce->get<std::string>() == "auto")
             p.computeEfficiency = 0;
@@ -475,6 +501,7 @@ Scenario readScenario(const Json& root, Reader& r)
 {
     Scenario s;
     Reader::Object top(r, &root, "");
+    top.note("schema_version", "integer");
     top.get("schema_version"); // checked before
     top.string("name", s.name);
     top.string("description", s.description);
@@ -491,6 +518,9 @@ Scenario readScenario(const Json& root, Reader& r)
     readParallel(top, s);
     readCollectives(top, s.collectives);
     // The topology's own reader (fabric/topology.h) reports its problems with "topology.*" paths.
+    top.note("topology", "object");
+    if (r.m_log) // the topology's own reader names its keys
+        (void)network::topologyFromJson("{}", "topology", r.m_log);
     if (const Json* t = top.get("topology")) {
         auto spec = network::topologyFromJson(t->dump(), "topology");
         if (spec)
@@ -501,6 +531,8 @@ Scenario readScenario(const Json& root, Reader& r)
         s.topology.kind = network::TopologyKind::LeafSpine; // several servers need a network between them
     }
 
+    std::string schemaReference; // "$schema": for editors only (docs/scenario.md)
+    top.string("$schema", schemaReference);
     top.finish();
     return s;
 }
@@ -657,6 +689,18 @@ ScenarioLoad loadScenario(std::string_view text, const std::string& fileName)
     else if (readCleanly)
         load.unchecked = std::move(s);
     return load;
+}
+
+KeyLog scenarioReaderKeys()
+{
+    std::vector<Error> errors;
+    const std::map<std::string, std::string> floatText;
+    const std::string file = "(key list)";
+    KeyLog log;
+    Reader r(file, errors, floatText);
+    r.m_log = &log;
+    (void)readScenario(Json::object(), r);
+    return log;
 }
 
 Result<Scenario> scenarioFromJson(std::string_view json, const std::string& fileName)

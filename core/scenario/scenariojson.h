@@ -3,6 +3,7 @@
 // Loading checks everything and reports every problem with its JSON path; it never half-loads.
 
 #include "base/error.h"
+#include "base/keylog.h"
 #include "scenario.h"
 
 #include <optional>
@@ -30,6 +31,10 @@ struct ScenarioLoad {
 [[nodiscard]] Result<Scenario> scenarioFromJson(std::string_view json, const std::string& fileName);
 // Pretty-printed JSON that loadScenario reads back to an equal Scenario.
 [[nodiscard]] std::string scenarioToJson(const Scenario& scenario);
+
+// Every key loadScenario's reader accepts, in reading order, with its JSON type and a name's values:
+// the reader itself, run with a key log over an empty document (topology.* from its own reader).
+[[nodiscard]] KeyLog scenarioReaderKeys();
 
 // Errors as one: the first's location and message, then each further error's toString() on its own line.
 [[nodiscard]] Error joinErrors(const std::vector<Error>& errors);
