@@ -86,6 +86,15 @@ int runSimulate(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
                                           + formatInteger(static_cast<std::int64_t>(r.gpus.size()))
                                           + (r.symmetryFactor > 1 ? " (" + r.reduction + ")" : std::string())});
     printRows(out, rows);
+    out << "\nBy collective (calls and bytes on the wire per step, all groups; in flight and exposed: mean per GPU, "
+           "exposed = the part its compute waited on):\n";
+    rows.clear();
+    rows.push_back({"Strategy", "Collective", "Calls", "On the wire", "In flight", "Exposed"});
+    for (const network::CollectiveBreakdownRow& b : r.byCollective)
+        rows.push_back({std::string(parallel::toString(b.strategy)), std::string(parallel::toString(b.kind)),
+                        formatCount(b.callsPerStep, 0), formatBytes(b.wireBytesPerStep, o.units),
+                        formatSeconds(b.inFlightSeconds), formatSeconds(b.exposedSeconds)});
+    printRows(out, rows);
     out << "\nBusiest links (payload per step, utilization over the step):\n";
     rows.clear();
     rows.push_back({"Link", "Type", "Payload", "On the wire", "Utilization"});

@@ -453,23 +453,32 @@ void copyCounts(BoundCall& b, const BoundCall& from)
 // Time per step: the busiest GPU's Σ over the calls it takes part in. Calls of different groups — the
 // DP reductions of different pipeline stages, the TP calls of other stages — run side by side on other
 // GPUs and do not add up (a plain Σ over calls would count every stage's DP AllReduce).
+// The busiest GPU's time is split by collective kind as well (secondsPerStepByKind).
 void busiestSeconds(const parallel::CommPlan& plan,
-                    const std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, double>& rangeSeconds,
+                    const std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, parallel::PerKind>& rangeSeconds,
                     CollectiveDerivation& out)
 {
-    std::vector<parallel::PerStrategy<double>> perGpu;
+    std::vector<parallel::PerStrategy<parallel::PerKind>> perGpu;
     for (const auto& [range, seconds] : rangeSeconds) {
         const auto& [st, first, count] = range;
         for (std::uint32_t gi = first; gi < first + count && gi < plan.groups.size(); ++gi)
             for (std::uint32_t gpu : plan.groups[gi].members) {
                 if (gpu >= perGpu.size())
-                    perGpu.resize(gpu + 1, parallel::PerStrategy<double>{});
-                perGpu[gpu][st] += seconds;
+                    perGpu.resize(gpu + 1, parallel::PerStrategy<parallel::PerKind>{});
+                for (std::size_t k = 0; k < seconds.size(); ++k)
+                    perGpu[gpu][st][k] += seconds[k];
             }
     }
     for (const auto& g : perGpu)
-        for (std::size_t st = 0; st < parallel::kStrategyCount; ++st)
-            out.secondsPerStep[st] = std::max(out.secondsPerStep[st], g[st]);
+        for (std::size_t st = 0; st < parallel::kStrategyCount; ++st) {
+            double total = 0;
+            for (double v : g[st])
+                total += v;
+            if (total > out.secondsPerStep[st]) {
+                out.secondsPerStep[st] = total;
+                out.secondsPerStepByKind[st] = g[st];
+            }
+        }
 }
 
 // Stage 4's figures: the α–β inputs, each strategy's wire bytes and time per step, their sums and the
@@ -556,7 +565,7 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
     std::map<Key, BoundCall> memo;
     std::map<std::pair<int, int>, GroupModel> models; // NCCL's view of a group shape
     out.calls.reserve(plan.calls.size());
-    std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, double> rangeSeconds; // (strategy, groups): s
+    std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, parallel::PerKind> rangeSeconds; // (strategy, groups): s
     for (std::uint32_t i = 0; i < plan.calls.size(); ++i) {
         const parallel::CollectiveCall& c = plan.calls[i];
         BoundCall b;
@@ -594,7 +603,7 @@ CollectiveDerivation bindPlan(const parallel::CommPlan& plan, const parallel::Cl
         // All groups of a call run side by side: bytes add up over groups, time does not.
         b.stepWireBytes = b.wireBytes * c.groupCount * static_cast<double>(c.repeat);
         out.wireBytesPerStep[st] += b.stepWireBytes;
-        rangeSeconds[{st, c.firstGroup, c.groupCount}] += b.timeSeconds * static_cast<double>(c.repeat);
+        rangeSeconds[{st, c.firstGroup, c.groupCount}][std::size_t(c.kind)] += b.timeSeconds * static_cast<double>(c.repeat);
         out.calls.push_back(b);
     }
     busiestSeconds(plan, rangeSeconds, out);

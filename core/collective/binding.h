@@ -135,6 +135,7 @@ struct CollectiveDerivation {
     std::vector<BoundCall> calls;   // one per CommPlan call, same order
     parallel::PerStrategy<double> wireBytesPerStep{};   // per strategy (DP, PP, TP, EP): Σ calls · groups · repeat
     parallel::PerStrategy<double> secondsPerStep{};     // per strategy: the busiest GPU's Σ over its calls of time · repeat
+    parallel::PerStrategy<parallel::PerKind> secondsPerStepByKind{}; // that GPU's Σ split by collective kind
     std::uint64_t distinctSchedules = 0;         // schedules actually generated (identical calls share one)
     std::vector<Error> uncounted;                // why some calls have no schedule (their bytes are left out)
     FigureSet figures;                           // "collective.*"

@@ -159,6 +159,8 @@ struct Gpu {
     Strategy streamStrategy = Strategy::DP;
     GpuSummary sum;
     int timeline = -1;
+    std::int32_t byKindSlot = -1; // its row of Engine::byKind once it took part in a collective
+    double streamStarted = 0;     // when its stream's current item started
 };
 
 enum class EventType : std::uint8_t {
@@ -208,6 +210,27 @@ private:
 
     std::vector<CallClass> classes;
     std::vector<Gpu> gpus;
+    // Per strategy and collective kind, of each GPU that took part in one (Gpu::byKindSlot): the time its
+    // compute waited on them (exposed) and the time they were in flight.
+    struct KindTimes {
+        parallel::PerStrategy<KindSeconds> exposed{}, inFlight{};
+    };
+    std::vector<KindTimes> byKind;
+    KindTimes& kindTimes(std::uint32_t g)
+    {
+        Gpu& gpu = gpus[g];
+        if (gpu.byKindSlot < 0) {
+            gpu.byKindSlot = static_cast<std::int32_t>(byKind.size());
+            byKind.emplace_back();
+        }
+        return byKind[std::size_t(gpu.byKindSlot)];
+    }
+    // A collective of `kind` was in flight on GPU g for `seconds`: from the arrival of its last peer (before,
+    // the GPU only waits for them), a pipeline transfer from its start.
+    void addInFlight(std::uint32_t g, Strategy s, parallel::CollectiveKind kind, double seconds)
+    {
+        kindTimes(g).inFlight[sIdx(s)][std::size_t(kind)] += seconds;
+    }
     std::vector<GpuTimeline> timelines;  // recorded representatives (gpus[g].timeline)
     std::vector<std::uint32_t> recorded; // the GPUs whose timelines are asked for, in order
     std::vector<double> capacity;        // per link, payload B/s
@@ -294,7 +317,10 @@ private:
     void arriveBlocking(Gpu& gpu, const Key& key, std::uint32_t rank, Role role);
     void computeDone(std::uint32_t g);
     void startStream(std::uint32_t g);
-    void record(std::uint32_t g, double start, double end, Activity a, Strategy s, const GpuInterval& what = {});
+    // `kind`: the collective a communication wait is for (Send/Recv for pipeline transfers).
+    void record(std::uint32_t g, double start, double end, Activity a, Strategy s, const GpuInterval& what = {},
+                parallel::CollectiveKind kind = parallel::CollectiveKind::SendRecv);
+    [[nodiscard]] parallel::CollectiveKind kindOf(std::uint32_t call) const { return plan.comm.calls[call].kind; }
     // Bytes per instance of an end-of-backward call of M bytes: a DDP bucket, or M (ddp_overlap false, not DP).
     double bucketBytesOf(std::uint32_t call, double M) const
     {
@@ -310,6 +336,7 @@ private:
 
     // The step's summaries and figures once every GPU is done (simsummary.cpp).
     void summarize();
+    void addFigures();
 };
 
 } // namespace tw::network::sim

@@ -1,5 +1,7 @@
 #include "simengine_p.h"
 
+#include "breakdown.h"
+
 #include "base/units.h"
 #include "parallel/plan.h"
 
@@ -9,8 +11,8 @@
 namespace tw::network::sim {
 
 // After the event loop: each GPU's idle time, the means over GPUs, the recorded timelines completed
-// with their idle gaps, under symmetry every GPU and link copied from its orbit's representative, and
-// the "sim.*" figures.
+// with their idle gaps, under symmetry every GPU and link copied from its orbit's representative, the
+// per-collective breakdown and the "sim.*" figures.
 void Engine::summarize()
 {
     // Summaries (simulate.h: means over GPUs).
@@ -33,6 +35,12 @@ void Engine::summarize()
         out.computeSeconds += g.compute / n;
         for (int s = 0; s < parallel::kStrategyCount; ++s)
             out.exposedByStrategy[s] += g.exposed[s] / n;
+        if (const std::int32_t slot = gpus[sym.gpuRep[gi]].byKindSlot; slot >= 0)
+            for (int s = 0; s < parallel::kStrategyCount; ++s)
+                for (std::size_t k = 0; k < out.exposedByKind[s].size(); ++k) {
+                    out.exposedByKind[s][k] += byKind[std::size_t(slot)].exposed[s][k] / n;
+                    out.inFlightByKind[s][k] += byKind[std::size_t(slot)].inFlight[s][k] / n;
+                }
         out.idleSeconds += g.idle / n;
         out.gpus.push_back(g);
     }
@@ -83,8 +91,13 @@ void Engine::summarize()
         out.mfu = opt.modelFlopsPerStep / (n * opt.peakFlopsPerGpu * out.stepSeconds);
         out.hfu = opt.hardwareFlopsPerStep / (n * opt.peakFlopsPerGpu * out.stepSeconds);
     }
+    out.byCollective = collectiveBreakdown(plan.comm, coll, &out);
+    addFigures();
+}
 
-    // Figures.
+// The "sim.*" figures of the summarized step.
+void Engine::addFigures()
+{
     auto& f = out.figures;
     const std::string G = formatInteger(static_cast<std::int64_t>(gpus.size()));
     f.add({"sim.step_time_s", "Simulated step time", out.stepSeconds, "s",
@@ -99,12 +112,25 @@ void Engine::summarize()
                + " GPUs = " + formatSeconds(out.exposedCommSeconds),
            {}});
     static const char* names[4] = {"dp", "pp", "tp", "ep"};
+    // Per collective: "sim.exposed_tp_allreduce_s" …, cited by their strategy's figure.
+    parallel::PerStrategy<std::vector<std::string>> kindIds;
+    for (const CollectiveBreakdownRow& b : out.byCollective) {
+        const std::string strategy(parallel::toString(b.strategy)), kind(parallel::toString(b.kind));
+        const std::string id = exposedFigureId(b);
+        f.add({id, "Exposed " + strategy + " " + kind + " per GPU (mean)", b.exposedSeconds, "s",
+               "waits on the " + strategy + " " + kind + " calls (" + formatCount(b.callsPerStep, 0)
+                   + " per step over all groups, " + formatBytes(b.wireBytesPerStep) + " on the wire, in flight "
+                   + formatSeconds(b.inFlightSeconds) + " per GPU), mean over " + G + " GPUs = "
+                   + formatSeconds(b.exposedSeconds),
+               {}});
+        kindIds[b.strategy].push_back(id);
+    }
     for (int s = 0; s < parallel::kStrategyCount; ++s) {
         const std::string label(parallel::toString(parallel::Strategy(s)));
         f.add({std::string("sim.exposed_") + names[s] + "_s", "Exposed " + label + " communication per GPU (mean)",
                out.exposedByStrategy[s], "s",
                "waits on " + label + " collectives, mean over " + G + " GPUs = " + formatSeconds(out.exposedByStrategy[s]),
-               {}});
+               kindIds[s]});
     }
     f.add({"sim.bubble_s", "Idle per GPU (mean; pipeline bubble)", out.idleSeconds, "s",
            "step − compute − exposed communication, mean over GPUs = " + formatSeconds(out.stepSeconds) + " − "

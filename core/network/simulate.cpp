@@ -96,13 +96,16 @@ void Engine::closedFormDone(std::uint32_t slot)
         events.push({inst.doneAt[inst.doneNext].first, seq++, EventType::ClosedFormRanksDone, slot});
 }
 
-void Engine::record(std::uint32_t g, double start, double end, Activity a, Strategy s, const GpuInterval& what)
+void Engine::record(std::uint32_t g, double start, double end, Activity a, Strategy s, const GpuInterval& what,
+                    parallel::CollectiveKind kind)
 {
     Gpu& gpu = gpus[g];
-    if (a == Activity::Compute)
+    if (a == Activity::Compute) {
         gpu.sum.compute += end - start;
-    else if (a == Activity::Communication)
+    } else if (a == Activity::Communication) {
         gpu.sum.exposed[sIdx(s)] += end - start;
+        kindTimes(g).exposed[sIdx(s)][std::size_t(kind)] += end - start;
+    }
     if (gpu.timeline < 0 || !(end > start))
         return;
     auto& iv = timelines[std::size_t(gpu.timeline)].intervals;
@@ -173,8 +176,9 @@ void Engine::aloneDone(std::uint32_t g)
     Gpu& gpu = gpus[g];
     if (gpu.wait == Wait::Blocking && gpu.waitKey == gpu.aloneKey) {
         const double from = gpu.waitStart;
+        addInFlight(g, gpu.waitStrategy, kindOf(gpu.aloneKey.call), now - from);
         record(g, from, from, Activity::Idle, gpu.waitStrategy);
-        record(g, from, now, Activity::Communication, gpu.waitStrategy);
+        record(g, from, now, Activity::Communication, gpu.waitStrategy, {}, kindOf(gpu.aloneKey.call));
         gpu.wait = Wait::Running;
         runnable.push_back(g);
     } else {
@@ -419,7 +423,7 @@ void Engine::rankDone(Instance& inst, std::uint32_t rank)
     auto split = [&](std::uint32_t gpuId, double from, Strategy st) {
         const double ready = std::clamp(peersIn, from, now);
         record(gpuId, from, ready, Activity::Idle, st);
-        record(gpuId, ready, now, Activity::Communication, st);
+        record(gpuId, ready, now, Activity::Communication, st, {}, kindOf(key.call));
     };
     if (++inst.ranksDone == inst.rankCount) {
         const auto it = live.find(key);
@@ -430,6 +434,7 @@ void Engine::rankDone(Instance& inst, std::uint32_t rank)
     switch (role) {
     case Role::Pp:
         if (rank == 1) {
+            addInFlight(g, Strategy::PP, kindOf(key.call), now - created); // the transfer, counted at its receiver
             if (gpu.wait == Wait::Recv && gpu.waitKey == key) {
                 // Waiting before the send started is idle (bubble), after it exposed PP.
                 const double from = std::max(gpu.waitStart, created);
@@ -443,6 +448,7 @@ void Engine::rankDone(Instance& inst, std::uint32_t rank)
         }
         break;
     case Role::Stream:
+        addInFlight(g, strategy, kindOf(key.call), now - std::clamp(peersIn, gpu.streamStarted, now));
         gpu.streamBusy = false;
         if (gpu.wait == Wait::Drain) {
             split(g, gpu.waitStart, strategy);
@@ -456,6 +462,7 @@ void Engine::rankDone(Instance& inst, std::uint32_t rank)
         break;
     default:
         if (gpu.wait == Wait::Blocking && gpu.waitKey == key) {
+            addInFlight(g, strategy, kindOf(key.call), now - std::clamp(peersIn, gpu.waitStart, now));
             split(g, gpu.waitStart, strategy);
             gpu.wait = Wait::Running;
             runnable.push_back(g);
@@ -474,6 +481,7 @@ void Engine::startStream(std::uint32_t g)
     const StreamItem item = gpu.stream.front();
     gpu.stream.pop_front();
     gpu.streamBusy = true;
+    gpu.streamStarted = now;
     gpu.streamStrategy = strategyOf(item.key.call);
     arrive(item.key, item.rank, Role::Stream, false);
 }

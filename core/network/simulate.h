@@ -175,6 +175,7 @@
 #include "collective/binding.h"
 #include "parallel/plan.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -231,11 +232,31 @@ struct GpuSummary {
     [[nodiscard]] double exposedTotal() const { return exposed[0] + exposed[1] + exposed[2] + exposed[3]; }
 };
 
+// Seconds per collective kind, indexed by the parallel::CollectiveKind's value.
+using KindSeconds = parallel::PerKind;
+
+// One strategy's calls of one collective kind in the step (network/breakdown.h computes it).
+struct CollectiveBreakdownRow {
+    parallel::Strategy strategy = parallel::Strategy::DP;
+    parallel::CollectiveKind kind = parallel::CollectiveKind::AllReduce;
+    double callsPerStep = 0;     // Σ over the plan's calls of groups × repeat (every group's call counted)
+    double wireBytesPerStep = 0; // B: Σ of the calls' stepWireBytes (all groups)
+    double secondsAlone = 0;     // s: on the strategy's busiest GPU, Σ repeat × stage 4's time of its calls of this kind
+                                 // (stage 4's model: NCCL's for NCCL picks, α–β on collectives.bandwidth for textbook ones)
+    double inFlightSeconds = 0;  // s: mean over GPUs of the time these calls were in flight in the step, overlapped or not
+    double exposedSeconds = 0;   // s: mean over GPUs of the waits on this kind (0 without a simulation)
+    bool operator==(const CollectiveBreakdownRow&) const = default;
+};
+
 struct StepSimulation {
     double stepSeconds = 0;               // first compute start (0) to the last GPU's end
     double computeSeconds = 0;            // mean over GPUs
     double exposedCommSeconds = 0;        // mean over GPUs
     parallel::PerStrategy<double> exposedByStrategy{}; // mean over GPUs, DP, PP, TP, EP
+    parallel::PerStrategy<KindSeconds> exposedByKind{}; // the same split by collective kind (sums to exposedByStrategy)
+    parallel::PerStrategy<KindSeconds> inFlightByKind{}; // mean over GPUs: time its collectives ran (from the last
+                                                         // peer's arrival to its end; a pipeline transfer at its receiver)
+    std::vector<CollectiveBreakdownRow> byCollective; // per strategy and kind: calls, bytes, in flight, exposed
     double idleSeconds = 0;               // mean over GPUs (bubble)
     double commShare = 0;                 // exposed / step (the paper's "AllReduce share" for DDP)
     double mfu = 0;                       // model FLOPs / (GPUs · peak · step); 0 without the inputs

@@ -46,9 +46,12 @@ constexpr std::array kScheduleNames{EnumName{PipelineSchedule::GPipe, "gpipe"}, 
 constexpr std::array kStrategyNames{EnumName{Strategy::DP, "DP"}, EnumName{Strategy::PP, "PP"}, EnumName{Strategy::TP, "TP"},
                                     EnumName{Strategy::EP, "EP"}};
 constexpr std::array kCollectiveKindNames{
-    EnumName{CollectiveKind::AllReduce, "AllReduce"}, EnumName{CollectiveKind::ReduceScatter, "ReduceScatter"},
-    EnumName{CollectiveKind::AllGather, "AllGather"}, EnumName{CollectiveKind::Broadcast, "Broadcast"},
-    EnumName{CollectiveKind::AllToAll, "All-to-All"}, EnumName{CollectiveKind::SendRecv, "Send/Recv"}};
+    EnumName{CollectiveKind::AllReduce, "allreduce", "AllReduce"},
+    EnumName{CollectiveKind::ReduceScatter, "reducescatter", "ReduceScatter"},
+    EnumName{CollectiveKind::AllGather, "allgather", "AllGather"},
+    EnumName{CollectiveKind::Broadcast, "broadcast", "Broadcast"},
+    EnumName{CollectiveKind::AllToAll, "alltoall", "All-to-All"},
+    EnumName{CollectiveKind::SendRecv, "sendrecv", "Send/Recv"}};
 
 } // namespace
 
@@ -60,7 +63,8 @@ std::optional<Sharding> shardingFromString(std::string_view s) { return valueOf(
 std::string_view toString(PipelineSchedule s) { return nameOf(kScheduleNames, s); }
 std::optional<PipelineSchedule> scheduleFromString(std::string_view s) { return valueOf(kScheduleNames, s); }
 std::string_view toString(Strategy s) { return nameOf(kStrategyNames, s); }
-std::string_view toString(CollectiveKind k) { return nameOf(kCollectiveKindNames, k); }
+std::string_view toString(CollectiveKind k) { return displayOf(kCollectiveKindNames, k); }
+std::string_view slug(CollectiveKind k) { return nameOf(kCollectiveKindNames, k); }
 
 // ---------------------------------------------------------------------------------------------
 // The derivation

@@ -58,6 +58,9 @@ enum class CollectiveKind { AllReduce = 0, ReduceScatter = 1, AllGather = 2, Bro
 [[nodiscard]] std::optional<PipelineSchedule> scheduleFromString(std::string_view s);
 [[nodiscard]] std::string_view toString(Strategy s);         // "DP","PP","TP","EP"
 [[nodiscard]] std::string_view toString(CollectiveKind k);   // "AllReduce","ReduceScatter","AllGather","Broadcast","All-to-All","Send/Recv"
+[[nodiscard]] std::string_view slug(CollectiveKind k);
+// One value per collective kind, indexed by the CollectiveKind's value (4 is unused).
+using PerKind = std::array<double, 7>;       // "allreduce", … "alltoall", "sendrecv" (ids, as collective::Op's names)
 
 // A GPU's place in the mesh. ep is not a coordinate of its own: EP is carved out of DP, and a
 // GPU's expert-parallel rank is dp % ep (EP groups are blocks of ep consecutive DP ranks).

@@ -6,6 +6,7 @@
 #include "base/papervalues.h"
 #include "collective/nccl.h"
 #include "collective/schedule.h"
+#include "network/breakdown.h"
 #include "network/simulate.h"
 #include "fabric/topology.h"
 #include "parallel/memory.h"
@@ -731,6 +732,28 @@ StageNarration wireStage(const Scenario& scenario, const Derivation& d, const Ne
             .say(d.stage3->plan.pp > 1 ? " in the pipeline bubble" : " waiting for the others");
     b.say(": communication holds up ").num("sim.comm_share", Style::Percent).say(" of the step.");
     keep(st, b);
+
+    // The collective the step waits on most (stage 5's "By collective" table), when there is a wait.
+    const network::CollectiveBreakdownRow* most = nullptr;
+    int waitedOn = 0;
+    for (const network::CollectiveBreakdownRow& r : simulation->byCollective)
+        if (r.exposedSeconds > 0) {
+            ++waitedOn;
+            if (!most || r.exposedSeconds > most->exposedSeconds)
+                most = &r;
+        }
+    if (most && src.value("sim.exposed_comm_s") > 0) {
+        const std::string what = std::string(parallel::toString(most->strategy)) + " " + std::string(parallel::toString(most->kind));
+        Sentence w(src);
+        if (waitedOn == 1) {
+            w.say("All of that wait is the " + what + ".");
+        } else {
+            w.say(std::string(most->exposedSeconds >= 0.5 * src.value("sim.exposed_comm_s") ? "Most" : "The largest part")
+                  + " of that wait is the " + what + ": ");
+            w.num(network::exposedFigureId(*most), Style::Seconds).say(".");
+        }
+        keep(st, w);
+    }
 
     // The busiest link by bytes on the wire (the rule of "net.busiest_link_bytes").
     const network::Topology& topology = *network->topology;

@@ -103,6 +103,15 @@ double linkUtilization(const network::Topology& t, const network::StepSimulation
 
 json simulationJson(const Scenario& s, const NetworkStage& net, const network::StepSimulation& r)
 {
+    json byCollective = json::array();
+    for (const network::CollectiveBreakdownRow& b : r.byCollective)
+        byCollective.push_back({{"strategy", std::string(parallel::toString(b.strategy))},
+                                {"collective", std::string(parallel::toString(b.kind))},
+                                {"calls_per_step", b.callsPerStep},
+                                {"wire_bytes_per_step", b.wireBytesPerStep},
+                                {"in_flight_s", b.inFlightSeconds},
+                                {"exposed_s", b.exposedSeconds},
+                                {"stage4_seconds_s", b.secondsAlone}});
     const network::Topology& t = *net.topology;
     json links = json::array();
     for (std::size_t l : linksByPayload(r)) {
@@ -130,6 +139,7 @@ json simulationJson(const Scenario& s, const NetworkStage& net, const network::S
                 {"compute_s", r.computeSeconds},
                 {"exposed_comm_s", r.exposedCommSeconds},
                 {"exposed_comm_by_strategy_s", exposed},
+                {"collectives", byCollective},
                 {"idle_s", r.idleSeconds},
                 {"comm_share", r.commShare},
                 {"mfu", r.mfu},

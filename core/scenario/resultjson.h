@@ -29,7 +29,9 @@ struct NetworkStage;
 [[nodiscard]] double linkUtilization(const network::Topology& topology, const network::StepSimulation& step,
                                      std::size_t link);
 
-// {"scenario", "topology", "step_time_s", … , "links": busiest first, "figures": the step's and "net.*"}.
+// {"scenario", "topology", "step_time_s", … , "collectives": per strategy and collective kind (calls, bytes,
+// in flight, exposed, stage 4's time; network/breakdown.h), "links": busiest first, "figures": the step's
+// and "net.*"}.
 [[nodiscard]] nlohmann::ordered_json simulationJson(const Scenario& scenario, const NetworkStage& network,
                                                     const network::StepSimulation& step);
 

@@ -13,6 +13,7 @@
 #include "panes/parallelpane.h"
 #include "panes/wirepane.h"
 #include "views/busyveil.h"
+#include "views/collectivebreakdownmodel.h"
 #include "views/figuretablemodel.h"
 #include "views/meshview.h"
 #include "views/wireview.h"
@@ -32,7 +33,9 @@
 #include <QSlider>
 #include <QStyle>
 #include <QStyleOptionSlider>
+#include <QTabBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTextBrowser>
 #include <QElapsedTimer>
 #include <QSignalSpy>
@@ -127,6 +130,7 @@ private slots:
     void overheadNoteShowsTheModelAndTheLoopbackMeasurement();
     void tokenTraceRunsOffTheGuiThread();
     void releaseLaterFreesOffTheGuiThreadAtIdlePriority();
+    void byCollectiveTableFollowsThePreset();
 
 private:
     void loadPreset(const char* name);
@@ -210,6 +214,43 @@ void TestWirePane::testbedScrubDrawsTheSimulatedLoads()
     QVERIFY(m_pane->charts()->throughputTitle().contains(QStringLiteral("payload rate")));
     // The breakdown has one bar per GPU (7 single-GPU servers).
     QCOMPARE(m_pane->charts()->breakdownBars(), 7);
+}
+
+// "By collective": the step's rows, the largest wait bold, replaced (not kept) when another preset runs.
+void TestWirePane::byCollectiveTableFollowsThePreset()
+{
+    auto* tabs = m_pane->findChild<QTabWidget*>(QStringLiteral("wireTabs"));
+    QVERIFY(tabs);
+    int tab = -1;
+    for (int i = 0; i < tabs->count(); ++i)
+        if (tabs->tabText(i) == QStringLiteral("By collective"))
+            tab = i;
+    QVERIFY(tab >= 0);
+    QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, {}, tabs->tabBar()->tabRect(tab).center());
+    QCOMPARE(tabs->currentIndex(), tab);
+    auto* table = m_pane->findChild<QTableView*>(QStringLiteral("byCollectiveTable"));
+    QVERIFY(table && table->isVisible());
+    auto* model = m_pane->breakdownModel();
+
+    loadPreset("paper-tp"); // DP AllReduce of the 2 replicas, TP AllReduce inside each (exposed: blocking)
+    QCOMPARE(model->rowCount(), int(m_pane->result().simulation->byCollective.size()));
+    int tpRow = -1;
+    for (int r = 0; r < model->rowCount(); ++r)
+        if (model->index(r, tw::ui::CollectiveBreakdownModel::StrategyColumn).data().toString() == QStringLiteral("TP"))
+            tpRow = r;
+    QVERIFY(tpRow >= 0);
+    QCOMPARE(model->index(tpRow, tw::ui::CollectiveBreakdownModel::KindColumn).data().toString(), QStringLiteral("AllReduce"));
+    QVERIFY(model->index(tpRow, 0).data(Qt::FontRole).value<QFont>().bold()); // the step waits on it most
+    QVERIFY(model->index(tpRow, tw::ui::CollectiveBreakdownModel::ExposedColumn).data(Qt::ToolTipRole).toString().contains(
+        QStringLiteral("mean over")));
+
+    loadPreset("paper-moe"); // now an EP All-to-All, and no TP row left over
+    bool allToAll = false;
+    for (int r = 0; r < model->rowCount(); ++r) {
+        QVERIFY(model->index(r, tw::ui::CollectiveBreakdownModel::StrategyColumn).data().toString() != QStringLiteral("TP"));
+        allToAll = allToAll || model->index(r, tw::ui::CollectiveBreakdownModel::KindColumn).data().toString() == QStringLiteral("All-to-All");
+    }
+    QVERIFY(allToAll);
 }
 
 void TestWirePane::longStepAnimatedToItsEnd()

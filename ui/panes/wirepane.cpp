@@ -11,6 +11,7 @@
 #include "panes/panekit.h"
 #include "scenario/sweep.h"
 #include "views/busyveil.h"
+#include "views/collectivebreakdownmodel.h"
 #include "views/figuretablemodel.h"
 #include "views/tokenchipview.h"
 #include "views/wiregpuhover.h"
@@ -47,6 +48,8 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
+#include <QTableView>
+#include <QHeaderView>
 #include <QTableView>
 #include <QTextBrowser>
 #include <QTimer>
@@ -163,6 +166,7 @@ WirePane::WirePane(Document* document, QWidget* parent)
     m_tabs->setObjectName(QStringLiteral("wireTabs"));
     m_tabs->addTab(m_charts->throughputPlot(), tr("Link throughput"));
     m_tabs->addTab(m_charts->breakdownPlot(), tr("Where the step goes"));
+    m_tabs->addTab(buildCollectiveTable(), tr("By collective"));
     // Scaling: the GPU list, run/cancel, the chart, the gaps to the paper's measurements.
     auto* scaling = new QWidget(this);
     auto* sl = new QVBoxLayout(scaling);
@@ -338,6 +342,7 @@ WirePane::WirePane(Document* document, QWidget* parent)
     connect(AppSettings::instance(), &AppSettings::displayUnitsChanged, this, [this] { applyUnits(); });
     connect(AppSettings::instance(), &AppSettings::animationSpeedChanged, this, [this] { updateTimeLabel(); });
     m_figures->setDisplayUnits(units());
+    m_byCollective->setDisplayUnits(units());
     m_view->setDisplayUnits(units());
     m_charts->setDisplayUnits(units());
     connect(m_document, &Document::problemsChanged, this, [this] {
@@ -417,6 +422,29 @@ QPushButton* WirePane::cancelButton() const
     return m_veil->cancelButton();
 }
 
+// "By collective": which collective the step's communication goes to (StepSimulation::byCollective).
+QWidget* WirePane::buildCollectiveTable()
+{
+    auto* page = new QWidget(this);
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* caption = new QLabel(tr("Per strategy and collective: calls and bytes on the wire per step, the time the calls "
+                                  "were in flight and the part of it compute waited on (exposed), means per GPU. The "
+                                  "bold row is the one the step waits on most."),
+                               page);
+    caption->setWordWrap(true);
+    m_byCollective = new CollectiveBreakdownModel(this);
+    auto* table = new QTableView(page);
+    table->setObjectName(QStringLiteral("byCollectiveTable"));
+    table->setModel(m_byCollective);
+    table->verticalHeader()->hide();
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    layout->addWidget(caption);
+    layout->addWidget(table, 1);
+    return page;
+}
+
 void WirePane::applyStep(const std::shared_ptr<const StepResult>& result)
 {
     m_veil->hideBusy();
@@ -450,6 +478,7 @@ void WirePane::applyStep(const std::shared_ptr<const StepResult>& result)
         for (const parallel::MeshCoord& c : r.derivation->stage3->mesh)
             stageOf.push_back(c.pp);
     m_charts->setBreakdown(sim, stageOf);
+    m_byCollective->setStep(sim.byCollective, sim.figures);
     for (QCustomPlot* plot : {m_charts->throughputPlot(), m_charts->breakdownPlot()})
         setResultGeneration(plot, r.generation);
     setTime(std::min(m_time, sim.stepSeconds));
@@ -625,6 +654,7 @@ void WirePane::applyUnits()
 {
     const DisplayUnits u = units();
     m_figures->setDisplayUnits(u);
+    m_byCollective->setDisplayUnits(u);
     m_view->setDisplayUnits(u);
     m_charts->setDisplayUnits(u);
     if (m_drawn) {

@@ -46,6 +46,7 @@ namespace tw::ui {
 class BusyVeil;
 class Document;
 class FigureTableModel;
+class CollectiveBreakdownModel;
 class WireCharts;
 class WireView;
 
@@ -79,6 +80,7 @@ public:
     [[nodiscard]] QPushButton* sweepButton() const { return m_sweepRun; }
     [[nodiscard]] QTextBrowser* sweepGapText() const { return m_sweepGaps; }
     [[nodiscard]] FigureTableModel* figureModel() const { return m_figures; }
+    [[nodiscard]] CollectiveBreakdownModel* breakdownModel() const { return m_byCollective; }
     [[nodiscard]] QLabel* sweepStatus() const { return m_sweepStatus; }
 
     // The step drawn now (empty before the first simulation).
@@ -143,6 +145,7 @@ private:
     void updateTrace();
     void showTrace(const std::shared_ptr<const TraceResult>& result);
     [[nodiscard]] QWidget* buildTraceRow(QWidget* parent);
+    [[nodiscard]] QWidget* buildCollectiveTable();
     void applyUnits();
     [[nodiscard]] DisplayUnits units() const;
 
@@ -202,6 +205,7 @@ private:
     QTextBrowser* m_sweepGaps = nullptr;
     // Figures
     FigureTableModel* m_figures = nullptr;
+    CollectiveBreakdownModel* m_byCollective = nullptr; // "By collective": the step's rows
     QTableView* m_figureTable = nullptr;
     QTextBrowser* m_chain = nullptr;
     FigureSet m_allFigures; // stages 1–5, so chains reach the inputs
