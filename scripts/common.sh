@@ -74,9 +74,14 @@ tw_fetch_gpt2() {
 }
 
 # Configures (first time or when the cache points elsewhere) and builds one preset.
-tw_build() { # preset [extra cmake -D...]
+tw_build() { # preset [extra cmake -D...]; TW_BUILD_TARGETS="a b" builds only those targets
   local preset="$1"; shift
   cd "$TOKENWIRE_ROOT" || return 1
   cmake --preset "$preset" "$@" >/dev/null || return 1
-  cmake --build --preset "$preset"
+  if [ -n "${TW_BUILD_TARGETS:-}" ]; then
+    # shellcheck disable=SC2086 # the list splits into targets
+    cmake --build --preset "$preset" --target $TW_BUILD_TARGETS
+  else
+    cmake --build --preset "$preset"
+  fi
 }

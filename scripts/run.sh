@@ -17,7 +17,8 @@ done
 
 tw_install_deps
 tw_fetch_gpt2 || tw_log "continuing without GPT-2: the app offers a tokenizer trained on the text"
-tw_build release
+# Only the two programs: the tests and benchmarks are ./scripts/test.sh's and ./scripts/bench.sh's.
+TW_BUILD_TARGETS="tokenwire tokenwire-cli" tw_build release
 bindir="$TOKENWIRE_ROOT/build/release/app"
 if [ "$launch" -eq 0 ]; then
   echo "$bindir"
