@@ -428,9 +428,8 @@ QWidget* WirePane::buildCollectiveTable()
     auto* page = new QWidget(this);
     auto* layout = new QVBoxLayout(page);
     layout->setContentsMargins(0, 0, 0, 0);
-    auto* caption = new QLabel(tr("Per strategy and collective: calls and bytes on the wire per step, the time the calls "
-                                  "were in flight and the part of it compute waited on (exposed), means per GPU. The "
-                                  "bold row is the one the step waits on most."),
+    auto* caption = new QLabel(tr("Calls and bytes on the wire per step; in flight and exposed (what compute waited on): "
+                                  "means per GPU. Bold: the largest wait."),
                                page);
     caption->setWordWrap(true);
     m_byCollective = new CollectiveBreakdownModel(this);
@@ -438,6 +437,8 @@ QWidget* WirePane::buildCollectiveTable()
     table->setObjectName(QStringLiteral("byCollectiveTable"));
     table->setModel(m_byCollective);
     table->verticalHeader()->hide();
+    // Compact rows: a 1280×720 window shows five or six of them under the fabric.
+    table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
     table->setSelectionBehavior(QAbstractItemView::SelectRows);
     table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     layout->addWidget(caption);
