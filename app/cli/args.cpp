@@ -98,7 +98,7 @@ constexpr std::array kCommandNames{
     EnumName{Command::Memory, "memory"},     EnumName{Command::Kernels, "kernels"},     EnumName{Command::Fit, "fit"},
     EnumName{Command::Collective, "collective"}, EnumName{Command::Simulate, "simulate"}, EnumName{Command::Sweep, "sweep"},
     EnumName{Command::Presets, "presets"},   EnumName{Command::Validate, "validate"},   EnumName{Command::Busbw, "busbw"},
-    EnumName{Command::Schema, "schema"}};
+    EnumName{Command::Schema, "schema"}, EnumName{Command::Run, "run"}};
 
 std::string commandName(Command command)
 {
@@ -628,6 +628,23 @@ Result<bool> parseFitOption(ArgCursor& cur, std::string_view name, std::optional
     return false;
 }
 
+Result<bool> parseRunOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl, RunCommandOptions& o)
+{
+    if (name == "--json" || name == "--scenario" || name == "--preset")
+        return parseScenarioOption(cur, name, inl, o.scenario);
+    if (name == "--tokens" || name == "--price") {
+        auto v = cur.value(name, inl);
+        if (!v)
+            return v.error();
+        auto n = parseCount(v.value());
+        if (!n)
+            return usageError(n.error().message, std::string(name));
+        (name == "--tokens" ? o.tokens : o.price) = n.value();
+        return true;
+    }
+    return false;
+}
+
 Result<bool> parseBusbwOption(ArgCursor& cur, std::string_view name, std::optional<std::string_view> inl, BusbwOptions& o,
                               bool& opGiven)
 {
@@ -725,6 +742,8 @@ Result<bool> parseCommandOption(ArgCursor& cur, std::string_view name, std::opti
         known = parseBusbwOption(cur, name, inl, inv.busbw, st.busbwOpGiven);
     else if (inv.command == Command::Fit)
         known = parseFitOption(cur, name, inl, inv.fit);
+    else if (inv.command == Command::Run)
+        known = parseRunOption(cur, name, inl, inv.run);
     else if (inv.command == Command::Schema && name == "--markdown" && !inl)
         known = inv.schemaMarkdown = true;
     return known;
@@ -795,6 +814,11 @@ Status checkComplete(Invocation& inv, ParseState& st)
         if (inv.command == Command::Explain && inv.scenario.figureId.empty())
             return usageError("missing figure ID (for example model.parameters; derive lists every id)");
         if (inv.scenario.scenarioFile.empty() && inv.scenario.preset.empty())
+            return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
+        return Ok{};
+    }
+    if (inv.command == Command::Run) {
+        if (inv.run.scenario.scenarioFile.empty() && inv.run.scenario.preset.empty())
             return usageError("missing scenario: give --scenario FILE or --preset NAME (see tokenwire-cli presets)");
         return Ok{};
     }

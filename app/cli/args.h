@@ -15,7 +15,7 @@
 
 namespace tw::cli {
 
-enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Memory, Kernels, Fit, Collective, Simulate, Sweep, Presets, Validate, Busbw, Schema };
+enum class Command { None, Tokenize, TrainBpe, Derive, Tensors, Explain, Plan, Memory, Kernels, Fit, Collective, Simulate, Sweep, Presets, Validate, Busbw, Schema, Run };
 
 enum class OutputFormat { Table, Json, Count };
 
@@ -105,6 +105,14 @@ struct FitCommandOptions {
     bool operator==(const FitCommandOptions&) const = default;
 };
 
+// run (issue #40): the whole training run of the scenario's simulated step.
+struct RunCommandOptions {
+    ScenarioOptions scenario;     // --scenario / --preset, --json
+    std::optional<double> tokens; // --tokens COUNT (15.6T); else the scenario's run.tokens
+    std::optional<double> price;  // --price P per GPU-hour; else run.price_per_gpu_hour
+    bool operator==(const RunCommandOptions&) const = default;
+};
+
 struct Invocation {
     Command command = Command::None;
     bool help = false;    // --help on the tool (command None) or on a command
@@ -117,6 +125,7 @@ struct Invocation {
     ValidateOptions validate;
     BusbwOptions busbw;
     FitCommandOptions fit;
+    RunCommandOptions run;
     bool schemaMarkdown = false; // schema --markdown: docs/scenario.md instead of the JSON Schema
     bool operator==(const Invocation&) const = default;
 };

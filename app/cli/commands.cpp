@@ -80,6 +80,8 @@ int runTool(int argc, char** argv, std::ostream& out, std::ostream& err)
         return runValidate(i.validate, out, err);
     case Command::Busbw:
         return runBusbw(i.busbw, out, err);
+    case Command::Run:
+        return runRun(i.run, out, err);
     case Command::Schema:
         out << (i.schemaMarkdown ? scenario::scenarioKeysMarkdown() : scenario::scenarioJsonSchema());
         return out.good() ? kExitOk : kExitInput;

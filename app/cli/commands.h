@@ -23,6 +23,7 @@ struct ScenarioOptions;
 struct CollectiveOptions;
 struct SweepCommandOptions;
 struct FitCommandOptions;
+struct RunCommandOptions;
 
 // Exit statuses: done, unreadable or corrupt input (or output), wrong usage.
 inline constexpr int kExitOk = 0;
@@ -59,6 +60,9 @@ inline constexpr int kExitUsage = 2;
 // Stage 3: the plans that fit the model on the cluster, best first (table or JSON); exit 1 when the
 // scenario does not derive (no fitting plan is not an error).
 [[nodiscard]] int runFit(const FitCommandOptions& options, std::ostream& out, std::ostream& err);
+// The whole training run of the scenario's simulated step: steps, days, GPU-hours, energy, cost (table
+// or JSON); exit 1 when the scenario, the plan or the run's inputs cannot give one.
+[[nodiscard]] int runRun(const RunCommandOptions& options, std::ostream& out, std::ostream& err);
 struct ValidateOptions;
 // Issue #10: tokenwire's predictions against a measured dataset (table or JSON); exit 1 when any modelled
 // row misses its measured payload by more than 2 % or the dataset is unreadable.

@@ -311,6 +311,26 @@ allgather, reducescatter and alltoall the count is rounded down to a multiple of
 Exit status: 0 done, 1 unreadable scenario or a pair NCCL does not have (the message names it), 2
 wrong usage.
 )";
+    case Command::Run:
+        return R"(Usage: tokenwire-cli run (--scenario FILE | --preset NAME) [--tokens COUNT] [--price P] [--json]
+
+The whole training run of the scenario's simulated step (docs/model.md §5.6): D tokens at G tokens per
+optimizer step take ⌈D / G⌉ steps, back to back; the wall-clock days, GPU-hours, tokens per second per
+GPU and MFU, the energy (GPU-hours · (GPU power, by default its datasheet TDP, + host power per GPU) ·
+PUE) and the cost at a price per GPU-hour. The scenario's "run" block gives the defaults (docs/scenario.md).
+Failures, restarts and checkpoints are not counted yet.
+
+Options:
+)" + kScenarioOptions + R"(  --tokens COUNT         tokens to train: 15.6T, 300B (billion), 2e12; else the scenario's run.tokens
+  --price P              price of one GPU-hour (any currency); else run.price_per_gpu_hour, 0 = no cost
+  --json                 {"scenario", "tokens", "tokens_per_step", "steps", "step_time_s", "seconds", "days",
+                         "gpus", "gpu_hours", "tokens_per_s_per_gpu", "mfu", "gpu_power_w",
+                         "host_power_w_per_gpu", "pue", "energy_kwh", "cost" (null without a price), "figures"}
+)" + kHelpOption + R"(
+Example: tokenwire-cli run --preset llama3-405b --tokens 15.6T --price 2
+Exit status: 0 done, 1 unreadable scenario, a plan that cannot run, no tokens or a custom GPU without
+run.gpu_power_w, 2 wrong usage.
+)";
     case Command::Schema:
         return R"(Usage: tokenwire-cli schema [--markdown]
 
@@ -351,6 +371,7 @@ Commands:
   sweep        the step on several cluster sizes: speedup, efficiency, communication share
   presets      the scenarios shipped with the program
   validate     predicted vs measured bytes of real collectives on loopback (exit 1 on a miss > 2 %)
+  run          the whole training run of the step: days, GPU-hours, energy, cost (--tokens 15.6T)
   schema       the scenario file's JSON Schema (--markdown: the key reference, docs/scenario.md)
   busbw        NCCL's predicted bus bandwidth per message size on the scenario's fabric (nccl-tests' table)
   fit          the plans that fit the model on the cluster, ranked by simulated step time

@@ -77,6 +77,21 @@ const Kind& secondsKind()
     return kind;
 }
 
+const Kind& countKind()
+{
+    static const Kind kind{"count",
+                           "15.6T, 300B, 2e12 or 1500000",
+                           {{"k", 3, 0, false},
+                            {"K", 3, 0, false},
+                            {"M", 6, 0, false},
+                            {"B", 9, 0, false},
+                            {"G", 9, 0, false},
+                            {"T", 12, 0, false},
+                            {"P", 15, 0, false}},
+                           "k (or K) thousand, M million, B (or G) billion, T trillion, P 10^15"};
+    return kind;
+}
+
 const Kind& bandwidthKind()
 {
     static const Kind kind = [] {
@@ -367,6 +382,18 @@ Result<Seconds> parseSeconds(std::string_view text)
     const double v = decimalValue(l.digits, l.exponent + (l.unit ? l.unit->decimalExponent : 0));
     if (!std::isfinite(v))
         return makeError(quoted(text) + " is too large: not a finite number of seconds");
+    return v;
+}
+
+Result<double> parseCount(std::string_view text)
+{
+    const auto lexed = lexNotNegative(text, countKind(), "≥ 0");
+    if (!lexed)
+        return lexed.error();
+    const Lexed& l = lexed.value();
+    const double v = decimalValue(l.digits, l.exponent + (l.unit ? l.unit->decimalExponent : 0));
+    if (!std::isfinite(v))
+        return makeError(quoted(text) + " is too large: not a finite count");
     return v;
 }
 

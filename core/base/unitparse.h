@@ -32,6 +32,10 @@ inline constexpr double kMaxParsedBytes = 9007199254740991.0;
 // (uppercase B: bytes), "2GiB/s" = 2^31 B/s; a plain number is B/s. > 0 and finite.
 [[nodiscard]] Result<BytesPerSecond> parseBandwidth(std::string_view text);
 
+// "15.6T" = 15.6·10^12, "300B" = 300·10^9 (B: billion, as model cards count tokens), "2e12", "1500000";
+// k (K), M, B (G), T, P. ≥ 0 and finite (tokens to train, counts of things).
+[[nodiscard]] Result<double> parseCount(std::string_view text);
+
 // 'text' in single quotes, as the refusals above (and the command line's) quote what was written.
 [[nodiscard]] std::string quoted(std::string_view text);
 

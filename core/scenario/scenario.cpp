@@ -49,6 +49,26 @@ std::optional<TokenizerChoice::Kind> tokenizerKindFromString(std::string_view s)
     return valueOf(kTokenizerKindNames, s);
 }
 
+namespace {
+
+// The run's inputs: finite and in a range a real run can have.
+void validateRun(std::vector<Error>& errors, const RunSettings& r)
+{
+    auto range = [&](const char* path, double v, double lo, double hi, const char* what) {
+        if (!(std::isfinite(v) && v >= lo && v <= hi))
+            errors.push_back(errorAt(path, std::string("must be ") + what + ", got " + formatCount(v, 6)));
+    };
+    range("run.tokens", r.tokens, 0, kMaxRunTokens, "between 0 and 10^16 tokens");
+    if (r.gpuPowerWatts && !(std::isfinite(*r.gpuPowerWatts) && *r.gpuPowerWatts > 0 && *r.gpuPowerWatts <= 5000))
+        errors.push_back(errorAt("run.gpu_power_w", "must be above 0 and at most 5,000 W per GPU, got "
+                                                        + formatCount(*r.gpuPowerWatts, 6)));
+    range("run.host_power_w_per_gpu", r.hostPowerWattsPerGpu, 0, 10000, "between 0 and 10,000 W per GPU");
+    range("run.pue", r.pue, 1, 3, "between 1 (no overhead) and 3");
+    range("run.price_per_gpu_hour", r.pricePerGpuHour, 0, 10000, "between 0 and 10,000 per GPU-hour");
+}
+
+} // namespace
+
 std::vector<Error> validate(const Scenario& s)
 {
     std::vector<Error> errors;
@@ -122,6 +142,7 @@ std::vector<Error> validate(const Scenario& s)
     }
     for (Error& e : collective::validate(s.collectives))
         errors.push_back(std::move(e));
+    validateRun(errors, s.run);
     checkRange(errors, "hardware.nodes", s.hardware.nodes, 1, kMaxGpuCount);
     checkRange(errors, "hardware.gpus_per_node", s.hardware.gpusPerNode, 1, kMaxGpusPerNode);
     if (s.hardware.nodes >= 1 && s.hardware.gpusPerNode >= 1 && s.hardware.nodes <= kMaxGpuCount

@@ -51,6 +51,17 @@ struct Hardware {
     [[nodiscard]] std::uint64_t gpuCount() const { return nodes * gpusPerNode; }
 };
 
+// A whole training run of the scenario's step (scenario/run.h): the tokens to train and what energy and
+// cost are counted from. Every coefficient is an input; none is written to a file while at its default.
+struct RunSettings {
+    double tokens = 0;                  // D, tokens to train; 0: no run (the CLI's --tokens can give it)
+    std::optional<double> gpuPowerWatts; // W per GPU; nullopt: the GPU's datasheet TDP (run.h gpuTdpWatts)
+    double hostPowerWattsPerGpu = 0;    // W per GPU of the rest of the server (CPUs, NICs, fans); 0: GPUs only
+    double pue = 1.10;                  // the facility's power usage effectiveness
+    double pricePerGpuHour = 0;         // currency per GPU-hour; 0: no cost
+    bool operator==(const RunSettings&) const = default;
+};
+
 struct Scenario {
     std::string name = "paper-reference";
     std::string description;
@@ -63,6 +74,7 @@ struct Scenario {
     parallel::ParallelPlan parallel;  // stage 3: degrees, sharding, pipeline schedule, GPU placement
     collective::AlgorithmChoice collectives; // stage 4: the algorithm of each collective, α and β
     network::TopologySpec topology;          // stage 5: the fabric the cluster's GPUs sit in
+    RunSettings run;                         // the whole run: tokens, power, price
     bool operator==(const Scenario&) const = default;
 };
 
@@ -73,6 +85,7 @@ inline constexpr std::uint64_t kMaxGlobalBatchTokens = std::uint64_t{1} << 40; /
 inline constexpr std::uint64_t kMaxDocuments = std::uint64_t{1} << 32;
 inline constexpr std::uint64_t kMaxGpuCount = std::uint64_t{1} << 20; // nodes × GPUs per node
 inline constexpr std::uint64_t kMaxGpusPerNode = 1024;
+inline constexpr double kMaxRunTokens = 1e16;   // 10 quadrillion: far past any published run (15.6T for Llama 3)
 
 // JSON names of the kinds: "sample" | "file" | "inline" and "gpt2" | "trained" | "file".
 [[nodiscard]] std::string_view toString(TextSource::Kind kind);

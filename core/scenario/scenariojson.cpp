@@ -5,6 +5,7 @@
 
 #include "base/editdistance.h"
 #include "base/keylog.h"
+#include "base/unitparse.h"
 #include "base/units.h"
 
 #include <nlohmann/json.hpp>
@@ -496,6 +497,40 @@ void readCollectives(Reader::Object& top, collective::AlgorithmChoice& ch)
 
 }
 
+// The whole run: tokens (a number or a count with its unit, "15.6T"), power, PUE and price.
+void readRun(Reader::Object& top, RunSettings& run)
+{
+    Reader::Object o = top.object("run");
+    o.note("tokens", "count");
+    if (const Json* t = o.get("tokens")) {
+        if (t->is_number()) {
+            run.tokens = t->get<double>();
+        } else if (t->is_string()) {
+            auto parsed = parseCount(t->get<std::string>());
+            if (parsed)
+                run.tokens = parsed.value();
+            else
+                o.reader().fail(o.path("tokens"), parsed.error().message);
+        } else {
+            o.reader().fail(o.path("tokens"), "expected a number of tokens or a count with its unit (\"15.6T\"), got "
+                                                  + typeName(*t));
+        }
+    }
+    o.note("gpu_power_w", "number-or-auto");
+    if (const Json* p = o.get("gpu_power_w")) {
+        if (p->is_string() && p->get<std::string>() == "auto")
+            run.gpuPowerWatts.reset();
+        else if (p->is_number())
+            run.gpuPowerWatts = p->get<double>();
+        else
+            o.reader().fail(o.path("gpu_power_w"), "expected watts per GPU or \"auto\" (the GPU's TDP), got " + typeName(*p));
+    }
+    o.real("host_power_w_per_gpu", run.hostPowerWattsPerGpu);
+    o.real("pue", run.pue);
+    o.real("price_per_gpu_hour", run.pricePerGpuHour);
+    o.finish();
+}
+
 // A scenario from its JSON document, section by section; problems go to the reader.
 Scenario readScenario(const Json& root, Reader& r)
 {
@@ -531,6 +566,7 @@ Scenario readScenario(const Json& root, Reader& r)
         s.topology.kind = network::TopologyKind::LeafSpine; // several servers need a network between them
     }
 
+    readRun(top, s.run);
     std::string schemaReference; // "$schema": for editors only (docs/scenario.md)
     top.string("$schema", schemaReference);
     top.finish();
@@ -881,6 +917,20 @@ std::string scenarioToJson(const Scenario& s)
     col["bandwidth"] = numberJson(ch.link.bandwidth);
     j["collectives"] = std::move(col);
     j["topology"] = Json::parse(network::topologyToJson(s.topology));
+    // The run: only what differs from the defaults, so files without a run stay as they were.
+    Json run = Json::object();
+    if (s.run.tokens != d.run.tokens)
+        run["tokens"] = numberJson(s.run.tokens);
+    if (s.run.gpuPowerWatts)
+        run["gpu_power_w"] = numberJson(*s.run.gpuPowerWatts);
+    if (s.run.hostPowerWattsPerGpu != d.run.hostPowerWattsPerGpu)
+        run["host_power_w_per_gpu"] = numberJson(s.run.hostPowerWattsPerGpu);
+    if (s.run.pue != d.run.pue)
+        run["pue"] = numberJson(s.run.pue);
+    if (s.run.pricePerGpuHour != d.run.pricePerGpuHour)
+        run["price_per_gpu_hour"] = numberJson(s.run.pricePerGpuHour);
+    if (!run.empty())
+        j["run"] = std::move(run);
     return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

@@ -249,6 +249,18 @@ const Row kRows[] = {
      nullptr, "\"auto\"", ""},
     {"topology.spine_core_bandwidth", "B/s", "§5.1", "a spine–core link; auto from the core oversubscription", nullptr,
      "\"auto\"", ""},
+    // run
+    {"run", "", "§5.6", "the whole training run of this step: tokens, power, price", nullptr, "no run", ""},
+    {"run.tokens", "tokens", "§5.6", "D, tokens to train: a number or a count with its unit (\"15.6T\", \"300B\")",
+     DEF(num(s.run.tokens)), nullptr, ""},
+    {"run.gpu_power_w", "W", "§5.6", "power per GPU; auto: the GPU's datasheet TDP", nullptr, "\"auto\"",
+     R"({"anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 5000}, {"const": "auto"}]})"},
+    {"run.host_power_w_per_gpu", "W", "§5.6", "the rest of the server per GPU (CPUs, NICs, fans); 0: GPUs only",
+     DEF(num(s.run.hostPowerWattsPerGpu)), nullptr, R"({"minimum": 0, "maximum": 10000})"},
+    {"run.pue", "", "§5.6", "the facility's power usage effectiveness (total / IT power)", DEF(num(s.run.pue)), nullptr,
+     R"({"minimum": 1, "maximum": 3})"},
+    {"run.price_per_gpu_hour", "per GPU-hour", "§5.6", "price of one GPU-hour; 0: no cost", DEF(num(s.run.pricePerGpuHour)),
+     nullptr, R"({"minimum": 0, "maximum": 10000})"},
 };
 
 #undef DEF
@@ -332,6 +344,10 @@ Json keySchema(const KeyDoc& d)
     } else if (d.type == "name") {
         s["type"] = "string";
         s["enum"] = d.values;
+    } else if (d.type == "count") {
+        s["anyOf"] = Json::array(
+            {Json{{"type", "number"}, {"minimum", 0}},
+             Json{{"type", "string"}, {"pattern", "^\\s*[0-9][0-9_,]*(\\.[0-9]*)?([eE][+-]?[0-9]+)?\\s*[kKMBGTP]?\\s*$"}}});
     } else if (d.type == "number-or-auto") {
         s["anyOf"] = Json::array({Json{{"type", "number"}, {"minimum", 0}}, Json{{"const", "auto"}}});
     } else if (d.type == "rate") {

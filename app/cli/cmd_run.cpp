@@ -1,0 +1,98 @@
+// tokenwire-cli run (issue #40): the whole training run of the scenario's simulated step.
+
+#include "args.h"
+#include "cliio.h"
+#include "commands.h"
+
+#include "base/units.h"
+#include "network/simulate.h"
+#include "scenario/derivationjson.h"
+#include "scenario/derive.h"
+#include "scenario/run.h"
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tw::cli {
+
+using json = nlohmann::ordered_json;
+
+int runRun(const RunCommandOptions& o, std::ostream& out, std::ostream& err)
+{
+    const auto derived = deriveScenarioFor(o.scenario, err);
+    if (!derived)
+        return kExitInput;
+    scenario::Scenario s = derived->scenario;
+    const auto& d = derived->derivation;
+    if (!d->stage3) {
+        for (const Error& e : d->planErrors)
+            printError(err, e);
+        err << kTool << ": the plan cannot run, so there is no step to repeat (see tokenwire-cli plan)\n";
+        return kExitInput;
+    }
+    if (o.price)
+        s.run.pricePerGpuHour = *o.price;
+    const auto step = scenario::simulateDerived(s, *d, false);
+    if (!step) {
+        printError(err, step.error());
+        return kExitInput;
+    }
+    const auto run = scenario::estimateRun(s, *step.value().simulation, o.tokens);
+    if (!run) {
+        printError(err, run.error());
+        return kExitInput;
+    }
+    const scenario::RunEstimate& r = run.value();
+    if (o.scenario.json) {
+        json figures = json::array();
+        for (const Figure& f : r.figures.all())
+            figures.push_back(scenario::figureJson(f));
+        const json doc{{"scenario", s.name},
+                       {"tokens", r.tokens},
+                       {"tokens_per_step", r.tokensPerStep},
+                       {"steps", r.steps},
+                       {"step_time_s", r.stepSeconds},
+                       {"seconds", r.seconds},
+                       {"days", r.days},
+                       {"gpus", r.gpus},
+                       {"gpu_hours", r.gpuHours},
+                       {"tokens_per_s_per_gpu", r.tokensPerSecondPerGpu},
+                       {"mfu", r.mfu},
+                       {"gpu_power_w", r.gpuPowerWatts},
+                       {"host_power_w_per_gpu", r.hostPowerWattsPerGpu},
+                       {"pue", r.pue},
+                       {"energy_kwh", r.energyKwh},
+                       {"cost", r.cost ? json(*r.cost) : json(nullptr)},
+                       {"figures", figures}};
+        out << dumpJson(doc) << '\n';
+        return out.good() ? kExitOk : kExitInput;
+    }
+    out << "Scenario:   " << s.name << '\n';
+    out << "Model:      " << d->model.name << " on " << gpuLine(s, *d) << '\n' << '\n';
+    std::vector<std::vector<std::string>> rows;
+    rows.push_back({"Tokens to train", formatCount(r.tokens, 0)});
+    rows.push_back({"Tokens per step (G)", formatCount(r.tokensPerStep, 0)});
+    rows.push_back({"Optimizer steps", formatCount(r.steps, 0)});
+    rows.push_back({"Step time (simulated)", formatSeconds(r.stepSeconds)});
+    rows.push_back({"Training time", formatCount(r.days, 2) + " days (" + formatCount(r.seconds / 3600, 1) + " h)"});
+    rows.push_back({"GPU-hours", formatCount(r.gpuHours, 0)});
+    rows.push_back({"Tokens per second per GPU", formatCount(r.tokensPerSecondPerGpu, 1)});
+    rows.push_back({"MFU", formatCount(100 * r.mfu, 1) + " %"});
+    rows.push_back({"Power per GPU", formatCount(r.gpuPowerWatts, 0) + " W" + (s.run.gpuPowerWatts ? "" : " (datasheet TDP)")
+                                         + (r.hostPowerWattsPerGpu > 0 ? " + " + formatCount(r.hostPowerWattsPerGpu, 0)
+                                                                              + " W host"
+                                                                        : std::string())});
+    rows.push_back({"Energy (PUE " + formatCount(r.pue, 2) + ")", r.energyKwh >= 1000 ? formatCount(r.energyKwh / 1000, 1) + " MWh"
+                                                                                 : formatCount(r.energyKwh, 1) + " kWh"});
+    rows.push_back({"Cost", r.cost ? formatCount(*r.cost, 0) + " (at " + formatCount(s.run.pricePerGpuHour, 2)
+                                         + " per GPU-hour)"
+                                   : std::string("— (give --price or run.price_per_gpu_hour)")});
+    printRows(out, rows);
+    out << "\nThe steps run back to back: no failures, restarts or checkpoints are counted yet.\n";
+    return out.good() ? kExitOk : kExitInput;
+}
+
+} // namespace tw::cli
