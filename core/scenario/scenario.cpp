@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 
 namespace tw::scenario {
 
@@ -54,14 +55,19 @@ namespace {
 // The run's inputs: finite and in a range a real run can have.
 void validateRun(std::vector<Error>& errors, const RunSettings& r)
 {
+    auto written = [](double v) { // as a file writes it: 0.8, 1e+20, -2
+        char buffer[32];
+        std::snprintf(buffer, sizeof buffer, "%g", v);
+        return std::string(buffer);
+    };
     auto range = [&](const char* path, double v, double lo, double hi, const char* what) {
         if (!(std::isfinite(v) && v >= lo && v <= hi))
-            errors.push_back(errorAt(path, std::string("must be ") + what + ", got " + formatCount(v, 6)));
+            errors.push_back(errorAt(path, std::string("must be ") + what + ", got " + written(v)));
     };
     range("run.tokens", r.tokens, 0, kMaxRunTokens, "between 0 and 10^16 tokens");
     if (r.gpuPowerWatts && !(std::isfinite(*r.gpuPowerWatts) && *r.gpuPowerWatts > 0 && *r.gpuPowerWatts <= 5000))
         errors.push_back(errorAt("run.gpu_power_w", "must be above 0 and at most 5,000 W per GPU, got "
-                                                        + formatCount(*r.gpuPowerWatts, 6)));
+                                                        + written(*r.gpuPowerWatts)));
     range("run.host_power_w_per_gpu", r.hostPowerWattsPerGpu, 0, 10000, "between 0 and 10,000 W per GPU");
     range("run.pue", r.pue, 1, 3, "between 1 (no overhead) and 3");
     range("run.price_per_gpu_hour", r.pricePerGpuHour, 0, 10000, "between 0 and 10,000 per GPU-hour");

@@ -351,6 +351,15 @@ void TestBadInput::scenario_data()
         "parallel.memory_headroom", "expected a number, got string");
     row("NCCL buffers of 10^16 bytes", doc(R"("parallel": {"comm_buffer_bytes": 1e16})"), 0, "plan",
         "parallel.comm_buffer_bytes", "must be a number of bytes from 0 to 10^15, got 10,000,000,000,000,000");
+    // The whole run's inputs (issue #40).
+    row("run of 12 parsecs", doc(R"("run": {"tokens": "12 parsecs"})"), 0, "load", "run.tokens",
+        "'12 parsecs' has an unknown unit 'parsecs'; the units are k (or K) thousand, M million, B (or G) billion, T "
+        "trillion, P 10^15");
+    row("PUE below 1", doc(R"("run": {"pue": 0.8})"), 0, "load", "run.pue", "must be between 1 (no overhead) and 3, got 0.8");
+    row("GPU power of 0 W", doc(R"("run": {"gpu_power_w": 0})"), 0, "load", "run.gpu_power_w",
+        "must be above 0 and at most 5,000 W per GPU, got 0");
+    row("negative price", doc(R"("run": {"price_per_gpu_hour": -2})"), 0, "load", "run.price_per_gpu_hour",
+        "must be between 0 and 10,000 per GPU-hour, got -2");
     row("unknown attention kernel", doc(R"("model": {"attention": "flash2"})"), 0, "load", "model.attention",
         "unknown attention kernel \"flash2\" (expected auto, fused or unfused)");
     row("huge degree", doc(R"("parallel": {"tp": 18446744073709551615})"), 0, "plan", "parallel.tp",
