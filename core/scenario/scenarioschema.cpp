@@ -440,8 +440,11 @@ std::string scenarioKeysMarkdown()
         if (isSection || section.empty()) {
             section = isSection ? top : "(top level)";
             md += "\n## " + (isSection ? "`" + top + "`" : std::string("Top level")) + "\n\n";
-            if (isSection)
-                md += d.meaning + (d.defaultText.empty() ? "" : " (absent: " + d.defaultText + ")") + ".\n\n";
+            if (isSection) {
+                std::string intro = d.meaning + (d.defaultText.empty() ? "" : " (absent: " + d.defaultText + ")") + ".";
+                intro[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(intro[0])));
+                md += intro + "\n\n";
+            }
             md += "| Key | Type | Unit | Default | Values | § | Meaning |\n|---|---|---|---|---|---|---|\n";
             if (isSection)
                 continue;
