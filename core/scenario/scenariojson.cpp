@@ -18,8 +18,8 @@
 #include <map>
 #include <set>
 
-// Schema (version 4), base units throughout:
-// { "schema_version": 4, "name", "description",
+// Schema (version 5), base units throughout:
+// { "schema_version": 5, "name", "description",
 //   "text": {"source": "sample"|"file"|"inline", "sample", "path", "text", "documents"},
 //   "tokenizer": {"kind": "gpt2"|"trained"|"file", "vocab_size", "path"},
 //   "model_vocab_from_tokenizer": bool,
@@ -40,7 +40,11 @@
 //                "memory_reserve_bytes", "memory_headroom", "comm_buffer_bytes", "assignment": [[dp, pp, tp] per GPU]},
 //   "collectives": {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast" (algorithm names),
 //                   "alpha_s", "bandwidth" (B/s)},
-//   "topology": {"kind", … (fabric/topology.h: topologyToJson)} }
+//   "topology": {"kind", … (fabric/topology.h: topologyToJson)},
+//   "run": {"tokens" (a number or "15.6T"), "gpu_power_w" (or "auto"), "host_power_w_per_gpu", "pue",
+//           "price_per_gpu_hour"} (written when not the defaults),
+//   "$schema" (for editors; ignored) }
+// Every key with its unit and default: docs/scenario.md, generated from this reader (scenarioschema.h).
 // Without "parallel", every GPU is a data-parallel replica (dp = nodes × GPUs per node).
 // Keys a kind does not use are written only when they differ from their default, so a round trip
 // keeps every field.
