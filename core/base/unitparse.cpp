@@ -373,28 +373,31 @@ Result<Bytes> parseBytes(std::string_view text)
     return wholeBytes(text, l.digits, l.exponent + decimal, shift);
 }
 
-Result<Seconds> parseSeconds(std::string_view text)
+namespace {
+
+// A value ≥ 0 of a kind whose units are powers of ten (seconds, counts); `what` names it when too large.
+Result<double> parseDecimal(std::string_view text, const Kind& kind, std::string_view what)
 {
-    const auto lexed = lexNotNegative(text, secondsKind(), "≥ 0");
+    const auto lexed = lexNotNegative(text, kind, "≥ 0");
     if (!lexed)
         return lexed.error();
     const Lexed& l = lexed.value();
     const double v = decimalValue(l.digits, l.exponent + (l.unit ? l.unit->decimalExponent : 0));
     if (!std::isfinite(v))
-        return makeError(quoted(text) + " is too large: not a finite number of seconds");
+        return makeError(quoted(text) + " is too large: not a finite " + std::string(what));
     return v;
+}
+
+} // namespace
+
+Result<Seconds> parseSeconds(std::string_view text)
+{
+    return parseDecimal(text, secondsKind(), "number of seconds");
 }
 
 Result<double> parseCount(std::string_view text)
 {
-    const auto lexed = lexNotNegative(text, countKind(), "≥ 0");
-    if (!lexed)
-        return lexed.error();
-    const Lexed& l = lexed.value();
-    const double v = decimalValue(l.digits, l.exponent + (l.unit ? l.unit->decimalExponent : 0));
-    if (!std::isfinite(v))
-        return makeError(quoted(text) + " is too large: not a finite count");
-    return v;
+    return parseDecimal(text, countKind(), "count");
 }
 
 Result<BytesPerSecond> parseBandwidth(std::string_view text)

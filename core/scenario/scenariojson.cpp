@@ -213,6 +213,22 @@ public:
                 m_r.fail(path(key), "expected a number, got " + typeName(*v));
         }
 
+        // A number, or "auto" (or the key left out: `out` untouched) for nullopt; `expected` names the
+        // number in the message ("a number of bytes").
+        void numberOrAuto(const std::string& key, std::optional<double>& out, const std::string& expected)
+        {
+            note(key, "number-or-auto");
+            const Json* v = get(key);
+            if (!v)
+                return;
+            if (v->is_string() && v->get<std::string>() == "auto")
+                out.reset();
+            else if (v->is_number())
+                out = v->get<double>();
+            else
+                m_r.fail(path(key), "expected " + expected + " or \"auto\", got " + typeName(*v));
+        }
+
         void boolean(const std::string& key, bool& out)
         {
             note(key, "boolean");
@@ -399,25 +415,10 @@ void readHardware(Reader::Object& top, Scenario& s)
 // size in bytes (absent or "auto" = the framework's default, parallel::bucketBytesFor).
 void readAutoNumbers(Reader::Object& par, parallel::ParallelPlan& p)
 {
-    par.note("compute_efficiency", "number-or-auto");
-    par.note("bucket_bytes", "number-or-auto");
-    if (const Json* ce = par.get("compute_efficiency")) {
-        if (ce->is_string() && ce->get<std::string>() == "auto")
-            p.computeEfficiency = 0;
-        else if (ce->is_number())
-            p.computeEfficiency = ce->get<double>();
-        else
-            par.reader().fail(par.path("compute_efficiency"),
-                              "expected a number in (0, 1] or \"auto\", got " + typeName(*ce));
-    }
-    if (const Json* bb = par.get("bucket_bytes")) {
-        if (bb->is_string() && bb->get<std::string>() == "auto")
-            p.bucketBytes.reset();
-        else if (bb->is_number())
-            p.bucketBytes = bb->get<double>();
-        else
-            par.reader().fail(par.path("bucket_bytes"), "expected a number of bytes or \"auto\", got " + typeName(*bb));
-    }
+    std::optional<double> efficiency = p.computeEfficiency > 0 ? std::optional<double>(p.computeEfficiency) : std::nullopt;
+    par.numberOrAuto("compute_efficiency", efficiency, "a number in (0, 1]");
+    p.computeEfficiency = efficiency.value_or(0);
+    par.numberOrAuto("bucket_bytes", p.bucketBytes, "a number of bytes");
 }
 
 // One GPU's [dp, pp, tp] coordinates of parallel.assignment.
@@ -520,15 +521,7 @@ void readRun(Reader::Object& top, RunSettings& run)
                                                   + typeName(*t));
         }
     }
-    o.note("gpu_power_w", "number-or-auto");
-    if (const Json* p = o.get("gpu_power_w")) {
-        if (p->is_string() && p->get<std::string>() == "auto")
-            run.gpuPowerWatts.reset();
-        else if (p->is_number())
-            run.gpuPowerWatts = p->get<double>();
-        else
-            o.reader().fail(o.path("gpu_power_w"), "expected watts per GPU or \"auto\" (the GPU's TDP), got " + typeName(*p));
-    }
+    o.numberOrAuto("gpu_power_w", run.gpuPowerWatts, "watts per GPU");
     o.real("host_power_w_per_gpu", run.hostPowerWattsPerGpu);
     o.real("pue", run.pue);
     o.real("price_per_gpu_hour", run.pricePerGpuHour);

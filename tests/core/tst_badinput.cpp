@@ -360,6 +360,10 @@ void TestBadInput::scenario_data()
         "must be above 0 and at most 5,000 W per GPU, got 0");
     row("negative price", doc(R"("run": {"price_per_gpu_hour": -2})"), 0, "load", "run.price_per_gpu_hour",
         "must be between 0 and 10,000 per GPU-hour, got -2");
+    row("GPU power as a word", doc(R"("run": {"gpu_power_w": "lots"})"), 0, "load", "run.gpu_power_w",
+        "expected watts per GPU or \"auto\", got string");
+    row("compute efficiency as a word", doc(R"("parallel": {"compute_efficiency": "fast"})"), 0, "load",
+        "parallel.compute_efficiency", "expected a number in (0, 1] or \"auto\", got string");
     row("unknown attention kernel", doc(R"("model": {"attention": "flash2"})"), 0, "load", "model.attention",
         "unknown attention kernel \"flash2\" (expected auto, fused or unfused)");
     row("huge degree", doc(R"("parallel": {"tp": 18446744073709551615})"), 0, "plan", "parallel.tp",
