@@ -40,16 +40,22 @@ int runRun(const RunCommandOptions& o, std::ostream& out, std::ostream& err)
         printError(err, step.error());
         return kExitInput;
     }
-    const auto run = scenario::estimateRun(s, *step.value().simulation, o.tokens);
+    const auto run = scenario::estimateRun(s, *d, *step.value().simulation, o.tokens);
     if (!run) {
         printError(err, run.error());
         return kExitInput;
     }
     const scenario::RunEstimate& r = run.value();
+    const scenario::Resilience& x = r.resilience;
     if (o.scenario.json) {
         json figures = json::array();
         for (const Figure& f : r.figures.all())
             figures.push_back(scenario::figureJson(f));
+        json curve = json::array();
+        for (const scenario::GoodputPoint& p :
+             scenario::goodputAgainstClusterSize(s.run, double(s.hardware.gpusPerNode), x.checkpointBytes, r.stepSeconds))
+            curve.push_back({{"gpus", p.gpus}, {"mtbf_s", p.at.mtbfSeconds}, {"checkpoint_interval_s", p.at.intervalSeconds},
+                             {"goodput", p.at.goodput}});
         const json doc{{"scenario", s.name},
                        {"tokens", r.tokens},
                        {"tokens_per_step", r.tokensPerStep},
@@ -64,8 +70,19 @@ int runRun(const RunCommandOptions& o, std::ostream& out, std::ostream& err)
                        {"gpu_power_w", r.gpuPowerWatts},
                        {"host_power_w_per_gpu", r.hostPowerWattsPerGpu},
                        {"pue", r.pue},
+                       {"interruptions", r.interruptions},
+                       {"interruptions_per_day", 24 * x.interruptionsPerHour},
+                       {"mtbf_s", x.mtbfSeconds},
+                       {"checkpoint_bytes", x.checkpointBytes},
+                       {"checkpoint_write_s", x.writeSeconds},
+                       {"recovery_s", x.recoverySeconds},
+                       {"checkpoint_interval_s", x.intervalSeconds},
+                       {"goodput", x.goodput},
+                       {"days_with_failures", r.daysWithFailures},
+                       {"gpu_hours_with_failures", r.gpuHoursWithFailures},
                        {"energy_kwh", r.energyKwh},
                        {"cost", r.cost ? json(*r.cost) : json(nullptr)},
+                       {"goodput_by_cluster_size", curve},
                        {"figures", figures}};
         out << dumpJson(doc) << '\n';
         return out.good() ? kExitOk : kExitInput;
@@ -81,6 +98,17 @@ int runRun(const RunCommandOptions& o, std::ostream& out, std::ostream& err)
     rows.push_back({"GPU-hours", formatCount(r.gpuHours, 0)});
     rows.push_back({"Tokens per second per GPU", formatCount(r.tokensPerSecondPerGpu, 1)});
     rows.push_back({"MFU", formatCount(100 * r.mfu, 1) + " %"});
+    rows.push_back({"Interruptions", formatCount(24 * x.interruptionsPerHour, 2) + " a day, one every "
+                                         + formatDuration(x.mtbfSeconds) + "; " + formatCount(r.interruptions, 0)
+                                         + " over the run"});
+    rows.push_back({"Checkpoint", formatBytes(x.checkpointBytes) + ", written in " + formatSeconds(x.writeSeconds)
+                                      + ", every " + formatDuration(x.intervalSeconds) + " ("
+                                      + formatCount(x.intervalSeconds / r.stepSeconds, 0) + " steps"
+                                      + (s.run.checkpoint.intervalSeconds ? ")" : ", Young/Daly)")});
+    rows.push_back({"Recovery", formatDuration(x.recoverySeconds) + " (restart + checkpoint read)"});
+    rows.push_back({"Goodput", formatCount(100 * x.goodput, 1) + " % of wall time"});
+    rows.push_back({"With failures", formatCount(r.daysWithFailures, 2) + " days, "
+                                         + formatCount(r.gpuHoursWithFailures, 0) + " GPU-hours"});
     rows.push_back({"Power per GPU", formatCount(r.gpuPowerWatts, 0) + " W" + (s.run.gpuPowerWatts ? "" : " (datasheet TDP)")
                                          + (r.hostPowerWattsPerGpu > 0 ? " + " + formatCount(r.hostPowerWattsPerGpu, 0)
                                                                               + " W host"
@@ -91,7 +119,9 @@ int runRun(const RunCommandOptions& o, std::ostream& out, std::ostream& err)
                                          + " per GPU-hour)"
                                    : std::string("— (give --price or run.price_per_gpu_hour)")});
     printRows(out, rows);
-    out << "\nThe steps run back to back: no failures, restarts or checkpoints are counted yet.\n";
+    out << "\nTraining time and GPU-hours count the steps back to back; \"with failures\" adds checkpoints, lost\n"
+           "work and restarts at run.failures' rates (Llama 3's by default). Energy and cost count the time with\n"
+           "failures. Formulas: docs/model.md §5.6 and §5.7; every figure with --json.\n";
     return out.good() ? kExitOk : kExitInput;
 }
 

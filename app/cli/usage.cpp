@@ -315,17 +315,23 @@ wrong usage.
         return R"(Usage: tokenwire-cli run (--scenario FILE | --preset NAME) [--tokens COUNT] [--price P] [--json]
 
 The whole training run of the scenario's simulated step (docs/model.md §5.6): D tokens at G tokens per
-optimizer step take ⌈D / G⌉ steps, back to back; the wall-clock days, GPU-hours, tokens per second per
-GPU and MFU, the energy (GPU-hours · (GPU power, by default its datasheet TDP, + host power per GPU) ·
-PUE) and the cost at a price per GPU-hour. The scenario's "run" block gives the defaults (docs/scenario.md).
-Failures, restarts and checkpoints are not counted yet.
+optimizer step take ⌈D / G⌉ steps; the wall-clock days and GPU-hours back to back, tokens per second
+per GPU and MFU. Failures (§5.7): interruptions at run.failures' rates (Llama 3's by default) scaled
+with the cluster, checkpoints of the weights and optimizer state every Young/Daly interval, restarts,
+and the goodput and days with failures they leave. The energy (GPU-hours with failures · (GPU power, by
+default its datasheet TDP, + host power per GPU) · PUE) and the cost at a price per GPU-hour count the
+time with failures. The scenario's "run" block gives the defaults (docs/scenario.md).
 
 Options:
 )" + kScenarioOptions + R"(  --tokens COUNT         tokens to train: 15.6T, 300B (billion), 2e12; else the scenario's run.tokens
   --price P              price of one GPU-hour (any currency); else run.price_per_gpu_hour, 0 = no cost
   --json                 {"scenario", "tokens", "tokens_per_step", "steps", "step_time_s", "seconds", "days",
                          "gpus", "gpu_hours", "tokens_per_s_per_gpu", "mfu", "gpu_power_w",
-                         "host_power_w_per_gpu", "pue", "energy_kwh", "cost" (null without a price), "figures"}
+                         "host_power_w_per_gpu", "pue", "interruptions", "interruptions_per_day", "mtbf_s",
+                         "checkpoint_bytes", "checkpoint_write_s", "recovery_s", "checkpoint_interval_s",
+                         "goodput", "days_with_failures", "gpu_hours_with_failures", "energy_kwh", "cost"
+                         (null without a price), "goodput_by_cluster_size" [{"gpus", "mtbf_s",
+                         "checkpoint_interval_s", "goodput"}], "figures"}
 )" + kHelpOption + R"(
 Example: tokenwire-cli run --preset llama3-405b --tokens 15.6T --price 2
 Exit status: 0 done, 1 unreadable scenario, a plan that cannot run, no tokens or a custom GPU without

@@ -112,12 +112,25 @@ std::string formatSeconds(Seconds value, int significantDigits)
     return significant(value, significantDigits) + " s";
 }
 
+std::string formatDuration(Seconds value, int significantDigits)
+{
+    const double a = std::fabs(value);
+    if (!std::isfinite(value) || a < 60)
+        return formatSeconds(value, significantDigits);
+    if (a < 3600)
+        return significant(value / 60, significantDigits) + " min";
+    if (a < 2 * 86400)
+        return significant(value / 3600, significantDigits) + " h";
+    return significant(value / 86400, significantDigits) + " days";
+}
+
 std::string formatValue(double value, const std::string& unit, const DisplayUnits& units)
 {
     if (unit == "B")
         return formatBytes(value, units);
-    if (unit == "s")
-        return formatSeconds(value, units.significantDigits);
+    if (unit == "s") // a run's hours and days as such, not "6394057 s"
+        return std::fabs(value) >= 60 ? formatDuration(value, units.significantDigits)
+                                      : formatSeconds(value, units.significantDigits);
     // A small fraction keeps two significant digits: 0.00056 optimizer steps, not "0.00".
     int decimals = 2;
     if (std::isfinite(value) && value != 0 && std::fabs(value) < 0.1)

@@ -32,6 +32,8 @@ struct DisplayUnits {
 [[nodiscard]] std::string formatBytes(Bytes value, const DisplayUnits& units = {});
 // "1.50 ms", "240 ms", "2.5 s", "12 µs".
 [[nodiscard]] std::string formatSeconds(Seconds value, int significantDigits = 3);
+// A span of time people plan with: formatSeconds below a minute, then "4.2 min", "3.09 h", "12.3 days".
+[[nodiscard]] std::string formatDuration(Seconds value, int significantDigits = 3);
 // Writes a figure value with its unit name ("B", "s", "tokens", "" …) in the viewer's units.
 [[nodiscard]] std::string formatValue(double value, const std::string& unit, const DisplayUnits& units = {});
 

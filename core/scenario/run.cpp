@@ -1,8 +1,10 @@
 #include "run.h"
 
 #include "base/units.h"
+#include "derive.h"
 #include "network/simulate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -26,15 +28,123 @@ std::optional<double> gpuTdpWatts(std::string_view id)
     return std::nullopt;
 }
 
+double interruptionsPerHour(const FailureRates& r, double gpus, double servers)
+{
+    return (gpus * (r.gpu + r.gpuMemory + r.network + r.software) + servers * r.host) / 1e6;
+}
+
+double youngInterval(double writeSeconds, double mtbfSeconds) { return std::sqrt(2 * writeSeconds * mtbfSeconds); }
+
+double goodputOf(double tau, double delta, double recovery, double mtbf)
+{
+    if (!(tau > 0) || !(mtbf > 0))
+        return 0;
+    // expm1 keeps the digits when τ + δ ≪ M (the usual case: minutes against hours).
+    const double wallPerWork = mtbf * std::exp(recovery / mtbf) * std::expm1((tau + delta) / mtbf) / tau;
+    return std::isfinite(wallPerWork) && wallPerWork > 0 ? 1 / wallPerWork : 0;
+}
+
+Resilience resilienceOf(const RunSettings& run, double gpus, double gpusPerNode, double checkpointBytes,
+                        double stepSeconds)
+{
+    Resilience r;
+    r.gpus = gpus;
+    r.servers = std::ceil(gpus / std::max(1.0, gpusPerNode));
+    r.interruptionsPerHour = interruptionsPerHour(run.failures, r.gpus, r.servers);
+    r.mtbfSeconds = r.interruptionsPerHour > 0 ? 3600 / r.interruptionsPerHour : 0;
+    r.checkpointBytes = checkpointBytes;
+    r.writeSeconds = checkpointBytes / (run.checkpoint.storageGBpsPerGpu * 1e9 * gpus);
+    r.recoverySeconds = run.checkpoint.restartSeconds + r.writeSeconds;
+    r.youngSeconds = youngInterval(r.writeSeconds, r.mtbfSeconds);
+    const double wanted = run.checkpoint.intervalSeconds.value_or(r.youngSeconds);
+    r.intervalSeconds = stepSeconds > 0 ? std::max(1.0, std::round(wanted / stepSeconds)) * stepSeconds : wanted;
+    r.goodput = goodputOf(r.intervalSeconds, r.writeSeconds, r.recoverySeconds, r.mtbfSeconds);
+    return r;
+}
+
+std::vector<GoodputPoint> goodputAgainstClusterSize(const RunSettings& run, double gpusPerNode, double checkpointBytes,
+                                                    double stepSeconds, double fromGpus, double toGpus)
+{
+    std::vector<GoodputPoint> points;
+    if (!(fromGpus >= 1) || !(toGpus >= fromGpus))
+        return points;
+    const int last = int(std::ceil(8 * std::log10(toGpus / fromGpus) - 1e-9));
+    for (int k = 0; k <= last && k <= 80; ++k) {
+        const double gpus = std::min(toGpus, std::round(fromGpus * std::pow(10.0, k / 8.0)));
+        points.push_back({gpus, resilienceOf(run, gpus, gpusPerNode, checkpointBytes, stepSeconds)});
+    }
+    return points;
+}
+
 namespace {
 
 std::string N(double v, int decimals = 0) { return formatCount(v, decimals); }
+
+// The failure figures of an estimate (§5.7).
+void addFailureFigures(RunEstimate& r, const Scenario& s)
+{
+    FigureSet& f = r.figures;
+    const Resilience& x = r.resilience;
+    const FailureRates& q = s.run.failures;
+    const CheckpointSettings& c = s.run.checkpoint;
+    f.add({"run.interruptions_per_day", "Interruptions per day", 24 * x.interruptionsPerHour, "per day",
+           "24 · (GPUs · (GPU + GPU memory + network + software) + servers · host) / 10^6 = 24 · (" + N(x.gpus) + " · ("
+               + N(q.gpu, 2) + " + " + N(q.gpuMemory, 2) + " + " + N(q.network, 2) + " + " + N(q.software, 2) + ") + "
+               + N(x.servers) + " · " + N(q.host, 1) + ") / 10^6 = " + N(24 * x.interruptionsPerHour, 2)
+               + " (rates per 10^6 hours: run.failures, Llama 3's by default)",
+           {"hardware.gpu_count"}});
+    f.add({"run.mtbf_s", "Mean time between interruptions M", x.mtbfSeconds, "s",
+           "86,400 / interruptions per day = " + N(x.mtbfSeconds) + " s (" + formatDuration(x.mtbfSeconds) + ")",
+           {"run.interruptions_per_day"}});
+    f.add({"run.checkpoint_bytes", "Checkpoint (weights + optimizer state)", x.checkpointBytes, "B",
+           "weights + optimizer state of the whole model = " + formatBytes(x.checkpointBytes),
+           {"memory.weights_bytes", "memory.optimizer_bytes"}});
+    f.add({"run.checkpoint_write_s", "Checkpoint write δ", x.writeSeconds, "s",
+           "checkpoint / (storage per GPU · GPUs) = " + formatBytes(x.checkpointBytes) + " / (" + N(c.storageGBpsPerGpu, 3)
+               + " GB/s · " + N(x.gpus) + ") = " + formatSeconds(x.writeSeconds),
+           {"run.checkpoint_bytes", "hardware.gpu_count"}});
+    f.add({"run.recovery_s", "Recovery R (restart + read)", x.recoverySeconds, "s",
+           "restart + checkpoint read = " + formatDuration(c.restartSeconds) + " + " + formatSeconds(x.writeSeconds) + " = "
+               + formatDuration(x.recoverySeconds),
+           {"run.checkpoint_write_s"}});
+    const std::string interval =
+        c.intervalSeconds ? "input: run.checkpoint.interval_s = " + formatDuration(*c.intervalSeconds)
+                          : "Young/Daly √(2 δ M) = √(2 · " + formatSeconds(x.writeSeconds) + " · " + N(x.mtbfSeconds)
+                                + " s) = " + formatDuration(x.youngSeconds);
+    f.add({"run.checkpoint_interval_s", "Checkpoint interval τ", x.intervalSeconds, "s",
+           interval + ", in whole steps of " + formatSeconds(r.stepSeconds) + ": " + N(x.intervalSeconds / r.stepSeconds)
+               + " steps = " + formatDuration(x.intervalSeconds),
+           {"run.checkpoint_write_s", "run.mtbf_s", "sim.step_time_s"}});
+    f.add({"run.goodput", "Goodput (useful share of wall time)", x.goodput, "",
+           "τ / (M · e^{R/M} · (e^{(τ+δ)/M} − 1)) (Daly 2006) = " + N(100 * x.goodput, 1) + " % (≈ 1 − δ/τ − τ/2M − R/M = "
+               + N(100 * (1 - x.writeSeconds / x.intervalSeconds - x.intervalSeconds / (2 * x.mtbfSeconds)
+                          - x.recoverySeconds / x.mtbfSeconds),
+                   1)
+               + " %)",
+           {"run.checkpoint_interval_s", "run.checkpoint_write_s", "run.recovery_s", "run.mtbf_s"}});
+    f.add({"run.days_with_failures", "Training time with failures", r.daysWithFailures, "days",
+           "days / goodput = " + N(r.days, 2) + " / " + N(x.goodput, 4) + " = " + N(r.daysWithFailures, 2),
+           {"run.days", "run.goodput"}});
+    f.add({"run.gpu_hours_with_failures", "GPU-hours with failures", r.gpuHoursWithFailures, "GPU·h",
+           "GPU-hours / goodput = " + N(r.gpuHours) + " / " + N(x.goodput, 4) + " = " + N(r.gpuHoursWithFailures),
+           {"run.gpu_hours", "run.goodput"}});
+    f.add({"run.interruptions", "Interruptions over the run", r.interruptions, "",
+           "days with failures · interruptions per day = " + N(r.daysWithFailures, 2) + " · "
+               + N(24 * x.interruptionsPerHour, 2) + " = " + N(r.interruptions, 1),
+           {"run.days_with_failures", "run.interruptions_per_day"}});
+}
 
 // The "run.*" figures of an estimate.
 void addFigures(RunEstimate& r, const Scenario& s, bool tdp)
 {
     FigureSet& f = r.figures;
-    f.add({"run.tokens", "Tokens to train D", r.tokens, "tokens", "input: D = " + N(r.tokens) + " tokens", {}});
+    if (r.chinchilla)
+        f.add({"run.tokens", "Tokens to train D", r.tokens, "tokens",
+               "no run.tokens given: 20 · P = 20 · " + N(r.tokens / 20) + " = " + N(r.tokens)
+                   + " tokens, Chinchilla's compute-optimal 20 tokens per parameter (Hoffmann et al. 2022, arXiv 2203.15556)",
+               {"model.parameters"}});
+    else
+        f.add({"run.tokens", "Tokens to train D", r.tokens, "tokens", "input: D = " + N(r.tokens) + " tokens", {}});
     f.add({"run.steps", "Optimizer steps", r.steps, "",
            "⌈D / G⌉ = ⌈" + N(r.tokens) + " / " + N(r.tokensPerStep) + "⌉ = " + N(r.steps),
            {"run.tokens", "dataset.G"}});
@@ -54,23 +164,31 @@ void addFigures(RunEstimate& r, const Scenario& s, bool tdp)
            tdp ? "auto: the " + s.hardware.gpu + "'s datasheet TDP, " + N(r.gpuPowerWatts) + " W"
                : "input: run.gpu_power_w = " + N(r.gpuPowerWatts) + " W",
            {}});
+    addFailureFigures(r, s);
     f.add({"run.energy_kwh", "Energy of the run (facility)", r.energyKwh, "kWh",
-           "GPU-hours · (GPU + host W per GPU) · PUE / 1,000 = " + N(r.gpuHours) + " · (" + N(r.gpuPowerWatts) + " + "
-               + N(r.hostPowerWattsPerGpu) + ") · " + N(r.pue, 2) + " / 1,000 = " + N(r.energyKwh),
-           {"run.gpu_hours", "run.gpu_power_w"}});
+           "GPU-hours with failures · (GPU + host W per GPU) · PUE / 1,000 = " + N(r.gpuHoursWithFailures) + " · ("
+               + N(r.gpuPowerWatts) + " + " + N(r.hostPowerWattsPerGpu) + ") · " + N(r.pue, 2) + " / 1,000 = "
+               + N(r.energyKwh),
+           {"run.gpu_hours_with_failures", "run.gpu_power_w"}});
     if (r.cost)
         f.add({"run.cost", "Cost of the run", *r.cost, "",
-               "GPU-hours · price per GPU-hour = " + N(r.gpuHours) + " · " + N(s.run.pricePerGpuHour, 2) + " = "
-                   + N(*r.cost),
-               {"run.gpu_hours"}});
+               "GPU-hours with failures · price per GPU-hour = " + N(r.gpuHoursWithFailures) + " · "
+                   + N(s.run.pricePerGpuHour, 2) + " = " + N(*r.cost),
+               {"run.gpu_hours_with_failures"}});
 }
 
 } // namespace
 
-Result<RunEstimate> estimateRun(const Scenario& s, const network::StepSimulation& step, std::optional<double> tokens)
+Result<RunEstimate> estimateRun(const Scenario& s, const Derivation& d, const network::StepSimulation& step,
+                                std::optional<double> tokens, UnsetTokens unset)
 {
     RunEstimate r;
     r.tokens = tokens.value_or(s.run.tokens);
+    const double parameters = d.figures.valueOf("model.parameters");
+    if (r.tokens == 0 && unset == UnsetTokens::Chinchilla && parameters > 0) {
+        r.tokens = 20 * parameters;
+        r.chinchilla = true;
+    }
     if (!(r.tokens > 0) || !std::isfinite(r.tokens) || r.tokens > kMaxRunTokens)
         return errorAt("run.tokens", "give the tokens to train (run.tokens, or --tokens such as 15.6T): between 1 and "
                                      "10^16, got " + N(r.tokens));
@@ -92,9 +210,21 @@ Result<RunEstimate> estimateRun(const Scenario& s, const network::StepSimulation
     r.gpuPowerWatts = s.run.gpuPowerWatts.value_or(tdp.value_or(0));
     r.hostPowerWattsPerGpu = s.run.hostPowerWattsPerGpu;
     r.pue = s.run.pue;
-    r.energyKwh = r.gpuHours * (r.gpuPowerWatts + r.hostPowerWattsPerGpu) * r.pue / 1000;
+    const double checkpoint = d.figures.valueOf("memory.weights_bytes") + d.figures.valueOf("memory.optimizer_bytes");
+    r.resilience = resilienceOf(s.run, r.gpus, double(s.hardware.gpusPerNode), std::isfinite(checkpoint) ? checkpoint : 0,
+                                r.stepSeconds);
+    const double goodput = r.resilience.goodput;
+    if (!(goodput > 1e-9))
+        return errorAt("run.failures", "the run cannot progress: an interruption every " + formatSeconds(r.resilience.mtbfSeconds)
+                                           + " against a recovery of " + formatSeconds(r.resilience.recoverySeconds)
+                                           + " (lower the failure rates or the restart time)");
+    r.secondsWithFailures = r.seconds / goodput;
+    r.daysWithFailures = r.secondsWithFailures / 86400;
+    r.gpuHoursWithFailures = r.gpuHours / goodput;
+    r.interruptions = r.secondsWithFailures / 3600 * r.resilience.interruptionsPerHour;
+    r.energyKwh = r.gpuHoursWithFailures * (r.gpuPowerWatts + r.hostPowerWattsPerGpu) * r.pue / 1000;
     if (s.run.pricePerGpuHour > 0)
-        r.cost = r.gpuHours * s.run.pricePerGpuHour;
+        r.cost = r.gpuHoursWithFailures * s.run.pricePerGpuHour;
     addFigures(r, s, !s.run.gpuPowerWatts);
     return r;
 }

@@ -71,6 +71,26 @@ void validateRun(std::vector<Error>& errors, const RunSettings& r)
     range("run.host_power_w_per_gpu", r.hostPowerWattsPerGpu, 0, 10000, "between 0 and 10,000 W per GPU");
     range("run.pue", r.pue, 1, 3, "between 1 (no overhead) and 3");
     range("run.price_per_gpu_hour", r.pricePerGpuHour, 0, 10000, "between 0 and 10,000 per GPU-hour");
+    // A rate of 0 would be a part that never fails: no checkpoint interval follows from it (the back-to-back
+    // figures run.days and run.gpu_hours are the run without failures). 10^5 per 10^6 h: each unit every 10 h.
+    auto rate = [&](const char* path, double v, const char* unit) {
+        if (!(std::isfinite(v) && v > 0 && v <= 1e5))
+            errors.push_back(errorAt(path, std::string("must be above 0 and at most 100,000 interruptions per 10^6 ") + unit
+                                               + " (the run without failures is run.days), got " + written(v)));
+    };
+    rate("run.failures.gpu", r.failures.gpu, "GPU-hours");
+    rate("run.failures.gpu_memory", r.failures.gpuMemory, "GPU-hours");
+    rate("run.failures.network", r.failures.network, "GPU-hours");
+    rate("run.failures.software", r.failures.software, "GPU-hours");
+    rate("run.failures.host", r.failures.host, "server-hours");
+    const CheckpointSettings& c = r.checkpoint;
+    if (!(std::isfinite(c.storageGBpsPerGpu) && c.storageGBpsPerGpu > 0 && c.storageGBpsPerGpu <= 1000))
+        errors.push_back(errorAt("run.checkpoint.storage_gb_per_s_per_gpu",
+                                 "must be above 0 and at most 1,000 GB/s per GPU, got " + written(c.storageGBpsPerGpu)));
+    range("run.checkpoint.restart_s", c.restartSeconds, 0, 7 * 86400, "between 0 and 604,800 s (a week)");
+    if (c.intervalSeconds && !(std::isfinite(*c.intervalSeconds) && *c.intervalSeconds > 0 && *c.intervalSeconds <= 1e7))
+        errors.push_back(errorAt("run.checkpoint.interval_s", "must be above 0 and at most 10,000,000 s, or \"auto\", got "
+                                                                  + written(*c.intervalSeconds)));
 }
 
 } // namespace

@@ -53,12 +53,39 @@ struct Hardware {
 
 // A whole training run of the scenario's step (scenario/run.h): the tokens to train and what energy and
 // cost are counted from. Every coefficient is an input; none is written to a file while at its default.
+// Unexpected interruptions of the job per 10^6 hours of one unit (docs/model.md §5.7). The defaults are
+// Llama 3's: 419 unexpected interruptions in a 54-day snapshot of 16,384 H100s in 2,048 servers (Dubey et
+// al. 2024, arXiv 2407.21783 §3.3.4, Table 5), grouped below and divided by its 21.23 M GPU-hours (2.654 M
+// server-hours), to 3 digits.
+struct FailureRates {
+    double gpu = 9.23;       // per GPU: faulty GPU 148, GPU SRAM 19, GPU system processor 17, thermal 6, SDC 6 = 196
+    double gpuMemory = 3.39; // per GPU: GPU HBM3 memory 72
+    double network = 1.98;   // per GPU (one NIC each): network switch and cable 35, NIC 7 = 42
+    double software = 2.97;  // per GPU (more ranks, more crashes): software bug 54, NCCL watchdog 7, dependency 2 = 63
+    double host = 17.3;      // per server: host maintenance 32, SSD 3, power supply 3, chassis 2, IO board 2, CPU 2,
+                             // system memory 2 = 46
+    bool operator==(const FailureRates&) const = default;
+};
+
+// How the run survives its interruptions: checkpoints of the model's states written to (and read back
+// from) a storage system, and the restart in between (docs/model.md §5.7).
+struct CheckpointSettings {
+    // GB/s of storage per GPU for writing and reading checkpoints: Llama 3's storage sustained 2 TB/s for its
+    // 16,384 GPUs (arXiv 2407.21783 §3.3.1), 2,000 / 16,384 = 0.122 GB/s per GPU.
+    double storageGBpsPerGpu = 0.122;
+    double restartSeconds = 600;           // from an interruption to training again, before the checkpoint is read
+    std::optional<double> intervalSeconds; // nullopt: the Young/Daly interval √(2 · write time · MTBF)
+    bool operator==(const CheckpointSettings&) const = default;
+};
+
 struct RunSettings {
     double tokens = 0;                  // D, tokens to train; 0: no run (the CLI's --tokens can give it)
     std::optional<double> gpuPowerWatts; // W per GPU; nullopt: the GPU's datasheet TDP (run.h gpuTdpWatts)
     double hostPowerWattsPerGpu = 0;    // W per GPU of the rest of the server (CPUs, NICs, fans); 0: GPUs only
     double pue = 1.10;                  // the facility's power usage effectiveness
     double pricePerGpuHour = 0;         // currency per GPU-hour; 0: no cost
+    FailureRates failures;
+    CheckpointSettings checkpoint;
     bool operator==(const RunSettings&) const = default;
 };
 

@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 // Schema (version 5), base units throughout:
 // { "schema_version": 5, "name", "description",
@@ -42,7 +43,9 @@
 //                   "alpha_s", "bandwidth" (B/s)},
 //   "topology": {"kind", … (fabric/topology.h: topologyToJson)},
 //   "run": {"tokens" (a number or "15.6T"), "gpu_power_w" (or "auto"), "host_power_w_per_gpu", "pue",
-//           "price_per_gpu_hour"} (written when not the defaults),
+//           "price_per_gpu_hour", "failures": {"gpu", "gpu_memory", "network", "software", "host"},
+//           "checkpoint": {"storage_gb_per_s_per_gpu", "restart_s", "interval_s" (or "auto")}}
+//           (written when not the defaults),
 //   "$schema" (for editors; ignored) }
 // Every key with its unit and default: docs/scenario.md, generated from this reader (scenarioschema.h).
 // Without "parallel", every GPU is a data-parallel replica (dp = nodes × GPUs per node).
@@ -525,6 +528,18 @@ void readRun(Reader::Object& top, RunSettings& run)
     o.real("host_power_w_per_gpu", run.hostPowerWattsPerGpu);
     o.real("pue", run.pue);
     o.real("price_per_gpu_hour", run.pricePerGpuHour);
+    Reader::Object f = o.object("failures");
+    f.real("gpu", run.failures.gpu);
+    f.real("gpu_memory", run.failures.gpuMemory);
+    f.real("network", run.failures.network);
+    f.real("software", run.failures.software);
+    f.real("host", run.failures.host);
+    f.finish();
+    Reader::Object c = o.object("checkpoint");
+    c.real("storage_gb_per_s_per_gpu", run.checkpoint.storageGBpsPerGpu);
+    c.real("restart_s", run.checkpoint.restartSeconds);
+    c.numberOrAuto("interval_s", run.checkpoint.intervalSeconds, "seconds");
+    c.finish();
     o.finish();
 }
 
@@ -926,6 +941,25 @@ std::string scenarioToJson(const Scenario& s)
         run["pue"] = numberJson(s.run.pue);
     if (s.run.pricePerGpuHour != d.run.pricePerGpuHour)
         run["price_per_gpu_hour"] = numberJson(s.run.pricePerGpuHour);
+    Json failures = Json::object();
+    const FailureRates &fr = s.run.failures, &fd = d.run.failures;
+    for (const auto& [key, v, dv] : {std::tuple{"gpu", fr.gpu, fd.gpu}, std::tuple{"gpu_memory", fr.gpuMemory, fd.gpuMemory},
+                                     std::tuple{"network", fr.network, fd.network},
+                                     std::tuple{"software", fr.software, fd.software}, std::tuple{"host", fr.host, fd.host}})
+        if (v != dv)
+            failures[key] = numberJson(v);
+    if (!failures.empty())
+        run["failures"] = std::move(failures);
+    Json checkpoint = Json::object();
+    const CheckpointSettings &cs = s.run.checkpoint, &cd = d.run.checkpoint;
+    if (cs.storageGBpsPerGpu != cd.storageGBpsPerGpu)
+        checkpoint["storage_gb_per_s_per_gpu"] = numberJson(cs.storageGBpsPerGpu);
+    if (cs.restartSeconds != cd.restartSeconds)
+        checkpoint["restart_s"] = numberJson(cs.restartSeconds);
+    if (cs.intervalSeconds)
+        checkpoint["interval_s"] = numberJson(*cs.intervalSeconds);
+    if (!checkpoint.empty())
+        run["checkpoint"] = std::move(checkpoint);
     if (!run.empty())
         j["run"] = std::move(run);
     return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -93,6 +93,17 @@ private slots:
         QCOMPARE(QString::fromStdString(formatSeconds(value)), expected);
     }
 
+    // Spans people plan with: a minute and a half, Llama 3's one interruption every 11,135 s (3.09 h), its
+    // 74.01-day run; below a minute as formatSeconds. A figure in seconds is written the same way.
+    void durations()
+    {
+        QCOMPARE(QString::fromStdString(formatDuration(18.13)), QStringLiteral("18.1 s"));
+        QCOMPARE(QString::fromStdString(formatDuration(90)), QStringLiteral("1.5 min"));
+        QCOMPARE(QString::fromStdString(formatDuration(11135)), QStringLiteral("3.09 h"));
+        QCOMPARE(QString::fromStdString(formatDuration(74.01 * 86400)), QStringLiteral("74 days"));
+        QCOMPARE(QString::fromStdString(formatValue(11135, "s")), QStringLiteral("3.093 h")); // 4 digits: DisplayUnits
+    }
+
     void valueDispatchesOnUnit()
     {
         QCOMPARE(QString::fromStdString(formatValue(50331648.0, "B")), QStringLiteral("50.33 MB"));

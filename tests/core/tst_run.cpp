@@ -13,6 +13,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace tw;
@@ -39,7 +40,7 @@ private slots:
         QVERIFY(step.ok());
         const double S = step.value().simulation->stepSeconds;
         QVERIFY(S > 0);
-        auto run = scenario::estimateRun(s, *step.value().simulation);
+        auto run = scenario::estimateRun(s, *d.value(), *step.value().simulation);
         QVERIFY2(run.ok(), run.ok() ? "" : run.error().toString().c_str());
         const scenario::RunEstimate& r = run.value();
         QCOMPARE(r.steps, 19074.0);
@@ -49,18 +50,91 @@ private slots:
         QVERIFY(near(r.gpuHours, gpuHours));
         QVERIFY(near(r.tokensPerSecondPerGpu, 524288 / (S * 8)));
         QCOMPARE(r.gpuPowerWatts, 400.0);
-        QVERIFY(near(r.energyKwh, gpuHours * 450 * 1.2 / 1000));
-        QVERIFY(r.cost && near(*r.cost, gpuHours * 2.5));
+        // Energy and cost count the GPU-hours with failures (GPU-hours / goodput; the goodput is worked in
+        // failuresOfPaperDpByHand).
+        const double held = gpuHours / r.resilience.goodput;
+        QVERIFY(r.resilience.goodput > 0.9 && r.resilience.goodput < 1);
+        QVERIFY(near(r.gpuHoursWithFailures, held));
+        QVERIFY(near(r.energyKwh, held * 450 * 1.2 / 1000));
+        QVERIFY(r.cost && near(*r.cost, held * 2.5));
         // Each number is a figure whose chain reaches the step and the batch.
         const Figure* steps = r.figures.find("run.steps");
         QVERIFY(steps && steps->formula.find("19,074") != std::string::npos);
         QVERIFY(r.figures.find("run.seconds")->inputs == std::vector<std::string>({"run.steps", "sim.step_time_s"}));
         // --tokens overrides the file; a given power replaces the TDP.
         s.run.gpuPowerWatts = 300;
-        auto other = scenario::estimateRun(s, *step.value().simulation, 2e10);
+        auto other = scenario::estimateRun(s, *d.value(), *step.value().simulation, 2e10);
         QVERIFY(other.ok());
         QCOMPARE(other.value().steps, std::ceil(2e10 / 524288));
-        QVERIFY(near(other.value().energyKwh, other.value().gpuHours * 350 * 1.2 / 1000));
+        QVERIFY(near(other.value().energyKwh, other.value().gpuHoursWithFailures * 350 * 1.2 / 1000));
+    }
+
+    // Young's interval and Daly's goodput by hand: M = 10,000 s, δ = 50 s, R = 0: τ = √(2·50·10,000) =
+    // 1,000 s; goodput = 1,000 / (10,000 · (e^{1,050/10,000} − 1)) = 1,000 / (10,000 · 0.1107106) = 0.903256
+    // (first order: 1 − 50/1,000 − 1,000/20,000 = 0.90). A recovery of 500 s multiplies the wall time by
+    // e^{500/10,000} = 1.051271: goodput 0.903256 / 1.051271 = 0.859204.
+    void youngDalyByHand()
+    {
+        QCOMPARE(scenario::youngInterval(50, 10000), 1000.0);
+        QVERIFY(std::fabs(scenario::goodputOf(1000, 50, 0, 10000) - 0.903256) < 1e-6);
+        QVERIFY(std::fabs(scenario::goodputOf(1000, 50, 500, 10000) - 0.859204) < 1e-6);
+        // Young's interval is the best one: a shorter or a longer one loses goodput.
+        QVERIFY(scenario::goodputOf(500, 50, 0, 10000) < scenario::goodputOf(1000, 50, 0, 10000));
+        QVERIFY(scenario::goodputOf(2000, 50, 0, 10000) < scenario::goodputOf(1000, 50, 0, 10000));
+        // Llama 3's 16,384 GPUs in 2,048 servers at the default rates: 419 unexpected interruptions in 54 days
+        // (arXiv 2407.21783 Table 5), which the rates were divided from (to 3 digits).
+        const double perHour = scenario::interruptionsPerHour(scenario::FailureRates{}, 16384, 2048);
+        QVERIFY2(std::fabs(perHour * 54 * 24 - 419) < 0.5, std::to_string(perHour * 54 * 24).c_str());
+    }
+
+    // paper-dp's failures by hand, with rates chosen round: 8 GPUs · (25 + 25 + 25 + 25) + 1 server · 200 =
+    // 1,000 per 10^6 h, one interruption every 1,000 h = 3,600,000 s. The checkpoint is GPT-2's weights
+    // and Adam state, 124,439,808 · (2 + 4 + 4 + 4) = 1,742,157,312 B, written at 0.1 GB/s · 8 GPUs in
+    // 1,742,157,312 / 8·10^8 = 2.17769664 s; Young's interval √(2 · 2.17769664 · 3,600,000) = 3,959.7 s,
+    // rounded to whole steps; recovery 300 s + 2.1777 s.
+    void failuresOfPaperDpByHand()
+    {
+        scenario::Scenario s = test::presetOrDie("paper-dp");
+        s.run.tokens = 1e10;
+        s.run.failures = {25, 25, 25, 25, 200};
+        s.run.checkpoint.storageGBpsPerGpu = 0.1;
+        s.run.checkpoint.restartSeconds = 300;
+        auto d = scenario::derive(s);
+        QVERIFY(d.ok());
+        auto step = scenario::simulateDerived(s, *d.value(), false);
+        QVERIFY(step.ok());
+        const double S = step.value().simulation->stepSeconds;
+        auto run = scenario::estimateRun(s, *d.value(), *step.value().simulation);
+        QVERIFY2(run.ok(), run.ok() ? "" : run.error().toString().c_str());
+        const scenario::Resilience& x = run.value().resilience;
+        QVERIFY(near(x.mtbfSeconds, 3.6e6));
+        QCOMPARE(x.checkpointBytes, 1742157312.0);
+        QVERIFY(near(x.writeSeconds, 2.17769664));
+        QVERIFY(std::fabs(x.youngSeconds - 3959.7) < 0.1);
+        const double tau = std::max(1.0, std::round(std::sqrt(2 * 2.17769664 * 3.6e6) / S)) * S;
+        QVERIFY2(near(x.intervalSeconds, tau), (std::to_string(x.intervalSeconds) + " vs " + std::to_string(tau)).c_str());
+        const double R = 302.17769664, M = 3.6e6;
+        const double goodput = tau / (M * std::exp(R / M) * (std::exp((tau + 2.17769664) / M) - 1));
+        QVERIFY(std::fabs(x.goodput - goodput) < 1e-9);
+        const scenario::RunEstimate& r = run.value();
+        QVERIFY(near(r.daysWithFailures, r.days / goodput));
+        QVERIFY(near(r.interruptions, r.days / goodput * 24 / 1000));
+        // Each is a figure: the interval's chain reaches the model's memory and the step.
+        const auto chain = r.figures.chain("run.goodput");
+        QVERIFY(std::any_of(chain.begin(), chain.end(), [](const Figure* f) { return f->id == "run.checkpoint_bytes"; }));
+        // A fixed interval replaces Young's.
+        s.run.checkpoint.intervalSeconds = 100 * S;
+        auto fixed = scenario::estimateRun(s, *d.value(), *step.value().simulation);
+        QVERIFY(fixed.ok());
+        QVERIFY(near(fixed.value().resilience.intervalSeconds, 100 * S));
+        QVERIFY(fixed.value().resilience.goodput < x.goodput);
+        // Goodput falls as the cluster grows (1,000 to 100,000 GPUs), each point at its own interval.
+        const auto curve = scenario::goodputAgainstClusterSize(scenario::RunSettings{}, 8, 1e12, 5);
+        QCOMPARE(curve.size(), std::size_t(17));
+        QCOMPARE(curve.front().gpus, 1000.0);
+        QCOMPARE(curve.back().gpus, 100000.0);
+        for (std::size_t i = 1; i < curve.size(); ++i)
+            QVERIFY(curve[i].at.goodput < curve[i - 1].at.goodput);
     }
 
     void badRunsSayWhy()
@@ -71,12 +145,12 @@ private slots:
         auto step = scenario::simulateDerived(s, *d.value(), false);
         QVERIFY(step.ok());
         const auto& sim = *step.value().simulation;
-        auto none = scenario::estimateRun(s, sim);
+        auto none = scenario::estimateRun(s, *d.value(), sim);
         QVERIFY(!none.ok());
         QCOMPARE(none.error().where.jsonPath, std::string("run.tokens"));
-        QVERIFY(!scenario::estimateRun(s, sim, 1000.0).ok()); // fewer than one step
+        QVERIFY(!scenario::estimateRun(s, *d.value(), sim, 1000.0).ok()); // fewer than one step
         s.hardware.gpu = "custom";
-        auto custom = scenario::estimateRun(s, sim, 1e10);
+        auto custom = scenario::estimateRun(s, *d.value(), sim, 1e10);
         QVERIFY(!custom.ok());
         QCOMPARE(custom.error().where.jsonPath, std::string("run.gpu_power_w"));
     }
@@ -84,13 +158,18 @@ private slots:
     void fileBlockReadsWritesAndRefuses()
     {
         const auto loaded = scenario::loadScenario(
-            R"({"schema_version": 5, "run": {"tokens": "15.6T", "gpu_power_w": 650, "pue": 1.3, "price_per_gpu_hour": 2}})",
+            R"({"schema_version": 5, "run": {"tokens": "15.6T", "gpu_power_w": 650, "pue": 1.3, "price_per_gpu_hour": 2,
+                "failures": {"gpu_memory": 5}, "checkpoint": {"restart_s": 120, "interval_s": 1800}}})",
             "run.json");
         QVERIFY2(loaded.errors.empty(), loaded.errors.empty() ? "" : loaded.errors[0].toString().c_str());
         const scenario::RunSettings& r = loaded.scenario->run;
         QCOMPARE(r.tokens, 15.6e12);
         QCOMPARE(*r.gpuPowerWatts, 650.0);
         QCOMPARE(r.pue, 1.3);
+        QCOMPARE(r.failures.gpuMemory, 5.0);
+        QCOMPARE(r.failures.gpu, scenario::FailureRates{}.gpu);
+        QCOMPARE(r.checkpoint.restartSeconds, 120.0);
+        QCOMPARE(*r.checkpoint.intervalSeconds, 1800.0);
         const auto again = scenario::loadScenario(scenario::scenarioToJson(*loaded.scenario), "again.json");
         QVERIFY(again.errors.empty());
         QCOMPARE(again.scenario->run, r);
@@ -102,7 +181,13 @@ private slots:
               std::pair{R"({"schema_version": 5, "run": {"tokens": -5}})", "run.tokens"},
               std::pair{R"({"schema_version": 5, "run": {"gpu_power_w": 0}})", "run.gpu_power_w"},
               std::pair{R"({"schema_version": 5, "run": {"price_per_gpu_hour": -1}})", "run.price_per_gpu_hour"},
-              std::pair{R"({"schema_version": 5, "run": {"tokenz": 5}})", "run.tokenz"}}) {
+              std::pair{R"({"schema_version": 5, "run": {"tokenz": 5}})", "run.tokenz"},
+              std::pair{R"({"schema_version": 5, "run": {"failures": {"gpu": 0}}})", "run.failures.gpu"},
+              std::pair{R"({"schema_version": 5, "run": {"failures": {"host": -1}}})", "run.failures.host"},
+              std::pair{R"({"schema_version": 5, "run": {"checkpoint": {"storage_gb_per_s_per_gpu": 0}}})",
+                        "run.checkpoint.storage_gb_per_s_per_gpu"},
+              std::pair{R"({"schema_version": 5, "run": {"checkpoint": {"interval_s": "often"}}})",
+                        "run.checkpoint.interval_s"}}) {
             const auto bad = scenario::loadScenario(doc, "bad.json");
             QVERIFY2(!bad.errors.empty(), doc);
             QCOMPARE(bad.errors[0].where.jsonPath, std::string(path));
