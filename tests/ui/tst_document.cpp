@@ -68,6 +68,7 @@ private slots:
     void commandUndoRedo_data();
     void commandUndoRedo();
     void consecutiveEditsMerge();
+    void runEditsKeepResultsCurrent();
     void algorithmFieldRefusesOtherCollectives();
     void editsApartOrOfOtherFieldsStaySeparate();
     void unchangedOrMistypedValuesPushNothing();
@@ -184,6 +185,11 @@ void TestDocument::commandUndoRedo_data()
     row("T", Field::SequenceLength, std::uint64_t{512}, "Set sequence length");
     row("B", Field::MicroBatch, std::uint64_t{8}, "Set micro-batch");
     row("G", Field::GlobalBatchTokens, std::uint64_t{1} << 20, "Set global batch");
+    row("run tokens", Field::RunTokens, 2e12, "Set tokens to train");
+    row("run price", Field::RunPricePerGpuHour, 2.5, "Set price per GPU-hour");
+    row("run PUE", Field::RunPue, 1.3, "Set PUE");
+    row("run restart", Field::RunRestartSeconds, 120.0, "Set restart time");
+    row("run storage", Field::RunStorageGBpsPerGpu, 1.0, "Set checkpoint storage bandwidth");
     // Every field of the table has a row.
     for (Field f : tw::ui::allFields())
         QVERIFY2(covered.contains(f), qPrintable(tw::ui::fieldJsonPath(f)));
@@ -210,6 +216,43 @@ void TestDocument::commandUndoRedo()
     QCOMPARE(doc.scenario(), after);
     QVERIFY(doc.isModified());
     QVERIFY(doc.waitForDerivation());
+}
+
+// The run block is read by the run estimate alone: editing it keeps the generation, the derivation and
+// every result current (no rederivation, no new step), says runChanged() once, and undoes the same way.
+// An invalid run value is the derivation's problem like any other, at its path.
+void TestDocument::runEditsKeepResultsCurrent()
+{
+    Document doc;
+    QVERIFY(doc.waitForDerivation());
+    const auto generation = doc.generation();
+    const int derivations = doc.derivationCount();
+    QSignalSpy run(&doc, &Document::runChanged);
+    QSignalSpy changed(&doc, &Document::scenarioChanged);
+    QVERIFY(doc.setField(Field::RunTokens, 3e11));
+    QCOMPARE(doc.generation(), generation);
+    QCOMPARE(run.count(), 1);
+    QCOMPARE(changed.count(), 1);
+    QVERIFY(!doc.isDeriving());
+    QCOMPARE(doc.derivationCount(), derivations);
+    QCOMPARE(doc.scenario().run.tokens, 3e11);
+    doc.undoStack()->undo();
+    QCOMPARE(doc.generation(), generation);
+    QCOMPARE(run.count(), 2);
+    QCOMPARE(doc.scenario().run.tokens, 0.0);
+    // Any other field moves the generation.
+    QVERIFY(doc.setField(Field::MicroBatch, std::uint64_t{16}));
+    QVERIFY(doc.generation() > generation);
+    QCOMPARE(run.count(), 2);
+    QVERIFY(doc.waitForDerivation());
+    // An invalid run value: a new generation, its problem at run.pue; fixing it derives again.
+    const auto before = doc.generation();
+    QVERIFY(doc.setField(Field::RunPue, 0.5));
+    QVERIFY(doc.generation() > before);
+    QVERIFY(!doc.problemsAt(QStringLiteral("run.pue")).isEmpty());
+    doc.undoStack()->undo();
+    QVERIFY(doc.waitForDerivation());
+    QVERIFY(doc.problems().empty());
 }
 
 void TestDocument::algorithmFieldRefusesOtherCollectives()

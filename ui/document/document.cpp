@@ -41,6 +41,7 @@ scenario::Scenario startScenario()
 Document::Document(QObject* parent)
     : QObject(parent)
     , m_scenario(startScenario())
+    , m_basis(m_scenario)
     , m_undo(new QUndoStack(this))
     , m_deriver(std::make_shared<scenario::Deriver>())
     , m_job(new BackgroundJob(this))
@@ -367,6 +368,18 @@ void Document::setDeriving(bool deriving)
 
 void Document::changed()
 {
+    // The run block alone: nothing derived or simulated reads it, so the results stay current (unless
+    // the scenario becomes, or stops being, invalid: the problems are the derivation's to report).
+    scenario::Scenario sameRun = m_basis;
+    sameRun.run = m_scenario.run;
+    if (m_basis.run != m_scenario.run && sameRun == m_scenario && m_problems.empty()
+        && scenario::validate(m_scenario).empty()) {
+        m_basis = m_scenario;
+        emit scenarioChanged();
+        emit runChanged();
+        return;
+    }
+    m_basis = m_scenario;
     ++m_generation; // before anyone hears of it: every result held is an older scenario's from now on
     emit scenarioChanged();
     rederive();

@@ -52,7 +52,10 @@ public:
     // Every result computed from the scenario beyond its derivation (the step, the sweep, the trace …).
     [[nodiscard]] Results* results() const { return m_results; }
     // The scenario's generation: it moves with every change of the scenario (an edit, undo, redo, a
-    // file or preset). Every result is tagged with the generation it was computed for.
+    // file or preset) that a derived or simulated result depends on. Every result is tagged with the
+    // generation it was computed for. An edit of the run block alone (scenario::RunSettings: tokens,
+    // power, price, failures, checkpoints) keeps the generation and every result current: only the run
+    // estimate reads it, from scenario().run and the current step, and runChanged() says it moved.
     [[nodiscard]] quint64 generation() const { return m_generation; }
     // The generation derivation() was derived for (it lags generation() while deriving or invalid).
     [[nodiscard]] quint64 derivationGeneration() const { return m_derivationGeneration; }
@@ -136,6 +139,7 @@ public:
 
 signals:
     void scenarioChanged();
+    void runChanged(); // the run block changed (after scenarioChanged()), the generation did not
     void derived(std::shared_ptr<const tw::scenario::Derivation> derivation);
     void problemsChanged();
     void derivingChanged(bool deriving);
@@ -154,6 +158,7 @@ private:
     void setDeriving(bool deriving);
 
     scenario::Scenario m_scenario;
+    scenario::Scenario m_basis; // the scenario as of the current generation (changed() compares with it)
     QUndoStack* m_undo = nullptr;
     std::shared_ptr<scenario::Deriver> m_deriver;
     DerivationPtr m_derivation;

@@ -72,6 +72,7 @@ Results::Results(Document* document)
     , m_fitJob(new BackgroundJob(this))
 {
     setObjectName(QStringLiteral("results"));
+    m_knownGeneration = generation();
     connect(m_document, &Document::scenarioChanged, this, &Results::onScenarioChanged);
     connect(m_document, &Document::derived, this, &Results::onDerived);
     // A step asked for before its derivation: none comes when the derivation fails or is stopped.
@@ -123,6 +124,11 @@ Generation Results::generation() const
 
 void Results::onScenarioChanged()
 {
+    // An edit of the run block alone keeps the generation (Document::runChanged): every result held is
+    // still the current scenario's, and what runs for it runs on.
+    if (generation() == m_knownGeneration)
+        return;
+    m_knownGeneration = generation();
     // Work for the old scenario stops: its results would be of an older generation. (The pinned step is
     // a snapshot of its own and runs on.)
     m_stepWanted.reset();

@@ -168,6 +168,7 @@ private:
     BackgroundJob* m_pinnedJob;
     BackgroundJob* m_fitJob;
     std::function<StepPreparation()> m_prepare;
+    Generation m_knownGeneration = 0; // the scenario generation onScenarioChanged() last saw
     std::shared_ptr<const StepResult> m_step;
     std::shared_ptr<const SweepResult> m_sweep;
     std::shared_ptr<const TraceResult> m_trace;

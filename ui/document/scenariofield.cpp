@@ -262,6 +262,20 @@ const std::vector<FieldInfo>& table()
                  QT_TRANSLATE_NOOP("tw::ui::Field", "Latency α"), &collective::LinkModel::alphaSeconds),
         linkReal(Field::LinkBandwidth, "collectives.bandwidth", QT_TRANSLATE_NOOP("tw::ui::Field", "Set link bandwidth"),
                  QT_TRANSLATE_NOOP("tw::ui::Field", "Bandwidth β"), &collective::LinkModel::bandwidth),
+        real(Field::RunTokens, "run.tokens", QT_TRANSLATE_NOOP("tw::ui::Field", "Set tokens to train"),
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Tokens to train D"), [](Scenario& s) -> auto& { return s.run.tokens; }),
+        real(Field::RunPricePerGpuHour, "run.price_per_gpu_hour", QT_TRANSLATE_NOOP("tw::ui::Field", "Set price per GPU-hour"),
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Price per GPU-hour"),
+             [](Scenario& s) -> auto& { return s.run.pricePerGpuHour; }),
+        real(Field::RunPue, "run.pue", QT_TRANSLATE_NOOP("tw::ui::Field", "Set PUE"), QT_TRANSLATE_NOOP("tw::ui::Field", "PUE"),
+             [](Scenario& s) -> auto& { return s.run.pue; }),
+        real(Field::RunRestartSeconds, "run.checkpoint.restart_s", QT_TRANSLATE_NOOP("tw::ui::Field", "Set restart time"),
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Restart (s)"),
+             [](Scenario& s) -> auto& { return s.run.checkpoint.restartSeconds; }),
+        real(Field::RunStorageGBpsPerGpu, "run.checkpoint.storage_gb_per_s_per_gpu",
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Set checkpoint storage bandwidth"),
+             QT_TRANSLATE_NOOP("tw::ui::Field", "Storage GB/s per GPU"),
+             [](Scenario& s) -> auto& { return s.run.checkpoint.storageGBpsPerGpu; }),
     };
     return fields;
 }

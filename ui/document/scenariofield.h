@@ -89,6 +89,11 @@ enum class Field {
     BroadcastAlgorithm,
     LinkAlpha,           // s
     LinkBandwidth,       // B/s
+    RunTokens,           // the whole run (stage 5's Run tab): edits keep every result current (Document::runChanged)
+    RunPricePerGpuHour,
+    RunPue,
+    RunRestartSeconds,
+    RunStorageGBpsPerGpu,
 };
 
 // Counts, fractions and base-unit quantities (B, FLOP/s), switches and names (enums travel as their
