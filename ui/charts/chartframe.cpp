@@ -107,7 +107,8 @@ void keepPlotRoom(QCustomPlot* plot)
         // The viewport is the size this layout was computed for (the widget may have been resized since).
         const int viewport = plot->viewport().height();
         const int need = std::max(floor, std::max(0, viewport - rowsHeight) + perRow * rows);
-        if (std::abs(need - plot->minimumHeight()) <= 1)
+        // A pixel less is kept (no shrinking back and forth); a pixel more is not (the area would be 119 px).
+        if (need <= plot->minimumHeight() && plot->minimumHeight() - need <= 1)
             return;
         if (need > plot->minimumHeight()) {
             if (raised->viewport >= 0 && viewport > raised->viewport && rowsHeight <= raised->rows)

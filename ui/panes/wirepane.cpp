@@ -9,6 +9,7 @@
 #include "document/document.h"
 #include "document/results.h"
 #include "panes/panekit.h"
+#include "panes/runpanel.h"
 #include "scenario/sweep.h"
 #include "views/busyveil.h"
 #include "views/collectivebreakdownmodel.h"
@@ -206,6 +207,8 @@ WirePane::WirePane(Document* document, QWidget* parent)
     scalingSplit->setStretchFactor(1, 2);
     sl->addWidget(scalingSplit, 1);
     m_tabs->addTab(scaling, tr("Scaling"));
+    m_runPanel = new RunPanel(m_document, this);
+    m_tabs->addTab(m_runPanel, tr("Run"));
     m_figures = new FigureTableModel(this);
     m_tabs->addTab(panekit::figurePage(this, m_figures, "stage5", tr("Click a figure to see where its number comes from."),
                                        Qt::Horizontal, &m_figureTable, &m_chain),
@@ -564,6 +567,10 @@ void WirePane::fillFigures()
 
 bool WirePane::showFigure(const QString& id)
 {
+    if (m_runPanel->showFigure(id)) { // a "run.*" figure: its own tab
+        panekit::reveal(m_runPanel, this);
+        return true;
+    }
     return panekit::showFigureChain(m_chain, m_allFigures, id, units());
 }
 

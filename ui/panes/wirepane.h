@@ -47,6 +47,7 @@ class BusyVeil;
 class Document;
 class FigureTableModel;
 class CollectiveBreakdownModel;
+class RunPanel;
 class WireCharts;
 class WireView;
 
@@ -59,6 +60,7 @@ public:
     [[nodiscard]] WireView* view() const { return m_view; }
     [[nodiscard]] WireCharts* charts() const { return m_charts; }
     [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
+    [[nodiscard]] RunPanel* runPanel() const { return m_runPanel; }
     [[nodiscard]] QComboBox* fabricBox() const { return m_kind; }
     [[nodiscard]] QSpinBox* nodesBox() const { return m_nodes; }
     [[nodiscard]] QComboBox* nicProtocolBox() const { return m_nicProtocol; }
@@ -206,6 +208,7 @@ private:
     // Figures
     FigureTableModel* m_figures = nullptr;
     CollectiveBreakdownModel* m_byCollective = nullptr; // "By collective": the step's rows
+    RunPanel* m_runPanel = nullptr;                    // "Run": the whole training run of the step
     QTableView* m_figureTable = nullptr;
     QTextBrowser* m_chain = nullptr;
     FigureSet m_allFigures; // stages 1–5, so chains reach the inputs
