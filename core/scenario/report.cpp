@@ -253,6 +253,32 @@ std::string figureAnchor(const std::string& id)
     return out;
 }
 
+namespace {
+
+// The figures of each stage's section: the derivation's, and stage 5's from the options.
+std::array<std::vector<const Figure*>, kStageCount> sectionFigures(const Derivation& d, const ReportOptions& o)
+{
+    auto stages = figuresByStage(d);
+    for (const Figure& f : o.stepFigures)
+        stages[kStageCount - 1].push_back(&f);
+    return stages;
+}
+
+// An input's row: in the derivation, else among stage 5's figures.
+const Figure* inputFigure(const Derivation& d, const ReportOptions& o, const std::string& id)
+{
+    if (const Figure* f = d.figures.find(id))
+        return f;
+    for (const Figure& f : o.stepFigures)
+        if (f.id == id)
+            return &f;
+    return nullptr;
+}
+
+std::size_t figureCount(const Derivation& d, const ReportOptions& o) { return d.figures.size() + o.stepFigures.size(); }
+
+} // namespace
+
 std::string reportMarkdown(const Scenario& s, const Derivation& d, const ReportOptions& o)
 {
     std::string out = "# " + md(title(s)) + "\n\n";
@@ -262,7 +288,7 @@ std::string reportMarkdown(const Scenario& s, const Derivation& d, const ReportO
         out += "- **" + name + ":** " + md(value) + "\n";
     out += "\nEvery figure below carries its formula and the figures it came from; follow an input's link to its "
            "own row to walk the chain back to the text.\n";
-    const auto stages = figuresByStage(d);
+    const auto stages = sectionFigures(d, o);
     for (int k = 0; k < kStageCount; ++k) {
         out += "\n## " + md(stageHeading(kStages[std::size_t(k)])) + "\n\n";
         for (const ReportImage& img : o.images[std::size_t(k)])
@@ -284,7 +310,7 @@ std::string reportMarkdown(const Scenario& s, const Derivation& d, const ReportO
                 if (i > 0)
                     out += "<br>";
                 const std::string& id = f->inputs[i];
-                if (const Figure* in = d.figures.find(id))
+                if (const Figure* in = inputFigure(d, o, id))
                     out += "[" + md(in->label) + "](#" + figureAnchor(id) + ") = " + md(formatValue(in->value, in->unit, o.units));
                 else
                     out += "`" + cleanUtf8(id) + "` (not defined)";
@@ -298,13 +324,13 @@ std::string reportMarkdown(const Scenario& s, const Derivation& d, const ReportO
             out += "- " + md(e.toString()) + "\n";
     }
     out += "\n---\n\n*" + md(o.generator) + (o.date.empty() ? std::string() : ", " + md(o.date)) + ": "
-           + integer(d.figures.size()) + " figures.*\n";
+           + integer(figureCount(d, o)) + " figures.*\n";
     return out;
 }
 
 std::string reportHtml(const Scenario& s, const Derivation& d, const ReportOptions& o)
 {
-    const auto stages = figuresByStage(d);
+    const auto stages = sectionFigures(d, o);
     std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n"
                       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n"
                       "<meta name=\"generator\" content=\""
@@ -346,7 +372,7 @@ std::string reportHtml(const Scenario& s, const Derivation& d, const ReportOptio
             } else {
                 out += "<ul class=\"inputs\">";
                 for (const std::string& id : f->inputs) {
-                    if (const Figure* in = d.figures.find(id))
+                    if (const Figure* in = inputFigure(d, o, id))
                         out += "<li><a href=\"#" + figureAnchor(id) + "\">" + html(in->label) + "</a> = "
                                + html(formatValue(in->value, in->unit, o.units)) + "</li>";
                     else
@@ -365,7 +391,7 @@ std::string reportHtml(const Scenario& s, const Derivation& d, const ReportOptio
         out += "</ul>\n</section>\n";
     }
     out += "<footer>" + html(o.generator) + (o.date.empty() ? std::string() : ", " + html(o.date)) + ": "
-           + integer(d.figures.size()) + " figures.</footer>\n</body>\n</html>\n";
+           + integer(figureCount(d, o)) + " figures.</footer>\n</body>\n</html>\n";
     return out;
 }
 

@@ -5,6 +5,7 @@
 // stage's charts embedded, and the derivation's notes. Markdown or a self-contained HTML page; the
 // same figures `tokenwire-cli derive` prints. Pure: the date and the pictures come in the options.
 
+#include "base/figure.h"
 #include "base/stage.h"
 #include "base/units.h"
 
@@ -34,6 +35,10 @@ struct ReportOptions {
     DisplayUnits units;                // how byte sizes are written (MB or MiB)
     std::array<std::vector<ReportImage>, kStageCount> images; // per stage, index 0 = stage 1
     std::array<std::vector<std::string>, kStageCount> notes;  // per stage: what was left out and why
+    // Stage 5's figures, which come from the simulated step (net.*, sim.*) and the run of it (run.*), not
+    // from the derivation: listed in stage 5's section when given (the GUI's export passes the current
+    // step's); their inputs link to the derivation's rows or to each other.
+    std::vector<Figure> stepFigures;
     bool operator==(const ReportOptions&) const = default;
 };
 
@@ -48,8 +53,8 @@ struct StageName {
 // the panes' figure tables: stage 1 holds the dataset figures (text.*, tokenizer.*, tokens.*,
 // dataset.*), stage 3 the plan's and the cluster's (hardware.*, plan.*, dp.*, pp.*, tp.*, ep.*, zero.*),
 // stage 4 the collective schedules' (collective.*), stage 2 everything else (model.*, batch.*,
-// tensor.*, memory.*, compute.*). Stage 5's figures (net.*, sim.*) come from the simulation, not from
-// the derivation, so its list is empty.
+// tensor.*, memory.*, compute.*). Stage 5's figures (net.*, sim.*, run.*) come from the simulation, not
+// from the derivation, so its list is empty (ReportOptions::stepFigures carries them).
 [[nodiscard]] std::array<std::vector<const Figure*>, kStageCount> figuresByStage(const Derivation& derivation);
 
 // The anchor of a figure's row: "fig-" and the id, characters outside [A-Za-z0-9._-] as '-'.

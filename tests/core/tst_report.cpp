@@ -150,6 +150,7 @@ private slots:
     void titleAndFacts();
     void escapesHostileText();
     void imagesEmbeddedInTheirStage();
+    void stepFiguresInStageFive();
     void numbersAsJson();
     void derivationJsonEqualsCli();
 
@@ -424,6 +425,24 @@ void TstReport::imagesEmbeddedInTheirStage()
     const Parsed p = parseXml(html);
     QVERIFY2(p.error.isEmpty(), qPrintable(p.error));
     QCOMPARE(p.imgSources.size(), std::size_t(2));
+}
+
+// Stage 5's figures come with the options (the simulated step's and the run's): listed in its section,
+// their inputs linked to the derivation's rows or to each other; the footer counts them.
+void TstReport::stepFiguresInStageFive()
+{
+    ReportOptions o;
+    o.stepFigures.push_back({"sim.step_time_s", "Step time", 0.25, "s", "simulated", {"model.parameters"}});
+    o.stepFigures.push_back({"run.steps", "Optimizer steps", 1000, "", "⌈D / G⌉", {"sim.step_time_s"}});
+    const std::string md = reportMarkdown(m_scenario, *m_derivation, o);
+    const std::string stage5 = between(md, "## Stage 5", "\n---");
+    QVERIFY(contains(stage5, "<a id=\"fig-sim.step_time_s\"></a>"));
+    QVERIFY(contains(stage5, "[Step time](#fig-sim.step_time_s)"));
+    QVERIFY(contains(stage5, "(#fig-model.parameters)"));
+    QVERIFY(!contains(md, "(not defined)"));
+    QVERIFY(contains(md, tw::formatUnsigned(m_derivation->figures.size() + 2) + " figures.*"));
+    const Parsed p = parseXml(reportHtml(m_scenario, *m_derivation, o));
+    QVERIFY2(p.error.isEmpty(), qPrintable(p.error));
 }
 
 void TstReport::numbersAsJson()

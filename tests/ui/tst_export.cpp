@@ -15,6 +15,7 @@
 #include "document/document.h"
 #include "charts/chartframe.h"
 #include "charts/wirecharts.h"
+#include "panes/runpanel.h"
 #include "panes/wirepane.h"
 #include "document/results.h"
 #include "export/exporter.h"
@@ -557,6 +558,14 @@ void TstExport::reportLeavesOutChartsOfAnEarlierScenario()
     const QString title = QStringLiteral("Step %1:").arg(QString::fromStdString(tw::formatSeconds(step)));
     QVERIFY2(md.contains(title), qPrintable(title + QLatin1Char('\n') + md.left(3000)));
     QVERIFY(wire.charts()->breakdownTitle().startsWith(title));
+    // Stage 5's figures are in its section (#40): the step's and the run's, once each, every input a row,
+    // and the Run tab's chart of paper-pp's run.
+    const QString stage5 = md.mid(md.indexOf(QStringLiteral("## Stage 5")));
+    for (const char* id : {"sim.step_time_s", "run.steps", "run.goodput", "run.energy_kwh"})
+        QVERIFY2(stage5.count(QStringLiteral("<a id=\"fig-%1\"></a>").arg(QLatin1String(id))) == 1, id);
+    QVERIFY2(!md.contains(QStringLiteral("(not defined)")), qPrintable(stage5.left(3000)));
+    QVERIFY2(stage5.contains(QStringLiteral("Goodput against the cluster size")),
+             qPrintable(wire.runPanel()->statusLabel()->text()));
 }
 
 void TstExport::failingPathsReportedWithoutLeftovers()

@@ -122,6 +122,15 @@ Generation Results::generation() const
     return m_document->generation();
 }
 
+Result<scenario::RunEstimate> runOfStep(const StepResult& step, const scenario::RunSettings& run)
+{
+    if (!step.ok() || !step.scenario || !step.derivation)
+        return makeError("no simulated step");
+    scenario::Scenario s = *step.scenario;
+    s.run = run;
+    return scenario::estimateRun(s, *step.derivation, *step.simulation, std::nullopt, scenario::UnsetTokens::Chinchilla);
+}
+
 void Results::onScenarioChanged()
 {
     // An edit of the run block alone keeps the generation (Document::runChanged): every result held is

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "scenario/fitsearch.h"
+#include "scenario/run.h"
 #include "scenario/sweep.h"
 #include "scenario/tokentrace.h"
 
@@ -90,6 +91,10 @@ using StepPreparation = std::function<void(StepResult& result)>;
 [[nodiscard]] StepResult simulateStep(const scenario::Scenario& scenario,
                                       std::shared_ptr<const scenario::Derivation> derivation, const Progress& progress,
                                       const StepPreparation& prepare = {});
+
+// The whole run of a simulated step with the document's run settings (the run block moves without a
+// new step, Document::runChanged): scenario::estimateRun, 20 tokens per parameter when none are given.
+[[nodiscard]] Result<scenario::RunEstimate> runOfStep(const StepResult& step, const scenario::RunSettings& run);
 
 class Results : public QObject {
     Q_OBJECT

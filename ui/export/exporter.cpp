@@ -7,6 +7,7 @@
 #include "settings/appsettings.h"
 
 #include "base/fileio.h"
+#include "network/simulate.h"
 #include "scenario/derivationjson.h"
 #include "scenario/derive.h"
 #include "scenario/report.h"
@@ -249,9 +250,7 @@ QList<QList<QCustomPlot*>> stageCharts(const QList<QWidget*>& stageRoots)
     for (QWidget* root : stageRoots) {
         QList<QCustomPlot*> charts;
         if (root)
-            for (QCustomPlot* plot : root->findChildren<QCustomPlot*>())
-                if (plotHasContent(plot))
-                    charts << plot;
+            charts = root->findChildren<QCustomPlot*>();
         out << charts;
     }
     return out;
@@ -270,6 +269,18 @@ bool waitForStep(Document* document)
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
     QCoreApplication::processEvents(); // the step's delivery to the panes
     return results->isStepCurrent();
+}
+
+// Stage 5's figures for the report: the fabric's and the simulation's, then the run's (as the Run tab
+// shows it).
+std::vector<Figure> stepFigures(const StepResult& step, const scenario::RunSettings& runSettings)
+{
+    std::vector<Figure> out;
+    for (const FigureSet* set : {&step.network->figures, &step.simulation->figures})
+        out.insert(out.end(), set->all().begin(), set->all().end());
+    if (const auto run = runOfStep(step, runSettings))
+        out.insert(out.end(), run.value().figures.all().begin(), run.value().figures.all().end());
+    return out;
 }
 
 std::string stepMissingNote(Document* document)
@@ -319,6 +330,8 @@ bool exportReport(Document* document, const QList<QList<QCustomPlot*>>& chartsPe
     // Stage 5 draws the scenario's simulated step: wait for it as for the derivation, or say why it is not there.
     if (d->stage3 && !waitForStep(document))
         options.notes[4].push_back(stepMissingNote(document));
+    else if (const auto step = document->results()->step(); step && document->results()->isStepCurrent())
+        options.stepFigures = stepFigures(*step, s.run);
     options.date = QDate::currentDate().toString(Qt::ISODate).toStdString();
     options.generator = "TokenWire " TOKENWIRE_VERSION;
     options.units = AppSettings::instance()->displayUnits();

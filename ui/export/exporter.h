@@ -38,7 +38,8 @@ bool exportPlot(QCustomPlot* plot, const QString& path, QString* error);
 [[nodiscard]] QByteArray tableCsv(QAbstractItemModel* model);
 bool exportTableCsv(QAbstractItemModel* model, const QString& path, QString* error);
 
-// The charts with content under each stage's root widget (index 0 = stage 1), in widget order.
+// Every chart under each stage's root widget (index 0 = stage 1), in widget order. exportReport leaves
+// out those without content when it writes, after waiting for stage 5's step (whose charts fill then).
 [[nodiscard]] QList<QList<QCustomPlot*>> stageCharts(const QList<QWidget*>& stageRoots);
 // The document's derivation to path, the format by suffix: .md (the charts as PNG files in a
 // "<name>_files" folder beside it), .html (one self-contained page, charts as data: URIs) or .json

@@ -262,10 +262,7 @@ void RunPanel::refresh()
                      : results->stepProblem());
         return;
     }
-    scenario::Scenario s = *step->scenario;
-    s.run = m_document->scenario().run; // the run block moves without a new step (Document::runChanged)
-    auto run = scenario::estimateRun(s, *step->derivation, *step->simulation, std::nullopt,
-                                     scenario::UnsetTokens::Chinchilla);
+    auto run = runOfStep(*step, m_document->scenario().run);
     if (!run) {
         clearRun(qs(run.error().toString()));
         return;
@@ -290,7 +287,7 @@ void RunPanel::refresh()
                  r.cost ? tr(", cost %1").arg(qs(formatCount(*r.cost, 0))) : QString(),
                  r.chinchilla ? tr(". No tokens given: 20 per parameter (Chinchilla)") : QString(),
                  qs(formatDuration(x.intervalSeconds))));
-    drawGoodput(r, double(s.hardware.gpusPerNode));
+    drawGoodput(r, double(step->scenario->hardware.gpusPerNode));
     setResultGeneration(m_plot, step->generation);
 }
 
