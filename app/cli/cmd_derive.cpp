@@ -8,6 +8,7 @@
 #include "model/tensors.h"
 #include "scenario/derivationjson.h"
 #include "scenario/derive.h"
+#include "scenario/run.h"
 
 #include <nlohmann/json.hpp>
 
@@ -104,15 +105,28 @@ int runExplain(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
     const auto& d = derived->derivation;
     // Stage 5's figures (net.*, sim.*) come from the simulated step, not from the derivation: for those
     // ids the step is simulated and its figures join the derivation's, so their chains reach stages 1–4.
+    // The run's (run.*) repeat that step over the scenario's run.tokens (none: 20 per parameter, as stage
+    // 5's Run tab counts).
     FigureSet figures = d->figures;
-    const bool stage5 = o.figureId.starts_with("sim.") || o.figureId.starts_with("net.");
+    const bool run = o.figureId.starts_with("run.");
+    const bool stage5 = run || o.figureId.starts_with("sim.") || o.figureId.starts_with("net.");
     if (stage5 && d->stage3) {
         const auto step = scenario::simulateDerived(s, *d, false);
         if (!step) {
             printError(err, step.error());
             return kExitInput;
         }
-        for (const FigureSet* part : {&step.value().network->figures, &step.value().simulation->figures})
+        std::vector<const FigureSet*> parts{&step.value().network->figures, &step.value().simulation->figures};
+        Result<scenario::RunEstimate> estimate = makeError("no run");
+        if (run) {
+            estimate = scenario::estimateRun(s, *d, *step.value().simulation, std::nullopt, scenario::UnsetTokens::Chinchilla);
+            if (!estimate) {
+                printError(err, estimate.error());
+                return kExitInput;
+            }
+            parts.push_back(&estimate.value().figures);
+        }
+        for (const FigureSet* part : parts)
             for (const Figure& f : part->all())
                 if (!figures.find(f.id))
                     figures.add(f);

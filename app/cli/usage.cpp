@@ -96,7 +96,9 @@ Exit status: 0 done, 1 unreadable or invalid scenario, 2 wrong usage.
         return R"(Usage: tokenwire-cli explain ID (--scenario FILE | --preset NAME) [--json] [--units si|iec]
 
 Prints how the figure ID was derived: its value and formula, then the figures it came from,
-indented by depth, back to the inputs (the text, the tokenizer, the scenario's numbers).
+indented by depth, back to the inputs (the text, the tokenizer, the scenario's numbers). Stage 5's
+figures (net.*, sim.*) simulate the step first; the run's (run.*) repeat it over run.tokens (none: 20
+tokens per parameter, as stage 5's Run tab counts; tokenwire-cli run takes --tokens).
 
 Options:
 )" + kScenarioOptions + R"(  --json                 one JSON object: id, chain ({id,label,value,unit,formula,inputs,depth})

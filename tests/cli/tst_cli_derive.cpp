@@ -243,6 +243,20 @@ void TestCliDerive::explainSimulatedFigure()
     const CliRun bad = runCli(args({"explain", "sim.no_such_figure", "--preset", "paper-reference"}));
     QCOMPARE(bad.exitCode, 2);
     QVERIFY2(bad.err.contains("unknown figure id"), qPrintable(bad.describe()));
+    // The run's figures too (#40): goodput's chain reaches the step and the model's memory; without
+    // run.tokens, D = 20 · P = 20 · 124,439,808 = 2,488,796,160 as the Run tab counts.
+    const CliRun run = runCli(args({"explain", "run.goodput", "--preset", "paper-reference", "--json"}));
+    QVERIFY2(run.finished && run.exitCode == 0, qPrintable(run.describe()));
+    const json chain = parseJson(run.out)["chain"];
+    std::set<std::string> ids;
+    for (const auto& step : chain)
+        ids.insert(step["id"].get<std::string>());
+    for (const char* id : {"run.goodput", "run.checkpoint_interval_s", "sim.step_time_s", "run.checkpoint_bytes",
+                           "memory.weights_bytes"})
+        QVERIFY2(ids.count(id), id);
+    const CliRun tokens = runCli(args({"explain", "run.tokens", "--preset", "paper-reference", "--json"}));
+    QVERIFY2(tokens.finished && tokens.exitCode == 0, qPrintable(tokens.describe()));
+    QCOMPARE(parseJson(tokens.out)["chain"][0]["value"].get<double>(), 2488796160.0);
 }
 
 void TestCliDerive::explainTable()
