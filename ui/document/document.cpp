@@ -369,10 +369,12 @@ void Document::setDeriving(bool deriving)
 void Document::changed()
 {
     // The run block alone: nothing derived or simulated reads it, so the results stay current (unless
-    // the scenario becomes, or stops being, invalid: the problems are the derivation's to report).
+    // the scenario becomes, or stops being, invalid: the problems are the derivation's to report; or
+    // the derivation or the step was cancelled, which any edit starts again).
     scenario::Scenario sameRun = m_basis;
     sameRun.run = m_scenario.run;
-    if (m_basis.run != m_scenario.run && sameRun == m_scenario && m_problems.empty()
+    const bool stepThere = m_results->isStepCurrent() || m_results->stepJob()->isBusy();
+    if (m_basis.run != m_scenario.run && sameRun == m_scenario && m_problems.empty() && m_current && stepThere
         && scenario::validate(m_scenario).empty()) {
         m_basis = m_scenario;
         emit scenarioChanged();

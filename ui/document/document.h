@@ -54,8 +54,9 @@ public:
     // The scenario's generation: it moves with every change of the scenario (an edit, undo, redo, a
     // file or preset) that a derived or simulated result depends on. Every result is tagged with the
     // generation it was computed for. An edit of the run block alone (scenario::RunSettings: tokens,
-    // power, price, failures, checkpoints) keeps the generation and every result current: only the run
-    // estimate reads it, from scenario().run and the current step, and runChanged() says it moved.
+    // power, price, failures, checkpoints) keeps the generation and every result current while the
+    // current step is there or on its way: only the run estimate reads it, from scenario().run and the
+    // current step, and runChanged() says it moved.
     [[nodiscard]] quint64 generation() const { return m_generation; }
     // The generation derivation() was derived for (it lags generation() while deriving or invalid).
     [[nodiscard]] quint64 derivationGeneration() const { return m_derivationGeneration; }
