@@ -119,7 +119,11 @@ int runExplain(const ScenarioOptions& o, std::ostream& out, std::ostream& err)
         std::vector<const FigureSet*> parts{&step.value().network->figures, &step.value().simulation->figures};
         Result<scenario::RunEstimate> estimate = makeError("no run");
         if (run) {
-            estimate = scenario::estimateRun(s, *d, *step.value().simulation, std::nullopt, scenario::UnsetTokens::Chinchilla);
+            const auto ramp = simulateRampFor(*derived, err);
+            if (!ramp)
+                return kExitInput;
+            estimate = scenario::estimateRun(s, *d, *step.value().simulation, std::nullopt,
+                                             scenario::UnsetTokens::Chinchilla, *ramp);
             if (!estimate) {
                 printError(err, estimate.error());
                 return kExitInput;

@@ -20,6 +20,24 @@ namespace tw::cli {
 
 using json = nlohmann::ordered_json;
 
+namespace {
+
+// The batch ramp's phases, one row each (none without a ramp).
+void addRampRows(const scenario::RunEstimate& r, std::vector<std::vector<std::string>>& rows)
+{
+    for (std::size_t i = 0; i < r.phases.size(); ++i) {
+        const scenario::PhaseRun& p = r.phases[i];
+        const std::string span = (i == 0 ? std::string("0") : formatCount(r.phases[i - 1].untilTokens, 0)) + " to "
+                                 + formatCount(p.untilTokens, 0) + " tokens";
+        rows.push_back({i + 1 == r.phases.size() ? std::string("  Then") : "  Ramp phase " + std::to_string(i + 1),
+                        span + ": G " + formatCount(p.tokensPerStep, 0) + ", T " + formatCount(double(p.sequenceLength), 0)
+                            + " on " + formatCount(p.gpus, 0) + " GPUs, " + formatCount(p.steps, 0) + " steps of "
+                            + formatSeconds(p.stepSeconds) + " (MFU " + formatCount(100 * p.mfu, 1) + " %)"});
+    }
+}
+
+} // namespace
+
 int runRun(const RunCommandOptions& o, std::ostream& out, std::ostream& err)
 {
     const auto derived = deriveScenarioFor(o.scenario, err);
@@ -40,7 +58,10 @@ int runRun(const RunCommandOptions& o, std::ostream& out, std::ostream& err)
         printError(err, step.error());
         return kExitInput;
     }
-    const auto run = scenario::estimateRun(s, *d, *step.value().simulation, o.tokens);
+    const auto ramp = simulateRampFor(*derived, err);
+    if (!ramp)
+        return kExitInput;
+    const auto run = scenario::estimateRun(s, *d, *step.value().simulation, o.tokens, scenario::UnsetTokens::Refuse, *ramp);
     if (!run) {
         printError(err, run.error());
         return kExitInput;
@@ -56,6 +77,11 @@ int runRun(const RunCommandOptions& o, std::ostream& out, std::ostream& err)
              scenario::goodputAgainstClusterSize(s.run, double(s.hardware.gpusPerNode), x.checkpointBytes, r.stepSeconds))
             curve.push_back({{"gpus", p.gpus}, {"mtbf_s", p.at.mtbfSeconds}, {"checkpoint_interval_s", p.at.intervalSeconds},
                              {"goodput", p.at.goodput}});
+        json phases = json::array();
+        for (const scenario::PhaseRun& p : r.phases)
+            phases.push_back({{"until_tokens", p.untilTokens}, {"tokens", p.tokens}, {"tokens_per_step", p.tokensPerStep},
+                              {"sequence_length", p.sequenceLength}, {"gpus", p.gpus}, {"steps", p.steps},
+                              {"step_time_s", p.stepSeconds}, {"mfu", p.mfu}, {"goodput", p.goodput}});
         const json doc{{"scenario", s.name},
                        {"tokens", r.tokens},
                        {"tokens_per_step", r.tokensPerStep},
@@ -82,6 +108,7 @@ int runRun(const RunCommandOptions& o, std::ostream& out, std::ostream& err)
                        {"gpu_hours_with_failures", r.gpuHoursWithFailures},
                        {"energy_kwh", r.energyKwh},
                        {"cost", r.cost ? json(*r.cost) : json(nullptr)},
+                       {"batch_ramp", phases},
                        {"goodput_by_cluster_size", curve},
                        {"figures", figures}};
         out << dumpJson(doc) << '\n';
@@ -94,10 +121,11 @@ int runRun(const RunCommandOptions& o, std::ostream& out, std::ostream& err)
     rows.push_back({"Tokens per step (G)", formatCount(r.tokensPerStep, 0)});
     rows.push_back({"Optimizer steps", formatCount(r.steps, 0)});
     rows.push_back({"Step time (simulated)", formatSeconds(r.stepSeconds)});
+    addRampRows(r, rows);
     rows.push_back({"Training time", formatCount(r.days, 2) + " days (" + formatCount(r.seconds / 3600, 1) + " h)"});
     rows.push_back({"GPU-hours", formatCount(r.gpuHours, 0)});
     rows.push_back({"Tokens per second per GPU", formatCount(r.tokensPerSecondPerGpu, 1)});
-    rows.push_back({"MFU", formatCount(100 * r.mfu, 1) + " %"});
+    rows.push_back({"MFU", formatCount(100 * r.mfu, 1) + " %" + (r.phases.empty() ? "" : " (over the run's time)")});
     rows.push_back({"Interruptions", formatCount(24 * x.interruptionsPerHour, 2) + " a day, one every "
                                          + formatDuration(x.mtbfSeconds) + "; " + formatCount(r.interruptions, 0)
                                          + " over the run"});

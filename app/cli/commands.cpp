@@ -7,6 +7,7 @@
 #include "cliio.h"
 #include "scenario/derive.h"
 #include "scenario/presets.h"
+#include "scenario/run.h"
 #include "scenario/scenario.h"
 #include "scenario/scenarioschema.h"
 
@@ -113,15 +114,27 @@ std::optional<DerivedScenario> deriveScenarioFor(const ScenarioOptions& options,
     auto loaded = readScenario(options, err);
     if (!loaded)
         return std::nullopt;
-    DerivedScenario out{std::move(*loaded), nullptr};
+    DerivedScenario out{std::move(*loaded), nullptr, std::make_shared<scenario::Deriver>()};
     applyPlanOverrides(options, out.scenario);
-    auto derived = scenario::derive(out.scenario);
+    auto derived = out.deriver->derive(out.scenario);
     if (!derived) {
         printError(err, inScenarioFile(derived.error(), options));
         return std::nullopt;
     }
     out.derivation = std::move(derived).value();
     return out;
+}
+
+std::optional<std::vector<scenario::PhaseStep>> simulateRampFor(const DerivedScenario& derived, std::ostream& err)
+{
+    if (derived.scenario.run.batchRamp.empty())
+        return std::vector<scenario::PhaseStep>{};
+    auto phases = scenario::simulateRamp(derived.scenario, derived.deriver.get());
+    if (!phases) {
+        printError(err, phases.error());
+        return std::nullopt;
+    }
+    return std::move(phases).value();
 }
 
 } // namespace tw::cli

@@ -12,6 +12,8 @@
 
 namespace tw::scenario {
 struct Derivation;
+class Deriver;
+struct PhaseStep;
 }
 
 namespace tw::cli {
@@ -80,8 +82,13 @@ void applyPlanOverrides(const ScenarioOptions& options, scenario::Scenario& s);
 struct DerivedScenario {
     scenario::Scenario scenario;
     std::shared_ptr<const scenario::Derivation> derivation;
+    std::shared_ptr<scenario::Deriver> deriver; // the one that derived it (its text tokenized: run's ramp phases reuse it)
 };
 [[nodiscard]] std::optional<DerivedScenario> deriveScenarioFor(const ScenarioOptions& options, std::ostream& err);
+// The steps of the scenario's batch-ramp phases (scenario::simulateRamp; empty without a ramp); nullopt
+// after printing why they could not be simulated.
+[[nodiscard]] std::optional<std::vector<scenario::PhaseStep>> simulateRampFor(const DerivedScenario& derived,
+                                                                              std::ostream& err);
 // The whole tool: parses argv, runs the command, writes "tokenwire-cli: …" errors to err.
 [[nodiscard]] int runTool(int argc, char** argv, std::ostream& out, std::ostream& err);
 

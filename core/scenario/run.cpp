@@ -76,6 +76,66 @@ std::vector<GoodputPoint> goodputAgainstClusterSize(const RunSettings& run, doub
     return points;
 }
 
+Result<Scenario> phaseScenario(const Scenario& scenario, std::size_t i)
+{
+    Scenario s = scenario;
+    const BatchPhase& p = scenario.run.batchRamp.at(i);
+    s.batch.globalBatchTokens = p.globalBatchTokens;
+    if (p.sequenceLength != 0)
+        s.batch.sequenceLength = p.sequenceLength;
+    s.run.batchRamp.clear();
+    if (p.dp != 0 && p.dp != s.parallel.dp) {
+        const std::string at = "run.batch_ramp[" + std::to_string(i) + "].dp";
+        if (!s.parallel.assignment.empty())
+            return errorAt(at, "the plan places every GPU itself (parallel.assignment): a phase cannot change its dp");
+        const std::uint64_t gpus = p.dp * s.parallel.pp * s.parallel.tp;
+        const std::uint64_t perNode = std::max<std::uint64_t>(1, s.hardware.gpusPerNode);
+        if (gpus % perNode != 0)
+            return errorAt(at, "dp · pp · tp = " + formatCount(double(p.dp)) + " · " + formatCount(double(s.parallel.pp)) + " · "
+                                   + formatCount(double(s.parallel.tp)) + " = " + formatCount(double(gpus))
+                                   + " GPUs are not whole servers of " + formatCount(double(perNode)));
+        s.parallel.dp = p.dp;
+        s.hardware.nodes = gpus / perNode;
+    }
+    return s;
+}
+
+Result<std::vector<PhaseStep>> simulateRamp(const Scenario& scenario, Deriver* deriver, const Progress& progress)
+{
+    Deriver own;
+    Deriver& d = deriver ? *deriver : own;
+    std::vector<PhaseStep> out;
+    const std::size_t n = scenario.run.batchRamp.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string at = "run.batch_ramp[" + std::to_string(i) + "]";
+        const auto phase = phaseScenario(scenario, i);
+        if (!phase)
+            return phase.error();
+        const Scenario& s = phase.value();
+        const std::string shape = "phase " + std::to_string(i + 1) + " (G = " + formatCount(double(s.batch.globalBatchTokens))
+                                  + " tokens, T = " + formatCount(double(s.batch.sequenceLength)) + ", dp = "
+                                  + formatCount(double(s.parallel.dp)) + ")";
+        const Progress part = subProgress(progress, double(i) / double(n), double(i + 1) / double(n));
+        auto derived = d.derive(s, subProgress(part, 0, 0.2));
+        if (!derived)
+            return errorAt(at, shape + " cannot be derived: " + derived.error().message);
+        const Derivation& dv = *derived.value();
+        if (!dv.stage3) {
+            std::string why;
+            for (const Error& e : dv.planErrors)
+                why += (why.empty() ? "" : "; ") + e.message;
+            return errorAt(at, "the plan cannot run " + shape + ": " + why);
+        }
+        auto step = simulateDerived(s, dv, false, subProgress(part, 0.2, 1));
+        if (!step)
+            return errorAt(at, "the step of " + shape + " was not simulated: " + step.error().message);
+        out.push_back({scenario.run.batchRamp[i], s.batch.sequenceLength, double(s.hardware.gpuCount()),
+                       step.value().simulation->stepSeconds, step.value().simulation->mfu});
+    }
+    progress(1.0);
+    return out;
+}
+
 namespace {
 
 std::string N(double v, int decimals = 0) { return formatCount(v, decimals); }
@@ -122,16 +182,76 @@ void addFailureFigures(RunEstimate& r, const Scenario& s)
                    1)
                + " %)",
            {"run.checkpoint_interval_s", "run.checkpoint_write_s", "run.recovery_s", "run.mtbf_s"}});
+    if (r.phases.empty()) {
+        f.add({"run.days_with_failures", "Training time with failures", r.daysWithFailures, "days",
+               "days / goodput = " + N(r.days, 2) + " / " + N(x.goodput, 4) + " = " + N(r.daysWithFailures, 2),
+               {"run.days", "run.goodput"}});
+        f.add({"run.gpu_hours_with_failures", "GPU-hours with failures", r.gpuHoursWithFailures, "GPU·h",
+               "GPU-hours / goodput = " + N(r.gpuHours) + " / " + N(x.goodput, 4) + " = " + N(r.gpuHoursWithFailures),
+               {"run.gpu_hours", "run.goodput"}});
+        f.add({"run.interruptions", "Interruptions over the run", r.interruptions, "",
+               "days with failures · interruptions per day = " + N(r.daysWithFailures, 2) + " · "
+                   + N(24 * x.interruptionsPerHour, 2) + " = " + N(r.interruptions, 1),
+               {"run.days_with_failures", "run.interruptions_per_day"}});
+        return;
+    }
+    // A ramp: each phase fails at its own cluster's rate and checkpoints at its own Young/Daly interval.
+    std::string days, gpuHours;
+    for (std::size_t i = 0; i < r.phases.size(); ++i) {
+        const PhaseRun& p = r.phases[i];
+        const double phaseDays = p.steps * p.stepSeconds / 86400;
+        days += (i ? " + " : "") + N(phaseDays, 2) + " / " + N(p.goodput, 4);
+        gpuHours += (i ? " + " : "") + N(p.gpus) + " · " + N(phaseDays * 24, 1) + " h / " + N(p.goodput, 4);
+    }
     f.add({"run.days_with_failures", "Training time with failures", r.daysWithFailures, "days",
-           "days / goodput = " + N(r.days, 2) + " / " + N(x.goodput, 4) + " = " + N(r.daysWithFailures, 2),
+           "Σ each phase's days / its goodput (Daly on the phase's GPUs; the last is run.goodput) = " + days + " = "
+               + N(r.daysWithFailures, 2),
            {"run.days", "run.goodput"}});
     f.add({"run.gpu_hours_with_failures", "GPU-hours with failures", r.gpuHoursWithFailures, "GPU·h",
-           "GPU-hours / goodput = " + N(r.gpuHours) + " / " + N(x.goodput, 4) + " = " + N(r.gpuHoursWithFailures),
-           {"run.gpu_hours", "run.goodput"}});
+           "Σ GPUs · hours / goodput of each phase = " + gpuHours + " = " + N(r.gpuHoursWithFailures),
+           {"run.gpu_hours", "run.days_with_failures"}});
     f.add({"run.interruptions", "Interruptions over the run", r.interruptions, "",
-           "days with failures · interruptions per day = " + N(r.daysWithFailures, 2) + " · "
-               + N(24 * x.interruptionsPerHour, 2) + " = " + N(r.interruptions, 1),
+           "Σ each phase's days with failures · its interruptions per day (" + N(24 * x.interruptionsPerHour, 2)
+               + " on the whole cluster) = " + N(r.interruptions, 1),
            {"run.days_with_failures", "run.interruptions_per_day"}});
+}
+
+// run.steps and run.seconds of a run with a batch ramp, through each phase's own figures
+// "run.phase<i>.steps" and "run.phase<i>.step_time_s" (i from 1; the last phase is the scenario's batch,
+// whose step is sim.step_time_s).
+void addPhaseFigures(RunEstimate& r)
+{
+    FigureSet& f = r.figures;
+    std::string stepSum, secondSum;
+    std::vector<std::string> stepInputs{"run.tokens", "dataset.G"}, secondInputs{"run.steps", "sim.step_time_s"};
+    for (std::size_t i = 0; i < r.phases.size(); ++i) {
+        const PhaseRun& p = r.phases[i];
+        const bool own = i + 1 == r.phases.size(); // the scenario's batch, to D
+        const std::string before = i == 0 ? std::string("0") : N(r.phases[i - 1].untilTokens);
+        const std::string tokens = own ? "(D − " + before + ")" : "(min(" + N(p.untilTokens) + ", D) − " + before + ")";
+        stepSum += (i ? " + " : "") + ("⌈" + N(p.tokens) + " / " + N(p.tokensPerStep) + "⌉");
+        secondSum += (i ? " + " : "") + (N(p.steps) + " · " + formatSeconds(p.stepSeconds));
+        if (own)
+            break;
+        const std::string id = "run.phase" + std::to_string(i + 1);
+        f.add({id + ".step_time_s", "Step time of ramp phase " + std::to_string(i + 1), p.stepSeconds, "s",
+               "simulated: the scenario's step at run.batch_ramp[" + std::to_string(i) + "]'s G = " + N(p.tokensPerStep)
+                   + " tokens in sequences of T = " + N(double(p.sequenceLength)) + " (" + N(p.tokensPerStep / double(p.sequenceLength))
+                   + " sequences) on " + N(p.gpus) + " GPUs = " + formatSeconds(p.stepSeconds) + ", MFU " + N(100 * p.mfu, 1)
+                   + " %",
+               {}});
+        f.add({id + ".steps", "Steps of ramp phase " + std::to_string(i + 1), p.steps, "",
+               "⌈" + tokens + " / G_" + std::to_string(i + 1) + "⌉ = ⌈" + N(p.tokens) + " / " + N(p.tokensPerStep) + "⌉ = " + N(p.steps),
+               {"run.tokens"}});
+        stepInputs.push_back(id + ".steps");
+        secondInputs.push_back(id + ".step_time_s");
+    }
+    f.add({"run.steps", "Optimizer steps", r.steps, "",
+           "the ramp's phases, then ⌈(D − " + N(r.phases[r.phases.size() - 2].untilTokens)
+               + ") / G⌉ at the batch's G: " + stepSum + " = " + N(r.steps),
+           stepInputs});
+    f.add({"run.seconds", "Training time (steps back to back)", r.seconds, "s",
+           "Σ steps · step time of each phase = " + secondSum + " = " + formatSeconds(r.seconds), secondInputs});
 }
 
 // The "run.*" figures of an estimate.
@@ -145,21 +265,40 @@ void addFigures(RunEstimate& r, const Scenario& s, bool tdp)
                {"model.parameters"}});
     else
         f.add({"run.tokens", "Tokens to train D", r.tokens, "tokens", "input: D = " + N(r.tokens) + " tokens", {}});
-    f.add({"run.steps", "Optimizer steps", r.steps, "",
-           "⌈D / G⌉ = ⌈" + N(r.tokens) + " / " + N(r.tokensPerStep) + "⌉ = " + N(r.steps),
-           {"run.tokens", "dataset.G"}});
-    f.add({"run.seconds", "Training time (steps back to back)", r.seconds, "s",
-           "steps · step time = " + N(r.steps) + " · " + formatSeconds(r.stepSeconds) + " = " + formatSeconds(r.seconds),
-           {"run.steps", "sim.step_time_s"}});
+    if (r.phases.empty()) {
+        f.add({"run.steps", "Optimizer steps", r.steps, "",
+               "⌈D / G⌉ = ⌈" + N(r.tokens) + " / " + N(r.tokensPerStep) + "⌉ = " + N(r.steps),
+               {"run.tokens", "dataset.G"}});
+        f.add({"run.seconds", "Training time (steps back to back)", r.seconds, "s",
+               "steps · step time = " + N(r.steps) + " · " + formatSeconds(r.stepSeconds) + " = " + formatSeconds(r.seconds),
+               {"run.steps", "sim.step_time_s"}});
+    } else {
+        addPhaseFigures(r);
+    }
     f.add({"run.days", "Training time in days", r.days, "days",
            "seconds / 86,400 = " + N(r.seconds) + " / 86,400 = " + N(r.days, 2), {"run.seconds"}});
-    f.add({"run.gpu_hours", "GPU-hours", r.gpuHours, "GPU·h",
-           "GPUs · seconds / 3,600 = " + N(r.gpus) + " · " + N(r.seconds) + " / 3,600 = " + N(r.gpuHours),
-           {"hardware.gpu_count", "run.seconds"}});
-    f.add({"run.tokens_per_s_per_gpu", "Tokens per second per GPU", r.tokensPerSecondPerGpu, "tokens/s",
-           "G / (step time · GPUs) = " + N(r.tokensPerStep) + " / (" + formatSeconds(r.stepSeconds) + " · " + N(r.gpus)
-               + ") = " + N(r.tokensPerSecondPerGpu, 1),
-           {"dataset.G", "sim.step_time_s", "hardware.gpu_count"}});
+    if (r.phases.empty()) {
+        f.add({"run.gpu_hours", "GPU-hours", r.gpuHours, "GPU·h",
+               "GPUs · seconds / 3,600 = " + N(r.gpus) + " · " + N(r.seconds) + " / 3,600 = " + N(r.gpuHours),
+               {"hardware.gpu_count", "run.seconds"}});
+    } else {
+        std::string sum;
+        for (std::size_t i = 0; i < r.phases.size(); ++i)
+            sum += (i ? " + " : "") + N(r.phases[i].gpus) + " · " + N(r.phases[i].steps * r.phases[i].stepSeconds);
+        f.add({"run.gpu_hours", "GPU-hours", r.gpuHours, "GPU·h",
+               "Σ GPUs · seconds of each phase / 3,600 = (" + sum + ") / 3,600 = " + N(r.gpuHours),
+               {"hardware.gpu_count", "run.seconds"}});
+    }
+    if (r.phases.empty())
+        f.add({"run.tokens_per_s_per_gpu", "Tokens per second per GPU", r.tokensPerSecondPerGpu, "tokens/s",
+               "G / (step time · GPUs) = " + N(r.tokensPerStep) + " / (" + formatSeconds(r.stepSeconds) + " · " + N(r.gpus)
+                   + ") = " + N(r.tokensPerSecondPerGpu, 1),
+               {"dataset.G", "sim.step_time_s", "hardware.gpu_count"}});
+    else
+        f.add({"run.tokens_per_s_per_gpu", "Tokens per second per GPU", r.tokensPerSecondPerGpu, "tokens/s",
+               "D / (GPU-hours · 3,600) = " + N(r.tokens) + " / (" + N(r.gpuHours) + " · 3,600) = "
+                   + N(r.tokensPerSecondPerGpu, 1) + ", the ramp's phases included",
+               {"run.tokens", "run.gpu_hours"}});
     f.add({"run.gpu_power_w", "Power per GPU", r.gpuPowerWatts, "W",
            tdp ? "auto: the " + s.hardware.gpu + "'s datasheet TDP, " + N(r.gpuPowerWatts) + " W"
                : "input: run.gpu_power_w = " + N(r.gpuPowerWatts) + " W",
@@ -177,10 +316,76 @@ void addFigures(RunEstimate& r, const Scenario& s, bool tdp)
                {"run.gpu_hours_with_failures"}});
 }
 
+// The run's steps, seconds and MFU: ⌈D / G⌉ steps of the simulated step, or each phase of the batch ramp
+// on its own step and then the scenario's batch to D (§5.6). An error when the ramp's steps do not match
+// its phases.
+std::optional<Error> countSteps(RunEstimate& r, const Scenario& s, const network::StepSimulation& step,
+                                const std::vector<PhaseStep>& ramp)
+{
+    r.stepSeconds = step.stepSeconds;
+    r.mfu = step.mfu;
+    if (s.run.batchRamp.empty()) {
+        r.steps = std::ceil(r.tokens / r.tokensPerStep);
+        r.seconds = r.steps * r.stepSeconds;
+        return std::nullopt;
+    }
+    bool simulated = ramp.size() == s.run.batchRamp.size();
+    for (std::size_t i = 0; simulated && i < ramp.size(); ++i)
+        simulated = ramp[i].phase == s.run.batchRamp[i];
+    if (!simulated)
+        return errorAt("run.batch_ramp", "the steps of the batch ramp's phases have not been simulated for it");
+    double before = 0;
+    for (const PhaseStep& p : ramp) {
+        const double tokens = std::max(0.0, std::min(p.phase.untilTokens, r.tokens) - before);
+        const double g = double(p.phase.globalBatchTokens);
+        r.phases.push_back({p.phase.untilTokens, tokens, g, p.sequenceLength, p.gpus, std::ceil(tokens / g), p.stepSeconds,
+                            p.mfu});
+        before = p.phase.untilTokens;
+    }
+    const double rest = std::max(0.0, r.tokens - before);
+    r.phases.push_back({r.tokens, rest, r.tokensPerStep, s.batch.sequenceLength, double(s.hardware.gpuCount()),
+                        std::ceil(rest / r.tokensPerStep), step.stepSeconds, step.mfu});
+    double steps = 0, seconds = 0, busy = 0; // busy: Σ seconds · MFU
+    for (const PhaseRun& p : r.phases) {
+        steps += p.steps;
+        seconds += p.steps * p.stepSeconds;
+        busy += p.steps * p.stepSeconds * p.mfu;
+    }
+    r.steps = steps;
+    r.seconds = seconds;
+    r.mfu = seconds > 0 ? busy / seconds : 0;
+    return std::nullopt;
+}
+
+// The time, GPU-hours and interruptions with failures: the run's goodput on its cluster, or with a ramp
+// each phase's on the phase's cluster (its interruption rate and Young/Daly interval, the same
+// checkpoint and storage per GPU).
+void addFailures(RunEstimate& r, const Scenario& s, double checkpointBytes)
+{
+    const double perNode = double(s.hardware.gpusPerNode);
+    if (r.phases.empty()) {
+        const double goodput = r.resilience.goodput;
+        r.secondsWithFailures = r.seconds / goodput;
+        r.gpuHoursWithFailures = r.gpuHours / goodput;
+        r.interruptions = r.secondsWithFailures / 3600 * r.resilience.interruptionsPerHour;
+    } else {
+        r.secondsWithFailures = r.gpuHoursWithFailures = r.interruptions = 0;
+        for (PhaseRun& p : r.phases) {
+            const Resilience x = resilienceOf(s.run, p.gpus, perNode, checkpointBytes, p.stepSeconds);
+            p.goodput = x.goodput > 1e-9 ? x.goodput : r.resilience.goodput;
+            const double wall = p.steps * p.stepSeconds / p.goodput;
+            r.secondsWithFailures += wall;
+            r.gpuHoursWithFailures += p.gpus * wall / 3600;
+            r.interruptions += wall / 3600 * x.interruptionsPerHour;
+        }
+    }
+    r.daysWithFailures = r.secondsWithFailures / 86400;
+}
+
 } // namespace
 
 Result<RunEstimate> estimateRun(const Scenario& s, const Derivation& d, const network::StepSimulation& step,
-                                std::optional<double> tokens, UnsetTokens unset)
+                                std::optional<double> tokens, UnsetTokens unset, const std::vector<PhaseStep>& ramp)
 {
     RunEstimate r;
     r.tokens = tokens.value_or(s.run.tokens);
@@ -193,20 +398,26 @@ Result<RunEstimate> estimateRun(const Scenario& s, const Derivation& d, const ne
         return errorAt("run.tokens", "give the tokens to train (run.tokens, or --tokens such as 15.6T): between 1 and "
                                      "10^16, got " + N(r.tokens));
     r.tokensPerStep = double(s.batch.globalBatchTokens);
-    if (r.tokens < r.tokensPerStep)
-        return errorAt("run.tokens", N(r.tokens) + " tokens are fewer than one optimizer step's G = " + N(r.tokensPerStep));
+    const double firstStep = s.run.batchRamp.empty() ? r.tokensPerStep : double(s.run.batchRamp.front().globalBatchTokens);
+    if (r.tokens < firstStep)
+        return errorAt("run.tokens", N(r.tokens) + " tokens are fewer than one optimizer step's G = " + N(firstStep));
     const std::optional<double> tdp = gpuTdpWatts(s.hardware.gpu);
     if (!s.run.gpuPowerWatts && !tdp)
         return errorAt("run.gpu_power_w", "no datasheet TDP is known for GPU \"" + s.hardware.gpu
                                               + "\": give run.gpu_power_w (W per GPU)");
-    r.steps = std::ceil(r.tokens / r.tokensPerStep);
-    r.stepSeconds = step.stepSeconds;
-    r.seconds = r.steps * r.stepSeconds;
+    if (auto e = countSteps(r, s, step, ramp))
+        return *e;
     r.days = r.seconds / 86400;
     r.gpus = double(s.hardware.gpuCount());
     r.gpuHours = r.gpus * r.seconds / 3600;
-    r.tokensPerSecondPerGpu = r.stepSeconds > 0 ? r.tokensPerStep / (r.stepSeconds * r.gpus) : 0;
-    r.mfu = step.mfu;
+    if (r.phases.empty()) {
+        r.tokensPerSecondPerGpu = r.stepSeconds > 0 ? r.tokensPerStep / (r.stepSeconds * r.gpus) : 0;
+    } else {
+        r.gpuHours = 0;
+        for (const PhaseRun& p : r.phases)
+            r.gpuHours += p.gpus * p.steps * p.stepSeconds / 3600;
+        r.tokensPerSecondPerGpu = r.gpuHours > 0 ? r.tokens / (r.gpuHours * 3600) : 0;
+    }
     r.gpuPowerWatts = s.run.gpuPowerWatts.value_or(tdp.value_or(0));
     r.hostPowerWattsPerGpu = s.run.hostPowerWattsPerGpu;
     r.pue = s.run.pue;
@@ -218,10 +429,7 @@ Result<RunEstimate> estimateRun(const Scenario& s, const Derivation& d, const ne
         return errorAt("run.failures", "the run cannot progress: an interruption every " + formatSeconds(r.resilience.mtbfSeconds)
                                            + " against a recovery of " + formatSeconds(r.resilience.recoverySeconds)
                                            + " (lower the failure rates or the restart time)");
-    r.secondsWithFailures = r.seconds / goodput;
-    r.daysWithFailures = r.secondsWithFailures / 86400;
-    r.gpuHoursWithFailures = r.gpuHours / goodput;
-    r.interruptions = r.secondsWithFailures / 3600 * r.resilience.interruptionsPerHour;
+    addFailures(r, s, std::isfinite(checkpoint) ? checkpoint : 0);
     r.energyKwh = r.gpuHoursWithFailures * (r.gpuPowerWatts + r.hostPowerWattsPerGpu) * r.pue / 1000;
     if (s.run.pricePerGpuHour > 0)
         r.cost = r.gpuHoursWithFailures * s.run.pricePerGpuHour;

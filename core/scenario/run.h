@@ -11,8 +11,10 @@
 
 #include "base/error.h"
 #include "base/figure.h"
+#include "base/progress.h"
 #include "scenario.h"
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,7 @@ struct StepSimulation;
 namespace tw::scenario {
 
 struct Derivation;
+class Deriver;
 
 // A catalog GPU's board power (TDP) in W, from its datasheet: V100 SXM2 300, A100 SXM 400, H100 SXM 700,
 // H100 PCIe 350, H200 SXM 700, MI300X 750, L40S 350, RTX 4090 450. Nullopt for other ids (custom).
@@ -68,6 +71,40 @@ struct GoodputPoint {
                                                                   double checkpointBytes, double stepSeconds,
                                                                   double fromGpus = 1000, double toGpus = 100000);
 
+// A phase of the scenario's batch ramp with its own simulated step.
+struct PhaseStep {
+    BatchPhase phase;             // as the scenario gives it
+    std::uint64_t sequenceLength = 0; // its T (the batch's when the phase leaves it out)
+    double gpus = 0;                  // its cluster's (fewer with a smaller dp)
+    double stepSeconds = 0;
+    double mfu = 0;
+};
+
+// The scenario of phase `i` of its run.batch_ramp: the batch block with the phase's G and T (B kept), and
+// with the phase's dp the plan's dp and the nodes that hold dp · pp · tp GPUs. Errors at
+// "run.batch_ramp[i].dp": those GPUs are not whole nodes, or the plan places every GPU itself.
+[[nodiscard]] Result<Scenario> phaseScenario(const Scenario& scenario, std::size_t i);
+
+// Every phase of the scenario's batch ramp derived (by `deriver`, which tokenizes the text once; null: a
+// deriver of the call's own) and its step simulated as stage 5 simulates the scenario's, without link
+// samples; progress over the phases. Errors, each at "run.batch_ramp[i]": the phase's scenario cannot be
+// derived, its plan cannot run at that batch (the sequences do not divide among the data-parallel
+// ranks, too few micro-batches …), its simulation failed or was stopped.
+[[nodiscard]] Result<std::vector<PhaseStep>> simulateRamp(const Scenario& scenario, Deriver* deriver = nullptr,
+                                                          const Progress& progress = {});
+
+// One phase of a run: the tokens it trains and its steps.
+struct PhaseRun {
+    double untilTokens = 0;       // where it ends (the run's D for the last, the scenario's own batch)
+    double tokens = 0;            // D_i = min(until, D) − the phase before's until (0 past D)
+    double tokensPerStep = 0;     // G_i
+    std::uint64_t sequenceLength = 0;
+    double gpus = 0;
+    double steps = 0;             // ⌈D_i / G_i⌉
+    double stepSeconds = 0, mfu = 0;
+    double goodput = 1;           // Daly's on the phase's cluster (resilienceOf), at its own Young/Daly interval
+};
+
 struct RunEstimate {
     double tokens = 0, tokensPerStep = 0;
     bool chinchilla = false;         // D is 20 · P (UnsetTokens::Chinchilla)
@@ -83,6 +120,10 @@ struct RunEstimate {
     double interruptions = 0;        // expected over the run: seconds with failures / M
     double energyKwh = 0;            // the facility's: GPU-hours with failures · (GPU + host W) · PUE / 1000
     std::optional<double> cost;      // GPU-hours with failures · price, when a price is given
+    // With a batch ramp: its phases, then the scenario's own batch from the last phase's until to D
+    // (steps, seconds, GPU-hours and the times with failures are their sums, MFU time-weighted; each
+    // phase fails at its own cluster's rate); empty without a ramp.
+    std::vector<PhaseRun> phases;
     FigureSet figures; // "run.*", their inputs "sim.step_time_s", "dataset.G", "hardware.gpu_count", "memory.*"
 };
 
@@ -95,11 +136,13 @@ enum class UnsetTokens {
 
 // The run of `scenario` (its run settings, D = `tokens` when given, else run.tokens) on the simulated
 // step of its `derivation` (whose "memory.weights_bytes" and "memory.optimizer_bytes" make the
-// checkpoint). Errors, each at its scenario path: no tokens (run.tokens), fewer tokens than one step, a
-// custom GPU without run.gpu_power_w.
+// checkpoint), its batch ramp's phases on their steps `ramp` (simulateRamp; one per phase, in order).
+// Errors, each at its scenario path: no tokens (run.tokens), fewer tokens than one step, a custom GPU
+// without run.gpu_power_w, a ramp whose phases were not simulated (run.batch_ramp).
 [[nodiscard]] Result<RunEstimate> estimateRun(const Scenario& scenario, const Derivation& derivation,
                                               const network::StepSimulation& step,
                                               std::optional<double> tokens = std::nullopt,
-                                              UnsetTokens unset = UnsetTokens::Refuse);
+                                              UnsetTokens unset = UnsetTokens::Refuse,
+                                              const std::vector<PhaseStep>& ramp = {});
 
 } // namespace tw::scenario

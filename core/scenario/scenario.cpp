@@ -91,6 +91,26 @@ void validateRun(std::vector<Error>& errors, const RunSettings& r)
     if (c.intervalSeconds && !(std::isfinite(*c.intervalSeconds) && *c.intervalSeconds > 0 && *c.intervalSeconds <= 1e7))
         errors.push_back(errorAt("run.checkpoint.interval_s", "must be above 0 and at most 10,000,000 s, or \"auto\", got "
                                                                   + written(*c.intervalSeconds)));
+    // The ramp's phases: in order, each a whole number of its sequences (the plan's divisions are the
+    // phase derivation's to check, run.h simulateRamp).
+    double before = 0;
+    for (std::size_t i = 0; i < r.batchRamp.size(); ++i) {
+        const BatchPhase& p = r.batchRamp[i];
+        const std::string at = "run.batch_ramp[" + std::to_string(i) + "]";
+        if (!(std::isfinite(p.untilTokens) && p.untilTokens > before && p.untilTokens <= kMaxRunTokens))
+            errors.push_back(errorAt(at + ".until", "must be above " + (i == 0 ? std::string("0") : "the phase before's "
+                                                                                                      + written(before))
+                                                        + " and at most 10^16 tokens, got " + written(p.untilTokens)));
+        before = std::isfinite(p.untilTokens) ? std::max(before, p.untilTokens) : before;
+        if (p.globalBatchTokens == 0 || p.globalBatchTokens > kMaxGlobalBatchTokens)
+            errors.push_back(errorAt(at + ".global_batch_tokens", "must be between 1 and 2^40 tokens, got "
+                                                                      + std::to_string(p.globalBatchTokens)));
+        if (p.dp > kMaxGpuCount)
+            errors.push_back(errorAt(at + ".dp", "must be at most 2^20 replicas (0: the plan's dp), got " + std::to_string(p.dp)));
+        if (p.sequenceLength > kMaxSequenceLength)
+            errors.push_back(errorAt(at + ".sequence_length", "must be at most 2^20 tokens (0: the batch's T), got "
+                                                                  + std::to_string(p.sequenceLength)));
+    }
 }
 
 } // namespace

@@ -78,6 +78,19 @@ struct CheckpointSettings {
     bool operator==(const CheckpointSettings&) const = default;
 };
 
+// One phase of a batch-size ramp: the optimizer steps until `untilTokens` tokens of the run are trained
+// take `globalBatchTokens` tokens each, in sequences of `sequenceLength` (0: the scenario's T), on `dp`
+// data-parallel replicas (0: the plan's; fewer replicas are fewer nodes, pp and tp kept). Llama 3 405B:
+// 4M tokens of T = 4,096 until 252M, 8M of T = 8,192 until 2.87T, then 16M (arXiv 2407.21783 §3.4.1).
+// Each phase's step is simulated with its own batch and cluster (run.h simulateRamp).
+struct BatchPhase {
+    double untilTokens = 0;
+    std::uint64_t globalBatchTokens = 0;
+    std::uint64_t sequenceLength = 0;
+    std::uint64_t dp = 0;
+    bool operator==(const BatchPhase&) const = default;
+};
+
 struct RunSettings {
     double tokens = 0;                  // D, tokens to train; 0: no run (the CLI's --tokens can give it)
     std::optional<double> gpuPowerWatts; // W per GPU; nullopt: the GPU's datasheet TDP (run.h gpuTdpWatts)
@@ -86,6 +99,9 @@ struct RunSettings {
     double pricePerGpuHour = 0;         // currency per GPU-hour; 0: no cost
     FailureRates failures;
     CheckpointSettings checkpoint;
+    // Phases of smaller batches before the scenario's own (its batch block) takes over, in order of
+    // untilTokens; empty: the scenario's batch from the first step.
+    std::vector<BatchPhase> batchRamp;
     bool operator==(const RunSettings&) const = default;
 };
 

@@ -44,7 +44,8 @@
 //   "topology": {"kind", … (fabric/topology.h: topologyToJson)},
 //   "run": {"tokens" (a number or "15.6T"), "gpu_power_w" (or "auto"), "host_power_w_per_gpu", "pue",
 //           "price_per_gpu_hour", "failures": {"gpu", "gpu_memory", "network", "software", "host"},
-//           "checkpoint": {"storage_gb_per_s_per_gpu", "restart_s", "interval_s" (or "auto")}}
+//           "checkpoint": {"storage_gb_per_s_per_gpu", "restart_s", "interval_s" (or "auto")},
+//           "batch_ramp": [{"until" (a count), "global_batch_tokens", "sequence_length", "dp"} per phase]}
 //           (written when not the defaults),
 //   "$schema" (for editors; ignored) }
 // Every key with its unit and default: docs/scenario.md, generated from this reader (scenarioschema.h).
@@ -506,24 +507,49 @@ void readCollectives(Reader::Object& top, collective::AlgorithmChoice& ch)
 }
 
 // The whole run: tokens (a number or a count with its unit, "15.6T"), power, PUE and price.
+// A count of tokens: a number or a count with its unit ("15.6T").
+void readTokenCount(Reader::Object& o, const std::string& key, double& out)
+{
+    o.note(key, "count");
+    const Json* t = o.get(key);
+    if (!t)
+        return;
+    if (t->is_number()) {
+        out = t->get<double>();
+    } else if (t->is_string()) {
+        auto parsed = parseCount(t->get<std::string>());
+        if (parsed)
+            out = parsed.value();
+        else
+            o.reader().fail(o.path(key), parsed.error().message);
+    } else {
+        o.reader().fail(o.path(key), "expected a number of tokens or a count with its unit (\"15.6T\"), got " + typeName(*t));
+    }
+}
+
+// One phase of run.batch_ramp: {"until", "global_batch_tokens", "sequence_length", "dp"}.
+void readBatchPhase(Reader::Object& o, const Json& v, const std::string& path, RunSettings& run)
+{
+    Reader::Object p(o.reader(), &v, path);
+    if (!v.is_object())
+        return; // the object's reader said what it got
+    BatchPhase phase;
+    readTokenCount(p, "until", phase.untilTokens);
+    p.u64("global_batch_tokens", phase.globalBatchTokens);
+    p.u64("sequence_length", phase.sequenceLength);
+    p.u64("dp", phase.dp);
+    if (!v.contains("until"))
+        o.reader().fail(path, "a phase needs \"until\" (the tokens it lasts to) and \"global_batch_tokens\"");
+    else if (!v.contains("global_batch_tokens"))
+        o.reader().fail(path + ".global_batch_tokens", "missing: the tokens of each optimizer step in this phase");
+    p.finish();
+    run.batchRamp.push_back(phase);
+}
+
 void readRun(Reader::Object& top, RunSettings& run)
 {
     Reader::Object o = top.object("run");
-    o.note("tokens", "count");
-    if (const Json* t = o.get("tokens")) {
-        if (t->is_number()) {
-            run.tokens = t->get<double>();
-        } else if (t->is_string()) {
-            auto parsed = parseCount(t->get<std::string>());
-            if (parsed)
-                run.tokens = parsed.value();
-            else
-                o.reader().fail(o.path("tokens"), parsed.error().message);
-        } else {
-            o.reader().fail(o.path("tokens"), "expected a number of tokens or a count with its unit (\"15.6T\"), got "
-                                                  + typeName(*t));
-        }
-    }
+    readTokenCount(o, "tokens", run.tokens);
     o.numberOrAuto("gpu_power_w", run.gpuPowerWatts, "watts per GPU");
     o.real("host_power_w_per_gpu", run.hostPowerWattsPerGpu);
     o.real("pue", run.pue);
@@ -540,6 +566,7 @@ void readRun(Reader::Object& top, RunSettings& run)
     c.real("restart_s", run.checkpoint.restartSeconds);
     c.numberOrAuto("interval_s", run.checkpoint.intervalSeconds, "seconds");
     c.finish();
+    o.array("batch_ramp", [&](Reader::Object& ro, const Json& v, const std::string& path) { readBatchPhase(ro, v, path, run); });
     o.finish();
 }
 
@@ -960,6 +987,18 @@ std::string scenarioToJson(const Scenario& s)
         checkpoint["interval_s"] = numberJson(*cs.intervalSeconds);
     if (!checkpoint.empty())
         run["checkpoint"] = std::move(checkpoint);
+    if (!s.run.batchRamp.empty()) {
+        Json ramp = Json::array();
+        for (const BatchPhase& p : s.run.batchRamp) {
+            Json phase{{"until", numberJson(p.untilTokens)}, {"global_batch_tokens", p.globalBatchTokens}};
+            if (p.sequenceLength != 0)
+                phase["sequence_length"] = p.sequenceLength;
+            if (p.dp != 0)
+                phase["dp"] = p.dp;
+            ramp.push_back(std::move(phase));
+        }
+        run["batch_ramp"] = std::move(ramp);
+    }
     if (!run.empty())
         j["run"] = std::move(run);
     return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -282,6 +282,14 @@ const Row kRows[] = {
     {"run.checkpoint.interval_s", "s", "§5.7", "compute time between checkpoints; auto: Young/Daly √(2·write·MTBF)",
      nullptr, "\"auto\"",
      R"({"anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 10000000}, {"const": "auto"}]})"},
+    {"run.batch_ramp", "", "§5.6",
+     "smaller batches first, one object per phase in order: until (the run's tokens it lasts to, a count), "
+     "global_batch_tokens (G of its steps), sequence_length (its T; absent: the batch's), dp (its data-parallel "
+     "replicas, fewer nodes; absent: the plan's); then the batch block's G on the whole cluster",
+     nullptr, "none",
+     R"({"items": {"type": "object", "additionalProperties": false, "required": ["until", "global_batch_tokens"], )"
+     R"("properties": {"until": {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "string"}]}, )"
+     R"("global_batch_tokens": {"type": "integer", "minimum": 1}, "sequence_length": {"type": "integer", "minimum": 1}, "dp": {"type": "integer", "minimum": 1}}}})"},
 };
 
 #undef DEF

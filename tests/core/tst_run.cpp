@@ -155,11 +155,96 @@ private slots:
         QCOMPARE(custom.error().where.jsonPath, std::string("run.gpu_power_w"));
     }
 
+    // A batch ramp by hand on paper-dp (G = 524,288, 8 GPUs, step S simulated): a first phase of G_1 =
+    // 262,144 tokens on 4 GPUs until 10^9 tokens, given here as its step (2 s, MFU 25 %) so the counting
+    // is checked apart from the simulation. D = 10^10: ⌈10^9 / 262,144⌉ = ⌈3,814.70⌉ = 3,815 steps, then
+    // ⌈9·10^9 / 524,288⌉ = ⌈17,166.14⌉ = 17,167 steps of S: 20,982 steps, 3,815·2 + 17,167·S seconds,
+    // (4·3,815·2 + 8·17,167·S) / 3,600 GPU-hours, MFU (3,815·2·0.25 + 17,167·S·m) / seconds.
+    void rampByHand()
+    {
+        scenario::Scenario s = test::presetOrDie("paper-dp");
+        s.run.tokens = 1e10;
+        s.run.batchRamp = {{1e9, 262144, 0, 4}};
+        auto d = scenario::derive(s);
+        QVERIFY(d.ok());
+        auto step = scenario::simulateDerived(s, *d.value(), false);
+        QVERIFY(step.ok());
+        const double S = step.value().simulation->stepSeconds, m = step.value().simulation->mfu;
+        const std::vector<scenario::PhaseStep> given{{s.run.batchRamp[0], 1024, 4, 2.0, 0.25}};
+        auto run = scenario::estimateRun(s, *d.value(), *step.value().simulation, std::nullopt,
+                                         scenario::UnsetTokens::Refuse, given);
+        QVERIFY2(run.ok(), run.ok() ? "" : run.error().toString().c_str());
+        const scenario::RunEstimate& r = run.value();
+        QCOMPARE(r.phases.size(), std::size_t(2));
+        QCOMPARE(r.phases[0].steps, 3815.0);
+        QCOMPARE(r.phases[1].steps, 17167.0);
+        QCOMPARE(r.steps, 20982.0);
+        const double seconds = 3815 * 2.0 + 17167 * S;
+        QVERIFY(near(r.seconds, seconds));
+        const double gpuHours = (4 * 3815 * 2.0 + 8 * 17167 * S) / 3600;
+        QVERIFY(near(r.gpuHours, gpuHours));
+        QVERIFY(near(r.tokensPerSecondPerGpu, 1e10 / (gpuHours * 3600)));
+        QVERIFY(near(r.mfu, (3815 * 2.0 * 0.25 + 17167 * S * m) / seconds));
+        // Each phase fails at its own cluster's rate and checkpoints at its own interval (Daly's goodput,
+        // worked by hand in youngDalyByHand): 4 GPUs of one server for the first, the whole cluster after.
+        const double ckpt = r.resilience.checkpointBytes;
+        QVERIFY(near(r.phases[0].goodput, scenario::resilienceOf(s.run, 4, 8, ckpt, 2.0).goodput));
+        QVERIFY(near(r.phases[1].goodput, r.resilience.goodput));
+        QVERIFY(r.phases[0].goodput != r.phases[1].goodput);
+        QVERIFY(near(r.gpuHoursWithFailures,
+                     (4 * 3815 * 2.0 / r.phases[0].goodput + 8 * 17167 * S / r.phases[1].goodput) / 3600));
+        // The figures: the phase's own, and the sums naming them.
+        QVERIFY(r.figures.find("run.phase1.steps") && r.figures.find("run.phase1.step_time_s"));
+        const auto& inputs = r.figures.find("run.steps")->inputs;
+        QVERIFY(std::find(inputs.begin(), inputs.end(), "run.phase1.steps") != inputs.end());
+        QVERIFY(r.figures.find("run.steps")->formula.find("⌈1,000,000,000 / 262,144⌉ + ⌈9,000,000,000 / 524,288⌉")
+                != std::string::npos);
+        // D inside the first phase: the scenario's batch takes no step.
+        auto shortRun = scenario::estimateRun(s, *d.value(), *step.value().simulation, 5e8, scenario::UnsetTokens::Refuse,
+                                              given);
+        QVERIFY(shortRun.ok());
+        QCOMPARE(shortRun.value().steps, std::ceil(5e8 / 262144));
+        QCOMPARE(shortRun.value().phases[1].steps, 0.0);
+        // Steps of another ramp (or none) are refused, at the ramp.
+        auto missing = scenario::estimateRun(s, *d.value(), *step.value().simulation);
+        QVERIFY(!missing.ok());
+        QCOMPARE(missing.error().where.jsonPath, std::string("run.batch_ramp"));
+    }
+
+    // The phases simulated: half the sequences per replica make a shorter step on the same GPUs; a phase
+    // whose GPUs are not whole servers, or whose batch the replicas cannot share, says so at its index.
+    void rampSimulated()
+    {
+        scenario::Scenario s = test::presetOrDie("paper-dp");
+        s.run.batchRamp = {{1e9, 262144, 0, 0}};
+        auto d = scenario::derive(s);
+        QVERIFY(d.ok());
+        auto step = scenario::simulateDerived(s, *d.value(), false);
+        QVERIFY(step.ok());
+        auto phases = scenario::simulateRamp(s);
+        QVERIFY2(phases.ok(), phases.ok() ? "" : phases.error().toString().c_str());
+        QCOMPARE(phases.value().size(), std::size_t(1));
+        QCOMPARE(phases.value()[0].gpus, 8.0);
+        QCOMPARE(phases.value()[0].sequenceLength, std::uint64_t(1024));
+        QVERIFY(phases.value()[0].stepSeconds > 0);
+        QVERIFY(phases.value()[0].stepSeconds < step.value().simulation->stepSeconds);
+        s.run.batchRamp = {{1e9, 262144, 0, 4}};
+        auto halfServer = scenario::simulateRamp(s);
+        QVERIFY(!halfServer.ok());
+        QCOMPARE(halfServer.error().where.jsonPath, std::string("run.batch_ramp[0].dp"));
+        s.run.batchRamp = {{1e9, 262144, 0, 0}, {2e9, 100000, 0, 0}};
+        auto uneven = scenario::simulateRamp(s);
+        QVERIFY(!uneven.ok());
+        QCOMPARE(uneven.error().where.jsonPath, std::string("run.batch_ramp[1]"));
+    }
+
     void fileBlockReadsWritesAndRefuses()
     {
         const auto loaded = scenario::loadScenario(
             R"({"schema_version": 5, "run": {"tokens": "15.6T", "gpu_power_w": 650, "pue": 1.3, "price_per_gpu_hour": 2,
-                "failures": {"gpu_memory": 5}, "checkpoint": {"restart_s": 120, "interval_s": 1800}}})",
+                "failures": {"gpu_memory": 5}, "checkpoint": {"restart_s": 120, "interval_s": 1800},
+                "batch_ramp": [{"until": "252M", "global_batch_tokens": 4194304, "sequence_length": 4096, "dp": 64},
+                               {"until": 2.87e12, "global_batch_tokens": 8388608}]}})",
             "run.json");
         QVERIFY2(loaded.errors.empty(), loaded.errors.empty() ? "" : loaded.errors[0].toString().c_str());
         const scenario::RunSettings& r = loaded.scenario->run;
@@ -170,6 +255,9 @@ private slots:
         QCOMPARE(r.failures.gpu, scenario::FailureRates{}.gpu);
         QCOMPARE(r.checkpoint.restartSeconds, 120.0);
         QCOMPARE(*r.checkpoint.intervalSeconds, 1800.0);
+        QCOMPARE(r.batchRamp.size(), std::size_t(2));
+        QCOMPARE(r.batchRamp[0], (scenario::BatchPhase{252e6, 4194304, 4096, 64}));
+        QCOMPARE(r.batchRamp[1], (scenario::BatchPhase{2.87e12, 8388608, 0, 0}));
         const auto again = scenario::loadScenario(scenario::scenarioToJson(*loaded.scenario), "again.json");
         QVERIFY(again.errors.empty());
         QCOMPARE(again.scenario->run, r);
@@ -187,7 +275,18 @@ private slots:
               std::pair{R"({"schema_version": 5, "run": {"checkpoint": {"storage_gb_per_s_per_gpu": 0}}})",
                         "run.checkpoint.storage_gb_per_s_per_gpu"},
               std::pair{R"({"schema_version": 5, "run": {"checkpoint": {"interval_s": "often"}}})",
-                        "run.checkpoint.interval_s"}}) {
+                        "run.checkpoint.interval_s"},
+              std::pair{R"({"schema_version": 5, "run": {"batch_ramp": {"until": 5}}})", "run.batch_ramp"},
+              std::pair{R"({"schema_version": 5, "run": {"batch_ramp": [5]}})", "run.batch_ramp[0]"},
+              std::pair{R"({"schema_version": 5, "run": {"batch_ramp": [{"until": "1B"}]}})",
+                        "run.batch_ramp[0].global_batch_tokens"},
+              std::pair{R"({"schema_version": 5, "run": {"batch_ramp": [{"until": "1B", "global_batch_tokens": 8, "dpp": 2}]}})",
+                        "run.batch_ramp[0].dpp"},
+              std::pair{R"({"schema_version": 5, "run": {"batch_ramp": [{"until": "2B", "global_batch_tokens": 8},
+                                                                         {"until": "1B", "global_batch_tokens": 16}]}})",
+                        "run.batch_ramp[1].until"},
+              std::pair{R"({"schema_version": 5, "run": {"batch_ramp": [{"until": "1B", "global_batch_tokens": 0}]}})",
+                        "run.batch_ramp[0].global_batch_tokens"}}) {
             const auto bad = scenario::loadScenario(doc, "bad.json");
             QVERIFY2(!bad.errors.empty(), doc);
             QCOMPARE(bad.errors[0].where.jsonPath, std::string(path));

@@ -3,6 +3,8 @@
 // from the keyboard, the run following the plan and never showing a previous scenario's, and the GUI's
 // run figures equal to `tokenwire-cli run --json` for two presets (the CLI run as a process).
 //
+// A batch ramp's phases are simulated when the tab is looked at, and the run counts them as the CLI does.
+//
 // Hand values: paper-dp trains G = 524,288 tokens per step on 8 GPUs; D = 10^10 tokens take
 // ⌈10^10 / 524,288⌉ = 19,074 steps. With no tokens, D = 20 · P = 20 · 124,439,808 = 2,488,796,160
 // (GPT-2 small's published parameter count; Chinchilla's 20 tokens per parameter).
@@ -12,12 +14,15 @@
 #include "panes/runpanel.h"
 #include "panes/wirepane.h"
 #include "scenario/run.h"
+#include "scenario/scenariojson.h"
 #include "views/busyveil.h"
 #include "workers/backgroundjob.h"
 
 #include <qcustomplot.h>
 
 #include <QDoubleSpinBox>
+#include <QFile>
+#include <QTemporaryDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -42,6 +47,7 @@ private slots:
     void cleanup();
     void typedCountsDriveTheRun();
     void otherEditsClearTheRunUntilTheirStep();
+    void rampPhasesSimulatedWhenTheTabIsShown();
     void cliJsonEqualsTheGuiFigures_data();
     void cliJsonEqualsTheGuiFigures();
 
@@ -192,6 +198,63 @@ void TestRunPanel::otherEditsClearTheRunUntilTheirStep()
     QVERIFY2(m_run->run(), qPrintable(m_run->statusLabel()->text()));
     QCOMPARE(m_run->run()->tokens, 1e10);
     QVERIFY(m_run->run()->stepSeconds != step);
+}
+
+// paper-dp with a batch ramp: G_1 = 262,144 tokens (half the batch: one micro-step instead of two) until
+// 10^9 tokens. D = 10^10: ⌈10^9 / 262,144⌉ = 3,815 steps, then ⌈9·10^9 / 524,288⌉ = 17,167: 20,982.
+void TestRunPanel::rampPhasesSimulatedWhenTheTabIsShown()
+{
+    QVERIFY(m_doc->loadPreset(QStringLiteral("paper-dp")));
+    tw::scenario::Scenario s = m_doc->scenario();
+    s.run.tokens = 1e10;
+    s.run.batchRamp = {{1e9, 262144, 0, 0}};
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("ramp.json"));
+    {
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QByteArray::fromStdString(tw::scenario::scenarioToJson(s)));
+    }
+    QString error;
+    QVERIFY2(m_doc->open(path, &error), qPrintable(error));
+    QVERIFY(m_doc->waitForDerivation());
+    QVERIFY(m_pane->waitForSimulation(300000));
+    // Not looked at: no phase is simulated, and the run waits for them (no number without its ramp).
+    QVERIFY(!m_doc->results()->rampJob()->isBusy());
+    QVERIFY(!m_doc->results()->ramp());
+    QVERIFY(!m_run->run());
+    openRunTab();
+    QVERIFY(m_run->statusLabel()->text().contains(QStringLiteral("batch ramp")));
+    QTRY_VERIFY_WITH_TIMEOUT(m_run->run().has_value(), 300000);
+    const auto& r = *m_run->run();
+    QCOMPARE(r.phases.size(), std::size_t(2));
+    QCOMPARE(r.steps, 20982.0);
+    QVERIFY(r.phases[0].stepSeconds < r.phases[1].stepSeconds); // one micro-step against two
+    QVERIFY(m_run->statusLabel()->text().contains(QStringLiteral("ramp")));
+    QVERIFY(m_run->showFigure(QStringLiteral("run.phase1.step_time_s")));
+    const auto missing = m_run->allFigures().missingInputs();
+    QVERIFY2(missing.empty(), missing.empty() ? "" : missing.front().c_str());
+    // Tokens typed: the run follows on the same phase steps, nothing simulated again.
+    const auto ramp = m_doc->results()->ramp();
+    typeTokens(QStringLiteral("5e8"));
+    QVERIFY(!m_doc->results()->rampJob()->isBusy());
+    QCOMPARE(m_doc->results()->ramp(), ramp);
+    QCOMPARE(m_run->run()->steps, std::ceil(5e8 / 262144));
+    typeTokens(QStringLiteral("10B"));
+
+    // The CLI on the same file gives the same run.
+    QProcess cli;
+    cli.start(QStringLiteral(TOKENWIRE_CLI), {QStringLiteral("run"), QStringLiteral("--scenario"), path, QStringLiteral("--json")});
+    QVERIFY(cli.waitForFinished(300000));
+    QCOMPARE(cli.exitCode(), 0);
+    const QJsonObject json = QJsonDocument::fromJson(cli.readAllStandardOutput()).object();
+    QCOMPARE(json.value(QStringLiteral("steps")).toDouble(), 20982.0);
+    auto same = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); };
+    QVERIFY(same(json.value(QStringLiteral("gpu_hours")).toDouble(), m_run->run()->gpuHours));
+    QVERIFY(same(json.value(QStringLiteral("gpu_hours_with_failures")).toDouble(), m_run->run()->gpuHoursWithFailures));
+    const QJsonArray phases = json.value(QStringLiteral("batch_ramp")).toArray();
+    QCOMPARE(phases.size(), 2);
+    QVERIFY(same(phases[0].toObject().value(QStringLiteral("step_time_s")).toDouble(), m_run->run()->phases[0].stepSeconds));
 }
 
 void TestRunPanel::cliJsonEqualsTheGuiFigures_data()

@@ -60,6 +60,9 @@ public:
     [[nodiscard]] quint64 generation() const { return m_generation; }
     // The generation derivation() was derived for (it lags generation() while deriving or invalid).
     [[nodiscard]] quint64 derivationGeneration() const { return m_derivationGeneration; }
+    // The memoizing deriver of the document's derivations (thread-safe; the batch ramp's phases reuse its
+    // tokenized text).
+    [[nodiscard]] std::shared_ptr<scenario::Deriver> deriver() const { return m_deriver; }
     // The last successful derivation (it stays while the scenario is invalid; see problems()).
     [[nodiscard]] DerivationPtr derivation() const { return m_derivation; }
     // Why the current scenario cannot be derived (empty when derivation() is current).

@@ -66,6 +66,7 @@ Results::Results(Document* document)
     : QObject(document)
     , m_document(document)
     , m_stepJob(new BackgroundJob(this))
+    , m_rampJob(new BackgroundJob(this))
     , m_sweepJob(new BackgroundJob(this))
     , m_traceJob(new BackgroundJob(this))
     , m_pinnedJob(new BackgroundJob(this))
@@ -96,6 +97,16 @@ Results::Results(Document* document)
     });
     connect(m_stepJob, &BackgroundJob::cancelled, this, [this] { m_stepRunning.reset(); });
 
+    connect(m_rampJob, &BackgroundJob::finished, this, [this](const std::any& r) {
+        auto result = std::any_cast<const Shared<RampResult>&>(r).value;
+        m_rampRunning.reset();
+        if (!isCurrent(result->generation))
+            return;
+        m_ramp = result;
+        emit rampFinished(result);
+    });
+    connect(m_rampJob, &BackgroundJob::cancelled, this, [this] { m_rampRunning.reset(); });
+
     connect(m_sweepJob, &BackgroundJob::finished, this, [this](const std::any& r) {
         m_sweep = std::any_cast<const Shared<SweepResult>&>(r).value;
         emit swept(m_sweep);
@@ -122,13 +133,46 @@ Generation Results::generation() const
     return m_document->generation();
 }
 
-Result<scenario::RunEstimate> runOfStep(const StepResult& step, const scenario::RunSettings& run)
+Result<scenario::RunEstimate> runOfStep(const StepResult& step, const scenario::RunSettings& run, const RampResult* ramp)
 {
     if (!step.ok() || !step.scenario || !step.derivation)
         return makeError("no simulated step");
     scenario::Scenario s = *step.scenario;
     s.run = run;
-    return scenario::estimateRun(s, *step.derivation, *step.simulation, std::nullopt, scenario::UnsetTokens::Chinchilla);
+    std::vector<scenario::PhaseStep> phases;
+    if (!run.batchRamp.empty() && ramp && ramp->ramp == run.batchRamp) {
+        if (!ramp->steps)
+            return ramp->steps.error();
+        phases = ramp->steps.value();
+    }
+    return scenario::estimateRun(s, *step.derivation, *step.simulation, std::nullopt, scenario::UnsetTokens::Chinchilla,
+                                 phases);
+}
+
+bool Results::isRampCurrent() const
+{
+    return m_ramp && isCurrent(m_ramp->generation) && m_ramp->ramp == m_document->scenario().run.batchRamp;
+}
+
+void Results::requestRamp()
+{
+    const auto& wanted = m_document->scenario().run.batchRamp;
+    if (wanted.empty() || isRampCurrent() || !isStepCurrent() || !m_step->ok())
+        return;
+    const Generation now = generation();
+    if (m_rampRunning && m_rampRunning->first == now && m_rampRunning->second == wanted)
+        return; // on its way
+    m_rampRunning.emplace(now, wanted);
+    scenario::Scenario scenario = *m_step->scenario; // resolved, as the step simulated it
+    scenario.run.batchRamp = wanted;
+    m_rampJob->schedule([scenario, now, deriver = m_document->deriver()](const Progress& progress) -> std::any {
+        auto result = std::make_shared<RampResult>();
+        result->generation = now;
+        result->ramp = scenario.run.batchRamp;
+        result->steps = scenario::simulateRamp(scenario, deriver.get(), progress);
+        result->cancelled = progress.stopRequested();
+        return Shared<RampResult>{std::move(result)};
+    }, kStepDelayMs);
 }
 
 void Results::onScenarioChanged()
@@ -142,8 +186,9 @@ void Results::onScenarioChanged()
     // a snapshot of its own and runs on.)
     m_stepWanted.reset();
     m_stepRunning.reset();
+    m_rampRunning.reset();
     m_stepProblem.clear();
-    for (BackgroundJob* job : {m_stepJob, m_sweepJob, m_traceJob, m_fitJob})
+    for (BackgroundJob* job : {m_stepJob, m_rampJob, m_sweepJob, m_traceJob, m_fitJob})
         if (job->isBusy())
             job->cancel();
     m_trace.reset();
@@ -333,7 +378,7 @@ bool Results::waitUntilIdle(int timeoutMs)
     auto busy = [this] {
         if (m_document->isDeriving() || (m_stepWanted && isCurrent(*m_stepWanted)))
             return true;
-        for (BackgroundJob* job : {m_stepJob, m_sweepJob, m_traceJob, m_pinnedJob, m_fitJob})
+        for (BackgroundJob* job : {m_stepJob, m_rampJob, m_sweepJob, m_traceJob, m_pinnedJob, m_fitJob})
             if (job->isBusy())
                 return true;
         return false;

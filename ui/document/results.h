@@ -23,6 +23,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace tw::network {
 struct StepSimulation;
@@ -82,6 +84,15 @@ struct FitResult {
     bool final = false;
 };
 
+// The steps of the batch ramp's phases (run.batch_ramp), each simulated with its batch and cluster on the
+// scenario of one generation.
+struct RampResult {
+    Generation generation = 0;
+    std::vector<scenario::BatchPhase> ramp; // the phases simulated
+    Result<std::vector<scenario::PhaseStep>> steps = makeError("not run");
+    bool cancelled = false;
+};
+
 // Runs on the step's job thread after the step is simulated (stage 5 reads its groups and first layout
 // off the GUI thread there). Made on the GUI thread when the job starts, so it can capture the view's area.
 using StepPreparation = std::function<void(StepResult& result)>;
@@ -93,8 +104,10 @@ using StepPreparation = std::function<void(StepResult& result)>;
                                       const StepPreparation& prepare = {});
 
 // The whole run of a simulated step with the document's run settings (the run block moves without a
-// new step, Document::runChanged): scenario::estimateRun, 20 tokens per parameter when none are given.
-[[nodiscard]] Result<scenario::RunEstimate> runOfStep(const StepResult& step, const scenario::RunSettings& run);
+// new step, Document::runChanged): scenario::estimateRun, 20 tokens per parameter when none are given;
+// with a batch ramp, on `ramp`'s phase steps (an error when they are not those of run.batch_ramp).
+[[nodiscard]] Result<scenario::RunEstimate> runOfStep(const StepResult& step, const scenario::RunSettings& run,
+                                                      const RampResult* ramp = nullptr);
 
 class Results : public QObject {
     Q_OBJECT
@@ -119,6 +132,15 @@ public:
     // The preparation every step job runs after its simulation (set by stage 5; the factory is called on
     // the GUI thread when the job is scheduled).
     void setStepPreparation(std::function<StepPreparation()> factory) { m_prepare = std::move(factory); }
+
+    // The batch ramp's phase steps for the Run tab. ramp(): the last delivered (any generation and ramp;
+    // null before the first). isRampCurrent(): it is this generation's and the document's run.batch_ramp
+    // as it is now. requestRamp(): simulates the phases on the current step's scenario — nothing when
+    // the ramp is empty or current or already on its way, and nothing before the current step is there.
+    [[nodiscard]] std::shared_ptr<const RampResult> ramp() const { return m_ramp; }
+    [[nodiscard]] bool isRampCurrent() const;
+    void requestRamp();
+    [[nodiscard]] BackgroundJob* rampJob() const { return m_rampJob; }
 
     // The scaling sweep of the current scenario (false when the scenario cannot be derived now).
     bool requestSweep(const scenario::SweepOptions& options);
@@ -152,6 +174,8 @@ signals:
     void stepFinished(std::shared_ptr<const tw::ui::StepResult> result);
     // requestStep() could not start a step: the scenario cannot be derived or its plan cannot run.
     void stepRefused(const QString& reason);
+    // The batch ramp's phase steps, simulated or failed (steps holds the error); ramp() is updated first.
+    void rampFinished(std::shared_ptr<const tw::ui::RampResult> result);
     void swept(std::shared_ptr<const tw::ui::SweepResult> result);
     void traced(std::shared_ptr<const tw::ui::TraceResult> result);
     void pinnedStepFinished(std::shared_ptr<const tw::ui::StepResult> result);
@@ -168,6 +192,7 @@ private:
 
     Document* m_document;
     BackgroundJob* m_stepJob;
+    BackgroundJob* m_rampJob;
     BackgroundJob* m_sweepJob;
     BackgroundJob* m_traceJob;
     BackgroundJob* m_pinnedJob;
@@ -175,6 +200,9 @@ private:
     std::function<StepPreparation()> m_prepare;
     Generation m_knownGeneration = 0; // the scenario generation onScenarioChanged() last saw
     std::shared_ptr<const StepResult> m_step;
+    std::shared_ptr<const RampResult> m_ramp;
+    // What the ramp job works on: its generation and phases (nullopt: nothing running).
+    std::optional<std::pair<Generation, std::vector<scenario::BatchPhase>>> m_rampRunning;
     std::shared_ptr<const SweepResult> m_sweep;
     std::shared_ptr<const TraceResult> m_trace;
     std::optional<Generation> m_stepWanted;  // asked for before its derivation was there

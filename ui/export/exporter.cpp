@@ -271,15 +271,33 @@ bool waitForStep(Document* document)
     return results->isStepCurrent();
 }
 
+// Waits likewise for the batch ramp's phase steps when the scenario has a ramp; null when there is none,
+// or they did not arrive.
+std::shared_ptr<const RampResult> waitForRamp(Document* document)
+{
+    Results* results = document->results();
+    if (document->scenario().run.batchRamp.empty())
+        return nullptr;
+    results->requestRamp();
+    QDeadlineTimer deadline(kReportWaitMs);
+    while (!results->isRampCurrent() && results->rampJob()->isBusy() && !deadline.hasExpired())
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    QCoreApplication::processEvents(); // the delivery to the Run tab
+    return results->isRampCurrent() ? results->ramp() : nullptr;
+}
+
 // Stage 5's figures for the report: the fabric's and the simulation's, then the run's (as the Run tab
-// shows it).
-std::vector<Figure> stepFigures(const StepResult& step, const scenario::RunSettings& runSettings)
+// shows it); when there is no run (its batch ramp's phases failed or did not arrive), a note says why.
+std::vector<Figure> stepFigures(const StepResult& step, const scenario::RunSettings& runSettings, const RampResult* ramp,
+                                std::vector<std::string>& notes)
 {
     std::vector<Figure> out;
     for (const FigureSet* set : {&step.network->figures, &step.simulation->figures})
         out.insert(out.end(), set->all().begin(), set->all().end());
-    if (const auto run = runOfStep(step, runSettings))
+    if (const auto run = runOfStep(step, runSettings, ramp))
         out.insert(out.end(), run.value().figures.all().begin(), run.value().figures.all().end());
+    else
+        notes.push_back(QObject::tr("The run's figures are not in this report: %1.").arg(qs(run.error().toString())).toStdString());
     return out;
 }
 
@@ -331,7 +349,7 @@ bool exportReport(Document* document, const QList<QList<QCustomPlot*>>& chartsPe
     if (d->stage3 && !waitForStep(document))
         options.notes[4].push_back(stepMissingNote(document));
     else if (const auto step = document->results()->step(); step && document->results()->isStepCurrent())
-        options.stepFigures = stepFigures(*step, s.run);
+        options.stepFigures = stepFigures(*step, s.run, waitForRamp(document).get(), options.notes[4]);
     options.date = QDate::currentDate().toString(Qt::ISODate).toStdString();
     options.generator = "TokenWire " TOKENWIRE_VERSION;
     options.units = AppSettings::instance()->displayUnits();

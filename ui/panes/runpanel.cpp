@@ -13,6 +13,7 @@
 #include "views/figuretablemodel.h"
 #include "views/palette.h"
 #include "views/qtstrings.h"
+#include "workers/backgroundjob.h"
 
 #include <qcustomplot.h>
 
@@ -128,6 +129,11 @@ RunPanel::RunPanel(Document* document, QWidget* parent)
     Results* results = m_document->results();
     connect(results, &Results::stepFinished, this, &RunPanel::refresh);
     connect(results, &Results::outdated, this, &RunPanel::refresh);
+    connect(results, &Results::rampFinished, this, &RunPanel::refresh);
+    connect(results->rampJob(), &BackgroundJob::progressed, this, [this](double f) {
+        if (!m_run && !m_document->scenario().run.batchRamp.empty())
+            m_status->setText(rampWaitText(int(m_document->scenario().run.batchRamp.size()), f));
+    });
     connect(AppSettings::instance(), &AppSettings::displayUnitsChanged, this, &RunPanel::applyUnits);
     applyUnits();
     setInputs(m_document->scenario().run);
@@ -139,6 +145,22 @@ RunPanel::~RunPanel() = default;
 void RunPanel::reserveStatusLines()
 {
     m_status->setFixedHeight(2 * m_status->fontMetrics().lineSpacing() + 2);
+}
+
+void RunPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (!m_run && !m_document->scenario().run.batchRamp.empty())
+        refresh(); // the ramp's phases are simulated when the run is looked at
+}
+
+QString RunPanel::rampWaitText(int phases, double fraction)
+{
+    return (phases == 1 ? tr("Simulating the batch ramp's phase (run.batch_ramp) with its own batch and GPUs: %1 %")
+                        : tr("Simulating the %1 phases of the batch ramp (run.batch_ramp), each with its own batch and "
+                             "GPUs: %2 %")
+                              .arg(phases))
+        .arg(int(100 * fraction));
 }
 
 void RunPanel::changeEvent(QEvent* event)
@@ -262,7 +284,15 @@ void RunPanel::refresh()
                      : results->stepProblem());
         return;
     }
-    auto run = runOfStep(*step, m_document->scenario().run);
+    const auto& ramp = m_document->scenario().run.batchRamp;
+    if (!ramp.empty() && !results->isRampCurrent()) {
+        // Each phase is a simulation of its own: run while the tab is looked at (or a report asks).
+        if (isVisible())
+            results->requestRamp();
+        clearRun(rampWaitText(int(ramp.size()), 0));
+        return;
+    }
+    auto run = runOfStep(*step, m_document->scenario().run, ramp.empty() ? nullptr : results->ramp().get());
     if (!run) {
         clearRun(qs(run.error().toString()));
         return;
@@ -285,7 +315,12 @@ void RunPanel::refresh()
             .arg(qs(formatDuration(r.seconds)), qs(formatDuration(r.secondsWithFailures)), qs(formatCount(100 * x.goodput, 1)),
                  qs(formatCount(r.gpus, 0)), qs(formatCount(r.gpuHoursWithFailures, 0)),
                  r.cost ? tr(", cost %1").arg(qs(formatCount(*r.cost, 0))) : QString(),
-                 r.chinchilla ? tr(". No tokens given: 20 per parameter (Chinchilla)") : QString(),
+                 (r.chinchilla ? tr(". No tokens given: 20 per parameter (Chinchilla)") : QString())
+                     + (r.phases.empty() ? QString()
+                                         : tr(". The batch ramp's first %1 steps (%2) before the batch's G")
+                                               .arg(qs(formatCount(r.steps - r.phases.back().steps, 0)),
+                                                    qs(formatDuration(r.seconds - r.phases.back().steps
+                                                                                      * r.phases.back().stepSeconds)))),
                  qs(formatDuration(x.intervalSeconds))));
     drawGoodput(r, double(step->scenario->hardware.gpusPerNode));
     setResultGeneration(m_plot, step->generation);

@@ -5,7 +5,8 @@
 // size's checkpoint interval.
 //
 // A view: it computes scenario::estimateRun from the document's run settings and the current step
-// (Results::step()); nothing is simulated for it. An edit of the run block keeps every result current
+// (Results::step()); nothing is simulated for it but the batch ramp's phases (run.batch_ramp), each a step of
+// its own (Results::requestRamp), while the tab is shown. An edit of the run block keeps every result current
 // (Document::runChanged), so the run follows a typed count at once; any other edit clears the run until
 // that scenario's step arrives (never a previous scenario's run beside the current inputs).
 
@@ -53,10 +54,12 @@ public:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     QWidget* buildInputs();
     void reserveStatusLines();
+    static QString rampWaitText(int phases, double fraction);
     void refresh();                        // from the document's run settings and the current step
     void clearRun(const QString& why);
     void drawGoodput(const scenario::RunEstimate& run, double gpusPerNode);
