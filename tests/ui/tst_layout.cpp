@@ -282,6 +282,17 @@ void TestLayout::holds(const QString& preset)
                 settle();
                 found << problems(QStringLiteral("stage %1, tab “%2”").arg(stage + 1).arg(tab->tabText(i)));
             }
+            // Every page seen (a chart knows its readable minimum once drawn): the tab bar stays under the
+            // pointer as tabs are clicked — a page asking for more height than the others would move the
+            // bar (and the drawing above) at each click.
+            const QPoint barAt = tab->tabBar()->mapTo(m_window, QPoint(0, 0));
+            for (int i = 0; i < tab->count(); ++i) {
+                tab->setCurrentIndex(i);
+                settle();
+                if (const QPoint now = tab->tabBar()->mapTo(m_window, QPoint(0, 0)); now != barAt)
+                    found << QStringLiteral("stage %1: showing tab “%2” moved the tab bar from (%3,%4) to (%5,%6)")
+                                 .arg(stage + 1).arg(tab->tabText(i)).arg(barAt.x()).arg(barAt.y()).arg(now.x()).arg(now.y());
+            }
             tab->setCurrentIndex(was);
         }
         if (!anyTabs)

@@ -247,9 +247,12 @@ namespace {
 // minimum, keepPlotRoom), else the page's own minimum.
 int pageNeed(QWidget* page)
 {
+    if (!page)
+        return 0;
+    page->ensurePolished(); // a page never shown yet: its fonts and style as they will be
     if (auto* scroll = qobject_cast<QScrollArea*>(page); scroll && scroll->widget())
-        return scroll->widget()->minimumSizeHint().height() + 2 * scroll->frameWidth();
-    return page ? page->minimumSizeHint().height() : 0;
+        return std::max(scroll->minimumHeight(), scroll->widget()->minimumSizeHint().height() + 2 * scroll->frameWidth());
+    return std::max(page->minimumHeight(), page->minimumSizeHint().height());
 }
 
 // giveTabsTheirRoom's state: the tabs' minimum is the current page's, and the splitter's sizes the user had
@@ -297,7 +300,11 @@ private:
         QList<int> sizes = m_split->sizes();
         if (sizes.size() != 2)
             return;
-        const int need = pageNeed(page) + chrome;
+        // The room is the largest page's need, whichever tab is shown: the tab bar stays where it is when
+        // another tab is clicked (a bar moving under the pointer, the drawing resizing with it).
+        int need = 0;
+        for (int i = 0; i < m_tabs->count(); ++i)
+            need = std::max(need, pageNeed(m_tabs->widget(i)) + chrome);
         if (need > sizes[1]) {
             const int spare = sizes[0] - std::max(m_drawing->minimumHeight(), m_drawing->minimumSizeHint().height());
             const int give = std::min(need - sizes[1], spare);

@@ -61,10 +61,11 @@ void reveal(QWidget* w, const QWidget* root);
 
 // The stage layout: the caption on top, then the form on the left and, on the right, the drawing over
 // the tabs (sizes in px of the drawing and the tabs); the tabs get their room (giveTabsTheirRoom).
-// The tabs under a drawing ask for the current page's minimum height, not their largest page's. A tab
-// chosen whose page needs more height than the tabs have (a chart at its readable minimum at 1280×720)
-// takes it from the drawing above, down to the drawing's minimum; the user's sizes come back when a tab
-// that fits them is chosen again, unless the user has moved the splitter since.
+// The tabs under a drawing ask for the current page's minimum height, not their largest page's. When
+// their largest page needs more height than the tabs have (a chart at its readable minimum at 1280×720),
+// they take it from the drawing above, down to the drawing's minimum — once for every tab, so the tab bar
+// does not move as tabs are clicked; the user's sizes come back when the pages fit them again (a larger
+// window), unless the user has moved the splitter since.
 void giveTabsTheirRoom(QSplitter* split, QWidget* drawing, QTabWidget* tabs);
 
 void stageLayout(QWidget* pane, QWidget* caption, QWidget* form, QWidget* drawing, QWidget* tabs, int drawingHeight,

@@ -68,29 +68,34 @@ RunPanel::RunPanel(Document* document, QWidget* parent)
     : QWidget(parent)
     , m_document(document)
 {
-    // The run in one line across the tab; under it the inputs, the figures (their chain below them) and
-    // the goodput chart, the last two on a splitter.
-    auto* outer = new QVBoxLayout(this);
+    // The run in a sentence over the inputs and the figures (their chain below them); beside them, on a
+    // splitter, the goodput chart at the tab's full height (the sentence over everything made this tab
+    // the tallest of stage 5's: at 1280×720 it moved the tab bar and scrolled the stage).
+    auto* outer = new QHBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
-    m_status = new QLabel(this);
+    auto* left = new QWidget(this);
+    auto* column = new QVBoxLayout(left);
+    column->setContentsMargins(0, 0, 0, 0);
+    m_status = new QLabel(left);
     m_status->setObjectName(QStringLiteral("runStatus"));
     m_status->setWordWrap(true);
-    // Two lines reserved: a longer sentence (a cost added) must not move the inputs under the pointer.
+    // Three lines reserved: a longer sentence (a cost added) must not move the inputs under the pointer.
     m_status->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     reserveStatusLines();
-    outer->addWidget(m_status);
+    column->addWidget(m_status);
     auto* layout = new QHBoxLayout;
     layout->setContentsMargins(0, 0, 0, 0);
-    outer->addLayout(layout, 1);
+    column->addLayout(layout, 1);
     layout->addWidget(buildInputs());
     m_figures = new FigureTableModel(this);
-    auto* figures = panekit::figurePage(this, m_figures, "run", tr("Click a figure to see where its number comes from."),
+    auto* figures = panekit::figurePage(left, m_figures, "run", tr("Click a figure to see where its number comes from."),
                                         Qt::Vertical, &m_table, &m_chain);
+    layout->addWidget(figures, 1);
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->setObjectName(QStringLiteral("runSplit"));
     split->setChildrenCollapsible(false);
-    split->addWidget(figures);
-    layout->addWidget(split, 1);
+    split->addWidget(left);
+    outer->addWidget(split, 1);
 
     m_plot = new QCustomPlot(this);
     m_plot->setObjectName(QStringLiteral("runGoodputChart"));
@@ -114,8 +119,8 @@ RunPanel::RunPanel(Document* document, QWidget* parent)
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
         axis->grid()->setPen(QPen(QColor(0xd1, 0xd5, 0xdb), 1, Qt::DotLine));
     split->addWidget(m_plot);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
 
     connect(m_table, &QAbstractItemView::clicked, this, [this](const QModelIndex& index) {
         showFigure(index.data(FigureTableModel::FigureIdRole).toString());
@@ -144,7 +149,7 @@ RunPanel::~RunPanel() = default;
 
 void RunPanel::reserveStatusLines()
 {
-    m_status->setFixedHeight(2 * m_status->fontMetrics().lineSpacing() + 2);
+    m_status->setFixedHeight(3 * m_status->fontMetrics().lineSpacing() + 2);
 }
 
 void RunPanel::showEvent(QShowEvent* event)
@@ -167,7 +172,7 @@ void RunPanel::changeEvent(QEvent* event)
 {
     QWidget::changeEvent(event);
     if (event->type() == QEvent::FontChange && m_status)
-        reserveStatusLines(); // presentation mode's larger font keeps its two lines
+        reserveStatusLines(); // presentation mode's larger font keeps its three lines
 }
 
 QWidget* RunPanel::buildInputs()
