@@ -22,12 +22,16 @@ std::string dims(double a, double b, double c)
 // Builds a kernel list pass by pass.
 class ListBuilder {
 public:
-    ListBuilder(const GpuSpec& gpu, Precision p) : g(gpu), prec(p), s(bytesPerElement(p)) {}
-
-    // `count` GEMMs of batch × (M, N, K).
-    Kernel gemm(std::string name, double batch, double M, double N, double K, double count = 1) const
+    ListBuilder(const GpuSpec& gpu, const ModelConfig& m)
+        : g(gpu), prec(m.activations), s(bytesPerElement(m.activations)), recipe(m.fp8Recipe),
+          linearPrec(m.fp8Recipe != Fp8Recipe::None ? Precision::Fp8 : m.activations)
     {
-        const GemmTime t = gemmTime(batch, M, N, K, prec, g);
+    }
+
+    // `count` GEMMs of batch × (M, N, K); a linear layer's at the FP8 recipe's precision.
+    Kernel gemm(std::string name, double batch, double M, double N, double K, double count = 1, bool linear = false) const
+    {
+        const GemmTime t = gemmTime(batch, M, N, K, linear ? linearPrec : prec, g);
         Kernel k;
         k.name = std::move(name);
         k.shape = batch > 1 ? formatCount(batch, 0) + "×[" + dims(M, N, K) + "]" : dims(M, N, K);
@@ -56,8 +60,10 @@ public:
     }
 
     const GpuSpec& g;
-    Precision prec;
+    Precision prec; // the activations': attention, memory-bound kernels, the head
     double s;
+    Fp8Recipe recipe;
+    Precision linearPrec; // the linear layers' GEMMs
 };
 
 // One forward kernel and how its backward runs.
@@ -69,7 +75,26 @@ struct Step {
     double backwardBytes = 0;      // memory-bound backward traffic
     bool weights = true;           // GEMM: B is a weight matrix
     bool attentionCore = false;    // recomputed by selective recomputation
+    bool linear = false;           // a linear layer's GEMM (FP8 under a recipe)
 };
+
+// A linear layer Y[M×N] = X[M×K]·W[K×N] (`count` of them, each GPU's share). Under an FP8 recipe its
+// GEMMs run in FP8, after Transformer Engine's casts: forward, X and W cast to FP8 row-wise and
+// transposed (read s, write 1 + 1 bytes per element; current scaling first reads each once more for
+// its amax); backward, ∂Y likewise. docs/compute.md, "FP8 recipes".
+void linearSteps(std::vector<Step>& steps, const ListBuilder& lb, const std::string& name, double M, double N, double K,
+                 double count = 1)
+{
+    if (lb.recipe != Fp8Recipe::None) {
+        const double perElement = lb.s + 2 + (lb.recipe == Fp8Recipe::Current ? lb.s : 0);
+        const double inputs = M * K + K * N;
+        Kernel cast = lb.memory(name + " FP8 casts", count * inputs, count * perElement * inputs, 2 * count);
+        steps.push_back({cast, {}, Backward::Scaled, count * perElement * M * N});
+    }
+    Step st{lb.gemm(name, 1, M, N, K, count, true), {1, M, N, K}};
+    st.linear = true;
+    steps.push_back(st);
+}
 
 double flashSeconds(double flops, double fraction, const GpuSpec& gpu, Precision p)
 {
@@ -93,8 +118,8 @@ KernelList expand(const std::vector<Step>& steps, const ListBuilder& lb, const M
         case Backward::None: break;
         case Backward::Gemm: {
             const auto [b, M, N, K] = st.gemm;
-            Kernel da = lb.gemm(f.name + (st.weights ? " ∂input" : " ∂A"), b, M, K, N, f.count);
-            Kernel db = lb.gemm(f.name + (st.weights ? " ∂weight" : " ∂B"), b, K, N, M, f.count);
+            Kernel da = lb.gemm(f.name + (st.weights ? " ∂input" : " ∂A"), b, M, K, N, f.count, st.linear);
+            Kernel db = lb.gemm(f.name + (st.weights ? " ∂weight" : " ∂B"), b, K, N, M, f.count, st.linear);
             da.pass = db.pass = KernelPass::Backward;
             da.kind = db.kind = f.kind; // attention's batched GEMMs stay attention
             out.kernels.push_back(std::move(da));
@@ -151,17 +176,17 @@ void mlpSteps(std::vector<Step>& steps, const ModelConfig& m, const ListBuilder&
 {
     const double d = static_cast<double>(m.hiddenSize), f = static_cast<double>(m.ffnSize) / t, s = lb.s;
     if (m.family == Family::Llama) {
-        steps.push_back({lb.gemm(prefix + "gate + up projection", 1, rows, 2 * f, d, count), {1, rows, 2 * f, d}});
+        linearSteps(steps, lb, prefix + "gate + up projection", rows, 2 * f, d, count);
         // SwiGLU: read gate and up, write their product; backward reads gate, up and ∂out, writes ∂gate, ∂up.
         Kernel act = lb.memory(prefix + "SwiGLU", count * rows * f, count * 3 * rows * f * s, count);
         steps.push_back({act, {}, Backward::Scaled, count * 5 * rows * f * s});
     } else {
-        steps.push_back({lb.gemm(prefix + "MLP up (h→4h)", 1, rows, f, d, count), {1, rows, f, d}});
+        linearSteps(steps, lb, prefix + "MLP up (h→4h)", rows, f, d, count);
         // Megatron's fused bias + GeLU: read and write the d_ff activations; backward reads input and ∂out.
         Kernel act = lb.memory(prefix + "bias + GeLU", count * rows * f, count * 2 * rows * f * s, count);
         steps.push_back({act, {}, Backward::Scaled, count * 3 * rows * f * s});
     }
-    steps.push_back({lb.gemm(prefix + "MLP down", 1, rows, d, f, count), {1, rows, d, f}});
+    linearSteps(steps, lb, prefix + "MLP down", rows, d, f, count);
 }
 
 constexpr std::array kKernelClassNames{EnumName{KernelClass::Gemm, "gemm"},
@@ -267,7 +292,7 @@ double KernelList::hardwareFlops() const
 
 KernelList layerKernels(const ModelConfig& m, const GpuSpec& gpu, const KernelSetup& setup, bool moeLayer)
 {
-    const ListBuilder lb(gpu, m.activations);
+    const ListBuilder lb(gpu, m);
     const double s = lb.s;
     const double B = static_cast<double>(setup.microBatch), T = static_cast<double>(setup.sequenceLength);
     const double t = static_cast<double>(std::max<std::uint64_t>(1, setup.tp));
@@ -284,7 +309,7 @@ KernelList layerKernels(const ModelConfig& m, const GpuSpec& gpu, const KernelSe
     std::vector<Step> steps;
     // Norm: read x, write y (2Es); backward reads x and ∂y, writes ∂x (3Es).
     steps.push_back({lb.memory("input " + norm, E, 2 * E * s), {}, Backward::Scaled, 3 * E * s});
-    steps.push_back({lb.gemm("QKV projection", 1, rows, (d + 2 * kv) / t, d), {1, rows, (d + 2 * kv) / t, d}});
+    linearSteps(steps, lb, "QKV projection", rows, (d + 2 * kv) / t, d);
     if (!gpt) {
         const double qk = rows * (d + kv) / t; // rotary embedding on Q and K: read and write
         steps.push_back({lb.memory("rotary embedding", qk, 2 * qk * s), {}, Backward::Scaled, 2 * qk * s});
@@ -327,7 +352,7 @@ KernelList layerKernels(const ModelConfig& m, const GpuSpec& gpu, const KernelSe
         av.attentionCore = true;
         steps.push_back(av);
     }
-    steps.push_back({lb.gemm("attention output projection", 1, rows, d, d / t), {1, rows, d, d / t}});
+    linearSteps(steps, lb, "attention output projection", rows, d, d / t);
     // Residual: read the branch and the residual, write the sum; GPT adds bias and dropout (1-byte mask).
     const std::string residual = gpt ? "bias + dropout + residual" : "residual add";
     const double resBytes = gpt ? E * (3 * s + 1) : 3 * E * s;
@@ -353,7 +378,7 @@ KernelList layerKernels(const ModelConfig& m, const GpuSpec& gpu, const KernelSe
 
 KernelList embeddingKernels(const ModelConfig& m, const GpuSpec& gpu, const KernelSetup& setup)
 {
-    const ListBuilder lb(gpu, m.activations);
+    const ListBuilder lb(gpu, m);
     const double rows = static_cast<double>(setup.microBatch * setup.sequenceLength);
     const double E = rows * static_cast<double>(m.hiddenSize);
     std::vector<Step> steps;
@@ -365,7 +390,7 @@ KernelList embeddingKernels(const ModelConfig& m, const GpuSpec& gpu, const Kern
 
 KernelList headKernels(const ModelConfig& m, const GpuSpec& gpu, const KernelSetup& setup)
 {
-    const ListBuilder lb(gpu, m.activations);
+    const ListBuilder lb(gpu, m);
     const double s = lb.s;
     const double rows = static_cast<double>(setup.microBatch * setup.sequenceLength);
     const double t = static_cast<double>(std::max<std::uint64_t>(1, setup.tp));

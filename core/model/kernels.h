@@ -40,10 +40,13 @@ struct GemmTime {
 // tensor cores for it, e.g. bf16 on V100) its fp16 peak, or fp32.
 [[nodiscard]] double mathPeak(const GpuSpec& gpu, Precision precision);
 
-// The precision the model's GEMMs and attention run at: its activations' (a Transformer Engine FP8
-// recipe keeps bf16 weights and runs the matrix products in fp8). The kernel model times the GEMMs at
-// this precision, and MFU and HFU are measured against its peak (docs/compute.md, "MFU and HFU").
-[[nodiscard]] inline Precision gemmPrecision(const ModelConfig& m) { return m.activations; }
+// The precision of the model's GEMMs: FP8 under an FP8 recipe (its linear layers; attention and the head
+// stay at the activations' precision), else the activations' (fp8 activations: every GEMM and attention
+// in FP8). MFU and HFU are measured against its peak (docs/compute.md, "MFU and HFU", "FP8 recipes").
+[[nodiscard]] inline Precision gemmPrecision(const ModelConfig& m)
+{
+    return m.fp8Recipe != Fp8Recipe::None ? Precision::Fp8 : m.activations;
+}
 // mathPeak at the GEMMs' precision: the denominator of MFU and HFU, per GPU.
 [[nodiscard]] inline double gemmPeak(const GpuSpec& gpu, const ModelConfig& m) { return mathPeak(gpu, gemmPrecision(m)); }
 // "H100 SXM, dense bf16 peak 989 TFLOP/s" (and the fallback, when the GPU has no peak at that precision).

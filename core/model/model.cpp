@@ -65,6 +65,8 @@ namespace {
 constexpr std::array kPrecisionNames{EnumName{Precision::Fp32, "fp32"}, EnumName{Precision::Bf16, "bf16"},
                                      EnumName{Precision::Fp16, "fp16"}, EnumName{Precision::Fp8, "fp8"}};
 constexpr std::array kFamilyNames{EnumName{Family::Gpt2, "gpt2"}, EnumName{Family::Llama, "llama"}};
+constexpr std::array kFp8RecipeNames{EnumName{Fp8Recipe::None, "none"}, EnumName{Fp8Recipe::Delayed, "delayed"},
+                                     EnumName{Fp8Recipe::Current, "current"}};
 constexpr std::array kRecomputeNames{EnumName{Recompute::None, "none"}, EnumName{Recompute::Selective, "selective"},
                                      EnumName{Recompute::Full, "full"}};
 constexpr std::array kAttentionNames{EnumName{Attention::Auto, "auto"}, EnumName{Attention::Fused, "fused"},
@@ -77,6 +79,8 @@ std::optional<Precision> precisionFromString(std::string_view s) { return valueO
 std::string_view toString(Family f) { return nameOf(kFamilyNames, f); }
 std::optional<Family> familyFromString(std::string_view s) { return valueOf(kFamilyNames, s); }
 std::string_view toString(Recompute r) { return nameOf(kRecomputeNames, r); }
+std::string_view toString(Fp8Recipe r) { return nameOf(kFp8RecipeNames, r); }
+std::optional<Fp8Recipe> fp8RecipeFromString(std::string_view s) { return valueOf(kFp8RecipeNames, s); }
 std::optional<Recompute> recomputeFromString(std::string_view s) { return valueOf(kRecomputeNames, s); }
 std::string_view toString(Attention a) { return nameOf(kAttentionNames, a); }
 std::optional<Attention> attentionFromString(std::string_view s) { return valueOf(kAttentionNames, s); }
@@ -149,6 +153,13 @@ std::vector<Error> validate(const ModelConfig& m)
     // fp8 Adam moments lose the small second moments: no framework trains with them.
     if (m.optimizerState == Precision::Fp8)
         errors.push_back(fieldError("model.optimizer_state", "fp8 optimizer state is not supported: use fp32, bf16 or fp16"));
+    // A recipe runs the linear layers in FP8 beside 16-bit activations; fp8 activations already run
+    // every GEMM (and every stored or sent activation) in FP8.
+    if (m.fp8Recipe != Fp8Recipe::None && m.activations != Precision::Bf16 && m.activations != Precision::Fp16)
+        errors.push_back(fieldError("model.fp8_recipe", "an FP8 recipe runs the linear layers in FP8 beside bf16 or fp16 "
+                                                        "activations (model.activations is "
+                                                        + std::string(toString(m.activations)) + "): set it to bf16, or "
+                                                        "the recipe to none"));
 
     if (!errors.empty())
         return errors;

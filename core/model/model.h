@@ -21,6 +21,12 @@ enum class Recompute { None, Selective, Full };
 // Attention kernel: fused (flash attention) keeps no [B,a,T,T] scores for the backward pass, unfused
 // does; Auto = fused where the GPU supports it (parallel/memory.h: attentionScoresStored).
 enum class Attention { Auto, Fused, Unfused };
+// FP8 training as Transformer Engine runs it with 16-bit activations (docs/compute.md, "FP8 recipes"):
+// the linear layers' GEMMs (forward, ∂input, ∂weight) in FP8, each input cast to FP8 with its scale
+// first; attention, the head, norms and everything stored or sent stay 16-bit. Delayed: TE's
+// DelayedScaling (the scale from the amax history); Current: Float8CurrentScaling (an amax pass over
+// each tensor before its cast). None: no FP8 (fp8 activations instead run everything in FP8).
+enum class Fp8Recipe { None, Delayed, Current };
 
 [[nodiscard]] double bytesPerElement(Precision p); // 4, 2, 2, 1
 [[nodiscard]] std::string_view toString(Precision p); // "fp32", "bf16", "fp16", "fp8"
@@ -31,6 +37,8 @@ enum class Attention { Auto, Fused, Unfused };
 [[nodiscard]] std::optional<Recompute> recomputeFromString(std::string_view s);
 [[nodiscard]] std::string_view toString(Attention a); // "auto", "fused", "unfused"
 [[nodiscard]] std::optional<Attention> attentionFromString(std::string_view s);
+[[nodiscard]] std::string_view toString(Fp8Recipe r); // "none", "delayed", "current"
+[[nodiscard]] std::optional<Fp8Recipe> fp8RecipeFromString(std::string_view s);
 
 struct MoeConfig {
     std::uint64_t experts = 0;       // E; 0 = a dense model
@@ -59,6 +67,7 @@ struct ModelConfig {
     Precision optimizerState = Precision::Fp32; // Adam m and v (and the master copy when weights are not fp32)
     Recompute recompute = Recompute::None;
     Attention attention = Attention::Auto; // stage 3's memory only (stage 2 keeps the scores, Table 2)
+    Fp8Recipe fp8Recipe = Fp8Recipe::None;
     bool operator==(const ModelConfig&) const = default;
 
     [[nodiscard]] std::uint64_t paddedVocab() const;   // V rounded up to vocabPadMultiple

@@ -2,6 +2,7 @@
 
 #include "base/editdistance.h"
 #include "base/units.h"
+#include "model/kernels.h"
 #include "scenariojson.h"
 #include "text/bpetrainer.h"
 #include "text/gpt2.h"
@@ -346,6 +347,13 @@ Result<std::shared_ptr<const ModelStage>> buildModelStage(const Scenario& s, con
             "model.vocab_size", "the model keeps its own V = " + integer(s.model.vocabSize)
                                     + "; the text is tokenized with " + tokenized.tokenizer->name() + " (V = "
                                     + integer(tokenizerV) + ") for the token figures"));
+    if (s.model.fp8Recipe != model::Fp8Recipe::None && !(mkey.gpu.peakFp8 > 0))
+        m->problems.push_back(fieldError(
+            "model.fp8_recipe", "the " + mkey.gpu.name + " has no FP8 tensor cores: the recipe's GEMMs run at its "
+                                    + std::string(model::mathPeak(mkey.gpu, model::Precision::Fp8) == mkey.gpu.peakFp32
+                                                      ? "fp32"
+                                                      : "16-bit")
+                                    + " peak and its casts only add time (FP8 needs Hopper, Ada or newer)"));
     m->derivation = std::move(md);
     return std::shared_ptr<const ModelStage>(std::move(m));
 }

@@ -27,7 +27,7 @@
 //   "model": {"name", "family", "layers", "hidden_size", "heads", "kv_heads", "ffn_size", "vocab_size",
 //             "max_positions", "tied_embeddings", "vocab_pad_multiple",
 //             "moe": {"experts", "top_k", "capacity_factor", "layer_interval"},
-//             "weights", "activations", "gradients", "optimizer_state" (precisions), "recompute",
+//             "weights", "activations", "gradients", "optimizer_state" (precisions), "fp8_recipe", "recompute",
 //             "attention": "auto"|"fused"|"unfused" (written when not auto)},
 //   "batch": {"sequence_length", "micro_batch", "global_batch_tokens"},
 //   "hardware": {"gpu", "nodes", "gpus_per_node", "custom": {"id", "name", "memory_bytes", "peak_fp32",
@@ -380,6 +380,8 @@ void readModel(Reader::Object& top, model::ModelConfig& m)
                               "none, selective or full");
     mo.name<model::Attention>("attention", m.attention, model::attentionFromString, "attention kernel",
                               "auto, fused or unfused");
+    mo.name<model::Fp8Recipe>("fp8_recipe", m.fp8Recipe, model::fp8RecipeFromString, "FP8 recipe",
+                              "none, delayed or current");
     mo.finish();
 
 }
@@ -847,6 +849,8 @@ Json modelJson(const model::ModelConfig& m)
     mo["recompute"] = model::toString(m.recompute);
     if (m.attention != model::Attention::Auto)
         mo["attention"] = model::toString(m.attention);
+    if (m.fp8Recipe != model::Fp8Recipe::None)
+        mo["fp8_recipe"] = model::toString(m.fp8Recipe);
     return mo;
 
 }

@@ -99,6 +99,10 @@ const Row kRows[] = {
      DEF(name(model::toString(s.model.gradients))), nullptr, ""},
     {"model.optimizer_state", "", "§2.3", "precision of Adam's moments (and master weights)",
      DEF(name(model::toString(s.model.optimizerState))), nullptr, ""},
+    {"model.fp8_recipe", "", "§2.2",
+     "FP8 training beside bf16/fp16 activations (Transformer Engine): the linear layers' GEMMs in FP8 with their "
+     "casts (delayed or current scaling); attention, the head and what is stored or sent stay 16-bit",
+     DEF(name(model::toString(s.model.fp8Recipe))), nullptr, ""},
     {"model.recompute", "", "§2.2", "activation recomputation: none, the attention core (selective) or whole blocks",
      DEF(name(model::toString(s.model.recompute))), nullptr, ""},
     {"model.attention", "", "§3.4", "attention kernel: fused (flash) keeps no scores; auto follows the GPU",

@@ -71,6 +71,7 @@ private slots:
     void korthikantiTable4_data();
     void korthikantiTable4();
     void llamaAndMoe();
+    void fp8Recipes();
     void megatronCrossEntropy();
     void optimizerStepAsMegatron();
     void scenarioJson();
@@ -373,6 +374,79 @@ void TestKernels::llamaAndMoe()
             QCOMPARE(k.flops, 2.0 * 8192 * 2 * 14336 * 4096);
         }
     QVERIFY(sawExpert);
+}
+
+// FP8 recipes on Llama-2-7B, H100, B = 1, T = 4,096, t = 2, flash attention (docs/compute.md, "FP8
+// recipes"). The QKV projection X[4,096×4,096]·W[4,096×6,144] runs in FP8 after its casts: forward
+// X and W, 4,096·4,096 + 4,096·6,144 = 41,943,040 elements, each read in bf16 (2 B) and written row-wise
+// and transposed in FP8 (1 + 1 B) = 4 B: 167,772,160 B; backward ∂Y, 4,096·6,144 = 25,165,824 elements ×
+// 4 B = 100,663,296 B. Current scaling reads each once more for its amax: 6 B per element, 251,658,240 and
+// 150,994,944 B. Flash attention and the head keep bf16 (the same kernels as without a recipe); MFU's
+// peak is the H100's dense FP8 1,979 TFLOP/s (datasheet), twice its bf16 989.5.
+void TestKernels::fp8Recipes()
+{
+    auto m = knownModel("llama2-7b");
+    QVERIFY(m);
+    const GpuSpec h100 = gpu("h100-sxm");
+    const KernelSetup setup{1, 4096, 2, false, 1, true};
+    const KernelList bf16 = layerKernels(*m, h100, setup);
+    ModelConfig fp8 = *m;
+    fp8.fp8Recipe = Fp8Recipe::Delayed;
+    const KernelList delayed = layerKernels(fp8, h100, setup);
+    fp8.fp8Recipe = Fp8Recipe::Current;
+    const KernelList current = layerKernels(fp8, h100, setup);
+    auto find = [](const KernelList& l, const std::string& name, KernelPass pass = KernelPass::Forward) -> const Kernel* {
+        for (const Kernel& k : l.kernels)
+            if (k.name == name && k.pass == pass)
+                return &k;
+        return nullptr;
+    };
+    const Kernel* cast = find(delayed, "QKV projection FP8 casts");
+    const Kernel* castBack = find(delayed, "QKV projection FP8 casts backward", KernelPass::Backward);
+    QVERIFY(cast && castBack);
+    QCOMPARE(cast->bytes, 167772160.0);
+    QCOMPARE(castBack->bytes, 100663296.0);
+    QVERIFY(!cast->computeBound && cast->flops == 0);
+    // Streaming at the H100's 3.35 TB/s · 0.77, two launches.
+    QVERIFY(near(cast->seconds, 167772160.0 / (h100.memoryBandwidth * h100.memoryFraction) + 2 * h100.kernelSeconds, 1e-12));
+    QCOMPARE(find(current, "QKV projection FP8 casts")->bytes, 251658240.0);
+    QCOMPARE(find(current, "QKV projection FP8 casts backward", KernelPass::Backward)->bytes, 150994944.0);
+    // The linear layers' GEMMs (forward, ∂input, ∂weight) at the FP8 rate: the same FLOPs in less time.
+    for (const char* name : {"QKV projection", "attention output projection", "gate + up projection", "MLP down"}) {
+        for (const auto& [suffix, pass] : {std::pair{"", KernelPass::Forward}, std::pair{" ∂input", KernelPass::Backward},
+                                           std::pair{" ∂weight", KernelPass::Backward}}) {
+            const Kernel* a = find(bf16, name + std::string(suffix), pass);
+            const Kernel* b = find(delayed, name + std::string(suffix), pass);
+            QVERIFY2(a && b, name);
+            QCOMPARE(b->flops, a->flops);
+            QVERIFY2(b->seconds < a->seconds, name);
+        }
+        QVERIFY2(find(delayed, name + std::string(" FP8 casts")), name);
+    }
+    // Attention stays bf16: the flash kernels are the same.
+    QCOMPARE(find(delayed, "flash attention")->seconds, find(bf16, "flash attention")->seconds);
+    QCOMPARE(find(delayed, "flash attention backward", KernelPass::Backward)->seconds,
+             find(bf16, "flash attention backward", KernelPass::Backward)->seconds);
+    // The head too.
+    const KernelList headBf16 = headKernels(*m, h100, setup), headFp8 = headKernels(fp8, h100, setup);
+    QCOMPARE(headFp8.seconds(KernelPass::Forward), headBf16.seconds(KernelPass::Forward));
+    // MFU's peak: dense FP8.
+    QCOMPARE(gemmPeak(h100, fp8), 1979e12);
+    QCOMPARE(gemmPeak(h100, *m), 989.5e12);
+    // A recipe beside fp8 activations is refused at its field; names read and write back.
+    fp8.activations = Precision::Fp8;
+    const auto errors = validate(fp8);
+    QVERIFY(std::any_of(errors.begin(), errors.end(), [](const tw::Error& e) { return e.where.jsonPath == "model.fp8_recipe"; }));
+    QVERIFY(fp8RecipeFromString("delayed") == std::optional(Fp8Recipe::Delayed));
+    QVERIFY(!fp8RecipeFromString("sometimes"));
+    const auto loaded = tw::scenario::loadScenario(R"({"schema_version": 5, "model": {"fp8_recipe": "current"}})", "f.json");
+    QVERIFY(loaded.errors.empty());
+    QVERIFY(loaded.scenario->model.fp8Recipe == Fp8Recipe::Current);
+    const auto again = tw::scenario::loadScenario(tw::scenario::scenarioToJson(*loaded.scenario), "again.json");
+    QVERIFY(again.errors.empty() && again.scenario->model.fp8Recipe == Fp8Recipe::Current);
+    const auto bad = tw::scenario::loadScenario(R"({"schema_version": 5, "model": {"fp8_recipe": "sometimes"}})", "b.json");
+    QVERIFY(!bad.errors.empty());
+    QCOMPARE(bad.errors[0].where.jsonPath, std::string("model.fp8_recipe"));
 }
 
 // The loss as Megatron-LM computes it (megatron/core/tensor_parallel/cross_entropy.py on logits cast to

@@ -161,6 +161,7 @@ void TestDocument::commandUndoRedo_data()
     row("gradients", Field::GradientsPrecision, std::string("fp32"), "Choose gradient precision");
     row("optimizer", Field::OptimizerPrecision, std::string("bf16"), "Choose optimizer precision");
     row("recompute", Field::Recompute, std::string("full"), "Choose recomputation");
+    row("fp8 recipe", Field::Fp8Recipe, std::string("delayed"), "Choose FP8 recipe");
     row("gpu", Field::Gpu, std::string("h100-sxm"), "Choose GPU");
     // The user-defined GPU, in base units (B, FLOP/s): 40 GiB = 40 · 2^30 = 42,949,672,960 B.
     row("custom GPU name", Field::CustomGpuName, std::string("My accelerator"), "Set custom GPU name");

@@ -47,6 +47,7 @@ private slots:
     void fabricThatCannotHoldTheClusterIsRefused();
     void undoInAPaneUpdatesTheToolbar();
     void pureEdits();
+    void fp8RecipeFromTheForm();
 
 private:
     MainWindow* m_window = nullptr;
@@ -297,6 +298,38 @@ void TestScenarioToolbar::pureEdits()
     s.hardware.gpusPerNode = 9;
     s.hardware.nodes = 2;
     QVERIFY(!tw::scenario::withFabric(s, Kind::NvSwitchNode));
+}
+
+// Stage 2's form: an FP8 recipe chosen with the mouse on llama2-7b (H100) makes the MFU's peak the H100's
+// dense FP8 1,979 TFLOP/s (datasheet) and adds the casts to the kernels; on an A100 (no FP8 tensor cores)
+// the derivation says so at the field. Undo takes it back.
+void TestScenarioToolbar::fp8RecipeFromTheForm()
+{
+    QVERIFY(chooseWithMouse(m_bar->presetBox(), QStringLiteral("llama2-7b")));
+    QVERIFY(m_doc->waitForDerivation(60000));
+    m_window->setStage(1);
+    auto* combo = qobject_cast<QComboBox*>(m_window->tensorPane()->form()->editor(Field::Fp8Recipe));
+    QVERIFY(combo);
+    QCOMPARE(combo->currentText(), QStringLiteral("none"));
+    QCOMPARE(m_doc->derivation()->figures.valueOf("compute.gpu_peak_flops"), 989.5e12);
+    QVERIFY(chooseWithMouse(combo, QStringLiteral("delayed scaling")));
+    QVERIFY(m_doc->waitForDerivation(60000));
+    QVERIFY(m_doc->scenario().model.fp8Recipe == tw::model::Fp8Recipe::Delayed);
+    QCOMPARE(m_doc->derivation()->figures.valueOf("compute.gpu_peak_flops"), 1979e12);
+    QVERIFY(m_doc->problems().empty());
+    m_doc->undoStack()->undo();
+    QVERIFY(m_doc->waitForDerivation(60000));
+    QVERIFY(m_doc->scenario().model.fp8Recipe == tw::model::Fp8Recipe::None);
+    QCOMPARE(combo->currentText(), QStringLiteral("none"));
+    // An A100: the recipe derives, and says its GEMMs gain nothing there.
+    QVERIFY(chooseWithMouse(m_bar->presetBox(), QStringLiteral("paper-reference")));
+    QVERIFY(m_doc->waitForDerivation(60000));
+    QVERIFY(chooseWithMouse(combo, QStringLiteral("current scaling")));
+    QVERIFY(m_doc->waitForDerivation(60000));
+    bool warned = false;
+    for (const tw::Error& e : m_doc->derivation()->problems)
+        warned = warned || (e.where.jsonPath == "model.fp8_recipe" && e.message.find("no FP8") != std::string::npos);
+    QVERIFY(warned);
 }
 
 QTEST_MAIN(TestScenarioToolbar)

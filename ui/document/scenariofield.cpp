@@ -189,6 +189,11 @@ const std::vector<FieldInfo>& table()
             QT_TRANSLATE_NOOP("tw::ui::Field", "Recompute"), [](Scenario& s) -> auto& { return s.model.recompute; },
             [](model::Recompute x) { return model::toString(x); },
             [](const std::string& s) { return model::recomputeFromString(s); }),
+        named(
+            Field::Fp8Recipe, "model.fp8_recipe", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose FP8 recipe"),
+            QT_TRANSLATE_NOOP("tw::ui::Field", "FP8 recipe"), [](Scenario& s) -> auto& { return s.model.fp8Recipe; },
+            [](model::Fp8Recipe x) { return model::toString(x); },
+            [](const std::string& s) { return model::fp8RecipeFromString(s); }),
         {Field::Gpu, "hardware.gpu", QT_TRANSLATE_NOOP("tw::ui::Field", "Choose GPU"), QT_TRANSLATE_NOOP("tw::ui::Field", "GPU"),
          [](const Scenario& s) { return FieldValue(s.hardware.gpu); },
          [](Scenario& s, const FieldValue& v) {

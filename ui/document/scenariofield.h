@@ -66,6 +66,7 @@ enum class Field {
     GradientsPrecision,
     OptimizerPrecision,
     Recompute,
+    Fp8Recipe,
     Gpu,
     CustomGpuName,       // the user-defined catalog entry (hardware.gpu == "custom"), in base units
     CustomGpuMemory,     // B

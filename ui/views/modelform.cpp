@@ -136,6 +136,15 @@ void ModelForm::addMoeAndPrecision(QVBoxLayout* layout)
     addRow(precision, Field::Recompute, comboFor(Field::Recompute, {{tr("none"), QStringLiteral("none")},
                                                                  {tr("selective (attention)"), QStringLiteral("selective")},
                                                                  {tr("full (per block)"), QStringLiteral("full")}}));
+    // FP8 the way Transformer Engine trains: the linear layers' GEMMs in FP8 beside bf16 activations.
+    QComboBox* fp8 = comboFor(Field::Fp8Recipe, {{tr("none"), QStringLiteral("none")},
+                                                {tr("delayed scaling"), QStringLiteral("delayed")},
+                                                {tr("current scaling"), QStringLiteral("current")}});
+    fp8->setToolTip(tr("Linear layers' GEMMs in FP8, after casting their inputs (the cast kernels are timed); "
+                       "attention, the head and what is stored or sent stay 16-bit. Delayed scaling is Transformer "
+                       "Engine's default. Needs bf16 or fp16 activations and a GPU with FP8 tensor cores (H100, H200, "
+                       "L40S, RTX 4090, MI300X)."));
+    addRow(precision, Field::Fp8Recipe, fp8);
 
 }
 
