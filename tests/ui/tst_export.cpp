@@ -24,6 +24,7 @@
 
 #include "scenario/derivationjson.h"
 #include "scenario/derive.h"
+#include "scenario/scenariojson.h"
 
 #include <QAction>
 #include <QApplication>
@@ -231,6 +232,7 @@ private slots:
     void reportAsHtml();
     void reportAsMarkdown();
     void reportLeavesOutChartsOfAnEarlierScenario();
+    void reportCarriesTheRampsPhases();
     void failingPathsReportedWithoutLeftovers();
     void reportFailureLeavesNoPictures();
     void chartContextMenuExportsThroughTheHook();
@@ -512,6 +514,44 @@ void TstExport::reportAsMarkdown()
     QVERIFY(QFileInfo::exists(m_dir.filePath(QStringLiteral("story_files/stage2-1.png"))));
     QVERIFY(!QFileInfo::exists(m_dir.filePath(QStringLiteral("story_files/stage2-2.png"))));
     QVERIFY(!QString::fromUtf8(readAll(path)).contains(QStringLiteral("stage2-2.png")));
+}
+
+// Issue 40: a scenario with a batch ramp — paper-dp, G_1 = 262,144 tokens until 10^9 of D = 10^10 —
+// reports its run with the ramp's phase simulated (the export waits for it as for the step): the phase's
+// figures are there, and run.steps = 3,815 + 17,167 = 20,982 (⌈10^9 / 262,144⌉ and ⌈9·10^9 / 524,288⌉).
+// A ramp that cannot run (4 GPUs are half a server) leaves the run out with the reason.
+void TstExport::reportCarriesTheRampsPhases()
+{
+    m_doc = std::make_unique<Document>();
+    QVERIFY(m_doc->loadPreset(QStringLiteral("paper-dp")));
+    QVERIFY(m_doc->waitForDerivation());
+    for (const auto& [ramp, name] : {std::pair{tw::scenario::BatchPhase{1e9, 262144, 0, 0}, "ramp.json"},
+                                     std::pair{tw::scenario::BatchPhase{1e9, 262144, 0, 4}, "bad-ramp.json"}}) {
+        tw::scenario::Scenario s = m_doc->scenario();
+        s.run.tokens = 1e10;
+        s.run.batchRamp = {ramp};
+        const QString file = m_dir.filePath(QString::fromLatin1(name));
+        {
+            QFile out(file);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(QByteArray::fromStdString(tw::scenario::scenarioToJson(s)));
+        }
+        QString error;
+        QVERIFY2(m_doc->open(file, &error), qPrintable(error));
+        QVERIFY(m_doc->waitForDerivation());
+        const QString path = m_dir.filePath(QStringLiteral("ramp-report.md"));
+        QVERIFY2(tw::ui::exportReport(m_doc.get(), {}, path, &error), qPrintable(error));
+        const QString md = QString::fromUtf8(readAll(path));
+        if (ramp.dp == 0) {
+            QVERIFY(md.contains(QStringLiteral("<a id=\"fig-run.phase1.steps\"></a>")));
+            QVERIFY(md.contains(QStringLiteral("<a id=\"fig-run.phase1.step_time_s\"></a>")));
+            QVERIFY(md.contains(QStringLiteral("20,982")));
+        } else {
+            QVERIFY(!md.contains(QStringLiteral("fig-run.steps")));
+            // Markdown escapes the path's _ [ ].
+            QVERIFY(md.contains(QStringLiteral(R"(The run's figures are not in this report: run.batch\_ramp\[0\].dp: )")));
+        }
+    }
 }
 
 // Issue 34: a report of paper-pp must not carry the testbed's sweep or a step of another preset. Stage 5
