@@ -246,7 +246,13 @@ StageNarration tensorStage(const Scenario& s, const Derivation& d, Sources& src)
            "d·s_act = " + formatCount(hidden) + "·" + formatCount(sAct) + " = " + formatCount(hidden * sAct) + " B",
            {"model.hidden_size", "model.bytes.activations"}},
           Style::Bytes);
-    a.say(" of activations at every layer.");
+    a.say(" of activations at every layer");
+    if (s.model.fp8Recipe != model::Fp8Recipe::None)
+        a.say("; its linear layers multiply in FP8 after casting their inputs ("
+              + std::string(s.model.fp8Recipe == model::Fp8Recipe::Delayed ? "delayed" : "current")
+              + " scaling, as Transformer Engine trains), attention and the head in "
+              + std::string(model::toString(s.model.activations)));
+    a.say(".");
     keep(st, a);
 
     Sentence b(src);

@@ -12,6 +12,7 @@
 #include "panes/tensorpane.h"
 #include "panes/textpane.h"
 #include "panes/wirepane.h"
+#include "shell/narrationbar.h"
 #include "shell/scenariotoolbar.h"
 #include "views/modelform.h"
 
@@ -24,6 +25,7 @@
 #include <QLabel>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTextBrowser>
 #include <QTest>
 #include <QUndoStack>
 
@@ -317,6 +319,9 @@ void TestScenarioToolbar::fp8RecipeFromTheForm()
     QVERIFY(m_doc->scenario().model.fp8Recipe == tw::model::Fp8Recipe::Delayed);
     QCOMPARE(m_doc->derivation()->figures.valueOf("compute.gpu_peak_flops"), 1979e12);
     QVERIFY(m_doc->problems().empty());
+    // Stage 2's narration says what runs in FP8.
+    QTRY_VERIFY(m_window->narrationBar()->browser()->toPlainText().contains(
+        QStringLiteral("linear layers multiply in FP8 after casting their inputs (delayed scaling")));
     m_doc->undoStack()->undo();
     QVERIFY(m_doc->waitForDerivation(60000));
     QVERIFY(m_doc->scenario().model.fp8Recipe == tw::model::Fp8Recipe::None);
