@@ -409,11 +409,21 @@ void Builder::addZeroFigures()
                + (zero3 && !hybrid ? " (ZeRO-3 / FSDP: 1.5× DDP per micro-step, 3× per step at N_acc = 2; arXiv 1910.02054 §7)"
                                    : ""),
            {"dp.bytes_per_gpu_per_step", "zero.ddp_bytes_per_gpu_per_step"}});
-    if (zero3) {
+    if (zero3 && !p.fp8AllGather) {
         const double perMicro = D > 1 || H > 1 ? 3 * (n - 1) / n * gradBytes : 0.0;
         f.add({"zero.bytes_per_gpu_per_microstep", "ZeRO-3 bytes per GPU per micro-step (s_w = s_g)", perMicro, "B",
                "3·(N−1)/N·M (AllGather forward, AllGather backward, ReduceScatter) = 3·(" + N(n) + "−1)/" + N(n) + "·"
                    + Bytes(gradBytes) + " = " + Bytes(perMicro),
+               {"dp.grad_allreduce_bytes", hybrid ? "plan.shard_group_size" : "plan.dp"}});
+    } else if (zero3) {
+        // The layers' weights gathered in FP8 (1 B), the embedding and the head at s_w; gradients at s_g.
+        const double gathered = big.layerMain * 1.0 + (big.main - big.layerMain) * sw;
+        const double perMicro = D > 1 || H > 1 ? (n - 1) / n * (2 * gathered + gradBytes) : 0.0;
+        f.add({"zero.bytes_per_gpu_per_microstep", "ZeRO-3 bytes per GPU per micro-step (FP8 all-gather)", perMicro, "B",
+               "(N−1)/N·(2·W_gather + M) (AllGather forward, AllGather backward, ReduceScatter), W_gather = the "
+               "layers' " + N(big.layerMain) + " params · 1 B + the rest's " + N(big.main - big.layerMain) + " · s_w "
+                   + N(sw) + " = " + Bytes(gathered) + ": (" + N(n) + "−1)/" + N(n) + "·(2·" + Bytes(gathered) + " + "
+                   + Bytes(gradBytes) + ") = " + Bytes(perMicro),
                {"dp.grad_allreduce_bytes", hybrid ? "plan.shard_group_size" : "plan.dp"}});
     }
     if (hybrid)

@@ -37,7 +37,7 @@
 //   "parallel": {"dp", "pp", "tp", "ep", "sharding": "ddp"|"zero1"|"zero2"|"zero3"|"fsdp-full"|"fsdp-hybrid",
 //                "shard_group_size", "sequence_parallel", "schedule": "gpipe"|"1f1b"|"interleaved",
 //                "virtual_stages", "layer_partition": [..], "layer_forward_time_s": [..],
-//                "compute_efficiency" (a number, or "auto" = absent = the kernel model), "bucket_bytes", "ddp_overlap", "tp_overlap",
+//                "compute_efficiency" (a number, or "auto" = absent = the kernel model), "bucket_bytes", "ddp_overlap", "tp_overlap", "fp8_all_gather",
 //                "memory_reserve_bytes", "memory_headroom", "comm_buffer_bytes", "assignment": [[dp, pp, tp] per GPU]},
 //   "collectives": {"allreduce", "reducescatter", "allgather", "alltoall", "broadcast" (algorithm names),
 //                   "alpha_s", "bandwidth" (B/s)},
@@ -481,6 +481,7 @@ void readParallel(Reader::Object& top, Scenario& s)
     readAutoNumbers(par, p);
     par.boolean("ddp_overlap", p.ddpOverlap);
     par.boolean("tp_overlap", p.tpOverlap);
+    par.boolean("fp8_all_gather", p.fp8AllGather);
     par.real("memory_reserve_bytes", p.memoryReserveBytes);
     par.real("memory_headroom", p.memoryHeadroomFraction);
     par.real("comm_buffer_bytes", p.commBufferBytes);
@@ -917,6 +918,8 @@ Json parallelJson(const parallel::ParallelPlan& p)
         par["ddp_overlap"] = p.ddpOverlap;
     if (p.tpOverlap != dp.tpOverlap)
         par["tp_overlap"] = p.tpOverlap;
+    if (p.fp8AllGather)
+        par["fp8_all_gather"] = true;
     if (p.memoryReserveBytes != dp.memoryReserveBytes)
         par["memory_reserve_bytes"] = numberJson(p.memoryReserveBytes);
     if (p.memoryHeadroomFraction != dp.memoryHeadroomFraction)

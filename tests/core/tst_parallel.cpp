@@ -125,6 +125,7 @@ private slots:
     void moeExpertParallel();
     void dataShardingVariants_data();
     void dataShardingVariants();
+    void fp8AllGatherOfTheLayers();
     void tensorVariants_data();
     void tensorVariants();
     void hybridShardGroups();
@@ -521,6 +522,48 @@ void TestParallel::dataShardingVariants()
         QCOMPARE(d.comm.calls.back().phase, tw::model::Phase::Optimizer);
         QCOMPARE(d.comm.calls.front().repeat, std::uint64_t(sharding == Sharding::Zero2 ? 2 : 1));
     }
+}
+
+// FSDP's FP8 all-gather (torchtitan) on the ZeRO-3 case above: a layer unit's two AllGathers carry
+// 7,087,872 params · 1 B; its gradient ReduceScatter stays 2 B per parameter, and the embedding (not an
+// FP8 layer) is gathered at 39,383,808 · 2 B. Refused without ZeRO-3/FSDP or without an FP8 recipe.
+void TestParallel::fp8AllGatherOfTheLayers()
+{
+    ModelConfig m = known("gpt2-small");
+    m.fp8Recipe = tw::model::Fp8Recipe::Delayed;
+    ParallelPlan plan = planOf(8, 1, 1);
+    plan.sharding = Sharding::Zero3;
+    plan.fp8AllGather = true;
+    QVERIFY(validate(plan, Cluster{1, 8}, m, kPaperBatch).empty());
+    const PlanDerivation d = derivePlan(plan, Cluster{1, 8}, m, kPaperBatch, a100());
+    checkConsistent(d);
+    QCOMPARE(d.comm.calls.front().payloadBytes, 39383808.0 * 2);
+    int gathers = 0, scatters = 0;
+    for (const CollectiveCall& c : d.comm.calls) {
+        if (c.layer != 5)
+            continue;
+        if (c.kind == CollectiveKind::AllGather) {
+            ++gathers;
+            QCOMPARE(c.payloadBytes, 7087872.0);
+        } else {
+            ++scatters;
+            QCOMPARE(c.payloadBytes, 7087872.0 * 2);
+        }
+    }
+    QCOMPARE(gathers, 2);
+    QCOMPARE(scatters, 1);
+    // Per micro-step: 7/8·(2·W_gather + M), W_gather = 12 layers · 7,087,872 · 1 B + (39,383,808 embedding +
+    // 1,536 final norm) · 2 B = 85,054,464 + 78,770,688 = 163,825,152 B, M = 248,879,616 B:
+    // 7/8·(327,650,304 + 248,879,616) = 504,463,680 B.
+    QCOMPARE(fig(d, "zero.bytes_per_gpu_per_microstep"), 504463680.0);
+    auto pathOf = [](const std::vector<tw::Error>& errors) {
+        return errors.empty() ? std::string() : errors.front().where.jsonPath;
+    };
+    plan.sharding = Sharding::Ddp;
+    QCOMPARE(pathOf(validate(plan, Cluster{1, 8}, m, kPaperBatch)), std::string("parallel.fp8_all_gather"));
+    plan.sharding = Sharding::FsdpFull;
+    m.fp8Recipe = tw::model::Fp8Recipe::None;
+    QCOMPARE(pathOf(validate(plan, Cluster{1, 8}, m, kPaperBatch)), std::string("parallel.fp8_all_gather"));
 }
 
 void TestParallel::tensorVariants_data()
