@@ -172,7 +172,7 @@ void Builder::zeroUnitCall(ZeroOp op, std::uint64_t stage, double mainParams, do
     const CollectiveKind kind = gather ? CollectiveKind::AllGather : CollectiveKind::ReduceScatter;
     // FSDP's FP8 all-gather: a layer's weights on the wire in FP8 (torchtitan casts the shard before the
     // gather; the embedding and the head are not FP8 layers).
-    const bool fp8 = gather && p.fp8AllGather && layer >= 0;
+    const bool fp8 = gather && p.fp8AllGather && m.fp8Recipe != model::Fp8Recipe::None && layer >= 0;
     const double s = fp8 ? 1.0 : gather ? sw : sg;
     const std::string sName = fp8 ? "s_fp8 (parallel.fp8_all_gather) " : gather ? "s_w " : "s_g ";
     const std::string what = op == ZeroOp::GatherForForward  ? "parameter AllGather before forward: "

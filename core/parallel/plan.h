@@ -87,7 +87,7 @@ struct ParallelPlan {
     // ZeRO-3 / FSDP gathers the layers' weights in FP8 (torchtitan's enable_fsdp_float8_all_gather, beside
     // model.fp8_recipe): 1 byte per parameter on the wire instead of s_w; the embedding and the head stay
     // 16-bit (docs/compute.md, "FP8 recipes").
-    bool fp8AllGather = false;
+    bool fp8AllGather = false;             // inert (a warning says so) without ZeRO-3/FSDP or an FP8 recipe
     bool tpOverlap = false;                // stage 5: true = the backward's input-gradient TP collective of a
                                            // column-parallel linear overlaps its weight-gradient GEMM (Megatron-LM
                                            // since late 2021, Korthikanti et al. 2022 §6.2); false = synchronous

@@ -409,7 +409,8 @@ void Builder::addZeroFigures()
                + (zero3 && !hybrid ? " (ZeRO-3 / FSDP: 1.5× DDP per micro-step, 3× per step at N_acc = 2; arXiv 1910.02054 §7)"
                                    : ""),
            {"dp.bytes_per_gpu_per_step", "zero.ddp_bytes_per_gpu_per_step"}});
-    if (zero3 && !p.fp8AllGather) {
+    const bool fp8Gather = p.fp8AllGather && m.fp8Recipe != model::Fp8Recipe::None;
+    if (zero3 && !fp8Gather) {
         const double perMicro = D > 1 || H > 1 ? 3 * (n - 1) / n * gradBytes : 0.0;
         f.add({"zero.bytes_per_gpu_per_microstep", "ZeRO-3 bytes per GPU per micro-step (s_w = s_g)", perMicro, "B",
                "3·(N−1)/N·M (AllGather forward, AllGather backward, ReduceScatter) = 3·(" + N(n) + "−1)/" + N(n) + "·"

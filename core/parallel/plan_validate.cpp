@@ -154,17 +154,6 @@ bool checkDegrees(const ParallelPlan& plan, Problems& out)
 // The degrees against the cluster and the model: dp·pp·tp GPUs, TP by heads, EP out of DP, a layer per stage.
 void checkShape(const ParallelPlan& plan, const Cluster& cluster, const model::ModelConfig& model, Problems& out)
 {
-    if (plan.fp8AllGather) {
-        const bool gathers = plan.sharding == Sharding::Zero3 || plan.sharding == Sharding::FsdpFull
-                             || plan.sharding == Sharding::FsdpHybrid;
-        if (!gathers)
-            out.fail("parallel.fp8_all_gather", "only ZeRO-3 and FSDP gather weights (sharding zero3, fsdp-full or "
-                                                "fsdp-hybrid); with " + std::string(toString(plan.sharding))
-                                                + " every rank keeps them");
-        else if (model.fp8Recipe == model::Fp8Recipe::None)
-            out.fail("parallel.fp8_all_gather", "the layers' weights travel in FP8 only under an FP8 recipe: set "
-                                                "model.fp8_recipe to delayed or current");
-    }
     const std::uint64_t dp = plan.dp, pp = plan.pp, tp = plan.tp, ep = plan.ep;
     const std::size_t L = model.layers;
     const std::uint64_t gpus = dp * pp * tp; // each ≤ 2^20: no overflow

@@ -397,6 +397,17 @@ void derivePlanStages(Derivation& d, const Scenario& s, const PlanKey& pkey, con
                                             "its nodes; groups that are not use ring"));
             break;
         }
+    if (s.parallel.fp8AllGather) {
+        const parallel::Sharding sh = s.parallel.sharding;
+        if (sh != parallel::Sharding::Zero3 && sh != parallel::Sharding::FsdpFull && sh != parallel::Sharding::FsdpHybrid)
+            d.problems.push_back(fieldError("parallel.fp8_all_gather", "has no effect: only ZeRO-3 and FSDP gather weights, "
+                                                                       "and with " + std::string(parallel::toString(sh))
+                                                                       + " every rank keeps them"));
+        else if (s.model.fp8Recipe == model::Fp8Recipe::None)
+            d.problems.push_back(fieldError("parallel.fp8_all_gather", "has no effect without an FP8 recipe (the weights "
+                                                                       "are not FP8): set model.fp8_recipe to delayed or "
+                                                                       "current"));
+    }
     d.stage3 = std::move(plan);
     d.stage4 = std::move(bound);
 }

@@ -185,7 +185,8 @@ const Row kRows[] = {
     {"parallel.ddp_overlap", "", "§5.4", "data-parallel gradients overlap the backward pass",
      DEF(s.parallel.ddpOverlap), nullptr, ""},
     {"parallel.fp8_all_gather", "", "§3.2",
-     "ZeRO-3 / FSDP gathers the layers' weights in FP8 (torchtitan's float8 all-gather; needs model.fp8_recipe)",
+     "ZeRO-3 / FSDP gathers the layers' weights in FP8 (torchtitan's float8 all-gather; with model.fp8_recipe, "
+     "else no effect)",
      DEF(s.parallel.fp8AllGather), nullptr, ""},
     {"parallel.tp_overlap", "", "§5.4", "tensor-parallel collectives overlap the GEMMs", DEF(s.parallel.tpOverlap),
      nullptr, ""},

@@ -447,6 +447,14 @@ void TestKernels::fp8Recipes()
     const auto bad = tw::scenario::loadScenario(R"({"schema_version": 5, "model": {"fp8_recipe": "sometimes"}})", "b.json");
     QVERIFY(!bad.errors.empty());
     QCOMPARE(bad.errors[0].where.jsonPath, std::string("model.fp8_recipe"));
+    // parallel.fp8_all_gather under DDP (the default plan) has no effect, and the derivation says so there.
+    const auto gather = tw::scenario::loadScenario(R"({"schema_version": 5, "parallel": {"fp8_all_gather": true}})", "g.json");
+    QVERIFY(gather.errors.empty() && gather.scenario->parallel.fp8AllGather);
+    const auto derived = tw::scenario::derive(*gather.scenario);
+    QVERIFY(derived.ok());
+    QVERIFY(std::any_of(derived.value()->problems.begin(), derived.value()->problems.end(), [](const tw::Error& e) {
+        return e.where.jsonPath == "parallel.fp8_all_gather" && e.message.find("no effect") != std::string::npos;
+    }));
 }
 
 // The loss as Megatron-LM computes it (megatron/core/tensor_parallel/cross_entropy.py on logits cast to
