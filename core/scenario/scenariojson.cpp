@@ -509,7 +509,6 @@ void readCollectives(Reader::Object& top, collective::AlgorithmChoice& ch)
 
 }
 
-// The whole run: tokens (a number or a count with its unit, "15.6T"), power, PUE and price.
 // A count of tokens: a number or a count with its unit ("15.6T").
 void readTokenCount(Reader::Object& o, const std::string& key, double& out)
 {
@@ -549,6 +548,8 @@ void readBatchPhase(Reader::Object& o, const Json& v, const std::string& path, R
     run.batchRamp.push_back(phase);
 }
 
+// The whole run: tokens (a number or a count with its unit, "15.6T"), power, PUE, price, failures,
+// checkpoints and the batch ramp.
 void readRun(Reader::Object& top, RunSettings& run)
 {
     Reader::Object o = top.object("run");
