@@ -6,15 +6,25 @@
 #include "fabric/topology.h"
 #include "parallel/plan.h"
 #include "scenario/presets.h"
+#include "scenario/scenariojson.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace tw::test {
+
+// Writes `s` as a scenario file at `path` (what File → Save writes); false when it cannot be written.
+inline bool writeScenarioFile(const std::string& path, const scenario::Scenario& s)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << scenario::scenarioToJson(s);
+    return static_cast<bool>(out);
+}
 
 // A shipped preset; a preset that does not load stops the test program with the reason.
 inline scenario::Scenario presetOrDie(const std::string& name)

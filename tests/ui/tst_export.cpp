@@ -10,6 +10,7 @@
 // widget window send the QContextMenuEvent (QTest's default sends the mouse event to the widget alone).
 #define QTEST_QPA_MOUSE_HANDLING
 
+#include "../support/testsupport.h"
 #include "charts/kernelchart.h"
 #include "charts/modelcharts.h"
 #include "document/document.h"
@@ -24,7 +25,6 @@
 
 #include "scenario/derivationjson.h"
 #include "scenario/derive.h"
-#include "scenario/scenariojson.h"
 
 #include <QAction>
 #include <QApplication>
@@ -531,11 +531,7 @@ void TstExport::reportCarriesTheRampsPhases()
         s.run.tokens = 1e10;
         s.run.batchRamp = {ramp};
         const QString file = m_dir.filePath(QString::fromLatin1(name));
-        {
-            QFile out(file);
-            QVERIFY(out.open(QIODevice::WriteOnly));
-            out.write(QByteArray::fromStdString(tw::scenario::scenarioToJson(s)));
-        }
+        QVERIFY(tw::test::writeScenarioFile(file.toStdString(), s));
         QString error;
         QVERIFY2(m_doc->open(file, &error), qPrintable(error));
         QVERIFY(m_doc->waitForDerivation());

@@ -9,19 +9,18 @@
 // ⌈10^10 / 524,288⌉ = 19,074 steps. With no tokens, D = 20 · P = 20 · 124,439,808 = 2,488,796,160
 // (GPT-2 small's published parameter count; Chinchilla's 20 tokens per parameter).
 
+#include "../support/testsupport.h"
 #include "document/document.h"
 #include "document/results.h"
 #include "panes/runpanel.h"
 #include "panes/wirepane.h"
 #include "scenario/run.h"
-#include "scenario/scenariojson.h"
 #include "views/busyveil.h"
 #include "workers/backgroundjob.h"
 
 #include <qcustomplot.h>
 
 #include <QDoubleSpinBox>
-#include <QFile>
 #include <QTemporaryDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -210,11 +209,7 @@ void TestRunPanel::rampPhasesSimulatedWhenTheTabIsShown()
     s.run.batchRamp = {{1e9, 262144, 0, 0}};
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("ramp.json"));
-    {
-        QFile file(path);
-        QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write(QByteArray::fromStdString(tw::scenario::scenarioToJson(s)));
-    }
+    QVERIFY(tw::test::writeScenarioFile(path.toStdString(), s));
     QString error;
     QVERIFY2(m_doc->open(path, &error), qPrintable(error));
     QVERIFY(m_doc->waitForDerivation());
